@@ -1,0 +1,47 @@
+# The one entry point. `make help` lists the targets.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+BIN := $(CURDIR)/bin
+export PATH := $(BIN):$(PATH)
+# Every module of go.work; `go test ./...` does not cross module boundaries.
+MODULES = $(shell go list -m -f '{{.Dir}}')
+TOOLS_STAMP := $(BIN)/.tools-stamp
+
+.PHONY: help tools generate check-generate lint build test test-short run bench soak images clean
+
+help: ## list the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
+
+tools: $(TOOLS_STAMP) ## install pinned buf, protoc plugins, grpcurl and the MCP test servers into bin/
+
+$(TOOLS_STAMP): tools/go.mod tools/go.sum tools/buf/go.mod tools/buf/go.sum
+	@mkdir -p $(BIN)
+	cd tools && GOWORK=off GOBIN=$(BIN) go install tool
+	cd tools/buf && GOWORK=off GOBIN=$(BIN) go install tool
+	@touch $@
+
+generate: tools ## regenerate gen/ from proto/
+	buf generate
+
+check-generate: generate ## fail when gen/ is not what proto/ generates
+	@if [ -n "$$(git status --porcelain -- gen)" ]; then \
+		git status --porcelain -- gen; \
+		echo "gen/ is stale: run make generate and commit the result"; exit 1; fi
+
+lint: tools ## buf lint and format, gofmt, go vet
+	buf lint
+	buf format -d --exit-code
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/')); \
+		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	go vet $(addsuffix /...,$(MODULES))
+
+build: ## build the binaries into bin/ (bin/switchboard is the main one)
+	@mkdir -p $(BIN)
+	go build -o $(BIN)/ $(CMDS)
+
+test: lint check-generate build ## lint, check gen/, and test every module with the race detector
+	go test -race -count=1 -timeout 15m $(addsuffix /...,$(MODULES))
+
+clean: ## remove bin/ and the dev data dir
+	rm -rf $(BIN) .data

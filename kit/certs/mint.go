@@ -1,0 +1,185 @@
+// Package certs mints and loads the suite's mutual-TLS material with Go's
+// crypto/x509 (no openssl): a CA, and leaves whose subject CN is an identity
+// and whose OU is its grade (DESIGN §4).
+package certs
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// CA is a certificate authority that can sign leaves.
+type CA struct {
+	Cert *x509.Certificate
+	Key  *ecdsa.PrivateKey
+}
+
+// Leaf is a signed certificate and its key, PEM-encoded.
+type Leaf struct {
+	CertPEM []byte
+	KeyPEM  []byte
+}
+
+// MintCA creates a self-signed CA valid for the given duration.
+func MintCA(name string, validity time.Duration) (*CA, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("generating the CA key: %w", err)
+	}
+	serial, err := serialNumber()
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: name, Organization: []string{"switchboard"}},
+		NotBefore:             now.Add(-time.Minute),
+		NotAfter:              now.Add(validity),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		MaxPathLenZero:        true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, fmt.Errorf("signing the CA certificate: %w", err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	return &CA{Cert: cert, Key: key}, nil
+}
+
+// LeafSpec describes a leaf to mint.
+type LeafSpec struct {
+	// Name is the identity: the subject CN.
+	Name string
+	// Grade is the OU: "operator", "host" or "service".
+	Grade string
+	// Hosts are the DNS names and IP addresses the leaf serves as; a leaf
+	// is also a client certificate, so it may have none.
+	Hosts []string
+	// Validity is how long the leaf is valid.
+	Validity time.Duration
+}
+
+// Mint signs a leaf usable both as a server and as a client certificate:
+// suite services are both.
+func (ca *CA) Mint(spec LeafSpec) (*Leaf, error) {
+	if spec.Name == "" {
+		return nil, errors.New("a leaf needs a name (its subject CN)")
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("generating the key for %q: %w", spec.Name, err)
+	}
+	serial, err := serialNumber()
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: spec.Name, OrganizationalUnit: []string{spec.Grade}},
+		NotBefore:    now.Add(-time.Minute),
+		NotAfter:     now.Add(spec.Validity),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+	}
+	for _, h := range spec.Hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
+		}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.Key)
+	if err != nil {
+		return nil, fmt.Errorf("signing the leaf for %q: %w", spec.Name, err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	return &Leaf{
+		CertPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		KeyPEM:  pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
+	}, nil
+}
+
+// CertPEM is the CA certificate, PEM-encoded.
+func (ca *CA) CertPEM() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Cert.Raw})
+}
+
+// Write stores the CA as ca.pem and ca-key.pem (0600) in dir.
+func (ca *CA) Write(dir string) error {
+	keyDER, err := x509.MarshalECPrivateKey(ca.Key)
+	if err != nil {
+		return err
+	}
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+	return writePair(dir, "ca", ca.CertPEM(), keyPEM)
+}
+
+// Write stores the leaf as <name>.pem and <name>-key.pem (0600) in dir.
+func (l *Leaf) Write(dir, name string) error {
+	return writePair(dir, name, l.CertPEM, l.KeyPEM)
+}
+
+// LoadCA reads a CA written by (*CA).Write.
+func LoadCA(dir string) (*CA, error) {
+	certPEM, err := os.ReadFile(filepath.Join(dir, "ca.pem"))
+	if err != nil {
+		return nil, err
+	}
+	keyPEM, err := os.ReadFile(filepath.Join(dir, "ca-key.pem"))
+	if err != nil {
+		return nil, err
+	}
+	cb, _ := pem.Decode(certPEM)
+	kb, _ := pem.Decode(keyPEM)
+	if cb == nil || kb == nil {
+		return nil, fmt.Errorf("%s: ca.pem or ca-key.pem holds no PEM block", dir)
+	}
+	cert, err := x509.ParseCertificate(cb.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("%s/ca.pem: %w", dir, err)
+	}
+	key, err := x509.ParseECPrivateKey(kb.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("%s/ca-key.pem: %w", dir, err)
+	}
+	return &CA{Cert: cert, Key: key}, nil
+}
+
+func writePair(dir, name string, certPEM, keyPEM []byte) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".pem"), certPEM, 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, name+"-key.pem"), keyPEM, 0o600)
+}
+
+func serialNumber() (*big.Int, error) {
+	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
+	if err != nil {
+		return nil, fmt.Errorf("drawing a serial number: %w", err)
+	}
+	return n, nil
+}

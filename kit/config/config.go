@@ -1,0 +1,101 @@
+// Package config reads a command's flags with environment fallbacks: every
+// flag --some-name may also be set as SWITCHBOARD_SOME_NAME, and a flag on
+// the command line wins over the environment.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/switchboard-run/switchboard/kit/certs"
+	"github.com/switchboard-run/switchboard/kit/identity"
+)
+
+// EnvName is the environment variable that backs flag name.
+func EnvName(name string) string {
+	return "SWITCHBOARD_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+}
+
+// NewFlagSet returns a flag set that reports errors instead of exiting, with
+// usage that lists the environment variable beside each flag.
+func NewFlagSet(name string, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.Usage = func() {
+		fmt.Fprintf(out, "usage: switchboard %s [flags]\n", name)
+		fs.VisitAll(func(f *flag.Flag) {
+			fmt.Fprintf(out, "  --%s (env %s)\n    \t%s", f.Name, EnvName(f.Name), f.Usage)
+			if f.DefValue != "" {
+				fmt.Fprintf(out, " (default %q)", f.DefValue)
+			}
+			fmt.Fprintln(out)
+		})
+	}
+	return fs
+}
+
+// Parse parses args, then fills every flag not given on the command line
+// from its environment variable. lookup is os.LookupEnv in production.
+func Parse(fs *flag.FlagSet, args []string, lookup func(string) (string, bool)) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		if given[f.Name] {
+			return
+		}
+		if v, ok := lookup(EnvName(f.Name)); ok {
+			if err := fs.Set(f.Name, v); err != nil {
+				errs = append(errs, fmt.Errorf("%s=%q: %w", EnvName(f.Name), v, err))
+			}
+		}
+	})
+	if fs.NArg() > 0 {
+		errs = append(errs, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	}
+	return errors.Join(errs...)
+}
+
+// ParseOS is Parse with the process environment.
+func ParseOS(fs *flag.FlagSet, args []string) error { return Parse(fs, args, os.LookupEnv) }
+
+// Security is how a process proves who it is and checks who calls it: dev
+// mode (loopback, identity from metadata) or mutual TLS.
+type Security struct {
+	Dev   bool
+	Files certs.Files
+	// ServerName overrides the name checked on peers' certificates.
+	ServerName string
+}
+
+// Register adds --dev, --tls-ca, --tls-cert, --tls-key and --tls-server-name.
+func (s *Security) Register(fs *flag.FlagSet) {
+	fs.BoolVar(&s.Dev, "dev", false, "dev mode: loopback only, identity from the switchboard-identity header; no TLS")
+	fs.StringVar(&s.Files.CA, "tls-ca", "", "PEM file of the CA that signs every peer")
+	fs.StringVar(&s.Files.Cert, "tls-cert", "", "PEM file of this process's certificate")
+	fs.StringVar(&s.Files.Key, "tls-key", "", "PEM file of this process's key")
+	fs.StringVar(&s.ServerName, "tls-server-name", "", "name to check on peers' certificates (default: the dialed host)")
+}
+
+// Check refuses a mixed or empty choice, naming what to pass.
+func (s *Security) Check() error {
+	switch {
+	case s.Dev && !s.Files.Empty():
+		return errors.New("--dev and --tls-* are exclusive: dev mode has no TLS")
+	case !s.Dev && s.Files.Empty():
+		return certs.ErrNoTLS
+	}
+	return nil
+}
+
+// Authenticator is the server side of this choice.
+func (s *Security) Authenticator() identity.Authenticator {
+	return identity.Authenticator{Dev: s.Dev}
+}

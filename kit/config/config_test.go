@@ -1,0 +1,51 @@
+package config
+
+import (
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestFlagsFallBackToTheEnvironment(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"SWITCHBOARD_LISTEN": "127.0.0.1:1", "SWITCHBOARD_DATA_DIR": "/env", "SWITCHBOARD_DEV": "true"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+
+	fs := NewFlagSet("x", io.Discard)
+	listen := fs.String("listen", "127.0.0.1:7737", "")
+	data := fs.String("data-dir", "", "")
+	var sec Security
+	sec.Register(fs)
+	if err := Parse(fs, []string{"--data-dir", "/flag"}, lookup); err != nil {
+		t.Fatal(err)
+	}
+	if *listen != "127.0.0.1:1" || *data != "/flag" || !sec.Dev {
+		t.Fatalf("listen=%q data=%q dev=%v: want env for unset flags, the flag where given", *listen, *data, sec.Dev)
+	}
+	if err := sec.Check(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBadEnvironmentValueNamesTheVariable(t *testing.T) {
+	t.Parallel()
+	fs := NewFlagSet("x", io.Discard)
+	fs.Int("max", 1, "")
+	err := Parse(fs, nil, func(k string) (string, bool) { return "lots", k == "SWITCHBOARD_MAX" })
+	if err == nil || !strings.Contains(err.Error(), `SWITCHBOARD_MAX="lots"`) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestSecurityNeedsAChoice(t *testing.T) {
+	t.Parallel()
+	var none Security
+	if err := none.Check(); err == nil || !strings.Contains(err.Error(), "--dev") {
+		t.Fatalf("neither dev nor TLS: %v", err)
+	}
+	both := Security{Dev: true}
+	both.Files.CA = "ca.pem"
+	if err := both.Check(); err == nil {
+		t.Fatal("dev and TLS together were accepted")
+	}
+}

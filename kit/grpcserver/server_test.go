@@ -1,0 +1,302 @@
+package grpcserver_test
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+
+	"github.com/switchboard-run/switchboard/kit/certs"
+	"github.com/switchboard-run/switchboard/kit/grpcclient"
+	"github.com/switchboard-run/switchboard/kit/grpcserver"
+	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/listen"
+	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/kit/testkit"
+)
+
+var policy = identity.Policy{whoamiMethod: identity.Any}
+
+// pki mints a CA and leaves into a temp dir and returns their files.
+type pki struct {
+	dir string
+	ca  *certs.CA
+}
+
+func newPKI(t *testing.T) *pki {
+	t.Helper()
+	ca, err := certs.MintCA("test CA", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := ca.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	return &pki{dir: dir, ca: ca}
+}
+
+func (p *pki) leaf(t *testing.T, name, grade string) certs.Files {
+	t.Helper()
+	l, err := p.ca.Mint(certs.LeafSpec{Name: name, Grade: grade, Hosts: []string{"127.0.0.1", "localhost"}, Validity: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := strings.ReplaceAll(name, " ", "-") + "-" + grade
+	if err := l.Write(p.dir, file); err != nil {
+		t.Fatal(err)
+	}
+	return certs.Files{CA: filepath.Join(p.dir, "ca.pem"), Cert: filepath.Join(p.dir, file+".pem"), Key: filepath.Join(p.dir, file+"-key.pem")}
+}
+
+// serve starts a kit server on a real loopback port.
+func serve(t *testing.T, dev bool, tlsCfg *tls.Config) string {
+	t.Helper()
+	srv := grpcserver.New(grpcserver.Options{
+		Logger: logging.Discard(),
+		Guard:  identity.Guard{Auth: identity.Authenticator{Dev: dev}, Policy: policy},
+		TLS:    tlsCfg,
+	})
+	srv.GRPC.RegisterService(&whoamiDesc, struct{}{})
+	srv.Serving("test.Whoami")
+	lis, err := listen.TCP("127.0.0.1:0", dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, lis) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return lis.Addr().String()
+}
+
+func dial(t *testing.T, addr string, tlsCfg *tls.Config) *grpc.ClientConn {
+	t.Helper()
+	cc, err := grpcclient.Dial(addr, tlsCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	return cc
+}
+
+func TestMutualTLSIdentity(t *testing.T) {
+	t.Parallel()
+	p := newPKI(t)
+	serverTLS, err := p.leaf(t, "registry", "service").ServerConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := serve(t, false, serverTLS)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	clientTLS := func(name, grade string) *tls.Config {
+		cfg, err := p.leaf(t, name, grade).ClientConfig("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+
+	tests := []struct {
+		name    string
+		tls     *tls.Config
+		assert  *identity.Identity
+		want    string
+		wantErr codes.Code
+	}{
+		{name: "a host leaf is its CN with grade host", tls: clientTLS("laptop", "host"), want: "laptop (host)"},
+		{name: "a leaf with another OU is an operator", tls: clientTLS("alice", "people"), want: "alice (operator)"},
+		{name: "a service leaf is a service", tls: clientTLS("gateway", "service"), want: "gateway (service)"},
+		{name: "a service may act on behalf of another identity", tls: clientTLS("gateway", "service"),
+			assert: &identity.Identity{Name: "bob", Grade: identity.Host}, want: "bob (host)"},
+		{name: "a host may not act on behalf of anyone", tls: clientTLS("laptop", "host"),
+			assert: &identity.Identity{Name: "bob", Grade: identity.Operator}, wantErr: codes.PermissionDenied},
+		{name: "an operator may not act on behalf of anyone", tls: clientTLS("alice", "operator"),
+			assert: &identity.Identity{Name: "alice", Grade: identity.Operator}, wantErr: codes.PermissionDenied},
+		{name: "no client certificate is unauthenticated", tls: &tls.Config{RootCAs: clientTLS("x", "host").RootCAs, MinVersion: tls.VersionTLS13},
+			wantErr: codes.Unauthenticated},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cc := dial(t, addr, tt.tls)
+			c := ctx
+			if tt.assert != nil {
+				c = identity.As(ctx, *tt.assert)
+			}
+			got, err := who(c, cc, "")
+			if status.Code(err) != tt.wantErr {
+				t.Fatalf("code = %v (%v), want %v", status.Code(err), err, tt.wantErr)
+			}
+			if got != tt.want {
+				t.Fatalf("identity = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCertificateFromAnotherCAIsRefused(t *testing.T) {
+	t.Parallel()
+	p := newPKI(t)
+	serverTLS, err := p.leaf(t, "registry", "service").ServerConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := serve(t, false, serverTLS)
+
+	other := newPKI(t)
+	foreign, err := other.leaf(t, "mallory", "service").ClientConfig("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign.RootCAs = serverTLS.ClientCAs // trusts our server, presents a foreign leaf
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err = who(ctx, dial(t, addr, foreign), "")
+	if err == nil {
+		t.Fatal("a certificate from another CA was accepted")
+	}
+	if c := status.Code(err); c != codes.Unavailable {
+		t.Fatalf("code = %v (%v), want the handshake to fail (Unavailable)", c, err)
+	}
+}
+
+func TestDevModeIdentityFromMetadata(t *testing.T) {
+	t.Parallel()
+	addr := serve(t, true, nil)
+	cc := dial(t, addr, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	got, err := who(identity.As(ctx, identity.Identity{Name: "me", Grade: identity.Host}), cc, "")
+	if err != nil || got != "me (host)" {
+		t.Fatalf("who = %q, %v; want me (host)", got, err)
+	}
+	_, err = who(ctx, cc, "")
+	if status.Code(err) != codes.Unauthenticated || !strings.Contains(err.Error(), "switchboard-identity") {
+		t.Fatalf("no identity: got %v, want UNAUTHENTICATED naming the metadata key", err)
+	}
+	// Health answers without an identity, so probes need none.
+	res, err := healthpb.NewHealthClient(cc).Check(ctx, &healthpb.HealthCheckRequest{Service: "test.Whoami"})
+	if err != nil || res.Status != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("health = %v, %v", res, err)
+	}
+}
+
+func TestPolicyRefusesAGradeAndUnlistedMethods(t *testing.T) {
+	t.Parallel()
+	policy := identity.Policy{whoamiMethod: {identity.Operator}}
+	srv := grpcserver.New(grpcserver.Options{Logger: logging.Discard(),
+		Guard: identity.Guard{Auth: identity.Authenticator{Dev: true}, Policy: policy}})
+	srv.GRPC.RegisterService(&whoamiDesc, struct{}{})
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	go srv.Serve(ctx, lis)
+	cc := dial(t, lis.Addr().String(), nil)
+
+	_, err = who(identity.As(ctx, identity.Identity{Name: "laptop", Grade: identity.Host}), cc, "")
+	if status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), `"laptop" is a host and may not call Whoami.Who`) {
+		t.Fatalf("host calling an operator method: %v", err)
+	}
+
+	closed := grpcserver.New(grpcserver.Options{Logger: logging.Discard(),
+		Guard: identity.Guard{Auth: identity.Authenticator{Dev: true}, Policy: identity.Policy{}}})
+	closed.GRPC.RegisterService(&whoamiDesc, struct{}{})
+	lis2, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go closed.Serve(ctx, lis2)
+	_, err = who(identity.As(ctx, identity.Identity{Name: "me", Grade: identity.Operator}), dial(t, lis2.Addr().String(), nil), "")
+	if status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), "Whoami.Who is not open to any caller") {
+		t.Fatalf("a method missing from the policy: %v, want PERMISSION_DENIED", err)
+	}
+}
+
+func TestPanicIsRecoveredAsInternal(t *testing.T) {
+	t.Parallel()
+	addr := serve(t, true, nil)
+	cc := dial(t, addr, nil)
+	ctx := identity.As(context.Background(), identity.Identity{Name: "me", Grade: identity.Operator})
+	_, err := who(ctx, cc, "panic")
+	if status.Code(err) != codes.Internal {
+		t.Fatalf("panic: %v, want INTERNAL", err)
+	}
+	if got, err := who(ctx, cc, ""); err != nil || got != "me (operator)" {
+		t.Fatalf("after a panic the server should still answer: %q %v", got, err)
+	}
+}
+
+func TestGrpcurlListsHealthAndReflection(t *testing.T) {
+	t.Parallel()
+	grpcurl := testkit.Tool(t, "grpcurl")
+	addr := serve(t, true, nil)
+	out := testkit.Run(t, grpcurl, "-plaintext", "-H", "switchboard-identity: me", addr, "list")
+	for _, want := range []string{"grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection", "test.Whoami"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("grpcurl list lacks %s:\n%s", want, out)
+		}
+	}
+	// Health and reflection need no identity, so a bare probe works.
+	out = testkit.Run(t, grpcurl, "-plaintext", "-d", `{"service":"test.Whoami"}`, addr, "grpc.health.v1.Health/Check")
+	if !strings.Contains(out, `"SERVING"`) {
+		t.Errorf("health check: %s", out)
+	}
+}
+
+func TestShutdownRunsDrainsAndEndsStreams(t *testing.T) {
+	t.Parallel()
+	srv := grpcserver.New(grpcserver.Options{Logger: logging.Discard(), ShutdownGrace: 200 * time.Millisecond,
+		Guard: identity.Guard{Auth: identity.Authenticator{Dev: true}, Policy: policy}})
+	drained := make(chan struct{})
+	srv.OnDrain(func() { close(drained) })
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, lis) }()
+	cc := dial(t, lis.Addr().String(), nil)
+	// A health watch is a stream that never ends by itself: the hard stop
+	// after the grace must end it.
+	w, err := healthpb.NewHealthClient(cc).Watch(context.Background(), &healthpb.HealthCheckRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return after shutdown")
+	}
+	select {
+	case <-drained:
+	default:
+		t.Fatal("the drain did not run")
+	}
+}
