@@ -1,0 +1,162 @@
+package testkit
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+)
+
+var builds sync.Map // import path → *build
+
+type build struct {
+	once sync.Once
+	path string
+	err  error
+	out  []byte
+}
+
+// Build compiles a main package of the workspace (e.g.
+// "github.com/switchboard-run/switchboard/cli/cmd/switchboard") once per
+// test binary and returns the executable's path.
+func Build(t testing.TB, pkg string) string {
+	t.Helper()
+	v, _ := builds.LoadOrStore(pkg, &build{})
+	b := v.(*build)
+	b.once.Do(func() {
+		dir, err := os.MkdirTemp("", "switchboard-build-")
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.path = filepath.Join(dir, filepath.Base(pkg))
+		cmd := exec.Command("go", "build", "-o", b.path, pkg)
+		cmd.Dir = RepoRoot(t)
+		b.out, b.err = cmd.CombinedOutput()
+	})
+	if b.err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, b.err, b.out)
+	}
+	return b.path
+}
+
+// FreeAddr returns a loopback address with a port nobody listens on now.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close()
+	return lis.Addr().String()
+}
+
+// Proc is a process a test started. Its output is kept and shown when the
+// test fails.
+type Proc struct {
+	Cmd *exec.Cmd
+	out *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Start runs bin with args in its own process group, and kills the group
+// when the test ends.
+func Start(t testing.TB, bin string, args ...string) *Proc {
+	t.Helper()
+	p := &Proc{Cmd: exec.Command(bin, args...), out: &syncBuffer{}}
+	p.Cmd.Stdout, p.Cmd.Stderr = p.out, p.out
+	p.Cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := p.Cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", bin, err)
+	}
+	t.Cleanup(func() {
+		p.Kill()
+		if t.Failed() {
+			t.Logf("output of %s %s:\n%s", filepath.Base(bin), strings.Join(args, " "), p.Output())
+		}
+	})
+	return p
+}
+
+// Output is what the process wrote so far, stdout and stderr interleaved.
+func (p *Proc) Output() string { return p.out.String() }
+
+// Kill sends SIGKILL to the process group and reaps the process.
+func (p *Proc) Kill() {
+	if p.Cmd.Process == nil || p.Cmd.ProcessState != nil {
+		return
+	}
+	_ = syscall.Kill(-p.Cmd.Process.Pid, syscall.SIGKILL)
+	_ = p.Cmd.Wait()
+}
+
+// Stop sends SIGTERM and waits up to timeout for a clean exit, then kills.
+// It returns the process's exit error (nil for a clean exit).
+func (p *Proc) Stop(timeout time.Duration) error {
+	if p.Cmd.ProcessState != nil {
+		return nil
+	}
+	_ = p.Cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- p.Cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(timeout):
+		_ = syscall.Kill(-p.Cmd.Process.Pid, syscall.SIGKILL)
+		return <-done
+	}
+}
+
+// WaitHealthy waits until the gRPC server at addr (plaintext, dev mode)
+// reports SERVING for service ("" for the whole server), failing the test
+// after timeout. Polling is fine here: it is a test waiting for a process
+// to start, not a product path.
+func WaitHealthy(t testing.TB, addr, service string, timeout time.Duration) {
+	t.Helper()
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	deadline := time.Now().Add(timeout)
+	var last error
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		res, err := healthpb.NewHealthClient(cc).Check(ctx, &healthpb.HealthCheckRequest{Service: service})
+		cancel()
+		if err == nil && res.Status == healthpb.HealthCheckResponse_SERVING {
+			return
+		}
+		last = err
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s did not become healthy within %v (last: %v)", addr, timeout, last)
+}
