@@ -4,6 +4,7 @@
 package config
 
 import (
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -40,10 +41,22 @@ func NewFlagSet(name string, out io.Writer) *flag.FlagSet {
 
 // Parse parses args, then fills every flag not given on the command line
 // from its environment variable. lookup is os.LookupEnv in production.
+// Positional arguments are refused: commands that take them parse with
+// FromEnv.
 func Parse(fs *flag.FlagSet, args []string, lookup func(string) (string, bool)) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	err := FromEnv(fs, lookup)
+	if fs.NArg() > 0 {
+		err = errors.Join(err, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	}
+	return err
+}
+
+// FromEnv fills every flag of a parsed set that was not given on the
+// command line from its environment variable.
+func FromEnv(fs *flag.FlagSet, lookup func(string) (string, bool)) error {
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	var errs []error
@@ -57,9 +70,6 @@ func Parse(fs *flag.FlagSet, args []string, lookup func(string) (string, bool)) 
 			}
 		}
 	})
-	if fs.NArg() > 0 {
-		errs = append(errs, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
-	}
 	return errors.Join(errs...)
 }
 
@@ -93,6 +103,27 @@ func (s *Security) Check() error {
 		return certs.ErrNoTLS
 	}
 	return nil
+}
+
+// TLS returns the listener's TLS config and the config for dialing peers;
+// both are nil in dev mode.
+func (s *Security) TLS() (server, client *tls.Config, err error) {
+	if s.Dev {
+		return nil, nil, nil
+	}
+	if server, err = s.Files.ServerConfig(); err != nil {
+		return nil, nil, err
+	}
+	if client, err = s.Files.ClientConfig(s.ServerName); err != nil {
+		return nil, nil, err
+	}
+	return server, client, nil
+}
+
+// Caller is how a service named name calls its peers as itself: by its
+// certificate in production, by naming itself (grade service) in dev mode.
+func (s *Security) Caller(name string) identity.Caller {
+	return identity.Caller{Dev: s.Dev, Self: identity.Identity{Name: name, Grade: identity.Service}}
 }
 
 // Authenticator is the server side of this choice.

@@ -1,0 +1,3 @@
+module github.com/switchboard-run/switchboard/services/host
+
+go 1.26.0

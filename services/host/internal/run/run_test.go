@@ -1,0 +1,115 @@
+package run
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-run/switchboard/services/host/internal/toolsfile"
+)
+
+func tool(t *testing.T, subjectCwd bool, argv ...string) *toolsfile.Tool {
+	t.Helper()
+	file := `[{"name":"t","description":"","input_schema":{"type":"object"},"command":` + quote(argv) + `,"subject_cwd":` + map[bool]string{true: "true", false: "false"}[subjectCwd] + `}]`
+	tools, err := toolsfile.Parse([]byte(file), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &tools[0]
+}
+
+func quote(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = `"` + strings.ReplaceAll(strings.ReplaceAll(a, `\`, `\\`), `"`, `\"`) + `"`
+	}
+	return "[" + strings.Join(q, ",") + "]"
+}
+
+var lim = Limits{Deadline: 5 * time.Second, Grace: 200 * time.Millisecond, MaxOutput: 1 << 10}
+
+func TestRun(t *testing.T) {
+	t.Parallel()
+	abs := t.TempDir()
+	rel := "relative/dir"
+	tests := []struct {
+		name      string
+		tool      *toolsfile.Tool
+		inv       Invocation
+		lim       Limits
+		stdout    string
+		stderrHas string
+		code      int32
+		stdoutHas string
+	}{
+		{name: "the input JSON arrives on stdin and stdout comes back", tool: tool(t, false, "cat"),
+			inv: Invocation{Tool: "t", Input: `{"a":[1,null]}`}, stdout: `{"a":[1,null]}`},
+		{name: "the exit code passes through", tool: tool(t, false, "sh", "-c", "echo oops >&2; exit 3"),
+			stderrHas: "oops", code: 3},
+		{name: "no shell interpolates the argv", tool: tool(t, false, "echo", "$HOME;", "`id`"),
+			stdout: "$HOME; `id`\n"},
+		{name: "the invocation id reaches the tool as its idempotency key", tool: tool(t, false, "sh", "-c", `printf %s "$SWITCHBOARD_INVOCATION"`),
+			inv: Invocation{ID: "inv-123", Tool: "t"}, stdout: "inv-123"},
+		{name: "a tool past its deadline is stopped with 124", tool: tool(t, false, "sleep", "30"),
+			lim:  Limits{Deadline: 100 * time.Millisecond, Grace: 100 * time.Millisecond, MaxOutput: 1024},
+			code: 124, stderrHas: "ran past its deadline of 100ms"},
+		{name: "a tool that ignores SIGTERM is killed after the grace", tool: tool(t, false, "sh", "-c", "trap '' TERM; sleep 30"),
+			lim:  Limits{Deadline: 100 * time.Millisecond, Grace: 100 * time.Millisecond, MaxOutput: 1024},
+			code: 124, stderrHas: "ran past its deadline"},
+		{name: "a program that cannot start is 127", tool: tool(t, false, "/no/such/program"),
+			code: 127, stderrHas: "cannot start tool"},
+		{name: "a cwd for a tool without subject_cwd is refused", tool: tool(t, false, "pwd"),
+			inv: Invocation{Tool: "t", Cwd: &abs}, code: 1, stderrHas: "does not take a cwd"},
+		{name: "a relative cwd is refused", tool: tool(t, true, "pwd"),
+			inv: Invocation{Tool: "t", Cwd: &rel}, code: 1, stderrHas: "is not an absolute path"},
+		{name: "a subject_cwd tool runs in the invocation's cwd", tool: tool(t, true, "pwd"),
+			inv: Invocation{Tool: "t", Cwd: &abs}, stdout: abs + "\n"},
+		{name: "output past the bound is cut and counted", tool: tool(t, false, "head", "-c", "100000", "/dev/zero"),
+			stdoutHas: "[truncated: 98976 more bytes not shown]"},
+		{name: "invalid UTF-8 becomes U+FFFD", tool: tool(t, false, "printf", `ok\377`), stdout: "ok\uFFFD"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			l := tt.lim
+			if l.Deadline == 0 {
+				l = lim
+			}
+			inv := tt.inv
+			if inv.Tool == "" {
+				inv.Tool = "t"
+			}
+			if inv.Input == "" {
+				inv.Input = "{}"
+			}
+			start := time.Now()
+			c := Run(context.Background(), tt.tool, inv, l)
+			if c.GetExitCode() != tt.code {
+				t.Fatalf("exit_code = %d, want %d (stderr %q)", c.GetExitCode(), tt.code, c.GetStderr())
+			}
+			if tt.stdout != "" && c.GetStdout() != tt.stdout {
+				t.Fatalf("stdout = %q, want %q", c.GetStdout(), tt.stdout)
+			}
+			if !strings.Contains(c.GetStdout(), tt.stdoutHas) {
+				t.Fatalf("stdout = %q, want it to hold %q", c.GetStdout(), tt.stdoutHas)
+			}
+			if !strings.Contains(c.GetStderr(), tt.stderrHas) {
+				t.Fatalf("stderr = %q, want it to hold %q", c.GetStderr(), tt.stderrHas)
+			}
+			if tt.code == 124 && time.Since(start) > 5*time.Second {
+				t.Fatalf("a stopped tool took %v to come back", time.Since(start))
+			}
+		})
+	}
+}
+
+func TestCancelStopsTheTool(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	c := Run(ctx, tool(t, false, "sleep", "30"), Invocation{Tool: "t", Input: "{}"}, lim)
+	if c.GetExitCode() != 124 || !strings.Contains(c.GetStderr(), "was stopped") {
+		t.Fatalf("capture = %v", c)
+	}
+}

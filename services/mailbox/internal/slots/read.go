@@ -1,0 +1,130 @@
+package slots
+
+// Read is a client's claim on its queue: one per client identity at a
+// time. It is held by a Follow stream for as long as the stream lives, or
+// by an Invocations long poll for the length of one hold.
+type Read struct {
+	box    *Box
+	q      *queue
+	wake   chan struct{} // capacity 1: a post between Take and the wait is never lost
+	ended  <-chan struct{}
+	cancel []string // cancellations to tell the host, in order
+	done   bool
+
+	// Requeued counts the invocations the opening put back on the queue.
+	Requeued int
+}
+
+// OpenRead claims client's queue. Lease, not latch: every invocation handed
+// to client that has no capture goes back on the queue, first, under the
+// same id — except one handed out HandoffCap times already, which the
+// mailbox answers itself, in doubt.
+func (b *Box) OpenRead(client, session string) (*Read, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, errShuttingDown
+	}
+	q := b.queueOf(client)
+	if q.reader != nil {
+		return nil, secondReader(client)
+	}
+	r := &Read{box: b, q: q, wake: make(chan struct{}, 1), ended: b.closing}
+	requeue := list{at: queueLinks}
+	for s := q.handed.popFront(); s != nil; s = q.handed.popFront() {
+		if s.handoffs >= HandoffCap {
+			b.answerInDoubt(s)
+			continue
+		}
+		s.state = queued
+		requeue.pushBack(s)
+	}
+	r.Requeued = requeue.n
+	q.pending.prepend(&requeue)
+	q.reader = r
+	if b.cfg.Presence != nil {
+		b.cfg.Presence.Opened(client, session)
+	}
+	return r, nil
+}
+
+// answerInDoubt writes the capture of an invocation that reached the
+// hand-off cap. The slot is already off its queue's lists.
+func (b *Box) answerInDoubt(s *slot) {
+	s.state = answered
+	s.capture = &Capture{Stderr: inDoubt(s.client, s.handoffs), ExitCode: 1}
+	if s.done != nil {
+		close(s.done)
+		s.done = nil
+	}
+}
+
+// Wake is signalled when there may be something to Take.
+func (r *Read) Wake() <-chan struct{} { return r.wake }
+
+// Ended is closed when the mailbox shuts down; the read should end.
+func (r *Read) Ended() <-chan struct{} { return r.ended }
+
+// Take hands out every queued invocation, oldest first, and returns the
+// cancellations to tell the host (dropped when withCancels is false: a
+// unary read has no way to say them).
+func (r *Read) Take(withCancels bool) ([]Invocation, []string) {
+	b := r.box
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if r.done {
+		return nil, nil
+	}
+	var out []Invocation
+	if n := r.q.pending.n; n > 0 {
+		out = make([]Invocation, 0, n)
+	}
+	for s := r.q.pending.popFront(); s != nil; s = r.q.pending.popFront() {
+		s.handoffs++
+		s.state = handed
+		r.q.handed.pushBack(s)
+		out = append(out, Invocation{ID: s.id, Tool: s.tool, Input: s.input, Cwd: s.cwd, Delivery: s.handoffs})
+	}
+	cancels := r.cancel
+	r.cancel = nil
+	if !withCancels {
+		cancels = nil
+	}
+	return out, cancels
+}
+
+// Close releases the claim; the client is absent until its next read.
+// Invocations handed during the read stay leased until that next read.
+func (r *Read) Close() {
+	b := r.box
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if r.done {
+		return
+	}
+	r.done = true
+	q := r.q
+	if q.reader == r {
+		q.reader = nil
+		if q.pending.n == 0 && q.handed.n == 0 {
+			delete(b.queues, q.client)
+		}
+	}
+	if b.cfg.Presence != nil {
+		b.cfg.Presence.Closed(q.client)
+	}
+}
+
+// signal wakes the reader without blocking. Called with the box locked.
+func (r *Read) signal() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// cancelled queues a cancellation for the host. Called with the box locked.
+func (r *Read) cancelled(id string) {
+	r.cancel = append(r.cancel, id)
+	r.signal()
+}

@@ -1,0 +1,269 @@
+package mailbox
+
+import (
+	"context"
+	"regexp"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/jsontext"
+	"github.com/switchboard-run/switchboard/kit/names"
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/slots"
+)
+
+const (
+	maxReadHold    = 30 * time.Second
+	maxCaptureWait = 60 * time.Second
+)
+
+var sessionRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// Invoke queues one call and returns the handle at once.
+func (s *Service) Invoke(ctx context.Context, req *mailboxv1.InvokeRequest) (*mailboxv1.InvokeResponse, error) {
+	id, err := s.post(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	return &mailboxv1.InvokeResponse{Invocation: id}, nil
+}
+
+// post checks an invocation and queues it. The one substantive check is
+// that the client advertises the tool right now; presence is not checked.
+func (s *Service) post(ctx context.Context, client, tool, input string, cwd *string) (string, error) {
+	caller, err := identity.MustCaller(ctx)
+	if err != nil {
+		return "", err
+	}
+	if err := names.CheckClient(client); err != nil {
+		return "", status.Error(codes.InvalidArgument, "invoke: "+err.Error())
+	}
+	switch {
+	case tool == "":
+		return "", status.Error(codes.InvalidArgument, `missing field "tool"`)
+	case input == "":
+		return "", status.Error(codes.InvalidArgument, `missing field "input": send the tool's input as JSON text, e.g. "{}"`)
+	}
+	if err := jsontext.Check("input", input); err != nil {
+		return "", status.Error(codes.InvalidArgument, err.Error())
+	}
+	ok, err := s.view.Advertises(ctx, client, tool)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", status.Errorf(codes.NotFound, "client %q advertises no tool %q right now", client, tool)
+	}
+	return s.box.Post(client, caller.Name, tool, input, cwd)
+}
+
+// Invocations is the unary read: it holds until something is queued (and
+// answers all of it) or the hold ends (and answers none).
+func (s *Service) Invocations(ctx context.Context, req *mailboxv1.InvocationsRequest) (*mailboxv1.InvocationsResponse, error) {
+	hold := maxReadHold
+	if req.Wait != nil {
+		var err error
+		if hold, err = duration("invocations", req.Wait.AsDuration(), req.Wait.CheckValid(), maxReadHold); err != nil {
+			return nil, err
+		}
+	}
+	read, err := s.openRead(ctx, req.GetSession())
+	if err != nil {
+		return nil, err
+	}
+	defer read.Close()
+	timer := time.NewTimer(hold)
+	defer timer.Stop()
+	for {
+		if invs, _ := read.Take(false); len(invs) > 0 {
+			return &mailboxv1.InvocationsResponse{Rows: rows(invs)}, nil
+		}
+		select {
+		case <-read.Wake():
+		case <-timer.C:
+			return &mailboxv1.InvocationsResponse{}, nil
+		case <-read.Ended():
+			return &mailboxv1.InvocationsResponse{}, nil
+		case <-ctx.Done():
+			return nil, status.FromContextError(ctx.Err()).Err()
+		}
+	}
+}
+
+// Follow is the streaming read: `opened` first, then invocations and
+// cancellations as they happen, pushed the moment they are posted.
+func (s *Service) Follow(req *mailboxv1.FollowRequest, stream mailboxv1.MailboxService_FollowServer) error {
+	ctx := stream.Context()
+	read, err := s.openRead(ctx, req.GetSession())
+	if err != nil {
+		return err
+	}
+	defer read.Close()
+	opened := &mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Opened{Opened: &mailboxv1.Opened{Requeued: int32(read.Requeued)}}}
+	if err := stream.Send(opened); err != nil {
+		return err
+	}
+	for {
+		invs, cancels := read.Take(true)
+		for i := range invs {
+			ev := &mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Invocation{Invocation: row(&invs[i])}}
+			if err := stream.Send(ev); err != nil {
+				return err // what was taken stays leased: the next read requeues it
+			}
+		}
+		for _, id := range cancels {
+			ev := &mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Cancelled{Cancelled: &mailboxv1.Cancelled{Invocation: id}}}
+			if err := stream.Send(ev); err != nil {
+				return err
+			}
+		}
+		select {
+		case <-read.Wake():
+		case <-read.Ended():
+			return status.Error(codes.Unavailable, "the mailbox is shutting down; follow again once it is back")
+		case <-ctx.Done():
+			return status.FromContextError(ctx.Err()).Err()
+		}
+	}
+}
+
+// openRead claims the caller's queue.
+func (s *Service) openRead(ctx context.Context, session string) (*slots.Read, error) {
+	caller, err := identity.MustCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := names.CheckClient(caller.Name); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "identity %q cannot hold a queue: %v", caller.Name, err)
+	}
+	if session != "" && !sessionRE.MatchString(session) {
+		return nil, status.Errorf(codes.InvalidArgument, "session %q is not 1–64 chars of [A-Za-z0-9._-]", session)
+	}
+	return s.box.OpenRead(caller.Name, session)
+}
+
+// Complete stores a capture from the host the invocation was addressed to.
+func (s *Service) Complete(ctx context.Context, req *mailboxv1.CompleteRequest) (*mailboxv1.CompleteResponse, error) {
+	caller, err := identity.MustCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c, err := strictCapture(req.GetCapture())
+	if err != nil {
+		return nil, err
+	}
+	stored, err := s.box.Complete(caller.Name, req.GetInvocation(), c)
+	if err != nil {
+		return nil, err
+	}
+	return &mailboxv1.CompleteResponse{Invocation: req.GetInvocation(), Capture: toProto(&stored)}, nil
+}
+
+// strictCapture refuses a capture with a field missing: a capture is an
+// instruction to a model, so nothing defaults silently.
+func strictCapture(c *mailboxv1.Capture) (slots.Capture, error) {
+	switch {
+	case c == nil:
+		return slots.Capture{}, status.Error(codes.InvalidArgument, `missing field "capture"`)
+	case c.Stdout == nil:
+		return slots.Capture{}, status.Error(codes.InvalidArgument, `capture: missing field "stdout"`)
+	case c.Stderr == nil:
+		return slots.Capture{}, status.Error(codes.InvalidArgument, `capture: missing field "stderr"`)
+	case c.ExitCode == nil:
+		return slots.Capture{}, status.Error(codes.InvalidArgument, `capture: missing field "exit_code"`)
+	}
+	return slots.Capture{Stdout: c.GetStdout(), Stderr: c.GetStderr(), ExitCode: c.GetExitCode()}, nil
+}
+
+// Capture collects a capture for its poster, waiting when asked.
+func (s *Service) Capture(ctx context.Context, req *mailboxv1.CaptureRequest) (*mailboxv1.CaptureResponse, error) {
+	caller, err := identity.MustCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var wait time.Duration
+	if req.Wait != nil {
+		if wait, err = duration("capture", req.Wait.AsDuration(), req.Wait.CheckValid(), maxCaptureWait); err != nil {
+			return nil, err
+		}
+	}
+	c, err := s.box.Collect(ctx, caller.Name, req.GetInvocation(), wait)
+	if err != nil {
+		return nil, err
+	}
+	return &mailboxv1.CaptureResponse{Invocation: req.GetInvocation(), Capture: toProto(c)}, nil
+}
+
+// Call posts and waits. The wait ends a little before the caller's
+// deadline, so the caller gets its handle back rather than a bare timeout.
+func (s *Service) Call(ctx context.Context, req *mailboxv1.CallRequest) (*mailboxv1.CallResponse, error) {
+	caller, err := identity.MustCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id, err := s.post(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	waitCtx := ctx
+	if deadline, ok := ctx.Deadline(); ok {
+		margin := min(time.Until(deadline)/10, 250*time.Millisecond)
+		var cancel context.CancelFunc
+		waitCtx, cancel = context.WithDeadline(ctx, deadline.Add(-margin))
+		defer cancel()
+	}
+	c, err := s.box.Await(waitCtx, caller.Name, id)
+	if err != nil {
+		return nil, err
+	}
+	return &mailboxv1.CallResponse{Invocation: id, Capture: toProto(c)}, nil
+}
+
+// Cancel abandons an invocation for its poster.
+func (s *Service) Cancel(ctx context.Context, req *mailboxv1.CancelRequest) (*mailboxv1.CancelResponse, error) {
+	caller, err := identity.MustCaller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.box.Cancel(caller.Name, req.GetInvocation(), req.GetReason())
+	if err != nil {
+		return nil, err
+	}
+	return &mailboxv1.CancelResponse{Invocation: req.GetInvocation(), Capture: toProto(&c)}, nil
+}
+
+// duration checks a requested wait against its bound, naming the act.
+func duration(act string, d time.Duration, invalid error, most time.Duration) (time.Duration, error) {
+	switch {
+	case invalid != nil:
+		return 0, status.Errorf(codes.InvalidArgument, "%s: wait is not a valid duration: %v", act, invalid)
+	case d < 0:
+		return 0, status.Errorf(codes.InvalidArgument, "%s: wait %v is negative", act, d)
+	case d > most:
+		return 0, status.Errorf(codes.InvalidArgument, "%s: wait %v is longer than the %v allowed", act, d, most)
+	}
+	return d, nil
+}
+
+func toProto(c *slots.Capture) *mailboxv1.Capture {
+	if c == nil {
+		return nil // absent while running: never an empty capture
+	}
+	return capture.New(c.Stdout, c.Stderr, c.ExitCode)
+}
+
+func row(inv *slots.Invocation) *mailboxv1.Invocation {
+	return &mailboxv1.Invocation{Invocation: inv.ID, Tool: inv.Tool, Input: inv.Input, Cwd: inv.Cwd, Delivery: inv.Delivery}
+}
+
+func rows(invs []slots.Invocation) []*mailboxv1.Invocation {
+	out := make([]*mailboxv1.Invocation, len(invs))
+	for i := range invs {
+		out[i] = row(&invs[i])
+	}
+	return out
+}
