@@ -1,0 +1,3 @@
+module github.com/switchboard-run/switchboard/bench
+
+go 1.26.0

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/services/mailbox"
+)
+
+const smallInput = `{"n":1}`
+
+// floorAndMailbox measures the echo floor and the mailbox round trip
+// (a driver's Call ↔ a host on a Follow stream) at the same concurrency.
+func floorAndMailbox(ctx context.Context, r *report, s *suite, echoConn *grpc.ClientConn) error {
+	msg := wrapperspb.String(smallInput)
+	echoCtx := identity.As(ctx, driver)
+	echoLat, err := sample(echoCtx, r.warm, r.samples, func(ctx context.Context) error { return echo(ctx, echoConn, msg) })
+	if err != nil {
+		return fmt.Errorf("echo: %w", err)
+	}
+	r.latency("echo", echoLat)
+
+	if err := advertiseEcho(ctx, s.reg, "bench-host"); err != nil {
+		return err
+	}
+	if err := follow(ctx, s.mb, "bench-host", true); err != nil {
+		return err
+	}
+	rt, err := sample(ctx, r.warm, r.samples, func(ctx context.Context) error { return call(ctx, s.mb, "bench-host", smallInput) })
+	if err != nil {
+		return fmt.Errorf("mailbox round trip: %w", err)
+	}
+	r.latency("mailbox_round_trip", rt)
+	r.ratio("mailbox_p50_ratio", rt.p50(), echoLat.p50(), 3, true)
+
+	for _, n := range []int{1, 16, 64, 256} {
+		echoTP, err := throughput(echoCtx, n, r.window, func(ctx context.Context) error { return echo(ctx, echoConn, msg) })
+		if err != nil {
+			return fmt.Errorf("echo throughput: %w", err)
+		}
+		rtTP, err := throughput(ctx, n, r.window, func(ctx context.Context) error { return call(ctx, s.mb, "bench-host", smallInput) })
+		if err != nil {
+			return fmt.Errorf("mailbox throughput at %d: %w", n, err)
+		}
+		r.rate(fmt.Sprintf("echo_per_sec_%d", n), echoTP)
+		r.rate(fmt.Sprintf("mailbox_round_trips_per_sec_%d", n), rtTP)
+		key := fmt.Sprintf("mailbox_throughput_ratio_%d", n)
+		r.plain(key, rtTP/echoTP)
+		if n == 64 {
+			r.check(key, rtTP/echoTP, 0.25, false)
+		}
+	}
+	return nil
+}
+
+// parked measures Invoke's p99 with 1,000 hosts parked on Follow streams
+// against the same with one.
+func parked(ctx context.Context, r *report, s *suite) error {
+	measure := func(clients []string) (*latency, error) {
+		driverCtx := identity.As(ctx, driver)
+		return sample(driverCtx, r.warm, r.samples, func(ctx context.Context) error {
+			_, err := s.mb.Invoke(ctx, &mailboxv1.InvokeRequest{Client: clients[rand.IntN(len(clients))], Tool: "echo", Input: smallInput})
+			return err
+		})
+	}
+	one := []string{"parked-0"}
+	many := make([]string, 1000)
+	for i := range many {
+		many[i] = fmt.Sprintf("parked-%d", i)
+		if err := advertiseEcho(ctx, s.reg, many[i]); err != nil {
+			return err
+		}
+	}
+	if err := follow(ctx, s.mb, one[0], false); err != nil {
+		return err
+	}
+	single, err := measure(one)
+	if err != nil {
+		return fmt.Errorf("invoke with one parked host: %w", err)
+	}
+	for _, c := range many[1:] {
+		if err := follow(ctx, s.mb, c, false); err != nil {
+			return err
+		}
+	}
+	thousand, err := measure(many)
+	if err != nil {
+		return fmt.Errorf("invoke with 1,000 parked hosts: %w", err)
+	}
+	r.latency("invoke_1_parked", single)
+	r.latency("invoke_1000_parked", thousand)
+	r.ratio("parked_1000_p99_ratio", thousand.p99(), single.p99(), 2, true)
+	return nil
+}
+
+// queuedBytes measures the mailbox's heap per queued invocation of 1 KiB
+// input, beyond the input itself, in process: 100,000 Invokes through the
+// service's own handler, with the heap read after a GC before and after.
+func queuedBytes(ctx context.Context, r *report, s *suite) error {
+	const n, clients = 100_000, 20
+	svc := mailbox.New(mailbox.Config{TTL: time.Hour, MaxQueued: n, MaxSlots: 2 * n, MaxCaptureBytes: 1 << 20},
+		s.reg, identity.Caller{Dev: true, Self: identity.Identity{Name: "bench-mailbox", Grade: identity.Service}}, logging.Discard())
+	names := make([]string, clients)
+	for i := range names {
+		names[i] = fmt.Sprintf("queued-%d", i)
+		if err := advertiseEcho(ctx, s.reg, names[i]); err != nil {
+			return err
+		}
+	}
+	dctx := identity.NewContext(ctx, driver)
+	input := `{"pad":"` + strings.Repeat("x", 1024-10) + `"}`
+	// Warm the view: the first invoke per client confirms with the registry.
+	svcCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	svc.Start(svcCtx)
+	<-svc.Synced()
+	before := heap()
+	for i := range n {
+		req := &mailboxv1.InvokeRequest{Client: names[i%clients], Tool: "echo", Input: strings.Clone(input)}
+		if _, err := svc.Invoke(dctx, req); err != nil {
+			return fmt.Errorf("queueing invocation %d: %w", i, err)
+		}
+	}
+	after := heap()
+	if svc.Len() != n {
+		return fmt.Errorf("%d invocations held, want %d", svc.Len(), n)
+	}
+	per := float64(after-before)/n - float64(len(input))
+	r.plain("bytes_per_queued_invocation", per)
+	r.check("bytes_per_queued_invocation", per, 2048, true)
+	runtime.KeepAlive(svc)
+	return nil
+}
+
+func heap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// suite is the split deployment the bench measures.
+type suite struct {
+	reg registryv1.RegistryServiceClient
+	mb  mailboxv1.MailboxServiceClient
+}
