@@ -1,0 +1,53 @@
+// Package gateway is the JSON gateway (DESIGN §2, §4): HTTP+JSON for
+// clients that do not speak gRPC. It serves the act endpoint (POST /v1/act)
+// with the act wire shapes byte for byte, the REST routes grpc-gateway
+// generates for the registry, mailbox and bridge, the OpenAPI document, and
+// a health check of its backends. Every route but /healthz and
+// /openapi.json needs an identity: a client certificate, a bearer token, or
+// (dev mode) the Switchboard-Identity header; the gateway forwards it to the
+// backends on the caller's behalf.
+package gateway
+
+import (
+	"flag"
+	"time"
+
+	"github.com/switchboard-run/switchboard/kit/config"
+)
+
+// Config is the gateway's configuration.
+type Config struct {
+	// Listen is the HTTP(S) address to serve on.
+	Listen string
+	// Registry, Mailbox and Bridge are the backends' gRPC addresses.
+	Registry, Mailbox, Bridge string
+	// LogLevel and LogFormat configure the logger (kit/logging).
+	LogLevel, LogFormat string
+	// Security is dev mode or mutual TLS. In production the one certificate
+	// serves HTTPS to callers and is the gateway's service identity toward
+	// the backends.
+	Security config.Security
+	// ShutdownGrace bounds the graceful shutdown before open connections are
+	// closed (0: 35 s, enough for a held invocations read to end).
+	ShutdownGrace time.Duration
+}
+
+// Defaults for the flags.
+const (
+	DefaultListen   = "127.0.0.1:8080"
+	DefaultRegistry = "127.0.0.1:7731"
+	DefaultMailbox  = "127.0.0.1:7732"
+	DefaultBridge   = "127.0.0.1:7733"
+)
+
+// Register adds the gateway's flags to fs (each with its SWITCHBOARD_*
+// environment fallback when parsed with kit/config).
+func (c *Config) Register(fs *flag.FlagSet) {
+	fs.StringVar(&c.Listen, "listen", DefaultListen, "HTTP address to serve on (loopback only in dev mode)")
+	fs.StringVar(&c.Registry, "registry", DefaultRegistry, "gRPC address of the registry")
+	fs.StringVar(&c.Mailbox, "mailbox", DefaultMailbox, "gRPC address of the mailbox")
+	fs.StringVar(&c.Bridge, "bridge", DefaultBridge, "gRPC address of the bridge")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
+	c.Security.Register(fs)
+}

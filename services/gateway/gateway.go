@@ -1,0 +1,150 @@
+package gateway
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/switchboard-run/switchboard/gen"
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/services/gateway/internal/act"
+	"github.com/switchboard-run/switchboard/services/gateway/internal/bodylimit"
+	"github.com/switchboard-run/switchboard/services/gateway/internal/caller"
+	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
+	"github.com/switchboard-run/switchboard/services/gateway/internal/rest"
+)
+
+// Server timeouts. The write timeout outlasts the longest hold a route
+// makes: a 30 s invocations read, a 60 s capture wait.
+const (
+	ReadHeaderTimeout = 10 * time.Second // slowloris
+	ReadTimeout       = 60 * time.Second
+	WriteTimeout      = 90 * time.Second
+	IdleTimeout       = 120 * time.Second
+	MaxHeaderBytes    = 64 << 10
+	defaultGrace      = 35 * time.Second
+)
+
+// Backends are the gateway's peers: one shared connection per backend, and
+// the identity the gateway calls as when it calls for itself (token checks).
+type Backends struct {
+	Registry, Mailbox, Bridge *grpc.ClientConn
+	Caller                    identity.Caller
+}
+
+// Gateway serves HTTP+JSON in front of the backends.
+type Gateway struct {
+	cfg     Config
+	log     *slog.Logger
+	tls     *tls.Config
+	handler http.Handler
+	health  *healthCheck
+}
+
+// New builds the gateway. In production (cfg.Security not dev) it loads the
+// TLS material its listener serves with.
+func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
+	if b.Registry == nil || b.Mailbox == nil || b.Bridge == nil {
+		return nil, errors.New("the gateway needs a connection to each of the registry, mailbox and bridge")
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	g := &Gateway{cfg: cfg, log: log}
+	if !cfg.Security.Dev {
+		tc, err := cfg.Security.Files.ServerConfig()
+		if err != nil {
+			return nil, fmt.Errorf("the gateway's TLS listener: %w", err)
+		}
+		g.tls = tc
+	}
+	routes, err := rest.New(rest.Conns{Registry: b.Registry, Mailbox: b.Mailbox, Bridge: b.Bridge})
+	if err != nil {
+		return nil, err
+	}
+	registry := registryv1.NewRegistryServiceClient(b.Registry)
+	who := caller.Resolver{Dev: cfg.Security.Dev, Tokens: caller.RegistryTokens{Registry: registry, Caller: b.Caller}}
+	acts := act.Handler{Registry: registry, Mailbox: mailboxv1.NewMailboxServiceClient(b.Mailbox)}
+	g.health = newHealth(map[string]*grpc.ClientConn{"registry": b.Registry, "mailbox": b.Mailbox, "bridge": b.Bridge})
+
+	mux := http.NewServeMux()
+	mux.Handle("/healthz", getOnly(g.health))
+	mux.Handle("/openapi.json", getOnly(http.HandlerFunc(serveOpenAPI)))
+	mux.Handle("/v1/act", who.Middleware(acts))
+	mux.Handle("/", who.Middleware(rest.Unbounded(routes)))
+	g.handler = logRequests(log, bodylimit.Wrap(mux))
+	return g, nil
+}
+
+// Handler is every route of the gateway, for Serve or a test server.
+func (g *Gateway) Handler() http.Handler { return g.handler }
+
+// Serve serves on lis (HTTPS with client certificates in production) until
+// ctx is done, then shuts down gracefully: it stops accepting, lets requests
+// in flight finish within the grace, and closes what is left.
+func (g *Gateway) Serve(ctx context.Context, lis net.Listener) error {
+	srv := &http.Server{
+		Handler:           g.handler,
+		ReadHeaderTimeout: ReadHeaderTimeout,
+		ReadTimeout:       ReadTimeout,
+		WriteTimeout:      WriteTimeout,
+		IdleTimeout:       IdleTimeout,
+		MaxHeaderBytes:    MaxHeaderBytes,
+		TLSConfig:         g.tls,
+		ErrorLog:          slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() {
+		if g.tls != nil {
+			errc <- srv.ServeTLS(lis, "", "")
+			return
+		}
+		errc <- srv.Serve(lis)
+	}()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serving HTTP on %s: %w", lis.Addr(), err)
+	case <-ctx.Done():
+	}
+	grace := g.cfg.ShutdownGrace
+	if grace <= 0 {
+		grace = defaultGrace
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		g.log.Warn("graceful shutdown took too long; closing the connections left", "grace", grace)
+		_ = srv.Close()
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serving HTTP on %s: %w", lis.Addr(), err)
+	}
+	return nil
+}
+
+// getOnly answers methods other than GET and HEAD with the envelope.
+func getOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			httperr.Write(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s takes GET, not %s", r.URL.Path, r.Method))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// serveOpenAPI serves the document protoc-gen-openapiv2 generated.
+func serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(gen.OpenAPI)
+}

@@ -1,0 +1,88 @@
+package gateway
+
+import (
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/switchboard-run/switchboard/kit/config"
+	"github.com/switchboard-run/switchboard/kit/grpcclient"
+	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/logging"
+)
+
+// healthBackend is a real gRPC server answering only grpc.health.v1 with st.
+func healthBackend(t *testing.T, st healthpb.HealthCheckResponse_ServingStatus) *grpc.ClientConn {
+	t.Helper()
+	srv := grpc.NewServer()
+	hs := health.NewServer()
+	hs.SetServingStatus("", st)
+	healthpb.RegisterHealthServer(srv, hs)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	return dial(t, lis.Addr().String())
+}
+
+func dial(t *testing.T, addr string) *grpc.ClientConn {
+	t.Helper()
+	cc, err := grpcclient.Dial(addr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	return cc
+}
+
+func TestHealthzReflectsEachBackend(t *testing.T) {
+	t.Parallel()
+	up := healthBackend(t, healthpb.HealthCheckResponse_SERVING)
+	draining := healthBackend(t, healthpb.HealthCheckResponse_NOT_SERVING)
+	gone := dial(t, closedAddr(t))
+	for _, tc := range []struct {
+		name                      string
+		registry, mailbox, bridge *grpc.ClientConn
+		status                    int
+		want                      string
+	}{
+		{"every backend serving is 200", up, up, up, 200, `{"ok":true,"bridge":"SERVING","mailbox":"SERVING","registry":"SERVING"}`},
+		{"a draining backend is named", up, draining, up, 503, `{"ok":false,"error":"backend down: mailbox (NOT_SERVING)"}`},
+		{"an unreachable backend is named", gone, up, up, 503, `{"ok":false,"error":"backend down: registry (`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g, err := New(Config{Security: config.Security{Dev: true}},
+				Backends{Registry: tc.registry, Mailbox: tc.mailbox, Bridge: tc.bridge, Caller: identity.Caller{Dev: true, Self: devSelf}}, logging.Discard())
+			if err != nil {
+				t.Fatal(err)
+			}
+			req, _ := http.NewRequest(http.MethodGet, "/healthz", nil)
+			rec := httptest.NewRecorder()
+			g.Handler().ServeHTTP(rec, req) // no identity: probes hold none
+			if rec.Code != tc.status || !strings.HasPrefix(rec.Body.String(), tc.want) {
+				t.Fatalf("HTTP %d %s, want %d %s…", rec.Code, rec.Body.String(), tc.status, tc.want)
+			}
+		})
+	}
+}
+
+// closedAddr is a loopback address nobody listens on.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close()
+	return addr
+}

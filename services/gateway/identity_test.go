@@ -1,0 +1,222 @@
+package gateway
+
+import (
+	"crypto/tls"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/certs"
+	"github.com/switchboard-run/switchboard/kit/config"
+	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/services/gateway/internal/scripted"
+)
+
+// tokenRegistry knows one token, "sbt_good", for alice (operator), and one
+// of service grade, which the gateway must refuse.
+func tokenRegistry() *scripted.Registry {
+	return &scripted.Registry{
+		OnAuthenticateToken: func(_ identity.Identity, req *registryv1.AuthenticateTokenRequest) (*registryv1.AuthenticateTokenResponse, error) {
+			switch req.GetSecret() {
+			case "sbt_good":
+				return &registryv1.AuthenticateTokenResponse{Identity: "alice", Grade: "operator"}, nil
+			case "sbt_service":
+				return &registryv1.AuthenticateTokenResponse{Identity: "mailbox", Grade: "service"}, nil
+			}
+			return nil, status.Error(codes.Unauthenticated, "unknown or revoked token")
+		},
+	}
+}
+
+func invokeMailbox() *scripted.Mailbox {
+	return &scripted.Mailbox{
+		OnInvoke: func(identity.Identity, *mailboxv1.InvokeRequest) (*mailboxv1.InvokeResponse, error) {
+			return &mailboxv1.InvokeResponse{Invocation: handle}, nil
+		},
+		OnCapture: func(_ identity.Identity, req *mailboxv1.CaptureRequest) (*mailboxv1.CaptureResponse, error) {
+			return &mailboxv1.CaptureResponse{Invocation: req.GetInvocation()}, nil
+		},
+	}
+}
+
+const invokeBody = `{"op":"invoke","client":"laptop","tool":"grep","input":{}}`
+
+// noCredentialForwarded fails when any credential reached a backend.
+func noCredentialForwarded(t *testing.T, calls []scripted.Call) {
+	t.Helper()
+	for _, c := range calls {
+		for k, vs := range c.Metadata {
+			for _, v := range vs {
+				if k == "authorization" || strings.Contains(v, "sbt_") {
+					t.Fatalf("%s carried %s: %q to the backend", c.Method, k, v)
+				}
+			}
+		}
+	}
+}
+
+func TestDevModeBearerTokensActAsTheirIdentity(t *testing.T) {
+	t.Parallel()
+	reg, mb := tokenRegistry(), invokeMailbox()
+	g := devGateway(t, reg, mb)
+	bearer := func(tok string) http.Header { return http.Header{"Authorization": {"Bearer " + tok}} }
+
+	res := do(t, g.Client, http.MethodPost, g.URL+"/v1/act", bearer("sbt_good"), []byte(invokeBody))
+	if res.Status != 200 {
+		t.Fatalf("act with a good token: HTTP %d %s", res.Status, res.Body)
+	}
+	sawCaller(t, mb.Rec.Last(t, "Invoke"), "alice", identity.Operator)
+	// The check is the gateway's own call, as its service identity.
+	auth := reg.Rec.Last(t, "AuthenticateToken")
+	sawCaller(t, auth, devSelf.Name, identity.Service)
+	if s := auth.Request.(*registryv1.AuthenticateTokenRequest).GetSecret(); s != "sbt_good" {
+		t.Fatalf("the registry was asked about %q", s)
+	}
+
+	res = do(t, g.Client, http.MethodGet, g.URL+"/v1/invocations/"+handle+"/capture", bearer("sbt_good"), nil)
+	if res.Status != 200 {
+		t.Fatalf("REST with a good token: HTTP %d %s", res.Status, res.Body)
+	}
+	sawCaller(t, mb.Rec.Last(t, "Capture"), "alice", identity.Operator)
+	noCredentialForwarded(t, append(mb.Rec.Calls(), reg.Rec.Calls()...))
+
+	for _, tc := range []struct {
+		name   string
+		header http.Header
+		want   string
+	}{
+		{"a revoked token is refused as the registry says", bearer("sbt_revoked"), `{"ok":false,"error":"unknown or revoked token"}`},
+		{"a service-grade token is refused", bearer("sbt_service"), `{"ok":false,"error":"the token of \"mailbox\" carries grade \"service\"; a token may only be operator or host"}`},
+		{"a token with an identity header is ambiguous", http.Header{"Authorization": {"Bearer sbt_good"}, "Switchboard-Identity": {"bob"}},
+			`{"ok":false,"error":"send either Authorization: Bearer <token> or the Switchboard-Identity header, not both"}`},
+		{"two Authorization headers are refused", http.Header{"Authorization": {"Bearer sbt_good", "Bearer sbt_good"}}, `{"ok":false,"error":"send one Authorization header, not 2"}`},
+		{"an empty bearer is refused", bearer(""), `{"ok":false,"error":"the Authorization header must be \"Bearer <token>\""}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := do(t, g.Client, http.MethodPost, g.URL+"/v1/act", tc.header, []byte(invokeBody))
+			if res.Status != 401 || string(res.Body) != tc.want {
+				t.Fatalf("HTTP %d %s, want 401 %s", res.Status, res.Body, tc.want)
+			}
+			if res.Header.Get("WWW-Authenticate") == "" {
+				t.Fatal("a 401 without WWW-Authenticate")
+			}
+		})
+	}
+}
+
+// pki is a CA and the leaves of one production test, written as PEM files.
+type pki struct {
+	dir string
+	ca  *certs.CA
+}
+
+func newPKI(t *testing.T) *pki {
+	t.Helper()
+	ca, err := certs.MintCA("test-ca", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &pki{dir: t.TempDir(), ca: ca}
+	if err := ca.Write(p.dir); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// files mints a leaf and returns its files.
+func (p *pki) files(t *testing.T, name, grade string) certs.Files {
+	t.Helper()
+	leaf, err := p.ca.Mint(certs.LeafSpec{Name: name, Grade: grade, Hosts: []string{"127.0.0.1"}, Validity: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := leaf.Write(p.dir, name); err != nil {
+		t.Fatal(err)
+	}
+	return certs.Files{CA: filepath.Join(p.dir, "ca.pem"), Cert: filepath.Join(p.dir, name+".pem"), Key: filepath.Join(p.dir, name+"-key.pem")}
+}
+
+func TestProductionForwardsTheCallerOnBehalfOverTheServiceCertificate(t *testing.T) {
+	t.Parallel()
+	p := newPKI(t)
+	backendTLS, err := p.files(t, "backend", "service").ServerConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, mb := tokenRegistry(), invokeMailbox()
+	addr := scripted.Serve(t, scripted.Options{TLS: backendTLS, Registry: reg, Mailbox: mb})
+
+	gwFiles := p.files(t, "gateway", "service")
+	clientTLS, err := gwFiles.ClientConfig("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := startGateway(t, Config{Security: config.Security{Files: gwFiles}}, addr, clientTLS,
+		identity.Caller{Dev: false, Self: identity.Identity{Name: "gateway", Grade: identity.Service}})
+	g.URL = strings.Replace(g.URL, "http://", "https://", 1)
+
+	httpsClient := func(f *certs.Files) *http.Client {
+		cfg, err := gwFiles.ClientConfig("127.0.0.1") // trusts the CA
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Certificates = nil
+		if f != nil {
+			pair, err := tls.LoadX509KeyPair(f.Cert, f.Key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Certificates = []tls.Certificate{pair}
+		}
+		return &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}}
+	}
+	aliceFiles := p.files(t, "alice", "operator")
+
+	res := do(t, httpsClient(&aliceFiles), http.MethodPost, g.URL+"/v1/act", nil, []byte(invokeBody))
+	if res.Status != 200 {
+		t.Fatalf("act with alice's certificate: HTTP %d %s", res.Status, res.Body)
+	}
+	sawCaller(t, mb.Rec.Last(t, "Invoke"), "alice", identity.Operator)
+
+	anonymous := httpsClient(nil)
+	res = do(t, anonymous, http.MethodPost, g.URL+"/v1/act", nil, []byte(invokeBody))
+	want := `{"ok":false,"error":"no identity: present a client certificate signed by the suite's CA, or send Authorization: Bearer <token>"}`
+	if res.Status != 401 || string(res.Body) != want {
+		t.Fatalf("act without a certificate: HTTP %d %s, want 401 %s", res.Status, res.Body, want)
+	}
+
+	res = do(t, anonymous, http.MethodPost, g.URL+"/v1/act", as("alice", identity.Operator), []byte(invokeBody))
+	if res.Status != 401 || !strings.Contains(string(res.Body), "only in dev mode") {
+		t.Fatalf("a dev header in production: HTTP %d %s", res.Status, res.Body)
+	}
+
+	res = do(t, anonymous, http.MethodGet, g.URL+"/v1/invocations/"+handle+"/capture", http.Header{"Authorization": {"Bearer sbt_good"}}, nil)
+	if res.Status != 200 {
+		t.Fatalf("REST with a token in production: HTTP %d %s", res.Status, res.Body)
+	}
+	sawCaller(t, mb.Rec.Last(t, "Capture"), "alice", identity.Operator)
+	// In production the gateway's own call carries no asserted identity:
+	// its certificate speaks for it.
+	sawCaller(t, reg.Rec.Last(t, "AuthenticateToken"), "gateway", identity.Service)
+	noCredentialForwarded(t, append(mb.Rec.Calls(), reg.Rec.Calls()...))
+
+	// A token sent with a certificate wins: it was chosen for this request.
+	bobFiles := p.files(t, "bob", "operator")
+	res = do(t, httpsClient(&bobFiles), http.MethodPost, g.URL+"/v1/act", http.Header{"Authorization": {"Bearer sbt_good"}}, []byte(invokeBody))
+	if res.Status != 200 {
+		t.Fatalf("a token with bob's certificate: HTTP %d %s", res.Status, res.Body)
+	}
+	sawCaller(t, mb.Rec.Last(t, "Invoke"), "alice", identity.Operator)
+
+	res = do(t, anonymous, http.MethodGet, g.URL+"/healthz", nil, nil)
+	if res.Status != 200 {
+		t.Fatalf("healthz over mutual TLS: HTTP %d %s", res.Status, res.Body)
+	}
+}

@@ -1,0 +1,35 @@
+// Package act is the act endpoint, POST /v1/act (DESIGN §2): one JSON object
+// in, one out. It holds the strict envelope decoder (each refusal names what
+// was wrong), the exact reply encoder (the shapes' bytes, JSON-valued fields
+// spliced verbatim), and the dispatch of each op to its RPC.
+package act
+
+import (
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+)
+
+// Op names an act: the request's "op".
+type Op string
+
+// The ops of DESIGN §2.
+const (
+	OpAdvertise   Op = "advertise"
+	OpInvoke      Op = "invoke"
+	OpInvocations Op = "invocations"
+	OpComplete    Op = "complete"
+	OpCapture     Op = "capture"
+	OpClients     Op = "clients"
+)
+
+// Request is one decoded act: Op, and the RPC request of that op (exactly one
+// of the pointers is set, the one Op names).
+type Request struct {
+	Op          Op
+	Advertise   *registryv1.AdvertiseRequest
+	Invoke      *mailboxv1.InvokeRequest
+	Invocations *mailboxv1.InvocationsRequest
+	Complete    *mailboxv1.CompleteRequest
+	Capture     *mailboxv1.CaptureRequest
+	Clients     *registryv1.ListClientsRequest
+}

@@ -1,0 +1,40 @@
+package caller
+
+import (
+	"context"
+	"net/http"
+
+	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
+)
+
+// RegistryTokens checks bearer tokens with RegistryService.AuthenticateToken
+// on every request: revocation takes effect at once, so nothing is cached.
+type RegistryTokens struct {
+	// Registry is the registry's client.
+	Registry registryv1.RegistryServiceClient
+	// Caller is the gateway itself: the check is the gateway's own call, made
+	// with its service identity, never on behalf of the bearer.
+	Caller identity.Caller
+}
+
+// Authenticate returns the token's identity. The registry's refusal (such as
+// "unknown or revoked token", UNAUTHENTICATED) is returned unchanged.
+func (t RegistryTokens) Authenticate(ctx context.Context, secret string) (identity.Identity, error) {
+	res, err := t.Registry.AuthenticateToken(t.Caller.AsSelf(ctx), &registryv1.AuthenticateTokenRequest{Secret: secret})
+	if err != nil {
+		return identity.Identity{}, err
+	}
+	if err := identity.CheckName(res.GetIdentity()); err != nil {
+		return identity.Identity{}, httperr.New(http.StatusUnauthorized, "the token's %v", err)
+	}
+	grade, err := identity.ParseGrade(res.GetGrade())
+	if err != nil || grade == identity.Service {
+		// A token stands for a person or a host; only certificates make
+		// services, so a service-grade token is refused rather than honoured.
+		return identity.Identity{}, httperr.New(http.StatusUnauthorized,
+			"the token of %q carries grade %q; a token may only be operator or host", res.GetIdentity(), res.GetGrade())
+	}
+	return identity.Identity{Name: res.GetIdentity(), Grade: grade}, nil
+}

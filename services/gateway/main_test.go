@@ -1,0 +1,71 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/switchboard-run/switchboard/kit/certs"
+)
+
+func TestMainRefusesAConfigurationItCannotServeSafely(t *testing.T) {
+	t.Parallel()
+	p := newPKI(t)
+	host := p.files(t, "laptop", "host")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"dev mode on a public address", []string{"--dev", "--listen", "0.0.0.0:0"}, `dev mode refuses to listen on "0.0.0.0:0"`},
+		{"neither dev mode nor TLS", nil, certs.ErrNoTLS.Error()},
+		{"dev mode with TLS files", []string{"--dev", "--tls-ca", host.CA}, "--dev and --tls-* are exclusive"},
+		{"a certificate that is not a service's", []string{"--tls-ca", host.CA, "--tls-cert", host.Cert, "--tls-key", host.Key, "--listen", "127.0.0.1:0"},
+			`names "laptop" with grade host: the gateway acts on behalf of its callers, which needs a service certificate (OU=service)`},
+		{"a bad log level", []string{"--dev", "--log-level", "loud"}, `log level "loud"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var stderr bytes.Buffer
+			err := Main(context.Background(), tc.args, &stderr)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Main(%q) = %v, want an error containing %q", tc.args, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestMainServesUntilItsContextEnds(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	stderr := &logWatch{want: "gateway listening", seen: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() { done <- Main(ctx, []string{"--dev", "--listen", "127.0.0.1:0"}, stderr) }()
+	waitFor(t, stderr.seen, "the gateway to log where it listens")
+	cancel()
+	if err := waitFor(t, done, "Main to return"); err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatalf("Main: %v", err)
+	}
+}
+
+// logWatch keeps what is logged and closes seen once want appears.
+type logWatch struct {
+	mu   sync.Mutex
+	b    bytes.Buffer
+	want string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (w *logWatch) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.b.Write(p)
+	if strings.Contains(w.b.String(), w.want) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return n, err
+}
