@@ -7,6 +7,11 @@ export PATH := $(BIN):$(PATH)
 # Every module of go.work; `go test ./...` does not cross module boundaries.
 MODULES = $(shell go list -m -f '{{.Dir}}')
 TOOLS_STAMP := $(BIN)/.tools-stamp
+# The binaries `make build` puts in bin/: the one CLI and each service alone.
+CMDS := ./cli/cmd/switchboard ./services/registry/cmd/registry ./services/mailbox/cmd/mailbox \
+	./services/bridge/cmd/bridge ./services/gateway/cmd/gateway ./services/host/cmd/host
+# Where `make run` keeps the registry's store (git-ignored).
+DATA ?= .data
 
 .PHONY: help tools generate check-generate lint build test test-short run bench soak images clean
 
@@ -42,6 +47,12 @@ build: ## build the binaries into bin/ (bin/switchboard is the main one)
 
 test: lint check-generate build ## lint, check gen/, and test every module with the race detector
 	go test -race -count=1 -timeout 15m $(addsuffix /...,$(MODULES))
+
+run: build ## run the whole suite in one process: gRPC on 127.0.0.1:7737, HTTP on 127.0.0.1:8080
+	$(BIN)/switchboard dev --data $(DATA) $(RUN_ARGS)
+
+bench: build tools ## measure the suite against its floors; writes bench/results.json
+	go run ./bench -out bench/results.json
 
 clean: ## remove bin/ and the dev data dir
 	rm -rf $(BIN) .data

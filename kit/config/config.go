@@ -9,11 +9,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 
 	"github.com/switchboard-run/switchboard/kit/certs"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/logging"
 )
 
 // EnvName is the environment variable that backs flag name.
@@ -129,4 +131,28 @@ func (s *Security) Caller(name string) identity.Caller {
 // Authenticator is the server side of this choice.
 func (s *Security) Authenticator() identity.Authenticator {
 	return identity.Authenticator{Dev: s.Dev}
+}
+
+// Process is what every suite process's flags share: how it proves who it
+// is, and how it logs.
+type Process struct {
+	Security  Security
+	LogLevel  string
+	LogFormat string
+}
+
+// Register adds the security flags, --log-level and --log-format.
+func (p *Process) Register(fs *flag.FlagSet) {
+	p.Security.Register(fs)
+	fs.StringVar(&p.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&p.LogFormat, "log-format", "text", "log format: text or json")
+}
+
+// Start checks the security choice and returns the process's logger,
+// writing to w.
+func (p *Process) Start(w io.Writer) (*slog.Logger, error) {
+	if err := p.Security.Check(); err != nil {
+		return nil, err
+	}
+	return logging.New(w, p.LogLevel, p.LogFormat)
 }

@@ -21,12 +21,10 @@ type Config struct {
 	Listen string
 	// Registry, Mailbox and Bridge are the backends' gRPC addresses.
 	Registry, Mailbox, Bridge string
-	// LogLevel and LogFormat configure the logger (kit/logging).
-	LogLevel, LogFormat string
-	// Security is dev mode or mutual TLS. In production the one certificate
-	// serves HTTPS to callers and is the gateway's service identity toward
-	// the backends.
-	Security config.Security
+	// Process is dev mode or mutual TLS, and the log. In production the one
+	// certificate serves HTTPS to callers and is the gateway's service
+	// identity toward the backends.
+	config.Process
 	// ShutdownGrace bounds the graceful shutdown before open connections are
 	// closed (0: 35 s, enough for a held invocations read to end).
 	ShutdownGrace time.Duration
@@ -47,7 +45,5 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Registry, "registry", DefaultRegistry, "gRPC address of the registry")
 	fs.StringVar(&c.Mailbox, "mailbox", DefaultMailbox, "gRPC address of the mailbox")
 	fs.StringVar(&c.Bridge, "bridge", DefaultBridge, "gRPC address of the bridge")
-	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
-	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
-	c.Security.Register(fs)
+	c.Process.Register(fs)
 }

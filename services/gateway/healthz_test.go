@@ -60,7 +60,7 @@ func TestHealthzReflectsEachBackend(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			g, err := New(Config{Security: config.Security{Dev: true}},
+			g, err := New(Config{Process: config.Process{Security: config.Security{Dev: true}}},
 				Backends{Registry: tc.registry, Mailbox: tc.mailbox, Bridge: tc.bridge, Caller: identity.Caller{Dev: true, Self: devSelf}}, logging.Discard())
 			if err != nil {
 				t.Fatal(err)

@@ -58,7 +58,7 @@ func startGateway(t testing.TB, cfg Config, addr string, clientTLS *tls.Config, 
 func devGateway(t testing.TB, reg *scripted.Registry, mb *scripted.Mailbox) *testGateway {
 	t.Helper()
 	addr := scripted.Serve(t, scripted.Options{Registry: reg, Mailbox: mb})
-	return startGateway(t, Config{Security: config.Security{Dev: true}}, addr, nil,
+	return startGateway(t, Config{Process: config.Process{Security: config.Security{Dev: true}}}, addr, nil,
 		identity.Caller{Dev: true, Self: devSelf})
 }
 

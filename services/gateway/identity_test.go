@@ -158,7 +158,7 @@ func TestProductionForwardsTheCallerOnBehalfOverTheServiceCertificate(t *testing
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := startGateway(t, Config{Security: config.Security{Files: gwFiles}}, addr, clientTLS,
+	g := startGateway(t, Config{Process: config.Process{Security: config.Security{Files: gwFiles}}}, addr, clientTLS,
 		identity.Caller{Dev: false, Self: identity.Identity{Name: "gateway", Grade: identity.Service}})
 	g.URL = strings.Replace(g.URL, "http://", "https://", 1)
 

@@ -14,7 +14,6 @@ import (
 	"github.com/switchboard-run/switchboard/kit/grpcclient"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/listen"
-	"github.com/switchboard-run/switchboard/kit/logging"
 )
 
 // devSelf is the identity the gateway names itself with in dev mode; in
@@ -34,10 +33,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 		return err
 	}
-	if err := cfg.Security.Check(); err != nil {
-		return err
-	}
-	log, err := logging.New(stderr, cfg.LogLevel, cfg.LogFormat)
+	log, err := cfg.Start(stderr)
 	if err != nil {
 		return err
 	}

@@ -155,7 +155,7 @@ func TestShutdownLetsARequestInFlightFinish(t *testing.T) {
 	mb, hold := newHoldingMailbox()
 	addr := scripted.Serve(t, scripted.Options{Mailbox: mb})
 	cc := dial(t, addr)
-	g, err := New(Config{Security: config.Security{Dev: true}, ShutdownGrace: 20 * time.Second},
+	g, err := New(Config{Process: config.Process{Security: config.Security{Dev: true}}, ShutdownGrace: 20 * time.Second},
 		Backends{Registry: cc, Mailbox: cc, Bridge: cc, Caller: identity.Caller{Dev: true, Self: devSelf}}, logging.Discard())
 	if err != nil {
 		t.Fatal(err)

@@ -34,7 +34,7 @@ func TestStreamingRoutesOutliveTheWriteTimeout(t *testing.T) {
 		},
 	}
 	cc := dial(t, scripted.Serve(t, scripted.Options{Mailbox: mb}))
-	g, err := New(Config{Security: config.Security{Dev: true}},
+	g, err := New(Config{Process: config.Process{Security: config.Security{Dev: true}}},
 		Backends{Registry: cc, Mailbox: cc, Bridge: cc, Caller: identity.Caller{Dev: true, Self: devSelf}}, logging.Discard())
 	if err != nil {
 		t.Fatal(err)

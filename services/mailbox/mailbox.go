@@ -6,6 +6,7 @@ package mailbox
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -19,7 +20,6 @@ import (
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/listen"
-	"github.com/switchboard-run/switchboard/kit/logging"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/presence"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/slots"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/view"
@@ -108,22 +108,21 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := config.NewFlagSet("mailbox", stderr)
 	var cfg Config
 	cfg.Register(fs)
-	var sec config.Security
-	sec.Register(fs)
+	var p config.Process
+	p.Register(fs)
 	addr := fs.String("listen", "127.0.0.1:7732", "gRPC listen address")
 	regAddr := fs.String("registry", "127.0.0.1:7731", "the registry's gRPC address")
-	level := fs.String("log-level", "info", "debug, info, warn or error")
-	format := fs.String("log-format", "text", "text or json")
 	if err := config.ParseOS(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
 		return err
 	}
-	log, err := logging.New(stderr, *level, *format)
+	log, err := p.Start(stderr)
 	if err != nil {
 		return err
 	}
-	if err := sec.Check(); err != nil {
-		return err
-	}
+	sec := &p.Security
 	srvTLS, cliTLS, err := sec.TLS()
 	if err != nil {
 		return fmt.Errorf("mailbox TLS: %w", err)

@@ -34,7 +34,7 @@ func newSuite(t testing.TB, tune ...func(*mailbox.Config)) *suite {
 	t.Helper()
 	log := logging.Discard()
 	sec := config.Security{Dev: true}
-	regSvc, err := registry.New(registry.Config{DataDir: t.TempDir(), WatchBuffer: 1024, MaxTools: 1024, Security: sec}, log)
+	regSvc, err := registry.New(registry.Config{DataDir: t.TempDir(), WatchBuffer: 1024, MaxTools: 1024, Process: config.Process{Security: sec}}, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,11 +27,9 @@ type Config struct {
 	WatchBuffer int
 	// MaxTools bounds one client's set.
 	MaxTools int
-	// LogLevel and LogFormat configure the process log.
-	LogLevel, LogFormat string
-	// Security is dev mode or mutual TLS. Dev mode also registers every
-	// client that advertises into the workspace "default".
-	Security config.Security
+	// Process is dev mode or mutual TLS, and the log. Dev mode also
+	// registers every client that advertises into the workspace "default".
+	config.Process
 }
 
 // Register adds the registry's flags to fs, with their defaults.
@@ -40,9 +38,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.DataDir, "data-dir", "", "directory holding registry.db (required)")
 	fs.IntVar(&c.WatchBuffer, "watch-buffer", DefaultWatchBuffer, "events a watcher may lag before it is told to resync")
 	fs.IntVar(&c.MaxTools, "max-tools", DefaultMaxTools, "most tools one client may advertise")
-	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
-	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
-	c.Security.Register(fs)
+	c.Process.Register(fs)
 }
 
 // check refuses a configuration the registry cannot run with. Listen and

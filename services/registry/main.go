@@ -11,7 +11,6 @@ import (
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/listen"
-	"github.com/switchboard-run/switchboard/kit/logging"
 )
 
 // Main runs the registry alone: it parses args (with SWITCHBOARD_* env
@@ -27,10 +26,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) (err error) {
 		}
 		return err
 	}
-	if err := cfg.Security.Check(); err != nil {
-		return err
-	}
-	log, err := logging.New(stderr, cfg.LogLevel, cfg.LogFormat)
+	log, err := cfg.Start(stderr)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,143 @@
+package app
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/switchboard-run/switchboard/cli/internal/remote"
+	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
+	"github.com/switchboard-run/switchboard/kit/config"
+)
+
+// runMCP: switchboard mcp mount|unmount|ls
+func runMCP(ctx context.Context, args []string, std IO) int {
+	if len(args) == 0 {
+		return fail(std, "mcp", usagef("usage: switchboard mcp mount|unmount|ls"))
+	}
+	sub, args := args[0], args[1:]
+	fs := config.NewFlagSet("mcp "+sub, std.Stderr)
+	var rf remote.Flags
+	rf.Register(fs)
+	var m mountFlags
+	if sub == "mount" {
+		m.register(fs)
+	}
+	pos, err := parse(fs, args)
+	if err != nil {
+		return fail(std, "mcp "+sub, err)
+	}
+	conn, err := rf.Dial()
+	if err != nil {
+		return fail(std, "mcp "+sub, err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	bridge := bridgev1.NewBridgeServiceClient(conn)
+	ctx = conn.Ctx(ctx)
+	switch sub {
+	case "mount":
+		req, err := m.request(pos)
+		if err != nil {
+			return fail(std, "mcp mount", err)
+		}
+		res, err := bridge.Mount(ctx, req)
+		if err != nil {
+			return fail(std, "mcp mount", rpcError(err))
+		}
+		printServers(std, res.GetServer())
+	case "unmount":
+		if len(pos) != 1 {
+			return fail(std, "mcp unmount", usagef("usage: switchboard mcp unmount <client>"))
+		}
+		res, err := bridge.Unmount(ctx, &bridgev1.UnmountRequest{Client: pos[0]})
+		if err != nil {
+			return fail(std, "mcp unmount", rpcError(err))
+		}
+		printServers(std, res.GetServer())
+	case "ls":
+		res, err := bridge.ListServers(ctx, &bridgev1.ListServersRequest{})
+		if err != nil {
+			return fail(std, "mcp ls", rpcError(err))
+		}
+		printServers(std, res.GetServers()...)
+	default:
+		return fail(std, "mcp", usagef("unknown mcp command %q: want mount, unmount or ls", sub))
+	}
+	return 0
+}
+
+type mountFlags struct {
+	url     *string
+	headers multi
+	env     multi
+	cwd     *string
+	trust   *bool
+	allow   *string
+	deny    *string
+}
+
+// multi is a repeatable K=V flag.
+type multi []string
+
+func (m *multi) String() string     { return strings.Join(*m, ",") }
+func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
+
+func (m *mountFlags) register(fs *flag.FlagSet) {
+	m.url = fs.String("url", "", "a Streamable HTTP MCP endpoint (instead of a command after --)")
+	fs.Var(&m.headers, "header", "an HTTP header K=V sent upstream (repeatable)")
+	fs.Var(&m.env, "env", "an environment variable K=V for a stdio server (repeatable)")
+	m.cwd = fs.String("cwd", "", "working directory of a stdio server")
+	m.trust = fs.Bool("trust", false, "pass the server's tool annotations through")
+	m.allow = fs.String("allow", "", "comma-separated tool names to advertise (default all)")
+	m.deny = fs.String("deny", "", "comma-separated tool names never to advertise")
+}
+
+// request builds a Mount from `<client> [-- command args…]`.
+func (m *mountFlags) request(pos []string) (*bridgev1.MountRequest, error) {
+	if len(pos) < 1 || (len(pos) == 1) == (*m.url == "") {
+		return nil, usagef("usage: switchboard mcp mount <client> -- <command> [args…]  |  switchboard mcp mount <client> --url URL")
+	}
+	cfg := &bridgev1.ServerConfig{Trust: *m.trust, AllowTools: split(*m.allow), DenyTools: split(*m.deny)}
+	if *m.url != "" {
+		h, err := pairs("--header", m.headers)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Transport = &bridgev1.ServerConfig_Http{Http: &bridgev1.HttpTransport{Url: *m.url, Headers: h}}
+	} else {
+		env, err := pairs("--env", m.env)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Transport = &bridgev1.ServerConfig_Stdio{Stdio: &bridgev1.StdioTransport{Command: pos[1], Args: pos[2:], Env: env, Cwd: *m.cwd}}
+	}
+	return &bridgev1.MountRequest{Client: pos[0], Config: cfg}, nil
+}
+
+func pairs(flagName string, kvs []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, usagef("%s %q is not K=V", flagName, kv)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func printServers(std IO, servers ...*bridgev1.ServerStatus) {
+	w := tabwriter.NewWriter(std.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "CLIENT\tTRANSPORT\tSTATE\tTOOLS\tRESTARTS\tSERVER\tPROTOCOL\tLAST FAULT")
+	for _, s := range servers {
+		state := strings.ToLower(strings.TrimPrefix(s.GetState().String(), "STATE_"))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", s.GetClient(), s.GetTransport(), state, s.GetToolCount(),
+			s.GetRestarts(), strings.TrimSpace(s.GetServerName()+" "+s.GetServerVersion()), s.GetProtocolVersion(), oneLine(s.GetLastFault(), 60))
+	}
+	w.Flush()
+}

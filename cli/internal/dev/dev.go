@@ -1,0 +1,144 @@
+// Package dev wires the whole suite into one process on loopback (`switchboard
+// dev`, what `make run` runs): the registry, mailbox and bridge on one gRPC
+// server, the HTTP gateway beside it, and optionally a local tool host and
+// MCP servers mounted at start. The services are the same code as the split
+// deployment; they reach each other through gRPC clients dialed to the
+// process's own listener, exactly as they would across machines.
+package dev
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sync/errgroup"
+
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/config"
+	"github.com/switchboard-run/switchboard/kit/grpcclient"
+	"github.com/switchboard-run/switchboard/kit/grpcserver"
+	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/listen"
+	"github.com/switchboard-run/switchboard/services/bridge"
+	"github.com/switchboard-run/switchboard/services/gateway"
+	"github.com/switchboard-run/switchboard/services/host"
+	"github.com/switchboard-run/switchboard/services/mailbox"
+	"github.com/switchboard-run/switchboard/services/registry"
+)
+
+// Options are `switchboard dev`'s flags.
+type Options struct {
+	GRPC, HTTP  string
+	DataDir     string
+	MCPConfig   string
+	ToolsFile   string
+	ToolsClient string
+	Mailbox     mailbox.Config
+	Log         *slog.Logger
+	// Ready, when set, is called once everything listens, with the
+	// addresses actually bound (tests listen on port 0).
+	Ready func(grpcAddr, httpAddr string)
+}
+
+// DefaultDataDir is where the registry keeps its store when --data is not
+// given: $XDG_DATA_HOME/switchboard, or ~/.local/share/switchboard.
+func DefaultDataDir() string {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "switchboard")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "share", "switchboard")
+	}
+	return ".data"
+}
+
+// Run serves the suite until ctx ends.
+func Run(ctx context.Context, o Options) error {
+	sec := config.Security{Dev: true}
+	log := o.Log
+	grpcLis, err := listen.TCP(o.GRPC, true)
+	if err != nil {
+		return err
+	}
+	httpLis, err := listen.TCP(o.HTTP, true)
+	if err != nil {
+		grpcLis.Close()
+		return err
+	}
+	reg, err := registry.New(registry.Config{DataDir: o.DataDir, WatchBuffer: registry.DefaultWatchBuffer,
+		MaxTools: registry.DefaultMaxTools, Process: config.Process{Security: sec}}, log.With("service", "registry"))
+	if err != nil {
+		grpcLis.Close()
+		httpLis.Close()
+		return err
+	}
+	defer reg.Close()
+	conn, err := grpcclient.Dial(grpcLis.Addr().String(), nil)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	regClient := registryv1.NewRegistryServiceClient(conn)
+	mbClient := mailboxv1.NewMailboxServiceClient(conn)
+
+	mb := mailbox.New(o.Mailbox, regClient, sec.Caller("mailbox"), log.With("service", "mailbox"))
+	br, err := bridge.New(bridge.Config{}, regClient, mbClient, log.With("service", "bridge"))
+	if err != nil {
+		return err
+	}
+	defer br.Close()
+	gw, err := gateway.New(gateway.Config{Process: config.Process{Security: sec}}, gateway.Backends{Registry: conn, Mailbox: conn, Bridge: conn,
+		Caller: sec.Caller("gateway")}, log.With("service", "gateway"))
+	if err != nil {
+		return err
+	}
+	srv := grpcserver.New(grpcserver.Options{Logger: log, Guard: identity.Guard{Auth: sec.Authenticator(),
+		Policy: identity.Merge(registry.Policy, mailbox.Policy, bridge.Policy)}})
+	reg.Register(srv)
+	mb.Register(srv)
+	br.Register(srv)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	g, ctx := errgroup.WithContext(ctx)
+	mb.Start(ctx)
+	g.Go(func() error { return srv.Serve(ctx, grpcLis) })
+	g.Go(func() error { return gw.Serve(ctx, httpLis) })
+	log.Info("switchboard dev is up",
+		"grpc", grpcLis.Addr().String(), "http", "http://"+httpLis.Addr().String(), "data", o.DataDir,
+		"try", fmt.Sprintf("grpcurl -plaintext -H 'switchboard-identity: me' %s list", grpcLis.Addr()))
+	if err := startExtras(ctx, g, o, br, regClient, mbClient, log); err != nil {
+		cancel()
+		return errors.Join(err, g.Wait())
+	}
+	if o.Ready != nil {
+		o.Ready(grpcLis.Addr().String(), httpLis.Addr().String())
+	}
+	return g.Wait()
+}
+
+// startExtras mounts the MCP servers of --mcp-config and runs the tool host
+// of --tools, once the mailbox's view of the registry is ready.
+func startExtras(ctx context.Context, g *errgroup.Group, o Options, br *bridge.Service,
+	reg registryv1.RegistryServiceClient, mb mailboxv1.MailboxServiceClient, log *slog.Logger) error {
+	if o.MCPConfig != "" {
+		if err := br.MountConfig(ctx, o.MCPConfig); err != nil {
+			return fmt.Errorf("--mcp-config %s: %w", o.MCPConfig, err)
+		}
+		log.Info("mounted the MCP servers of the config", "file", o.MCPConfig)
+	}
+	if o.ToolsFile == "" {
+		return nil
+	}
+	h, err := host.Local(o.ToolsFile, o.ToolsClient, reg, mb, log.With("service", "host"))
+	if err != nil {
+		return fmt.Errorf("--tools %s: %w", o.ToolsFile, err)
+	}
+	g.Go(func() error { return h.Run(ctx) })
+	log.Info("serving the local tools", "file", o.ToolsFile, "client", o.ToolsClient)
+	return nil
+}
