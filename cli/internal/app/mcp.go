@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -114,7 +115,20 @@ func (m *mountFlags) request(pos []string) (*bridgev1.MountRequest, error) {
 		if err != nil {
 			return nil, err
 		}
-		cfg.Transport = &bridgev1.ServerConfig_Stdio{Stdio: &bridgev1.StdioTransport{Command: pos[1], Args: pos[2:], Env: env, Cwd: *m.cwd}}
+		// The bridge runs the command from its own directory: a path the
+		// user wrote relative to theirs is made absolute here.
+		command, cwd := pos[1], *m.cwd
+		if strings.ContainsRune(command, filepath.Separator) {
+			if command, err = filepath.Abs(command); err != nil {
+				return nil, err
+			}
+		}
+		if cwd != "" {
+			if cwd, err = filepath.Abs(cwd); err != nil {
+				return nil, err
+			}
+		}
+		cfg.Transport = &bridgev1.ServerConfig_Stdio{Stdio: &bridgev1.StdioTransport{Command: command, Args: pos[2:], Env: env, Cwd: cwd}}
 	}
 	return &bridgev1.MountRequest{Client: pos[0], Config: cfg}, nil
 }

@@ -1,0 +1,15 @@
+package tour
+
+import "testing"
+
+func TestStepsAndMatching(t *testing.T) {
+	t.Parallel()
+	md := "text\n```console\n$ a &\n$ b\nline one\n\n  two  words\n```\n```sh\n$ not this\n```\n"
+	steps := Steps(md)
+	if len(steps) != 2 || !steps[0].Background() || steps[1].Command != "b" || len(steps[1].Want) != 2 {
+		t.Fatalf("steps = %+v", steps)
+	}
+	if !Matches(`{"id":"inv-…"}`, `x {"id":"inv-12ab"} y`) || Matches("two words", "two") || !Matches("a  b", "a     b") {
+		t.Fatal("Matches is wrong")
+	}
+}
