@@ -1,0 +1,72 @@
+package bridge
+
+import (
+	"flag"
+	"time"
+
+	"github.com/switchboard-run/switchboard/kit/config"
+	"github.com/switchboard-run/switchboard/services/bridge/internal/supervise"
+)
+
+// Defaults of the bridge process.
+const (
+	DefaultListen   = "127.0.0.1:7733"
+	DefaultRegistry = "127.0.0.1:7731"
+	DefaultMailbox  = "127.0.0.1:7732"
+	// DefaultMaxInFlight bounds concurrent calls to one server (DESIGN §5).
+	DefaultMaxInFlight = 8
+)
+
+// Config is the bridge's configuration, from flags with SWITCHBOARD_* env
+// fallbacks (kit/config).
+type Config struct {
+	// Listen is the gRPC listen address.
+	Listen string
+	// Registry and Mailbox are the peers' gRPC addresses.
+	Registry, Mailbox string
+	// MCPConfig is an mcpServers JSON file whose servers are mounted at
+	// start; empty mounts nothing.
+	MCPConfig string
+	// Process is dev mode or mutual TLS, and the log.
+	config.Process
+
+	// timing is for tests: supervision and open bounds, zero = defaults.
+	timing timing
+}
+
+// timing holds the durations tests shorten; production uses the defaults.
+type timing struct {
+	backoff, maxBackoff, stable time.Duration
+	// open bounds starting a server and listing its tools.
+	open time.Duration
+	// firstStart bounds how long Mount waits for the first start to settle.
+	firstStart time.Duration
+}
+
+func (t timing) withDefaults() timing {
+	if t.backoff == 0 {
+		t.backoff = supervise.DefaultBackoff
+	}
+	if t.maxBackoff == 0 {
+		t.maxBackoff = supervise.DefaultMaxBackoff
+	}
+	if t.stable == 0 {
+		t.stable = supervise.DefaultStable
+	}
+	if t.open == 0 {
+		t.open = 30 * time.Second
+	}
+	if t.firstStart == 0 {
+		t.firstStart = 30 * time.Second
+	}
+	return t
+}
+
+// Register adds the bridge's flags to fs.
+func (c *Config) Register(fs *flag.FlagSet) {
+	fs.StringVar(&c.Listen, "listen", DefaultListen, "gRPC listen address")
+	fs.StringVar(&c.Registry, "registry", DefaultRegistry, "registry gRPC address")
+	fs.StringVar(&c.Mailbox, "mailbox", DefaultMailbox, "mailbox gRPC address")
+	fs.StringVar(&c.MCPConfig, "mcp-config", "", `an mcpServers JSON file ({"mcpServers":{"<client>":{...}}}) whose servers are mounted at start`)
+	c.Process.Register(fs)
+}

@@ -1,0 +1,294 @@
+// Package mcpconfig reads the ecosystem's `mcpServers` JSON file (the shape
+// desktop agents use) into the bridge's per-server configs:
+//
+//	{"mcpServers": {"<client>": {"command", "args", "env", "cwd"} | {"url", "headers"}}}
+//
+// with an optional "type" ("stdio", "http" or "streamable-http") and the
+// bridge's own options in the ecosystem's camelCase: "trust", "allowTools",
+// "denyTools", "maxInFlight", "maxTools", "crashLimit", "maxResultChars".
+//
+// Decoding is strict: an unknown or duplicate key, a mistyped value or a
+// missing transport is refused with a sentence naming the server and the
+// field, because a server silently mounted differently from what its file
+// says is worse than one not mounted at all.
+package mcpconfig
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+
+	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
+	"github.com/switchboard-run/switchboard/kit/names"
+)
+
+// MaxFileBytes bounds a config file; a larger one is refused unread.
+const MaxFileBytes = 1 << 20
+
+// Load reads and parses the file at path.
+func Load(path string) (map[string]*bridgev1.ServerConfig, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("mcp config: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("mcp config %s: %w", path, err)
+	}
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("mcp config %s is larger than %d bytes", path, MaxFileBytes)
+	}
+	servers, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("mcp config %s: %w", path, err)
+	}
+	return servers, nil
+}
+
+// Parse reads an mcpServers document. The result maps each client name to
+// its config.
+func Parse(data []byte) (map[string]*bridgev1.ServerConfig, error) {
+	top, err := object(data, "the file")
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range top {
+		if f.key != "mcpServers" {
+			return nil, fmt.Errorf("unknown top-level field %q: the file holds only \"mcpServers\"", f.key)
+		}
+	}
+	if len(top) == 0 {
+		return nil, errors.New(`missing field "mcpServers"`)
+	}
+	entries, err := object(top[0].value, `"mcpServers"`)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*bridgev1.ServerConfig, len(entries))
+	for _, e := range entries {
+		if err := names.CheckClient(e.key); err != nil {
+			return nil, fmt.Errorf("server %q: %w", e.key, err)
+		}
+		cfg, err := server(e.value)
+		if err != nil {
+			return nil, fmt.Errorf("server %q: %w", e.key, err)
+		}
+		out[e.key] = cfg
+	}
+	return out, nil
+}
+
+// entry is one server as written in the file.
+type entry struct {
+	Type           string            `json:"type"`
+	Command        string            `json:"command"`
+	Args           []string          `json:"args"`
+	Env            map[string]string `json:"env"`
+	Cwd            string            `json:"cwd"`
+	URL            string            `json:"url"`
+	Headers        map[string]string `json:"headers"`
+	Trust          bool              `json:"trust"`
+	AllowTools     []string          `json:"allowTools"`
+	DenyTools      []string          `json:"denyTools"`
+	MaxInFlight    json.Number       `json:"maxInFlight"`
+	MaxTools       json.Number       `json:"maxTools"`
+	CrashLimit     json.Number       `json:"crashLimit"`
+	MaxResultChars json.Number       `json:"maxResultChars"`
+}
+
+// fieldKinds names every accepted field with what its value must be, for
+// the sentences refusing a mistyped one.
+var fieldKinds = map[string]string{
+	"type": "a string", "command": "a string", "args": "an array of strings",
+	"env": "an object of strings", "cwd": "a string", "url": "a string",
+	"headers": "an object of strings", "trust": "true or false",
+	"allowTools": "an array of strings", "denyTools": "an array of strings",
+	"maxInFlight": "a whole number", "maxTools": "a whole number",
+	"crashLimit": "a whole number", "maxResultChars": "a whole number",
+}
+
+var (
+	stdioOnly = []string{"command", "args", "env", "cwd"}
+	httpOnly  = []string{"url", "headers"}
+)
+
+func server(raw json.RawMessage) (*bridgev1.ServerConfig, error) {
+	fields, err := object(raw, "the server's value")
+	if err != nil {
+		return nil, err
+	}
+	present := map[string]bool{}
+	for _, f := range fields {
+		kind, ok := fieldKinds[f.key]
+		if !ok {
+			return nil, fmt.Errorf("unknown field %q", f.key)
+		}
+		if bytes.Equal(f.value, []byte("null")) {
+			return nil, fmt.Errorf("field %q is null; want %s, or leave it out", f.key, kind)
+		}
+		// json.Number would also take a quoted number; the file must not.
+		if kind == "a whole number" && !isNumberLiteral(f.value) {
+			return nil, fmt.Errorf("field %q must be %s", f.key, kind)
+		}
+		present[f.key] = true
+	}
+	var e entry
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&e); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			top, _, _ := strings.Cut(te.Field, ".")
+			return nil, fmt.Errorf("field %q must be %s", top, fieldKinds[top])
+		}
+		return nil, fmt.Errorf("not a valid server object: %v", err)
+	}
+	for _, n := range []struct {
+		key string
+		val json.Number
+	}{{"maxInFlight", e.MaxInFlight}, {"maxTools", e.MaxTools}, {"crashLimit", e.CrashLimit}, {"maxResultChars", e.MaxResultChars}} {
+		if !present[n.key] {
+			continue
+		}
+		if _, err := wholeNumber(n.val); err != nil {
+			return nil, fmt.Errorf("field %q %w", n.key, err)
+		}
+	}
+	cfg := &bridgev1.ServerConfig{Trust: e.Trust, AllowTools: e.AllowTools, DenyTools: e.DenyTools}
+	cfg.MaxInFlight, _ = wholeNumber(e.MaxInFlight)
+	cfg.MaxTools, _ = wholeNumber(e.MaxTools)
+	cfg.CrashLimit, _ = wholeNumber(e.CrashLimit)
+	cfg.MaxResultChars, _ = wholeNumber(e.MaxResultChars)
+	if err := transport(&e, present, cfg); err != nil {
+		return nil, err
+	}
+	if err := Check(cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+func isNumberLiteral(raw json.RawMessage) bool {
+	return len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9')
+}
+
+// transport picks stdio or Streamable HTTP, refusing fields of the other.
+func transport(e *entry, present map[string]bool, cfg *bridgev1.ServerConfig) error {
+	isStdio, isHTTP := present["command"], present["url"]
+	switch e.Type {
+	case "":
+	case "stdio":
+		if !isStdio {
+			return errors.New(`type "stdio" needs a "command"`)
+		}
+	case "http", "streamable-http":
+		if !isHTTP {
+			return fmt.Errorf(`type %q needs a "url"`, e.Type)
+		}
+	case "sse":
+		return errors.New(`type "sse" is not supported: the bridge speaks stdio and Streamable HTTP ("http")`)
+	default:
+		return fmt.Errorf(`unknown type %q: want "stdio", "http" or "streamable-http"`, e.Type)
+	}
+	switch {
+	case isStdio && isHTTP:
+		return errors.New(`both "command" and "url" are set: a server is either a command to run or a URL to reach`)
+	case !isStdio && !isHTTP:
+		return errors.New(`neither "command" nor "url" is set: say how to reach the server`)
+	case isStdio:
+		if k := firstPresent(present, httpOnly); k != "" {
+			return fmt.Errorf(`field %q applies to "url" servers, not "command" servers`, k)
+		}
+		cfg.Transport = &bridgev1.ServerConfig_Stdio{Stdio: &bridgev1.StdioTransport{
+			Command: e.Command, Args: e.Args, Env: e.Env, Cwd: e.Cwd}}
+	default:
+		if k := firstPresent(present, stdioOnly); k != "" {
+			return fmt.Errorf(`field %q applies to "command" servers, not "url" servers`, k)
+		}
+		cfg.Transport = &bridgev1.ServerConfig_Http{Http: &bridgev1.HttpTransport{Url: e.URL, Headers: e.Headers}}
+	}
+	return nil
+}
+
+func firstPresent(present map[string]bool, keys []string) string {
+	for _, k := range keys {
+		if present[k] {
+			return k
+		}
+	}
+	return ""
+}
+
+// wholeNumber reads a count: 0 (the default) up to the int32 range.
+func wholeNumber(n json.Number) (int32, error) {
+	if n == "" {
+		return 0, nil
+	}
+	i, err := n.Int64()
+	if err != nil {
+		return 0, fmt.Errorf("is %s; want a whole number", n)
+	}
+	if i < 0 || i > math.MaxInt32 {
+		return 0, fmt.Errorf("is %d; want 0 (the default) up to %d", i, math.MaxInt32)
+	}
+	return int32(i), nil
+}
+
+// field is one key of a JSON object with its raw value.
+type field struct {
+	key   string
+	value json.RawMessage
+}
+
+// object splits data, which must be exactly one JSON object, into its
+// fields in order, refusing a duplicate key (encoding/json would keep the
+// last one silently). what names the value in the sentences.
+func object(data []byte, what string) ([]field, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, syntaxError(what, err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, fmt.Errorf("%s is not a JSON object", what)
+	}
+	var out []field
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, syntaxError(what, err)
+		}
+		key := tok.(string) // inside an object, a token in key position is a string
+		if seen[key] {
+			return nil, fmt.Errorf("%s has the key %q twice", what, key)
+		}
+		seen[key] = true
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, syntaxError(what, err)
+		}
+		out = append(out, field{key, v})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, syntaxError(what, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%s has data after its closing brace", what)
+	}
+	return out, nil
+}
+
+// syntaxError says what is wrong with JSON that does not parse.
+func syntaxError(what string, err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%s ends before its JSON is complete", what)
+	}
+	return fmt.Errorf("%s is not valid JSON: %v", what, err)
+}

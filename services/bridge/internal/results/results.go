@@ -1,0 +1,115 @@
+// Package results turns what an MCP server answered to tools/call into a
+// capture, the suite's stdio tool contract (DESIGN §5):
+//
+//   - text content goes to stdout, blocks joined with "\n";
+//   - a result with isError is a tool failure: exit_code 1, the text on
+//     stderr (it is a successful JSON-RPC answer carrying a message the model
+//     needs, never a protocol error);
+//   - a JSON-RPC error is exit_code 1 with stderr naming the protocol error;
+//   - blocks that are not text are named ("[image content]") or, for an
+//     embedded text resource, carried as text;
+//   - structuredContent is kept: when no block carries text, stdout is its
+//     JSON;
+//   - stdout and stderr are each capped, with kit/capture's marker.
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/capture"
+)
+
+// DefaultMaxChars caps stdout and stderr each when a server sets no cap.
+const DefaultMaxChars = 100_000
+
+// FromResult maps a tools/call result. limit caps stdout and stderr each
+// (<= 0: DefaultMaxChars).
+func FromResult(res *mcp.CallToolResult, limit int) *mailboxv1.Capture {
+	if limit <= 0 {
+		limit = DefaultMaxChars
+	}
+	text := render(res)
+	if res.IsError {
+		if text == "" {
+			text = "the tool reported an error and gave no message"
+		}
+		return capture.New("", capture.Cap(text, limit), capture.ExitError)
+	}
+	return capture.New(capture.Cap(text, limit), "", 0)
+}
+
+// render joins the result's blocks into text, naming what is not text.
+func render(res *mcp.CallToolResult) string {
+	var parts []string
+	hasText := false
+	for _, c := range res.Content {
+		s, isText := block(c)
+		hasText = hasText || isText
+		parts = append(parts, s)
+	}
+	if !hasText && res.StructuredContent != nil {
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
+			parts = append([]string{string(b)}, parts...)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// block renders one content block and says whether it carried text.
+func block(c mcp.Content) (string, bool) {
+	switch b := c.(type) {
+	case *mcp.TextContent:
+		return b.Text, true
+	case *mcp.ImageContent:
+		return "[image content]", false
+	case *mcp.AudioContent:
+		return "[audio content]", false
+	case *mcp.ResourceLink:
+		return fmt.Sprintf("[resource_link content: %s]", b.URI), false
+	case *mcp.EmbeddedResource:
+		if b.Resource != nil && b.Resource.Blob == nil {
+			return b.Resource.Text, true
+		}
+		uri := ""
+		if b.Resource != nil {
+			uri = b.Resource.URI
+		}
+		return fmt.Sprintf("[resource content: %s]", uri), false
+	default:
+		// A block type newer than this bridge: name it by its JSON type
+		// rather than dropping it silently.
+		if raw, err := json.Marshal(c); err == nil {
+			var head struct {
+				Type string `json:"type"`
+			}
+			if json.Unmarshal(raw, &head) == nil && head.Type != "" {
+				return fmt.Sprintf("[%s content]", head.Type), false
+			}
+		}
+		return "[unknown content]", false
+	}
+}
+
+// FromError maps a tools/call that got no result: a JSON-RPC error from the
+// server (named with its code and message), or a failure to reach it.
+// server and tool name them for the sentence.
+func FromError(err error, server, tool string, limit int) *mailboxv1.Capture {
+	if limit <= 0 {
+		limit = DefaultMaxChars
+	}
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) {
+		return capture.Failed(capture.ExitError, "%s", capture.Cap(fmt.Sprintf(
+			"MCP server %q answered tools/call %q with JSON-RPC error %d: %s",
+			server, tool, rpcErr.Code, rpcErr.Message), limit))
+	}
+	return capture.Failed(capture.ExitError, "%s", capture.Cap(fmt.Sprintf(
+		"calling tool %q on MCP server %q failed: %v", tool, server, err), limit))
+}

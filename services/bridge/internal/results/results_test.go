@@ -1,0 +1,119 @@
+package results
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+)
+
+type want struct {
+	stdout, stderr string
+	exit           int32
+}
+
+func check(t *testing.T, got *mailboxv1.Capture, w want) {
+	t.Helper()
+	if got.Stdout == nil || got.Stderr == nil || got.ExitCode == nil {
+		t.Fatalf("capture has an unset field: %v", got)
+	}
+	if got.GetStdout() != w.stdout || got.GetStderr() != w.stderr || got.GetExitCode() != w.exit {
+		t.Errorf("capture = {stdout %q, stderr %q, exit %d}\n     want {stdout %q, stderr %q, exit %d}",
+			got.GetStdout(), got.GetStderr(), got.GetExitCode(), w.stdout, w.stderr, w.exit)
+	}
+}
+
+func TestFromResult(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		res  *mcp.CallToolResult
+		want want
+	}{
+		{"text blocks go to stdout joined by newlines",
+			&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "one"}, &mcp.TextContent{Text: "two"}}},
+			want{stdout: "one\ntwo"}},
+		{"an image is named in place",
+			&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "see:"}, &mcp.ImageContent{Data: []byte{1}, MIMEType: "image/png"}}},
+			want{stdout: "see:\n[image content]"}},
+		{"audio is named",
+			&mcp.CallToolResult{Content: []mcp.Content{&mcp.AudioContent{Data: []byte{1}, MIMEType: "audio/wav"}}},
+			want{stdout: "[audio content]"}},
+		{"a resource link is named with its uri",
+			&mcp.CallToolResult{Content: []mcp.Content{&mcp.ResourceLink{URI: "file:///tmp/x", Name: "x"}}},
+			want{stdout: "[resource_link content: file:///tmp/x]"}},
+		{"an embedded text resource is carried as text",
+			&mcp.CallToolResult{Content: []mcp.Content{&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "test://r", Text: "inside"}}}},
+			want{stdout: "inside"}},
+		{"an embedded blob is named with its uri",
+			&mcp.CallToolResult{Content: []mcp.Content{&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "test://b", Blob: []byte{0}}}}},
+			want{stdout: "[resource content: test://b]"}},
+		{"isError puts the message on stderr with exit 1",
+			&mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "expected string, received undefined at message"}}},
+			want{stderr: "expected string, received undefined at message", exit: 1}},
+		{"isError without a message still says so",
+			&mcp.CallToolResult{IsError: true},
+			want{stderr: "the tool reported an error and gave no message", exit: 1}},
+		{"structured content is stdout when no block has text",
+			&mcp.CallToolResult{StructuredContent: map[string]any{"message": "Hi bob", "n": 2}},
+			want{stdout: `{"message":"Hi bob","n":2}`}},
+		{"structured content comes before named non-text blocks",
+			&mcp.CallToolResult{StructuredContent: map[string]any{"ok": true}, Content: []mcp.Content{&mcp.ImageContent{Data: []byte{1}}}},
+			want{stdout: "{\"ok\":true}\n[image content]"}},
+		{"text blocks win over structured content, which they mirror",
+			&mcp.CallToolResult{StructuredContent: map[string]any{"ok": true}, Content: []mcp.Content{&mcp.TextContent{Text: `{"ok":true}`}}},
+			want{stdout: `{"ok":true}`}},
+		{"an empty result is an empty success", &mcp.CallToolResult{}, want{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			check(t, FromResult(tt.res, 0), tt.want)
+		})
+	}
+}
+
+func TestFromResultCapsStdoutAndStderr(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("é", 30)
+	got := FromResult(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: long}}}, 10)
+	if want := strings.Repeat("é", 10) + "\n[truncated: 20 more characters not shown]"; got.GetStdout() != want {
+		t.Errorf("stdout = %q, want %q", got.GetStdout(), want)
+	}
+	got = FromResult(&mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: long}}}, 10)
+	if !strings.HasSuffix(got.GetStderr(), "[truncated: 20 more characters not shown]") {
+		t.Errorf("stderr was not capped: %q", got.GetStderr())
+	}
+	big := strings.Repeat("x", DefaultMaxChars+5)
+	got = FromResult(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: big}}}, 0)
+	if !strings.HasSuffix(got.GetStdout(), "[truncated: 5 more characters not shown]") {
+		t.Errorf("the default cap did not apply: ends %q", got.GetStdout()[len(got.GetStdout())-50:])
+	}
+}
+
+func TestFromError(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		err  error
+		want want
+	}{
+		{"a JSON-RPC error is named with its code and message",
+			fmt.Errorf("calling %q: %w", "tools/call", &jsonrpc.Error{Code: -32602, Message: `unknown tool "nope"`}),
+			want{stderr: `MCP server "files" answered tools/call "read" with JSON-RPC error -32602: unknown tool "nope"`, exit: 1}},
+		{"a transport failure says the call failed",
+			errors.New("connection closed"),
+			want{stderr: `calling tool "read" on MCP server "files" failed: connection closed`, exit: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			check(t, FromError(tt.err, "files", "read", 0), tt.want)
+		})
+	}
+}

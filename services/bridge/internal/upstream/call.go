@@ -1,0 +1,108 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// LogLevel is the least severe log message the bridge asks servers for.
+const LogLevel = "info"
+
+// Call runs tools/call. args is the arguments object as JSON text, passed
+// verbatim; progressToken (when not empty) asks the server for progress
+// notifications, which arrive at Options.OnNotice under that token. Ending
+// ctx cancels the call upstream (the SDK sends notifications/cancelled).
+//
+// A JSON-RPC error comes back as an error wrapping *jsonrpc.Error; a tool's
+// own failure is a result with IsError set.
+func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, progressToken string) (*mcp.CallToolResult, error) {
+	s.mu.Lock()
+	cs, gen := s.cs, s.gen
+	s.mu.Unlock()
+	res, err := cs.CallTool(ctx, callParams(name, args, progressToken))
+	if err == nil || !s.http || !errors.Is(err, mcp.ErrSessionMissing) || ctx.Err() != nil {
+		return res, err
+	}
+	// The server forgot the session (404), so it never ran the call:
+	// re-initialise, then retry once.
+	if rerr := s.reinit(gen); rerr != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	cs = s.cs
+	s.mu.Unlock()
+	return cs.CallTool(ctx, callParams(name, args, progressToken))
+}
+
+// callParams builds fresh params: the SDK adds to their _meta as it sends.
+func callParams(name string, args json.RawMessage, progressToken string) *mcp.CallToolParams {
+	p := &mcp.CallToolParams{Name: name, Arguments: args, Meta: mcp.Meta{mcp.MetaKeyLogLevel: LogLevel}}
+	if progressToken != "" {
+		p.SetProgressToken(progressToken)
+	}
+	return p
+}
+
+// Tools returns the server's current tools, as last listed.
+func (s *Session) Tools() []*mcp.Tool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tools
+}
+
+// Info returns what the current session's server said about itself.
+func (s *Session) Info() Info {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.info
+}
+
+// PID is the stdio server's process id, or 0.
+func (s *Session) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
+// Done is closed when the session has ended for good.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Err says why the session ended; nil while it runs.
+func (s *Session) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// Close ends the session: a stdio server's stdin is closed and the process
+// (and its group) stopped; an HTTP session is ended with DELETE. Safe to
+// call more than once.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	cs, cmd := s.cs, s.cmd
+	s.mu.Unlock()
+	s.end()
+	// Wait out a re-initialisation in progress, so its session is the one
+	// closed here rather than left behind.
+	s.reinitMu.Lock()
+	s.mu.Lock()
+	cs = s.cs
+	s.mu.Unlock()
+	s.reinitMu.Unlock()
+	err := cs.Close()
+	killGroup(cmd)
+	s.wg.Wait()
+	s.finish(ErrClosed)
+	return err
+}

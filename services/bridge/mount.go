@@ -1,0 +1,264 @@
+package bridge
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
+	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/services/bridge/internal/results"
+	"github.com/switchboard-run/switchboard/services/bridge/internal/ring"
+	"github.com/switchboard-run/switchboard/services/bridge/internal/supervise"
+	"github.com/switchboard-run/switchboard/services/bridge/internal/toolset"
+	"github.com/switchboard-run/switchboard/services/bridge/internal/upstream"
+)
+
+// Bounds on what the bridge keeps per server for ListServers.
+const (
+	stderrLines  = 64
+	stderrBytes  = 16 << 10
+	keptFaults   = 32
+	keptNotices  = 64
+	noticeChars  = 1000
+	peerDeadline = 10 * time.Second
+)
+
+// mount is one mounted server: its supervisor, its current session, and what
+// ListServers shows of it. Its runs are sequential; each run serves the
+// mailbox through one Follow stream.
+type mount struct {
+	client  string
+	cfg     *bridgev1.ServerConfig
+	peers   peers
+	timing  timing
+	log     *slog.Logger
+	session string // the follow-read session, for the registry's serving guard
+	limit   int    // max_result_chars
+	tools   toolset.Options
+
+	ctx    context.Context // ends when the mount stops
+	cancel context.CancelFunc
+	sem    chan struct{} // max_in_flight
+	sup    *supervise.Supervisor
+
+	stderr  *ring.Tail
+	faults  *ring.Lines
+	notices *ring.Lines
+	settled chan struct{} // closed when the first start has an outcome
+	settle  sync.Once
+
+	advertiseMu sync.Mutex // advertisements leave in the order they are made
+
+	mu         sync.Mutex
+	sess       *upstream.Session // nil while not running
+	info       upstream.Info
+	set        *toolset.Set
+	advertised int // tools in the last advertisement the registry took
+	calls      map[string]context.CancelFunc
+	inFlight   int
+	wg         sync.WaitGroup // the current run's calls
+}
+
+func newMount(s *Service, client string, cfg *bridgev1.ServerConfig) *mount {
+	maxInFlight := int(cfg.GetMaxInFlight())
+	if maxInFlight <= 0 {
+		maxInFlight = DefaultMaxInFlight
+	}
+	limit := int(cfg.GetMaxResultChars())
+	if limit <= 0 {
+		limit = results.DefaultMaxChars
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &mount{
+		client: client, cfg: cfg, peers: s.peers, timing: s.timing,
+		log:     s.log.With("client", client),
+		session: "bridge-" + client + "-" + s.instance,
+		limit:   limit,
+		tools: toolset.Options{Allow: cfg.GetAllowTools(), Deny: cfg.GetDenyTools(),
+			MaxTools: int(cfg.GetMaxTools()), Trust: cfg.GetTrust()},
+		ctx: ctx, cancel: cancel,
+		sem:     make(chan struct{}, maxInFlight),
+		stderr:  ring.NewTail(stderrLines, stderrBytes),
+		faults:  ring.NewLines(keptFaults, noticeChars),
+		notices: ring.NewLines(keptNotices, noticeChars),
+		settled: make(chan struct{}),
+		calls:   map[string]context.CancelFunc{},
+	}
+}
+
+// begin starts supervising the server.
+func (m *mount) begin() {
+	m.sup = supervise.Start(m.ctx, m.start, supervise.Options{
+		CrashLimit: int(m.cfg.GetCrashLimit()),
+		Backoff:    m.timing.backoff, MaxBackoff: m.timing.maxBackoff, Stable: m.timing.stable,
+		OnChange: m.onChange,
+	})
+}
+
+// stop ends the server and its serving. withdraw also withdraws its tools
+// (unmount); a bridge shutting down leaves them advertised, as they are
+// durable and a restarted bridge serves them again.
+func (m *mount) stop(withdraw bool) {
+	m.cancel()
+	m.sup.Stop()
+	if withdraw {
+		m.withdraw()
+	}
+}
+
+// awaitSettled waits until the first start has an outcome (running, or a
+// crash), ctx ends, or the bound passes.
+func (m *mount) awaitSettled(ctx context.Context) {
+	t := time.NewTimer(m.timing.firstStart)
+	defer t.Stop()
+	select {
+	case <-m.settled:
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// as is ctx acting as this server's client identity, a tool host.
+func (m *mount) as(ctx context.Context) context.Context {
+	return identity.As(ctx, identity.Identity{Name: m.client, Grade: identity.Host})
+}
+
+// start is the supervisor's StartFunc: one session, and serving it.
+func (m *mount) start(ctx context.Context) (supervise.Run, error) {
+	octx, cancel := context.WithTimeout(ctx, m.timing.open)
+	defer cancel()
+	sess, err := upstream.Open(octx, m.cfg, upstream.Options{
+		Client:         m.client,
+		Implementation: &mcp.Implementation{Name: "switchboard-bridge", Version: "v1"},
+		Stderr:         m.stderr,
+		OnTools:        m.setTools,
+		OnNotice:       m.notice,
+		OnFault:        m.fault,
+		Logger:         m.log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	m.sess, m.info = sess, sess.Info()
+	m.mu.Unlock()
+	m.setTools(sess.Tools())
+	runCtx, stopServing := context.WithCancel(ctx)
+	r := &run{m: m, sess: sess, ctx: ctx, stopServing: stopServing, followed: make(chan struct{})}
+	go func() {
+		defer close(r.followed)
+		m.follow(runCtx, sess)
+	}()
+	return r, nil
+}
+
+// run is one started session being served.
+type run struct {
+	m           *mount
+	sess        *upstream.Session
+	ctx         context.Context
+	stopServing context.CancelFunc
+	followed    chan struct{} // closed when the follow loop has ended
+}
+
+// Wait returns when the session dies (a crash) or the mount stops, once the
+// run's serving has ended and its session is closed.
+func (r *run) Wait() error {
+	var err error
+	select {
+	case <-r.sess.Done():
+		err = r.sess.Err()
+	case <-r.ctx.Done():
+		err = r.ctx.Err()
+	}
+	// Stop taking work (queued invocations stay on the mailbox, leased back
+	// at the next Follow), let calls already sent finish or fail, and only
+	// then end the session.
+	r.stopServing()
+	<-r.followed
+	r.m.wg.Wait()
+	_ = r.sess.Close()
+	r.m.mu.Lock()
+	r.m.sess = nil
+	r.m.mu.Unlock()
+	return err
+}
+
+// onChange records the supervisor's transitions.
+func (m *mount) onChange(st supervise.Status) {
+	switch st.State {
+	case bridgev1.State_STATE_CRASHED:
+		m.fault(fmt.Sprintf("crashed (%d in a row): %s", st.Streak, st.Fault))
+	case bridgev1.State_STATE_FAILED:
+		m.fault(fmt.Sprintf("failed after %d crashes in a row; its tools are withdrawn until it is mounted again: %s", st.Streak, st.Fault))
+		m.withdraw()
+	}
+	m.log.Debug("state", "state", st.State, "restarts", st.Restarts)
+	if st.State != bridgev1.State_STATE_STARTING {
+		m.settle.Do(func() { close(m.settled) })
+	}
+}
+
+func (m *mount) notice(s string) {
+	m.notices.Add(s)
+	m.log.Debug("notice", "text", s)
+}
+
+func (m *mount) fault(s string) {
+	m.faults.Add(s)
+	m.log.Warn("fault", "text", s)
+}
+
+// setTools builds the advertisement from a listing and advertises it.
+func (m *mount) setTools(listed []*mcp.Tool) {
+	set := toolset.Build(listed, m.tools)
+	m.mu.Lock()
+	m.set = set
+	m.mu.Unlock()
+	m.advertise(m.ctx)
+}
+
+// status is the server as ListServers shows it.
+func (m *mount) status() *bridgev1.ServerStatus {
+	st := m.sup.Status()
+	m.mu.Lock()
+	if m.sess != nil {
+		m.info = m.sess.Info() // a re-initialised HTTP session has a new id
+	}
+	info, set, advertised, inFlight := m.info, m.set, m.advertised, m.inFlight
+	m.mu.Unlock()
+	out := &bridgev1.ServerStatus{
+		Client:          m.client,
+		Transport:       transportName(m.cfg),
+		State:           st.State,
+		ProtocolVersion: info.ProtocolVersion,
+		ServerName:      info.ServerName,
+		ServerVersion:   info.ServerVersion,
+		ToolCount:       int32(advertised),
+		Restarts:        int32(st.Restarts),
+		LastFault:       m.faults.Last(),
+		StderrTail:      m.stderr.String(),
+		Faults:          m.faults.All(),
+		Notices:         m.notices.All(),
+		InFlight:        int32(inFlight),
+	}
+	if set != nil {
+		out.ToolsSkipped = append([]string(nil), set.Skipped...)
+	}
+	return out
+}
+
+func transportName(cfg *bridgev1.ServerConfig) string {
+	switch cfg.GetTransport().(type) {
+	case *bridgev1.ServerConfig_Stdio:
+		return "stdio"
+	case *bridgev1.ServerConfig_Http:
+		return "http"
+	}
+	return "plugin"
+}

@@ -1,0 +1,228 @@
+package bridge
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/config"
+	"github.com/switchboard-run/switchboard/kit/grpcclient"
+	"github.com/switchboard-run/switchboard/kit/grpcserver"
+	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/kit/testkit"
+	"github.com/switchboard-run/switchboard/services/mailbox"
+	"github.com/switchboard-run/switchboard/services/registry"
+)
+
+// suite is the real registry, the real mailbox and the bridge served on one
+// loopback listener in dev mode, as `switchboard dev` serves them, with the
+// peers reaching each other through gRPC clients dialed to that listener.
+type suite struct {
+	addr   string
+	conn   *grpc.ClientConn
+	svc    *Service
+	reg    registryv1.RegistryServiceClient
+	mb     mailboxv1.MailboxServiceClient
+	bridge bridgev1.BridgeServiceClient
+}
+
+// fast is the supervision timing the fault tests use: the real doubling
+// backoff, scaled down so a crash limit is reached in well under a second.
+var fast = timing{backoff: 10 * time.Millisecond, maxBackoff: 40 * time.Millisecond}
+
+func newSuite(t testing.TB, tm timing) *suite {
+	t.Helper()
+	log := logging.Discard()
+	sec := config.Security{Dev: true}
+	regSvc, err := registry.New(registry.Config{DataDir: t.TempDir(), WatchBuffer: 1024, MaxTools: 1024, Process: config.Process{Security: sec}}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := grpcclient.Dial(lis.Addr().String(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := registryv1.NewRegistryServiceClient(conn)
+	mb := mailboxv1.NewMailboxServiceClient(conn)
+	mbSvc := mailbox.New(mailbox.Config{TTL: time.Hour, MaxQueued: 10_000, MaxSlots: 100_000, MaxCaptureBytes: 4 << 20},
+		reg, sec.Caller("mailbox"), log)
+	svc, err := New(Config{Process: config.Process{Security: sec}, timing: tm}, reg, mb, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpcserver.New(grpcserver.Options{Logger: log, ShutdownGrace: time.Second,
+		Guard: identity.Guard{Auth: sec.Authenticator(), Policy: identity.Merge(registry.Policy, mailbox.Policy, Policy)}})
+	regSvc.Register(srv)
+	mbSvc.Register(srv)
+	svc.Register(srv)
+	ctx, cancel := context.WithCancel(context.Background())
+	mbSvc.Start(ctx)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, lis) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		svc.Close()
+		conn.Close()
+		regSvc.Close()
+	})
+	select {
+	case <-mbSvc.Synced():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the mailbox's view never synced with the registry")
+	}
+	return &suite{addr: lis.Addr().String(), conn: conn, svc: svc, reg: reg, mb: mb, bridge: bridgev1.NewBridgeServiceClient(conn)}
+}
+
+func as(name string, grade identity.Grade) context.Context {
+	return identity.As(context.Background(), identity.Identity{Name: name, Grade: grade})
+}
+
+var (
+	operator = as("ops", identity.Operator)
+	driver   = as("agent", identity.Operator)
+)
+
+func stdioServer(bin string, args ...string) *bridgev1.ServerConfig {
+	return &bridgev1.ServerConfig{Transport: &bridgev1.ServerConfig_Stdio{Stdio: &bridgev1.StdioTransport{Command: bin, Args: args}}}
+}
+
+func httpServer(url string) *bridgev1.ServerConfig {
+	return &bridgev1.ServerConfig{Transport: &bridgev1.ServerConfig_Http{Http: &bridgev1.HttpTransport{Url: url}}}
+}
+
+// mount mounts cfg under client through the gRPC API, as an operator.
+func (s *suite) mount(t testing.TB, client string, cfg *bridgev1.ServerConfig) *bridgev1.ServerStatus {
+	t.Helper()
+	res, err := s.bridge.Mount(operator, &bridgev1.MountRequest{Client: client, Config: cfg})
+	if err != nil {
+		t.Fatalf("Mount(%q): %v", client, err)
+	}
+	return res.GetServer()
+}
+
+// row is client's ListServers row, or nil.
+func (s *suite) row(t testing.TB, client string) *bridgev1.ServerStatus {
+	t.Helper()
+	res, err := s.bridge.ListServers(operator, &bridgev1.ListServersRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.GetServers() {
+		if r.GetClient() == client {
+			return r
+		}
+	}
+	return nil
+}
+
+// await polls cond until it holds: a test waiting for a server's state, not
+// a product path.
+func await(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (s *suite) awaitState(t testing.TB, client string, want bridgev1.State) *bridgev1.ServerStatus {
+	t.Helper()
+	var last *bridgev1.ServerStatus
+	await(t, client+" "+want.String(), func() bool {
+		last = s.row(t, client)
+		return last != nil && last.GetState() == want
+	})
+	return last
+}
+
+// call runs tool on client through the mailbox as a driver and returns the
+// capture.
+func (s *suite) call(t testing.TB, client, tool, input string) *mailboxv1.Capture {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(driver, 20*time.Second)
+	defer cancel()
+	res, err := s.mb.Call(ctx, &mailboxv1.CallRequest{Client: client, Tool: tool, Input: input})
+	if err != nil {
+		t.Fatalf("Call(%s, %q): %v", client, tool, err)
+	}
+	if res.GetCapture() == nil {
+		t.Fatalf("Call(%s, %q): no capture before the deadline", client, tool)
+	}
+	return res.GetCapture()
+}
+
+// advertised is client's tool names as the registry holds them.
+func (s *suite) advertised(t testing.TB, client string) map[string]bool {
+	t.Helper()
+	res, err := s.reg.GetClient(operator, &registryv1.GetClientRequest{Client: client})
+	if status.Code(err) == codes.NotFound {
+		return map[string]bool{}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, tool := range res.GetRow().GetTools() {
+		out[tool.GetName()] = true
+	}
+	return out
+}
+
+func refused(t testing.TB, err error, code codes.Code, msg string) {
+	t.Helper()
+	if status.Code(err) != code || status.Convert(err).Message() != msg {
+		t.Fatalf("got %v\nwant %v %q", err, code, msg)
+	}
+}
+
+func writeFile(t testing.TB, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func contains(list []string, sub string) bool {
+	for _, s := range list {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// startHTTP runs bin as a Streamable HTTP server on addr.
+func startHTTP(t testing.TB, bin, addr string, args ...string) *testkit.Proc {
+	t.Helper()
+	p := testkit.Start(t, bin, append([]string{"-http", addr}, args...)...)
+	await(t, "the server to listen on "+addr, func() bool {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	return p
+}
