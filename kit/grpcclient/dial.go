@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
@@ -31,6 +32,12 @@ func Dial(target string, tlsCfg *tls.Config, extra ...grpc.DialOption) (*grpc.Cl
 			grpc.MaxCallSendMsgSize(grpcserver.MaxMessageBytes),
 		),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: 20 * time.Second, Timeout: 10 * time.Second, PermitWithoutStream: true}),
+		// A peer that restarts is redialed within seconds: grpc-go's default
+		// backoff grows to two minutes, which would leave a gateway refusing
+		// long after its mailbox came back.
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.Config{
+			BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 5 * time.Second,
+		}, MinConnectTimeout: 5 * time.Second}),
 	}, extra...)
 	conn, err := grpc.NewClient(target, opts...)
 	if err != nil {

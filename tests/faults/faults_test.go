@@ -1,0 +1,191 @@
+package faults
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/identity"
+)
+
+func absent(id string) string {
+	return `no invocation "` + id + `" is in flight; it was answered already, it expired, or this engine restarted since it was posted — the box may have run it; read the world before acting again`
+}
+
+// A tool host killed with SIGKILL while running an invocation is started
+// again; it is handed the same invocation under the same id, and the driver
+// gets exactly one capture, which says it may have run twice.
+func TestKilledHostGetsTheInvocationAgain(t *testing.T) {
+	t.Parallel()
+	s := newSplit(t)
+	marks := t.TempDir()
+	tools := fmt.Sprintf(`[{"name":"slow","description":"","input_schema":{"type":"object"},
+		"command":["sh","-c","touch %s/$SWITCHBOARD_INVOCATION.$SWITCHBOARD_DELIVERY; sleep 1; echo ran $SWITCHBOARD_DELIVERY"]}]`, marks)
+	h := s.host("laptop", tools)
+	s.waitPresent("laptop")
+
+	type result struct {
+		res *mailboxv1.CallResponse
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(driver(), 60*time.Second)
+		defer cancel()
+		res, err := s.mb.Call(ctx, &mailboxv1.CallRequest{Client: "laptop", Tool: "slow", Input: "{}"})
+		done <- result{res, err}
+	}()
+	var id string
+	eventually(t, 20*time.Second, func() bool {
+		m, _ := filepath.Glob(filepath.Join(marks, "inv-*.1"))
+		if len(m) == 1 {
+			id = strings.TrimSuffix(filepath.Base(m[0]), ".1")
+		}
+		return id != ""
+	})
+	h.Kill() // mid-invocation, the whole process group
+
+	s.host("laptop", tools) // a new host process on the same client
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("call: %v", r.err)
+	}
+	c := r.res.GetCapture()
+	if r.res.GetInvocation() != id || c.GetStdout() != "ran 2\n" || c.GetExitCode() != 0 {
+		t.Fatalf("capture of %s = %v; want the same invocation (%s) run again as delivery 2", r.res.GetInvocation(), c, id)
+	}
+	if !strings.HasPrefix(c.GetStderr(), `this invocation was handed to "laptop" 2 times`) {
+		t.Fatalf("stderr %q does not say the invocation was handed out twice", c.GetStderr())
+	}
+	_, err := s.mb.Capture(driver(), &mailboxv1.CaptureRequest{Invocation: id})
+	if status.Convert(err).Message() != absent(id) {
+		t.Fatalf("a second capture: %v; want exactly one", err)
+	}
+}
+
+// The registry restarts: what it stored survives, and the mailbox's view
+// of the tools recovers through the watch stream by itself.
+func TestRegistryRestartKeepsStateAndTheMailboxViewRecovers(t *testing.T) {
+	t.Parallel()
+	s := newSplit(t)
+	asHost := identity.As(context.Background(), identity.Identity{Name: "desk", Grade: identity.Host})
+	tool := &registryv1.Tool{Name: "grep", Description: "", InputSchema: `{"type":"object"}`}
+	if _, err := s.reg.Advertise(asHost, &registryv1.AdvertiseRequest{Tools: []*registryv1.Tool{tool}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.mb.Invoke(driver(), &mailboxv1.InvokeRequest{Client: "desk", Tool: "grep", Input: "{}"}); err != nil {
+		t.Fatal(err)
+	}
+	s.regProc.Kill()
+	s.startRegistry()
+	res, err := s.reg.ListTools(driver(), &registryv1.ListToolsRequest{Workspace: "default"})
+	if err != nil || len(res.GetTools()) != 1 || res.GetTools()[0].GetPresentedName() != "desk_grep" {
+		t.Fatalf("after the restart ListTools = %v, %v", res, err)
+	}
+	// Withdraw the tool. Only a view fed by a fresh watch stream can know:
+	// a stale view would still accept the invoke.
+	if _, err := s.reg.Advertise(asHost, &registryv1.AdvertiseRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, func() bool {
+		_, err := s.mb.Invoke(driver(), &mailboxv1.InvokeRequest{Client: "desk", Tool: "grep", Input: "{}"})
+		return status.Convert(err).Message() == `client "desk" advertises no tool "grep" right now`
+	})
+}
+
+// The mailbox restarts: a driver waiting on it gets a clear error at once,
+// not a hang; handles from before answer the absent sentence (which names
+// the restart); hosts follow again by themselves and calls work again.
+func TestMailboxRestart(t *testing.T) {
+	t.Parallel()
+	s := newSplit(t)
+	s.host("laptop", `[{"name":"slow","description":"","input_schema":{"type":"object"},"command":["sleep","30"]},
+		{"name":"echo","description":"","input_schema":{"type":"object"},"command":["cat"]}]`)
+	s.waitPresent("laptop")
+	before, err := s.mb.Invoke(driver(), &mailboxv1.InvokeRequest{Client: "laptop", Tool: "slow", Input: "{}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(driver(), 60*time.Second)
+		defer cancel()
+		_, err := s.mb.Call(ctx, &mailboxv1.CallRequest{Client: "laptop", Tool: "slow", Input: "{}"})
+		waiting <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // let the call reach the mailbox
+	s.mbProc.Kill()
+	select {
+	case err := <-waiting:
+		if status.Code(err) != codes.Unavailable {
+			t.Fatalf("the waiting driver got %v; want UNAVAILABLE", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiting driver hung after the mailbox died")
+	}
+	s.startMailbox()
+	_, err = s.mb.Capture(driver(), &mailboxv1.CaptureRequest{Invocation: before.GetInvocation()})
+	if status.Code(err) != codes.NotFound || status.Convert(err).Message() != absent(before.GetInvocation()) {
+		t.Fatalf("a handle from before the restart: %v", err)
+	}
+	s.waitPresent("laptop") // the host followed again by itself
+	eventually(t, 20*time.Second, func() bool {
+		ctx, cancel := context.WithTimeout(driver(), 10*time.Second)
+		defer cancel()
+		res, err := s.mb.Call(ctx, &mailboxv1.CallRequest{Client: "laptop", Tool: "echo", Input: `{"after":1}`})
+		return err == nil && res.GetCapture().GetStdout() == `{"after":1}`
+	})
+}
+
+// With the mailbox stopped, HTTP clients of the gateway get 503 with a
+// sentence quickly; once it is back, the gateway serves again without a
+// restart of its own.
+func TestGatewayAnswers503WhileTheMailboxIsDownAndRecovers(t *testing.T) {
+	t.Parallel()
+	s := newSplit(t)
+	s.startGateway()
+	asHost := identity.As(context.Background(), identity.Identity{Name: "laptop", Grade: identity.Host})
+	tool := &registryv1.Tool{Name: "echo", Description: "", InputSchema: `{"type":"object"}`}
+	if _, err := s.reg.Advertise(asHost, &registryv1.AdvertiseRequest{Tools: []*registryv1.Tool{tool}, Session: proto.String("x")}); err != nil {
+		t.Fatal(err)
+	}
+	invoke := func() (int, string, error) {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+s.httpAddr+"/v1/act",
+			bytes.NewBufferString(`{"op":"invoke","client":"laptop","tool":"echo","input":{}}`))
+		req.Header.Set("Switchboard-Identity", "driver")
+		client := &http.Client{Timeout: 30 * time.Second}
+		res, err := client.Do(req)
+		if err != nil {
+			return 0, "", err
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b), nil
+	}
+	eventually(t, 20*time.Second, func() bool { code, _, err := invoke(); return err == nil && code == http.StatusOK })
+
+	s.mbProc.Kill()
+	start := time.Now()
+	code, body, err := invoke()
+	if err != nil || code != http.StatusServiceUnavailable || !strings.HasPrefix(body, `{"ok":false,"error":"`) {
+		t.Fatalf("with the mailbox down: %d %s %v; want 503 and the envelope", code, body, err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("the 503 took %v", took)
+	}
+	s.startMailbox()
+	eventually(t, 20*time.Second, func() bool { code, _, err := invoke(); return err == nil && code == http.StatusOK })
+
+}
