@@ -13,7 +13,7 @@ CMDS := ./cli/cmd/switchboard ./services/registry/cmd/registry ./services/mailbo
 # Where `make run` keeps the registry's store (git-ignored).
 DATA ?= .data
 
-.PHONY: help tools generate check-generate lint build test test-short run bench soak images clean
+.PHONY: help tools generate check-generate lint build test run bench soak images clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -53,6 +53,14 @@ run: build ## run the whole suite in one process: gRPC on 127.0.0.1:7737, HTTP o
 
 bench: build tools ## measure the suite against its floors; writes bench/results.json
 	go run ./bench -out bench/results.json
+
+images: ## build the container image (needs a Docker engine)
+	docker build -t switchboard:dev .
+
+SOAK ?= 2m
+soak: build tools ## the long forms: load for $(SOAK) (SOAK=10m make soak) and the fault tests five times over
+	SWITCHBOARD_SOAK=$(SOAK) go test -race -count=1 -timeout 60m -v -run TestDriversAndHostsLoseNothing ./tests/soak/
+	go test -race -count=5 -timeout 60m ./tests/faults/
 
 clean: ## remove bin/ and the dev data dir
 	rm -rf $(BIN) .data

@@ -6,7 +6,7 @@ import (
 	"flag"
 	"io"
 
-	"github.com/switchboard-run/switchboard/cli/internal/dev"
+	"github.com/switchboard-run/switchboard/cli/dev"
 	"github.com/switchboard-run/switchboard/kit/config"
 	"github.com/switchboard-run/switchboard/kit/logging"
 	"github.com/switchboard-run/switchboard/services/bridge"

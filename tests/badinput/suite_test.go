@@ -1,0 +1,128 @@
+// Package badinput sends every kind of bad input of docs/bad-input.md to
+// the embedded suite (real gRPC and HTTP listeners, a real tool host) and
+// checks the answer and that the suite stays healthy.
+package badinput
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/switchboard-run/switchboard/cli/dev"
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/grpcclient"
+	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/services/mailbox"
+)
+
+// suite is `switchboard dev` in process, with a tool host serving
+// badTools as the client "box".
+type suite struct {
+	grpcAddr, httpBase string
+	conn               *grpc.ClientConn
+	reg                registryv1.RegistryServiceClient
+	mb                 mailboxv1.MailboxServiceClient
+}
+
+const badTools = `[
+ {"name":"echo","description":"","input_schema":{"type":"object"},"command":["cat"]},
+ {"name":"flood","description":"","input_schema":{"type":"object"},"command":["head","-c","209715200","/dev/zero"]},
+ {"name":"binary","description":"","input_schema":{"type":"object"},"command":["printf","ok\\377\\376!"]}
+]`
+
+func newSuite(t *testing.T) *suite {
+	t.Helper()
+	dir := t.TempDir()
+	tools := filepath.Join(dir, "tools.json")
+	if err := os.WriteFile(tools, []byte(badTools), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	type addrs struct{ grpc, http string }
+	ready := make(chan addrs, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- dev.Run(ctx, dev.Options{GRPC: "127.0.0.1:0", HTTP: "127.0.0.1:0", DataDir: filepath.Join(dir, "data"),
+			ToolsFile: tools, ToolsClient: "box", Log: logging.Discard(),
+			Mailbox: mailbox.Config{TTL: time.Hour, MaxQueued: 1000, MaxSlots: 10_000, MaxCaptureBytes: 4 << 20},
+			Ready:   func(g, h string) { ready <- addrs{g, h} }})
+	}()
+	var a addrs
+	select {
+	case a = <-ready:
+	case err := <-done:
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("the suite stopped with %v", err)
+		}
+	})
+	conn, err := grpcclient.Dial(a.grpc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	s := &suite{grpcAddr: a.grpc, httpBase: "http://" + a.http, conn: conn,
+		reg: registryv1.NewRegistryServiceClient(conn), mb: mailboxv1.NewMailboxServiceClient(conn)}
+	deadline := time.Now().Add(20 * time.Second)
+	for { // the host connects
+		res, err := s.reg.GetClient(as("op", identity.Operator), &registryv1.GetClientRequest{Client: "box"})
+		if err == nil && res.GetRow().GetPresent() {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the tool host never connected: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func as(name string, grade identity.Grade) context.Context {
+	return identity.As(context.Background(), identity.Identity{Name: name, Grade: grade})
+}
+
+// act posts body to /v1/act as who ("" for no identity header).
+func (s *suite) act(t *testing.T, who, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, s.httpBase+"/v1/act", bytes.NewBufferString(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if who != "" {
+		req.Header.Set("Switchboard-Identity", who)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+// healthy checks that the suite still answers: health, and a real call.
+func (s *suite) healthy(t *testing.T) {
+	t.Helper()
+	res, err := http.Get(s.httpBase + "/healthz")
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("/healthz after the bad input: %v %v", res, err)
+	}
+	res.Body.Close()
+	ctx, cancel := context.WithTimeout(as("driver", identity.Operator), 10*time.Second)
+	defer cancel()
+	c, err := s.mb.Call(ctx, &mailboxv1.CallRequest{Client: "box", Tool: "echo", Input: `{"still":"here"}`})
+	if err != nil || c.GetCapture().GetStdout() != `{"still":"here"}` {
+		t.Fatalf("a normal call after the bad input: %v %v", c, err)
+	}
+}

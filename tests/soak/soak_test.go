@@ -1,0 +1,182 @@
+// Package soak runs many drivers against many hosts for a bounded time and
+// checks that nothing is lost and nothing is left behind.
+package soak
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/switchboard-run/switchboard/cli/dev"
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/kit/grpcclient"
+	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/services/mailbox"
+)
+
+// duration is 10 s in `make test`; `make soak` sets SWITCHBOARD_SOAK.
+func duration(t *testing.T) time.Duration {
+	if v := os.Getenv("SWITCHBOARD_SOAK"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("SWITCHBOARD_SOAK=%q: %v", v, err)
+		}
+		return d
+	}
+	return 10 * time.Second
+}
+
+// TestDriversAndHostsLoseNothing runs the embedded suite in process with M
+// hosts on Follow streams and N drivers calling as fast as they can. Every
+// call must come back with its own input as the capture, or with an
+// explicit refusal; after the drain the mailbox holds nothing, and the
+// goroutine count and heap are back where they were.
+func TestDriversAndHostsLoseNothing(t *testing.T) {
+	const drivers, hosts = 32, 8
+	ctx, stop := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	suiteDone := make(chan error, 1)
+	go func() {
+		suiteDone <- dev.Run(ctx, dev.Options{GRPC: "127.0.0.1:0", HTTP: "127.0.0.1:0", DataDir: t.TempDir(),
+			Mailbox: mailbox.Config{TTL: time.Hour, MaxQueued: 10_000, MaxSlots: 1_000_000, MaxCaptureBytes: 1 << 20},
+			Log:     logging.Discard(), Ready: func(grpcAddr, _ string) { ready <- grpcAddr }})
+	}()
+	var addr string
+	select {
+	case addr = <-ready:
+	case err := <-suiteDone:
+		t.Fatal(err)
+	}
+	conn, err := grpcclient.Dial(addr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, mb := registryv1.NewRegistryServiceClient(conn), mailboxv1.NewMailboxServiceClient(conn)
+
+	runtime.GC()
+	baseGoroutines := runtime.NumGoroutine()
+	baseHeap := heapInUse()
+
+	hostsCtx, stopHosts := context.WithCancel(context.Background())
+	var hostsWG sync.WaitGroup
+	for i := range hosts {
+		client := fmt.Sprintf("soak-%d", i)
+		if err := serveHost(hostsCtx, &hostsWG, reg, mb, client); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var calls, refusals, lost atomic.Int64
+	var wg sync.WaitGroup
+	end := time.Now().Add(duration(t))
+	dctx := identity.As(context.Background(), identity.Identity{Name: "driver", Grade: identity.Operator})
+	for d := range drivers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; time.Now().Before(end); n++ {
+				input := fmt.Sprintf(`{"d":%d,"n":%d}`, d, n)
+				cctx, cancel := context.WithTimeout(dctx, 30*time.Second)
+				res, err := mb.Call(cctx, &mailboxv1.CallRequest{Client: fmt.Sprintf("soak-%d", (d+n)%hosts), Tool: "echo", Input: input})
+				cancel()
+				switch {
+				case err != nil && status.Code(err) != 0:
+					refusals.Add(1)
+					t.Logf("refused: %v", err)
+				case res.GetCapture().GetStdout() == input:
+					calls.Add(1)
+				default:
+					lost.Add(1)
+					t.Errorf("call %s came back as %v", input, res)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	stopHosts()
+	hostsWG.Wait()
+	t.Logf("%d calls answered, %d refused, %d lost", calls.Load(), refusals.Load(), lost.Load())
+	if lost.Load() != 0 || refusals.Load() != 0 {
+		t.Fatalf("%d lost and %d refused under plain load; want none", lost.Load(), refusals.Load())
+	}
+	if calls.Load() == 0 {
+		t.Fatal("no call was answered")
+	}
+	// Drained: no invocation held, no goroutine or heap left behind.
+	conn.Close()
+	eventually(t, func() bool { return runtime.NumGoroutine() <= baseGoroutines+2 },
+		func() string { return fmt.Sprintf("goroutines %d, were %d", runtime.NumGoroutine(), baseGoroutines) })
+	eventually(t, func() bool { return heapInUse() < baseHeap+8<<20 },
+		func() string { return fmt.Sprintf("heap %d MiB, was %d MiB", heapInUse()>>20, baseHeap>>20) })
+	stop()
+	if err := <-suiteDone; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// serveHost advertises echo for client and answers everything it is handed
+// until ctx ends.
+func serveHost(ctx context.Context, wg *sync.WaitGroup, reg registryv1.RegistryServiceClient, mb mailboxv1.MailboxServiceClient, client string) error {
+	hctx := identity.As(ctx, identity.Identity{Name: client, Grade: identity.Host})
+	session := proto.String("soak-" + client)
+	_, err := reg.Advertise(hctx, &registryv1.AdvertiseRequest{Session: session,
+		Tools: []*registryv1.Tool{{Name: "echo", Description: "", InputSchema: `{"type":"object"}`}}})
+	if err != nil {
+		return err
+	}
+	stream, err := mb.Follow(hctx, &mailboxv1.FollowRequest{Session: session})
+	if err != nil {
+		return err
+	}
+	if _, err := stream.Recv(); err != nil {
+		return err
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		var inner sync.WaitGroup
+		defer inner.Wait()
+		for {
+			ev, err := stream.Recv()
+			if err != nil {
+				return
+			}
+			if inv := ev.GetInvocation(); inv != nil {
+				inner.Add(1)
+				go func() {
+					defer inner.Done()
+					mb.Complete(hctx, &mailboxv1.CompleteRequest{Invocation: inv.GetInvocation(), Capture: capture.New(inv.GetInput(), "", 0)})
+				}()
+			}
+		}
+	}()
+	return nil
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
+}
+
+func eventually(t *testing.T, ok func() bool, say func() string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the drain: %s", say())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
