@@ -1,0 +1,149 @@
+package deploy
+
+import (
+	"encoding/json"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/switchboard-run/switchboard/kit/testkit"
+)
+
+// The files compose mounts must work, not only exist: this serves the
+// example host's tools file and the bridge's mcpServers file through a real
+// suite (`switchboard dev`), with each program path the files name (a path
+// in the image) replaced by the same program built here, and calls a tool
+// of each.
+func TestExampleFilesServeThroughARealSuite(t *testing.T) {
+	t.Parallel()
+	p := loadCompose(t, nil)
+	svcs := services(t, p)
+	bins := imageBinaries(t)
+	local := func(imagePath string) string {
+		t.Helper()
+		b, ok := bins[imagePath]
+		if !ok {
+			t.Fatalf("the examples run %s, which the image does not ship (it ships %v)", imagePath, slices.Sorted(maps.Keys(bins)))
+		}
+		return b.local(t)
+	}
+	source := func(service, flagName string) string {
+		t.Helper()
+		s := svcs[service]
+		m, ok := s.mountAt(s.flags[flagName])
+		if !ok {
+			t.Fatalf("%s --%s=%s is mounted from nowhere", service, flagName, s.flags[flagName])
+		}
+		return m.Source
+	}
+	dir := t.TempDir()
+
+	// The example host's tools, each command's program made local.
+	var tools []map[string]any
+	readJSON(t, source("example-host", "tools"), &tools)
+	for _, tool := range tools {
+		argv, _ := tool["command"].([]any)
+		if len(argv) == 0 {
+			t.Fatalf("tool %v has no command", tool["name"])
+		}
+		argv[0] = local(argv[0].(string))
+	}
+	toolsFile := writeJSON(t, filepath.Join(dir, "tools.json"), tools)
+
+	// The bridge's servers, each stdio command made local.
+	var mcp struct {
+		MCPServers map[string]map[string]any `json:"mcpServers"`
+	}
+	readJSON(t, source("bridge", "mcp-config"), &mcp)
+	for name, srv := range mcp.MCPServers {
+		if cmd, ok := srv["command"].(string); ok {
+			srv["command"] = local(cmd)
+		} else {
+			t.Fatalf("server %s is not a stdio server; the example runs inside the bridge's container", name)
+		}
+	}
+	mcpFile := writeJSON(t, filepath.Join(dir, "mcp.json"), mcp)
+
+	// The host's client name is its certificate's CN in compose: its
+	// service name.
+	host := ""
+	for name, s := range svcs {
+		if s.sub[0] == "host" {
+			host = name
+		}
+	}
+	bin := testkit.Build(t, switchboardPkg)
+	grpcAddr := testkit.FreeAddr(t)
+	testkit.Start(t, bin, "dev", "--grpc", grpcAddr, "--http", testkit.FreeAddr(t),
+		"--data", filepath.Join(dir, "data"), "--mcp-config", mcpFile,
+		"--tools", toolsFile, "--tools-client", host)
+	testkit.WaitHealthy(t, grpcAddr, "", 60*time.Second)
+
+	for _, tc := range []struct {
+		name, tool, input, want string
+	}{
+		{"the example host's echo tool returns its input", host + "_echo", `{"message":"through the compose example"}`, `{"message":"through the compose example"}`},
+		{"the bridge's everything server answers a call", "everything_test_simple_text", `{}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := callUntilAdvertised(t, bin, grpcAddr, tc.tool, tc.input)
+			if tc.want != "" && got != tc.want {
+				t.Errorf("%s printed %q; want %q", tc.tool, got, tc.want)
+			}
+			if got == "" {
+				t.Errorf("%s printed nothing", tc.tool)
+			}
+		})
+	}
+}
+
+// callUntilAdvertised runs `switchboard call` until the tool is advertised
+// (the host and the bridge advertise just after the suite is up) and it
+// answers, failing the test after a bound. Polling is fine here: it is a
+// test waiting for processes to start.
+func callUntilAdvertised(t *testing.T, bin, addr, tool, input string) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		cmd := exec.Command(bin, "call", "--addr", addr, "--as", "compose-test", tool, input)
+		out, err := cmd.Output()
+		if err == nil {
+			return string(out)
+		}
+		if time.Now().After(deadline) {
+			var stderr []byte
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = ee.Stderr
+			}
+			t.Fatalf("switchboard call %s: %v\n%s%s", tool, err, out, stderr)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func readJSON(t *testing.T, file string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+}
+
+func writeJSON(t *testing.T, file string, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
