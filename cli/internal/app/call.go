@@ -53,7 +53,7 @@ func runCall(ctx context.Context, args []string, std IO) int {
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	res, err := registryv1.NewRegistryServiceClient(conn).ResolveTool(conn.Ctx(ctx), &registryv1.ResolveToolRequest{PresentedName: pos[0]})
+	res, err := registryv1.NewRegistryServiceClient(conn.Registry()).ResolveTool(conn.Ctx(ctx), &registryv1.ResolveToolRequest{PresentedName: pos[0]})
 	if err != nil {
 		return fail(std, "call", rpcError(err))
 	}
@@ -61,7 +61,7 @@ func runCall(ctx context.Context, args []string, std IO) int {
 	if *cwd != "" {
 		req.Cwd = proto.String(*cwd)
 	}
-	out, err := mailboxv1.NewMailboxServiceClient(conn).Call(conn.Ctx(ctx), req)
+	out, err := mailboxv1.NewMailboxServiceClient(conn.Mailbox()).Call(conn.Ctx(ctx), req)
 	if err != nil {
 		return fail(std, "call", rpcError(err))
 	}
@@ -95,7 +95,7 @@ func runCapture(ctx context.Context, args []string, std IO) int {
 	if *wait > 0 {
 		req.Wait = durationpb.New(*wait)
 	}
-	out, err := mailboxv1.NewMailboxServiceClient(conn).Capture(conn.Ctx(ctx), req)
+	out, err := mailboxv1.NewMailboxServiceClient(conn.Mailbox()).Capture(conn.Ctx(ctx), req)
 	if err != nil {
 		return fail(std, "capture", rpcError(err))
 	}

@@ -81,7 +81,7 @@ func list(ctx context.Context, args []string, std IO, name string,
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := show(conn.Ctx(ctx), registryv1.NewRegistryServiceClient(conn), *ws, *asJSON); err != nil {
+	if err := show(conn.Ctx(ctx), registryv1.NewRegistryServiceClient(conn.Registry()), *ws, *asJSON); err != nil {
 		return fail(std, name, rpcError(err))
 	}
 	return 0

@@ -37,7 +37,7 @@ func runTokens(ctx context.Context, args []string, std IO) int {
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	reg := registryv1.NewRegistryServiceClient(conn)
+	reg := registryv1.NewRegistryServiceClient(conn.Registry())
 	ctx = conn.Ctx(ctx)
 	switch sub {
 	case "create":

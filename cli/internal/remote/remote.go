@@ -6,6 +6,7 @@ package remote
 
 import (
 	"context"
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"os/user"
@@ -19,15 +20,22 @@ import (
 
 // Flags are a command's connection flags.
 type Flags struct {
-	Addr     string
-	Identity string
-	Files    certs.Files
-	Server   string
+	Addr string
+	// Registry, Mailbox and Bridge override Addr for one service, for a
+	// split deployment where each listens apart.
+	Registry, Mailbox, Bridge string
+	Identity                  string
+	Files                     certs.Files
+	Server                    string
 }
 
-// Register adds --addr, --identity and the --tls-* flags.
+// Register adds --addr, --registry, --mailbox, --bridge, --as and the
+// --tls-* flags.
 func (f *Flags) Register(fs *flag.FlagSet) {
-	fs.StringVar(&f.Addr, "addr", "127.0.0.1:7737", "the suite's gRPC address")
+	fs.StringVar(&f.Addr, "addr", "127.0.0.1:7737", "the suite's gRPC address (switchboard dev serves every service there)")
+	fs.StringVar(&f.Registry, "registry", "", "the registry's gRPC address, when it is not --addr (a split deployment)")
+	fs.StringVar(&f.Mailbox, "mailbox", "", "the mailbox's gRPC address, when it is not --addr")
+	fs.StringVar(&f.Bridge, "bridge", "", "the bridge's gRPC address, when it is not --addr")
 	fs.StringVar(&f.Identity, "as", defaultIdentity(), "the identity to call as in dev mode (sent as the switchboard-identity header)")
 	fs.StringVar(&f.Files.CA, "tls-ca", "", "PEM file of the suite's CA (mutual TLS instead of dev mode)")
 	fs.StringVar(&f.Files.Cert, "tls-cert", "", "PEM file of your certificate")
@@ -42,34 +50,86 @@ func defaultIdentity() string {
 	return "me"
 }
 
-// Conn is a connection and the way to call on it.
+// Conn is the connections to the suite and the way to call on them.
 type Conn struct {
-	*grpc.ClientConn
-	dev bool
-	id  identity.Identity
+	*grpc.ClientConn // to --addr
+	byAddr           map[string]*grpc.ClientConn
+	flags            *Flags
+	tls              *tls.Config
+	dev              bool
+	id               identity.Identity
 }
 
-// Dial connects as the flags say.
+// Dial connects as the flags say. Connections are lazy: a service's own
+// address is dialed on first use.
 func (f *Flags) Dial() (*Conn, error) {
+	c := &Conn{byAddr: map[string]*grpc.ClientConn{}, flags: f}
 	if f.Files.Empty() {
 		if err := identity.CheckName(f.Identity); err != nil {
 			return nil, fmt.Errorf("--as: %w", err)
 		}
-		cc, err := grpcclient.Dial(f.Addr, nil)
-		if err != nil {
+		c.dev, c.id = true, identity.Identity{Name: f.Identity, Grade: identity.Operator}
+	} else {
+		var err error
+		if c.tls, err = f.Files.ClientConfig(f.Server); err != nil {
 			return nil, err
 		}
-		return &Conn{ClientConn: cc, dev: true, id: identity.Identity{Name: f.Identity, Grade: identity.Operator}}, nil
 	}
-	tlsCfg, err := f.Files.ClientConfig(f.Server)
+	cc, err := c.to(f.Addr)
 	if err != nil {
 		return nil, err
 	}
-	cc, err := grpcclient.Dial(f.Addr, tlsCfg)
+	c.ClientConn = cc
+	return c, nil
+}
+
+func (c *Conn) to(addr string) (*grpc.ClientConn, error) {
+	if cc := c.byAddr[addr]; cc != nil {
+		return cc, nil
+	}
+	cc, err := grpcclient.Dial(addr, c.tls)
 	if err != nil {
 		return nil, err
 	}
-	return &Conn{ClientConn: cc}, nil
+	c.byAddr[addr] = cc
+	return cc, nil
+}
+
+func (c *Conn) service(addr string) grpc.ClientConnInterface {
+	if addr == "" {
+		return c.ClientConn
+	}
+	cc, err := c.to(addr)
+	if err != nil { // grpc.NewClient fails only on a malformed target
+		return failing{err}
+	}
+	return cc
+}
+
+// Registry is the connection to the registry.
+func (c *Conn) Registry() grpc.ClientConnInterface { return c.service(c.flags.Registry) }
+
+// Mailbox is the connection to the mailbox.
+func (c *Conn) Mailbox() grpc.ClientConnInterface { return c.service(c.flags.Mailbox) }
+
+// Bridge is the connection to the bridge.
+func (c *Conn) Bridge() grpc.ClientConnInterface { return c.service(c.flags.Bridge) }
+
+// Close closes every connection.
+func (c *Conn) Close() error {
+	for _, cc := range c.byAddr {
+		cc.Close()
+	}
+	return nil
+}
+
+// failing is a connection whose every call fails with the dial error.
+type failing struct{ err error }
+
+func (f failing) Invoke(context.Context, string, any, any, ...grpc.CallOption) error { return f.err }
+
+func (f failing) NewStream(context.Context, *grpc.StreamDesc, string, ...grpc.CallOption) (grpc.ClientStream, error) {
+	return nil, f.err
 }
 
 // Ctx returns ctx carrying the caller's identity for the dev suite; with

@@ -1,0 +1,177 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/grpcclient"
+	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/testkit"
+)
+
+const module = "github.com/switchboard-run/switchboard/"
+
+const tools = `[
+ {"name":"echo","description":"","input_schema":{"type":"object"},"command":["cat"]},
+ {"name":"three","description":"","input_schema":{"type":"object"},"command":["sh","-c","echo out; echo err >&2; exit 3"]},
+ {"name":"sleepy","description":"","input_schema":{"type":"object"},"command":["sleep","30"]},
+ {"name":"here","description":"","input_schema":{"type":"object"},"command":["pwd"],"subject_cwd":true}
+]`
+
+// run runs the switchboard binary and returns stdout, stderr and the exit
+// code.
+func run(t *testing.T, bin string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return out.String(), errb.String(), 0
+	case errors.As(err, &exit):
+		return out.String(), errb.String(), exit.ExitCode()
+	}
+	t.Fatalf("%v: %v", args, err)
+	return "", "", 0
+}
+
+// TestCallPassesTheCaptureThrough runs `switchboard dev` and a real tool
+// host (`switchboard host` with a short deadline) as processes, and checks
+// what `switchboard call` prints and exits with.
+func TestCallPassesTheCaptureThrough(t *testing.T) {
+	t.Parallel()
+	bin := testkit.Build(t, module+"cli/cmd/switchboard")
+	dir := t.TempDir()
+	toolsFile := filepath.Join(dir, "tools.json")
+	if err := os.WriteFile(toolsFile, []byte(tools), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	grpcAddr := testkit.FreeAddr(t)
+	testkit.Start(t, bin, "dev", "--grpc", grpcAddr, "--http", testkit.FreeAddr(t), "--data", filepath.Join(dir, "data"))
+	testkit.WaitHealthy(t, grpcAddr, "switchboard.mailbox.v1.MailboxService", 20*time.Second)
+	addr := "--addr=" + grpcAddr
+
+	if _, stderr, code := run(t, bin, "call", addr, "--timeout", "1s", "nohost_echo", "{}"); code != 1 || !strings.Contains(stderr, `no tool is presented as "nohost_echo"`) {
+		t.Fatalf("an unknown presented name: exit %d, %q", code, stderr)
+	}
+	// A tool the host does not have: advertised as box by hand and invoked
+	// while no host reads; then the host starts with a file lacking it, and
+	// is handed the queued invocation.
+	gone := queueForAGoneTool(t, grpcAddr)
+	testkit.Start(t, bin, "host", "--dev", "--client", "box", "--tools", toolsFile, "--deadline", "1s", "--registry", grpcAddr, "--mailbox", grpcAddr)
+	waitFor(t, func() bool {
+		out, _, _ := run(t, bin, "clients", addr)
+		return strings.Contains(out, "box") && strings.Contains(out, "true")
+	})
+	if _, stderr, code := run(t, bin, "capture", addr, gone, "--wait", "20s"); code != 127 || !strings.Contains(stderr, `tool "gone" is not in this host's tools file`) {
+		t.Fatalf("an unknown tool at the host: exit %d, %q; want 127", code, stderr)
+	}
+
+	tests := []struct {
+		name           string
+		args           []string
+		stdout, stderr string
+		code           int
+	}{
+		{"stdout and the exit code pass through", []string{"box_echo", `{"a":[1,null]}`}, `{"a":[1,null]}`, "", 0},
+		{"a non-zero exit code passes through with stdout and stderr", []string{"box_three"}, "out\n", "err\n", 3},
+		{"a tool past the host's deadline is 124", []string{"box_sleepy"}, "", "ran past its deadline of 1s", 124},
+		{"a cwd for a tool without subject_cwd is refused", []string{"box_echo", "{}", "--cwd", "/"}, "", "does not take a cwd", 1},
+		{"a subject_cwd tool runs in the cwd", []string{"box_here", "{}", "--cwd", "/"}, "/\n", "", 0},
+		{"input that is not JSON is refused before it is sent", []string{"box_echo", "{nope"}, "", "the input is not valid JSON", 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			start := time.Now()
+			out, errOut, code := run(t, bin, append([]string{"call", addr}, tt.args...)...)
+			if code != tt.code || out != tt.stdout || !strings.Contains(errOut, tt.stderr) {
+				t.Fatalf("exit %d stdout %q stderr %q\nwant exit %d stdout %q stderr containing %q", code, out, errOut, tt.code, tt.stdout, tt.stderr)
+			}
+			if tt.code == 124 && time.Since(start) > 15*time.Second {
+				t.Fatalf("the deadline of 1s took %v to answer", time.Since(start))
+			}
+		})
+	}
+}
+
+func waitFor(t *testing.T, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached within 20s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// queueForAGoneTool advertises box_gone and invokes it with no host
+// reading, returning the handle.
+func queueForAGoneTool(t *testing.T, addr string) string {
+	t.Helper()
+	cc, err := grpcclient.Dial(addr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	box := identity.As(context.Background(), identity.Identity{Name: "box", Grade: identity.Host})
+	_, err = registryv1.NewRegistryServiceClient(cc).Advertise(box, &registryv1.AdvertiseRequest{
+		Tools: []*registryv1.Tool{{Name: "gone", Description: "", InputSchema: `{"type":"object"}`}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	me := identity.As(context.Background(), identity.Identity{Name: defaultAs(), Grade: identity.Operator})
+	res, err := mailboxv1.NewMailboxServiceClient(cc).Invoke(me, &mailboxv1.InvokeRequest{Client: "box", Tool: "gone", Input: "{}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.GetInvocation()
+}
+
+// defaultAs is the identity the CLI calls as when --as is not given.
+func defaultAs() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return "me"
+}
+
+// TestCallAgainstASplitDeployment points the CLI at a registry and a
+// mailbox that listen apart, as in the compose deployment.
+func TestCallAgainstASplitDeployment(t *testing.T) {
+	t.Parallel()
+	bin := testkit.Build(t, module+"cli/cmd/switchboard")
+	dir := t.TempDir()
+	toolsFile := filepath.Join(dir, "tools.json")
+	if err := os.WriteFile(toolsFile, []byte(tools), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reg, mb := testkit.FreeAddr(t), testkit.FreeAddr(t)
+	testkit.Start(t, bin, "registry", "--dev", "--listen", reg, "--data-dir", filepath.Join(dir, "data"))
+	testkit.WaitHealthy(t, reg, "", 20*time.Second)
+	testkit.Start(t, bin, "mailbox", "--dev", "--listen", mb, "--registry", reg)
+	testkit.WaitHealthy(t, mb, "", 20*time.Second)
+	testkit.Start(t, bin, "host", "--dev", "--client", "box", "--tools", toolsFile, "--registry", reg, "--mailbox", mb)
+	split := []string{"--registry", reg, "--mailbox", mb}
+	waitFor(t, func() bool {
+		out, _, _ := run(t, bin, append([]string{"tools"}, split...)...)
+		return strings.Contains(out, "box_echo")
+	})
+	out, errOut, code := run(t, bin, append([]string{"call", "box_echo", `{"split":true}`}, split...)...)
+	if code != 0 || out != `{"split":true}` {
+		t.Fatalf("exit %d stdout %q stderr %q", code, out, errOut)
+	}
+}
