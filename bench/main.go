@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
+	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 )
@@ -53,7 +55,8 @@ func run(ctx context.Context, r *report) error {
 	}
 	defer os.RemoveAll(dir)
 	fmt.Fprintln(os.Stderr, "building the suite…")
-	bins, err := binaries(dir, "services/registry/cmd/registry", "services/mailbox/cmd/mailbox")
+	bins, err := binaries(dir, "services/registry/cmd/registry", "services/mailbox/cmd/mailbox",
+		"services/bridge/cmd/bridge", "services/gateway/cmd/gateway")
 	if err != nil {
 		return err
 	}
@@ -68,7 +71,14 @@ func run(ctx context.Context, r *report) error {
 		}
 	}()
 	addr := map[string]string{}
-	for _, n := range []string{"registry", "mailbox", "echo"} {
+	everything, err := filepath.Abs("bin/everything-server")
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(everything); err != nil {
+		return fmt.Errorf("%s is missing: run make tools (make bench does)", everything)
+	}
+	for _, n := range []string{"registry", "mailbox", "bridge", "gateway", "echo"} {
 		if addr[n], err = freeAddr(); err != nil {
 			return err
 		}
@@ -98,6 +108,23 @@ func run(ctx context.Context, r *report) error {
 		return err
 	}
 	defer mbConn.Close()
+	brProc, err := launch("bridge", bins["bridge"], "--dev", "--listen", addr["bridge"], "--registry", addr["registry"], "--mailbox", addr["mailbox"], "--log-level", "warn")
+	if err != nil {
+		return err
+	}
+	brConn, err := healthy(ctx, addr["bridge"], "switchboard.bridge.v1.BridgeService")
+	if err != nil {
+		return err
+	}
+	defer brConn.Close()
+	gwProc, err := launch("gateway", bins["gateway"], "--dev", "--listen", addr["gateway"], "--registry", addr["registry"],
+		"--mailbox", addr["mailbox"], "--bridge", addr["bridge"], "--log-level", "warn")
+	if err != nil {
+		return err
+	}
+	if err := httpHealthy(ctx, "http://"+addr["gateway"]); err != nil {
+		return err
+	}
 	if _, err := launch("echo", self, "-serve-echo", addr["echo"]); err != nil {
 		return err
 	}
@@ -108,7 +135,7 @@ func run(ctx context.Context, r *report) error {
 	defer echoConn.Close()
 
 	time.Sleep(time.Second) // let the services settle before reading idle RSS
-	for _, p := range []*proc{regProc, mbProc} {
+	for _, p := range []*proc{regProc, mbProc, brProc, gwProc} {
 		n, err := p.rss()
 		if err != nil {
 			return err
@@ -122,6 +149,10 @@ func run(ctx context.Context, r *report) error {
 		run  func() error
 	}{
 		{"echo floor and mailbox round trip", func() error { return floorAndMailbox(ctx, r, s, echoConn) }},
+		{"the gateway round trip", func() error { return gatewayRoundTrip(ctx, r, s, "http://"+addr["gateway"]) }},
+		{"an MCP call, direct and through the suite", func() error {
+			return mcpCall(ctx, r, s, bridgev1.NewBridgeServiceClient(brConn), everything)
+		}},
 		{"1,000 parked hosts", func() error { return parked(ctx, r, s) }},
 		{"bytes per queued invocation", func() error { return queuedBytes(ctx, r, s) }},
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -105,6 +106,27 @@ func healthy(ctx context.Context, addr, service string) (*grpc.ClientConn, error
 		case <-ctx.Done():
 			cc.Close()
 			return nil, fmt.Errorf("%s never served %q: %v", addr, service, err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// httpHealthy waits until the gateway at base answers /healthz with 200.
+func httpHealthy(ctx context.Context, base string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/healthz", nil)
+		res, err := http.DefaultClient.Do(req)
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s/healthz never answered 200: %v", base, err)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/identity"
+)
+
+// mcpCall measures a trivial tool call (test_simple_text) on the Go SDK's
+// conformance server over stdio, made directly with the SDK and made
+// through the suite (mailbox Call → the bridge → the same server).
+func mcpCall(ctx context.Context, r *report, s *suite, bridge bridgev1.BridgeServiceClient, server string) error {
+	client := mcp.NewClient(&mcp.Implementation{Name: "switchboard-bench", Version: "1"}, nil)
+	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(server)}, nil)
+	if err != nil {
+		return fmt.Errorf("connecting to %s: %w", server, err)
+	}
+	defer session.Close()
+	direct, err := sample(ctx, r.warm, r.samples, func(ctx context.Context) error {
+		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "test_simple_text", Arguments: map[string]any{}})
+		if err == nil && res.IsError {
+			err = fmt.Errorf("test_simple_text answered isError")
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("direct SDK call: %w", err)
+	}
+
+	octx := identity.As(ctx, identity.Identity{Name: "bench-operator", Grade: identity.Operator})
+	_, err = bridge.Mount(octx, &bridgev1.MountRequest{Client: "conformance", Config: &bridgev1.ServerConfig{
+		Transport: &bridgev1.ServerConfig_Stdio{Stdio: &bridgev1.StdioTransport{Command: server}}}})
+	if err != nil {
+		return fmt.Errorf("mounting %s: %w", server, err)
+	}
+	dctx := identity.As(ctx, driver)
+	through, err := sample(dctx, r.warm, r.samples, func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		res, err := s.mb.Call(ctx, &mailboxv1.CallRequest{Client: "conformance", Tool: "test_simple_text", Input: `{}`})
+		if err == nil && res.GetCapture().GetExitCode() != 0 {
+			err = fmt.Errorf("capture %v", res.GetCapture())
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("call through the suite: %w", err)
+	}
+	r.latency("mcp_direct", direct)
+	r.latency("mcp_through_suite", through)
+	r.ratio("mcp_ratio", through.p50(), direct.p50(), 3, true)
+	r.plain("mcp_through_suite_p50_under_1ms", map[bool]float64{true: 1, false: 0}[through.p50() < time.Millisecond])
+	return nil
+}
