@@ -17,7 +17,21 @@ import (
 func BenchmarkCallThroughTheSuite(b *testing.B) {
 	s := newSuite(b, timing{})
 	s.mount(b, "conf", stdioServer(testkit.Tool(b, "everything-server")))
-	req := &mailboxv1.CallRequest{Client: "conf", Tool: "test_simple_text", Input: `{}`}
+	benchCalls(b, s, &mailboxv1.CallRequest{Client: "conf", Tool: "test_simple_text", Input: `{}`})
+}
+
+// BenchmarkPluginCallThroughTheSuite is the same path to the example
+// notebook, a plugin backend over JSON lines, which takes one call at a
+// time.
+func BenchmarkPluginCallThroughTheSuite(b *testing.B) {
+	s := newSuite(b, timing{})
+	s.mount(b, "notes", notebook(b))
+	benchCalls(b, s, &mailboxv1.CallRequest{Client: "notes", Tool: "list", Input: `{}`})
+}
+
+// benchCalls makes req one call after another and reports the latency's
+// median and 99th percentile.
+func benchCalls(b *testing.B, s *suite, req *mailboxv1.CallRequest) {
 	ctx, cancel := context.WithTimeout(driver, time.Hour)
 	defer cancel()
 	lat := make([]time.Duration, 0, b.N)

@@ -98,7 +98,13 @@ func TestAServerThatExitsAtOnceFailsAfterTheCrashLimit(t *testing.T) {
 	if st.GetState() == bridgev1.State_STATE_RUNNING {
 		t.Fatalf("a server that exits at once is running: %v", st)
 	}
-	row := s.awaitState(t, "flaky", bridgev1.State_STATE_FAILED)
+	s.awaitState(t, "flaky", bridgev1.State_STATE_FAILED)
+	// The state changes a moment before the fault that says why is kept.
+	var row *bridgev1.ServerStatus
+	await(t, "the failure recorded", func() bool {
+		row = s.row(t, "flaky")
+		return strings.HasPrefix(row.GetLastFault(), "failed after")
+	})
 	if row.GetRestarts() != 2 {
 		t.Errorf("restarts = %d, want 2 (3 starts)", row.GetRestarts())
 	}

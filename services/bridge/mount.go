@@ -11,6 +11,7 @@ import (
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/services/bridge/internal/plugin"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/results"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/ring"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/supervise"
@@ -28,9 +29,9 @@ const (
 	peerDeadline = 10 * time.Second
 )
 
-// mount is one mounted server: its supervisor, its current session, and what
-// ListServers shows of it. Its runs are sequential; each run serves the
-// mailbox through one Follow stream.
+// mount is one mounted server: its supervisor, its current session (or
+// plugin backend), and what ListServers shows of it. Its runs are
+// sequential; each run serves the mailbox through one Follow stream.
 type mount struct {
 	client  string
 	cfg     *bridgev1.ServerConfig
@@ -56,6 +57,8 @@ type mount struct {
 
 	mu         sync.Mutex
 	sess       *upstream.Session // nil while not running
+	backend    *plugin.Backend   // nil while not running
+	starts     int               // runs started, for a plugin's init.restart
 	info       upstream.Info
 	set        *toolset.Set
 	advertised int // tools in the last advertisement the registry took
@@ -128,8 +131,12 @@ func (m *mount) as(ctx context.Context) context.Context {
 	return identity.As(ctx, identity.Identity{Name: m.client, Grade: identity.Host})
 }
 
-// start is the supervisor's StartFunc: one session, and serving it.
+// start is the supervisor's StartFunc: one session (or plugin backend), and
+// serving it.
 func (m *mount) start(ctx context.Context) (supervise.Run, error) {
+	if m.cfg.GetPlugin() != nil {
+		return m.startPlugin(ctx)
+	}
 	octx, cancel := context.WithTimeout(ctx, m.timing.open)
 	defer cancel()
 	sess, err := upstream.Open(octx, m.cfg, upstream.Options{
@@ -148,19 +155,24 @@ func (m *mount) start(ctx context.Context) (supervise.Run, error) {
 	m.sess, m.info = sess, sess.Info()
 	m.mu.Unlock()
 	m.setTools(sess.Tools())
-	runCtx, stopServing := context.WithCancel(ctx)
-	r := &run{m: m, sess: sess, ctx: ctx, stopServing: stopServing, followed: make(chan struct{})}
-	go func() {
-		defer close(r.followed)
-		m.follow(runCtx, sess)
-	}()
-	return r, nil
+	return m.serveRun(ctx, mcpHost{Session: sess, m: m}), nil
 }
 
-// run is one started session being served.
+// serveRun serves h's invocations from the mailbox until the run ends.
+func (m *mount) serveRun(ctx context.Context, h host) *run {
+	runCtx, stopServing := context.WithCancel(ctx)
+	r := &run{m: m, h: h, ctx: ctx, stopServing: stopServing, followed: make(chan struct{})}
+	go func() {
+		defer close(r.followed)
+		m.follow(runCtx, h)
+	}()
+	return r
+}
+
+// run is one started session (or backend) being served.
 type run struct {
 	m           *mount
-	sess        *upstream.Session
+	h           host
 	ctx         context.Context
 	stopServing context.CancelFunc
 	followed    chan struct{} // closed when the follow loop has ended
@@ -171,8 +183,8 @@ type run struct {
 func (r *run) Wait() error {
 	var err error
 	select {
-	case <-r.sess.Done():
-		err = r.sess.Err()
+	case <-r.h.Done():
+		err = r.h.Err()
 	case <-r.ctx.Done():
 		err = r.ctx.Err()
 	}
@@ -182,9 +194,9 @@ func (r *run) Wait() error {
 	r.stopServing()
 	<-r.followed
 	r.m.wg.Wait()
-	_ = r.sess.Close()
+	_ = r.h.Close()
 	r.m.mu.Lock()
-	r.m.sess = nil
+	r.m.sess, r.m.backend = nil, nil
 	r.m.mu.Unlock()
 	return err
 }
@@ -215,8 +227,10 @@ func (m *mount) fault(s string) {
 }
 
 // setTools builds the advertisement from a listing and advertises it.
-func (m *mount) setTools(listed []*mcp.Tool) {
-	set := toolset.Build(listed, m.tools)
+func (m *mount) setTools(listed []*mcp.Tool) { m.setSet(toolset.Build(listed, m.tools)) }
+
+// setSet advertises set.
+func (m *mount) setSet(set *toolset.Set) {
 	m.mu.Lock()
 	m.set = set
 	m.mu.Unlock()
@@ -230,12 +244,19 @@ func (m *mount) status() *bridgev1.ServerStatus {
 	if m.sess != nil {
 		m.info = m.sess.Info() // a re-initialised HTTP session has a new id
 	}
-	info, set, advertised, inFlight := m.info, m.set, m.advertised, m.inFlight
+	info, set, advertised, inFlight, backend := m.info, m.set, m.advertised, m.inFlight, m.backend
 	m.mu.Unlock()
+	state := st.State
+	if backend != nil {
+		inFlight += backend.InFlight()
+		if state == bridgev1.State_STATE_RUNNING && !backend.Started() {
+			state = bridgev1.State_STATE_IDLE // a lazy backend before its first call
+		}
+	}
 	out := &bridgev1.ServerStatus{
 		Client:          m.client,
 		Transport:       transportName(m.cfg),
-		State:           st.State,
+		State:           state,
 		ProtocolVersion: info.ProtocolVersion,
 		ServerName:      info.ServerName,
 		ServerVersion:   info.ServerVersion,

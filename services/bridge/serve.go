@@ -46,10 +46,10 @@ const (
 
 // follow holds the server's Follow stream while the run lasts, reopening it
 // when it breaks.
-func (m *mount) follow(ctx context.Context, sess *upstream.Session) {
+func (m *mount) follow(ctx context.Context, h host) {
 	backoff := followBackoff
 	for {
-		opened, err := m.followOnce(ctx, sess)
+		opened, err := m.followOnce(ctx, h)
 		if ctx.Err() != nil {
 			return
 		}
@@ -69,7 +69,7 @@ func (m *mount) follow(ctx context.Context, sess *upstream.Session) {
 }
 
 // followOnce opens one Follow stream and serves it until it ends.
-func (m *mount) followOnce(ctx context.Context, sess *upstream.Session) (opened bool, err error) {
+func (m *mount) followOnce(ctx context.Context, h host) (opened bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stream, err := m.peers.mb.Follow(m.as(ctx), &mailboxv1.FollowRequest{Session: &m.session})
@@ -96,17 +96,18 @@ func (m *mount) followOnce(ctx context.Context, sess *upstream.Session) (opened 
 		}
 		switch e := ev.GetEvent().(type) {
 		case *mailboxv1.FollowResponse_Invocation:
-			m.dispatch(ctx, sess, e.Invocation)
+			m.dispatch(ctx, h, e.Invocation)
 		case *mailboxv1.FollowResponse_Cancelled:
 			m.cancelCall(e.Cancelled.GetInvocation())
 		}
 	}
 }
 
-// dispatch runs one invocation in its own goroutine, once a max_in_flight
-// slot is free. Reading the stream never waits for a slot, so a cancel for a
-// running call is seen at once.
-func (m *mount) dispatch(runCtx context.Context, sess *upstream.Session, inv *mailboxv1.Invocation) {
+// dispatch hands one invocation to the host, in the order the stream
+// delivered it, and answers it from a goroutine of its own. Reading the
+// stream never waits for a call, so a cancel for a running call is seen at
+// once.
+func (m *mount) dispatch(runCtx context.Context, h host, inv *mailboxv1.Invocation) {
 	id := inv.GetInvocation()
 	m.mu.Lock()
 	if _, running := m.calls[id]; running {
@@ -122,6 +123,7 @@ func (m *mount) dispatch(runCtx context.Context, sess *upstream.Session, inv *ma
 	m.calls[id] = cancel
 	m.wg.Add(1)
 	m.mu.Unlock()
+	serve := h.accept(runCtx, callCtx, inv)
 	go func() {
 		defer m.wg.Done()
 		defer func() {
@@ -130,22 +132,7 @@ func (m *mount) dispatch(runCtx context.Context, sess *upstream.Session, inv *ma
 			m.mu.Unlock()
 			cancel()
 		}()
-		select {
-		case m.sem <- struct{}{}:
-		case <-callCtx.Done():
-			return
-		case <-runCtx.Done():
-			return // not sent: the mailbox leases it back at the next Follow
-		}
-		m.mu.Lock()
-		m.inFlight++
-		m.mu.Unlock()
-		c, answer := m.serve(callCtx, sess, inv)
-		m.mu.Lock()
-		m.inFlight--
-		m.mu.Unlock()
-		<-m.sem
-		if answer {
+		if c, answer := serve(); answer {
 			m.complete(id, c)
 		}
 	}()

@@ -1,8 +1,9 @@
 // Package bridge is the MCP bridge (DESIGN §5): it mounts MCP servers, over
-// stdio or Streamable HTTP, as tool hosts. Each mounted server is its own
-// client identity: the bridge advertises the server's tools under it, follows
-// its queue on the mailbox, runs its invocations upstream and completes them
-// with captures, and supervises the server with backoff and a crash limit.
+// stdio or Streamable HTTP, and JSON-lines plugin backends (DESIGN §7) as
+// tool hosts. Each mounted server is its own client identity: the bridge
+// advertises the server's tools under it, follows its queue on the mailbox,
+// runs its invocations upstream and completes them with captures, and
+// supervises the server with backoff and a crash limit.
 package bridge
 
 import (
@@ -164,9 +165,6 @@ func (s *Service) replace(client string, cfg *bridgev1.ServerConfig) (*mount, er
 
 // Mount starts hosting a server under a client name (BridgeService.Mount).
 func (s *Service) Mount(ctx context.Context, req *bridgev1.MountRequest) (*bridgev1.MountResponse, error) {
-	if _, ok := req.GetConfig().GetTransport().(*bridgev1.ServerConfig_Plugin); ok {
-		return nil, status.Errorf(codes.Unimplemented, "mount %q: plugin backends are not served by this bridge yet: mount an MCP server (stdio or http)", req.GetClient())
-	}
 	m, err := s.mount(ctx, req.GetClient(), req.GetConfig())
 	switch {
 	case errors.Is(err, errClosed):

@@ -33,8 +33,8 @@ func TestMountRefusals(t *testing.T) {
 			codes.InvalidArgument, `mount "a": url "ftp://h/" is not an http:// or https:// URL with a host`},
 		{"a negative bound", operator, &bridgev1.MountRequest{Client: "a", Config: &bridgev1.ServerConfig{Transport: ok.Transport, MaxTools: -1}},
 			codes.InvalidArgument, `mount "a": max_tools is -1; want 0 (the default) or more`},
-		{"a plugin backend", operator, &bridgev1.MountRequest{Client: "a", Config: &bridgev1.ServerConfig{Transport: &bridgev1.ServerConfig_Plugin{Plugin: &bridgev1.PluginManifest{}}}},
-			codes.Unimplemented, `mount "a": plugin backends are not served by this bridge yet: mount an MCP server (stdio or http)`},
+		{"a plugin manifest without a command", operator, &bridgev1.MountRequest{Client: "a", Config: &bridgev1.ServerConfig{Transport: &bridgev1.ServerConfig_Plugin{Plugin: &bridgev1.PluginManifest{}}}},
+			codes.InvalidArgument, `mount "a": the manifest's command is empty: name the program that runs the backend`},
 		{"a host may not mount", as("laptop", identity.Host), &bridgev1.MountRequest{Client: "a", Config: ok},
 			codes.PermissionDenied, `"laptop" is a host and may not call BridgeService.Mount`},
 	}

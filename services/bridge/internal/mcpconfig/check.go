@@ -9,11 +9,15 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
+	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/jsontext"
+	"github.com/switchboard-run/switchboard/services/bridge/internal/toolset"
 )
 
 // Check refuses a server config the bridge cannot run as given, whether it
 // came from a file or from a Mount call: no transport, an empty command, an
-// unusable URL, environment or header, or a negative bound.
+// unusable URL, environment or header, a plugin manifest that cannot run or
+// be advertised, or a negative bound.
 func Check(cfg *bridgev1.ServerConfig) error {
 	if cfg == nil {
 		return errors.New("no config: say how to reach the server")
@@ -23,15 +27,8 @@ func Check(cfg *bridgev1.ServerConfig) error {
 		if t.Stdio == nil || strings.TrimSpace(t.Stdio.Command) == "" {
 			return errors.New("the command is empty: name the program that runs the server")
 		}
-		for k := range t.Stdio.Env {
-			if k == "" || strings.ContainsAny(k, "=\x00") {
-				return fmt.Errorf("environment variable name %q is not usable: it is empty or holds '=' or NUL", k)
-			}
-		}
-		for k, v := range t.Stdio.Env {
-			if strings.ContainsRune(v, 0) {
-				return fmt.Errorf("environment variable %q holds a NUL byte", k)
-			}
+		if err := checkEnv(t.Stdio.Env); err != nil {
+			return err
 		}
 	case *bridgev1.ServerConfig_Http:
 		if t.Http == nil {
@@ -52,9 +49,14 @@ func Check(cfg *bridgev1.ServerConfig) error {
 			}
 		}
 	case *bridgev1.ServerConfig_Plugin:
-		return errors.New("plugin backends are not served by this bridge yet: mount an MCP server (stdio or http)")
+		if err := checkManifest(t.Plugin); err != nil {
+			return err
+		}
+		if cfg.MaxInFlight > 1 {
+			return fmt.Errorf("max_in_flight is %d, but a plugin backend takes one call at a time: give 0 or 1", cfg.MaxInFlight)
+		}
 	default:
-		return errors.New("no transport: give a command (stdio) or a url (Streamable HTTP)")
+		return errors.New("no transport: give a command (stdio), a url (Streamable HTTP) or a plugin manifest")
 	}
 	for _, n := range []struct {
 		name string
@@ -62,6 +64,85 @@ func Check(cfg *bridgev1.ServerConfig) error {
 	}{{"max_in_flight", cfg.MaxInFlight}, {"max_tools", cfg.MaxTools}, {"crash_limit", cfg.CrashLimit}, {"max_result_chars", cfg.MaxResultChars}} {
 		if n.v < 0 {
 			return fmt.Errorf("%s is %d; want 0 (the default) or more", n.name, n.v)
+		}
+	}
+	return nil
+}
+
+// checkEnv refuses environment variables exec cannot pass.
+func checkEnv(env map[string]string) error {
+	for k := range env {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			return fmt.Errorf("environment variable name %q is not usable: it is empty or holds '=' or NUL", k)
+		}
+	}
+	for k, v := range env {
+		if strings.ContainsRune(v, 0) {
+			return fmt.Errorf("environment variable %q holds a NUL byte", k)
+		}
+	}
+	return nil
+}
+
+// checkManifest refuses a plugin manifest the bridge cannot run or
+// advertise as given: no command, an unusable environment, no tools, a
+// tool the registry would refuse, or a negative line bound.
+func checkManifest(m *bridgev1.PluginManifest) error {
+	if m == nil {
+		return errors.New("the plugin manifest is empty: give the backend's command and tools")
+	}
+	if len(m.Command) == 0 || strings.TrimSpace(m.Command[0]) == "" {
+		return errors.New("the manifest's command is empty: name the program that runs the backend")
+	}
+	for i, a := range m.Command {
+		if strings.ContainsRune(a, 0) {
+			return fmt.Errorf("command[%d] holds a NUL byte", i)
+		}
+	}
+	if strings.ContainsRune(m.Cwd, 0) {
+		return errors.New("the manifest's cwd holds a NUL byte")
+	}
+	if err := checkEnv(m.Env); err != nil {
+		return err
+	}
+	if m.MaxLineBytes < 0 {
+		return fmt.Errorf("max_line_bytes is %d; want 0 (1 MiB) or more", m.MaxLineBytes)
+	}
+	if len(m.Tools) == 0 {
+		return errors.New("the manifest lists no tools: a backend is mounted for the tools it serves")
+	}
+	seen := map[string]bool{}
+	for _, t := range m.Tools {
+		if err := checkTool(t); err != nil {
+			return err
+		}
+		if seen[t.GetName()] {
+			return fmt.Errorf("tool %q is listed twice in the manifest", t.GetName())
+		}
+		seen[t.GetName()] = true
+	}
+	return nil
+}
+
+// checkTool refuses a manifest's tool the registry would refuse.
+func checkTool(t *registryv1.Tool) error {
+	if err := toolset.CheckName(t.GetName()); err != nil {
+		return fmt.Errorf("tool %q: %v", t.GetName(), err)
+	}
+	if t.GetSubjectCwd() {
+		return fmt.Errorf("tool %q: subject_cwd is not supported: a plugin backend is not told a working directory", t.GetName())
+	}
+	if err := toolset.CheckSchema("input schema", t.GetInputSchema()); err != nil {
+		return fmt.Errorf("tool %q: its %v", t.GetName(), err)
+	}
+	if t.OutputSchema != nil {
+		if err := toolset.CheckSchema("output schema", t.GetOutputSchema()); err != nil {
+			return fmt.Errorf("tool %q: its %v", t.GetName(), err)
+		}
+	}
+	if t.Annotations != nil {
+		if err := jsontext.CheckObject("annotations", t.GetAnnotations()); err != nil {
+			return fmt.Errorf("tool %q: its %v", t.GetName(), err)
 		}
 	}
 	return nil

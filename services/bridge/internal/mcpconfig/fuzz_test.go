@@ -1,6 +1,8 @@
 package mcpconfig
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/switchboard-run/switchboard/kit/names"
@@ -21,12 +23,22 @@ func FuzzLoadConfig(f *testing.F) {
 		`{"mcpServers":{}}  `,
 		`[{"mcpServers":{}}]`,
 		`{"mcpServers":{"a":{"headers":{"k":"v\u0000"},"url":"http://h"}}}`,
+		`{"mcpServers":{"notes":{"type":"plugin","manifest":"notebook.json","crashLimit":2}}}`,
+		`{"mcpServers":{"notes":{"manifest":"notebook.json","maxInFlight":3}}}`,
+		`{"mcpServers":{"notes":{"manifest":"notebook.json","env":{"A":"b"}}}}`,
+		`{"mcpServers":{"notes":{"manifest":"missing.json"}}}`,
+		`{"mcpServers":{"notes":{"type":"plugin","command":"x"}}}`,
 		"",
 	} {
 		f.Add([]byte(seed))
 	}
+	// Plugin entries name a manifest relative to the file's directory.
+	dir := f.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "notebook.json"), []byte(notebookManifest), 0o600); err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		servers, err := Parse(data)
+		servers, err := Parse(data, dir)
 		if err != nil {
 			if err.Error() == "" {
 				t.Fatal("a refusal without a sentence")

@@ -1,9 +1,9 @@
 // Package mcpconfig reads the ecosystem's `mcpServers` JSON file (the shape
 // desktop agents use) into the bridge's per-server configs:
 //
-//	{"mcpServers": {"<client>": {"command", "args", "env", "cwd"} | {"url", "headers"}}}
+//	{"mcpServers": {"<client>": {"command", "args", "env", "cwd"} | {"url", "headers"} | {"manifest"}}}
 //
-// with an optional "type" ("stdio", "http" or "streamable-http") and the
+// with an optional "type" ("stdio", "http", "streamable-http" or "plugin") and the
 // bridge's own options in the ecosystem's camelCase: "trust", "allowTools",
 // "denyTools", "maxInFlight", "maxTools", "crashLimit", "maxResultChars".
 //
@@ -11,6 +11,10 @@
 // missing transport is refused with a sentence naming the server and the
 // field, because a server silently mounted differently from what its file
 // says is worse than one not mounted at all.
+//
+// A "manifest" entry is a JSON-lines plugin backend (DESIGN §7): the path of
+// its manifest file (see ParseManifest), relative to the config file's
+// directory; the manifest is read when the config is.
 package mcpconfig
 
 import (
@@ -19,8 +23,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
+	"path/filepath"
 	"strings"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
@@ -32,28 +36,38 @@ const MaxFileBytes = 1 << 20
 
 // Load reads and parses the file at path.
 func Load(path string) (map[string]*bridgev1.ServerConfig, error) {
-	f, err := os.Open(path)
+	data, err := readFile("mcp config", path)
 	if err != nil {
-		return nil, fmt.Errorf("mcp config: %w", err)
+		return nil, err
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("mcp config %s: %w", path, err)
-	}
-	if len(data) > MaxFileBytes {
-		return nil, fmt.Errorf("mcp config %s is larger than %d bytes", path, MaxFileBytes)
-	}
-	servers, err := Parse(data)
+	servers, err := Parse(data, filepath.Dir(path))
 	if err != nil {
 		return nil, fmt.Errorf("mcp config %s: %w", path, err)
 	}
 	return servers, nil
 }
 
+// readFile reads a config file of at most MaxFileBytes; what names it in
+// the sentences.
+func readFile(what, path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", what, path, err)
+	}
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("%s %s is larger than %d bytes", what, path, MaxFileBytes)
+	}
+	return data, nil
+}
+
 // Parse reads an mcpServers document. The result maps each client name to
-// its config.
-func Parse(data []byte) (map[string]*bridgev1.ServerConfig, error) {
+// its config; a plugin entry's relative manifest path starts at dir.
+func Parse(data []byte, dir string) (map[string]*bridgev1.ServerConfig, error) {
 	top, err := object(data, "the file")
 	if err != nil {
 		return nil, err
@@ -75,7 +89,7 @@ func Parse(data []byte) (map[string]*bridgev1.ServerConfig, error) {
 		if err := names.CheckClient(e.key); err != nil {
 			return nil, fmt.Errorf("server %q: %w", e.key, err)
 		}
-		cfg, err := server(e.value)
+		cfg, err := server(e.value, dir)
 		if err != nil {
 			return nil, fmt.Errorf("server %q: %w", e.key, err)
 		}
@@ -93,6 +107,7 @@ type entry struct {
 	Cwd            string            `json:"cwd"`
 	URL            string            `json:"url"`
 	Headers        map[string]string `json:"headers"`
+	Manifest       string            `json:"manifest"`
 	Trust          bool              `json:"trust"`
 	AllowTools     []string          `json:"allowTools"`
 	DenyTools      []string          `json:"denyTools"`
@@ -107,7 +122,7 @@ type entry struct {
 var fieldKinds = map[string]string{
 	"type": "a string", "command": "a string", "args": "an array of strings",
 	"env": "an object of strings", "cwd": "a string", "url": "a string",
-	"headers": "an object of strings", "trust": "true or false",
+	"headers": "an object of strings", "manifest": "a string", "trust": "true or false",
 	"allowTools": "an array of strings", "denyTools": "an array of strings",
 	"maxInFlight": "a whole number", "maxTools": "a whole number",
 	"crashLimit": "a whole number", "maxResultChars": "a whole number",
@@ -118,7 +133,7 @@ var (
 	httpOnly  = []string{"url", "headers"}
 )
 
-func server(raw json.RawMessage) (*bridgev1.ServerConfig, error) {
+func server(raw json.RawMessage, dir string) (*bridgev1.ServerConfig, error) {
 	fields, err := object(raw, "the server's value")
 	if err != nil {
 		return nil, err
@@ -165,7 +180,7 @@ func server(raw json.RawMessage) (*bridgev1.ServerConfig, error) {
 	cfg.MaxTools, _ = wholeNumber(e.MaxTools)
 	cfg.CrashLimit, _ = wholeNumber(e.CrashLimit)
 	cfg.MaxResultChars, _ = wholeNumber(e.MaxResultChars)
-	if err := transport(&e, present, cfg); err != nil {
+	if err := transport(&e, present, dir, cfg); err != nil {
 		return nil, err
 	}
 	if err := Check(cfg); err != nil {
@@ -174,33 +189,24 @@ func server(raw json.RawMessage) (*bridgev1.ServerConfig, error) {
 	return cfg, nil
 }
 
-func isNumberLiteral(raw json.RawMessage) bool {
-	return len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9')
-}
-
-// transport picks stdio or Streamable HTTP, refusing fields of the other.
-func transport(e *entry, present map[string]bool, cfg *bridgev1.ServerConfig) error {
-	isStdio, isHTTP := present["command"], present["url"]
-	switch e.Type {
-	case "":
-	case "stdio":
-		if !isStdio {
-			return errors.New(`type "stdio" needs a "command"`)
-		}
-	case "http", "streamable-http":
-		if !isHTTP {
-			return fmt.Errorf(`type %q needs a "url"`, e.Type)
-		}
-	case "sse":
-		return errors.New(`type "sse" is not supported: the bridge speaks stdio and Streamable HTTP ("http")`)
-	default:
-		return fmt.Errorf(`unknown type %q: want "stdio", "http" or "streamable-http"`, e.Type)
+// transport picks stdio, Streamable HTTP or a plugin backend, refusing
+// fields of the others.
+func transport(e *entry, present map[string]bool, dir string, cfg *bridgev1.ServerConfig) error {
+	if err := typeMatches(e.Type, present); err != nil {
+		return err
 	}
+	isStdio, isHTTP, isPlugin := present["command"], present["url"], present["manifest"]
 	switch {
+	case isPlugin && isStdio:
+		return errors.New(`both "manifest" and "command" are set: a plugin backend's command is in its manifest`)
+	case isPlugin && isHTTP:
+		return errors.New(`both "manifest" and "url" are set: a server is either a plugin backend or a URL to reach`)
 	case isStdio && isHTTP:
 		return errors.New(`both "command" and "url" are set: a server is either a command to run or a URL to reach`)
-	case !isStdio && !isHTTP:
+	case !isStdio && !isHTTP && !isPlugin:
 		return errors.New(`neither "command" nor "url" is set: say how to reach the server`)
+	case isPlugin:
+		return pluginEntry(e, present, dir, cfg)
 	case isStdio:
 		if k := firstPresent(present, httpOnly); k != "" {
 			return fmt.Errorf(`field %q applies to "url" servers, not "command" servers`, k)
@@ -216,6 +222,31 @@ func transport(e *entry, present map[string]bool, cfg *bridgev1.ServerConfig) er
 	return nil
 }
 
+// typeMatches checks an explicit "type" against the fields that say how to
+// reach the server.
+func typeMatches(typ string, present map[string]bool) error {
+	switch typ {
+	case "":
+	case "stdio":
+		if !present["command"] {
+			return errors.New(`type "stdio" needs a "command"`)
+		}
+	case "http", "streamable-http":
+		if !present["url"] {
+			return fmt.Errorf(`type %q needs a "url"`, typ)
+		}
+	case "plugin":
+		if !present["manifest"] {
+			return errors.New(`type "plugin" needs a "manifest"`)
+		}
+	case "sse":
+		return errors.New(`type "sse" is not supported: the bridge speaks stdio and Streamable HTTP ("http")`)
+	default:
+		return fmt.Errorf(`unknown type %q: want "stdio", "http", "streamable-http" or "plugin"`, typ)
+	}
+	return nil
+}
+
 func firstPresent(present map[string]bool, keys []string) string {
 	for _, k := range keys {
 		if present[k] {
@@ -223,72 +254,4 @@ func firstPresent(present map[string]bool, keys []string) string {
 		}
 	}
 	return ""
-}
-
-// wholeNumber reads a count: 0 (the default) up to the int32 range.
-func wholeNumber(n json.Number) (int32, error) {
-	if n == "" {
-		return 0, nil
-	}
-	i, err := n.Int64()
-	if err != nil {
-		return 0, fmt.Errorf("is %s; want a whole number", n)
-	}
-	if i < 0 || i > math.MaxInt32 {
-		return 0, fmt.Errorf("is %d; want 0 (the default) up to %d", i, math.MaxInt32)
-	}
-	return int32(i), nil
-}
-
-// field is one key of a JSON object with its raw value.
-type field struct {
-	key   string
-	value json.RawMessage
-}
-
-// object splits data, which must be exactly one JSON object, into its
-// fields in order, refusing a duplicate key (encoding/json would keep the
-// last one silently). what names the value in the sentences.
-func object(data []byte, what string) ([]field, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, syntaxError(what, err)
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, fmt.Errorf("%s is not a JSON object", what)
-	}
-	var out []field
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, syntaxError(what, err)
-		}
-		key := tok.(string) // inside an object, a token in key position is a string
-		if seen[key] {
-			return nil, fmt.Errorf("%s has the key %q twice", what, key)
-		}
-		seen[key] = true
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, syntaxError(what, err)
-		}
-		out = append(out, field{key, v})
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, syntaxError(what, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("%s has data after its closing brace", what)
-	}
-	return out, nil
-}
-
-// syntaxError says what is wrong with JSON that does not parse.
-func syntaxError(what string, err error) error {
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("%s ends before its JSON is complete", what)
-	}
-	return fmt.Errorf("%s is not valid JSON: %v", what, err)
 }

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
+	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 )
 
 func stdio(cmd string, args ...string) *bridgev1.ServerConfig {
@@ -45,7 +46,7 @@ func TestParseAcceptsTheEcosystemShape(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := Parse([]byte(tt.file))
+			got, err := Parse([]byte(tt.file), t.TempDir())
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
@@ -96,7 +97,7 @@ func TestParseRefusesWithASentence(t *testing.T) {
 		{"a url without a scheme", `{"mcpServers":{"a":{"url":"localhost:3000/mcp"}}}`, `server "a": url "localhost:3000/mcp" is not an http:// or https:// URL with a host`},
 		{"a websocket url", `{"mcpServers":{"a":{"url":"ws://h/mcp"}}}`, `server "a": url "ws://h/mcp" is not an http:// or https:// URL with a host`},
 		{"the sse type", `{"mcpServers":{"a":{"type":"sse","url":"http://h/sse"}}}`, `server "a": type "sse" is not supported: the bridge speaks stdio and Streamable HTTP ("http")`},
-		{"an unknown type", `{"mcpServers":{"a":{"type":"grpc","url":"http://h/"}}}`, `server "a": unknown type "grpc": want "stdio", "http" or "streamable-http"`},
+		{"an unknown type", `{"mcpServers":{"a":{"type":"grpc","url":"http://h/"}}}`, `server "a": unknown type "grpc": want "stdio", "http", "streamable-http" or "plugin"`},
 		{"the stdio type with a url", `{"mcpServers":{"a":{"type":"stdio","url":"http://h/"}}}`, `server "a": type "stdio" needs a "command"`},
 		{"the http type with a command", `{"mcpServers":{"a":{"type":"http","command":"x"}}}`, `server "a": type "http" needs a "url"`},
 		{"an env name with =", `{"mcpServers":{"a":{"command":"x","env":{"A=B":"c"}}}}`, `server "a": environment variable name "A=B" is not usable: it is empty or holds '=' or NUL`},
@@ -107,7 +108,7 @@ func TestParseRefusesWithASentence(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := Parse([]byte(tt.file))
+			got, err := Parse([]byte(tt.file), t.TempDir())
 			if err == nil {
 				t.Fatalf("Parse accepted it: %v", got)
 			}
@@ -155,10 +156,18 @@ func TestCheckRefusesMountConfigs(t *testing.T) {
 		want string
 	}{
 		{"no config", nil, "no config: say how to reach the server"},
-		{"no transport", &bridgev1.ServerConfig{}, "no transport: give a command (stdio) or a url (Streamable HTTP)"},
+		{"no transport", &bridgev1.ServerConfig{}, "no transport: give a command (stdio), a url (Streamable HTTP) or a plugin manifest"},
 		{"an empty stdio", &bridgev1.ServerConfig{Transport: &bridgev1.ServerConfig_Stdio{}}, "the command is empty: name the program that runs the server"},
 		{"an empty http", &bridgev1.ServerConfig{Transport: &bridgev1.ServerConfig_Http{}}, "the http transport is empty: give the server's url"},
-		{"a plugin", &bridgev1.ServerConfig{Transport: &bridgev1.ServerConfig_Plugin{Plugin: &bridgev1.PluginManifest{}}}, "plugin backends are not served by this bridge yet: mount an MCP server (stdio or http)"},
+		{"an empty plugin manifest", &bridgev1.ServerConfig{Transport: &bridgev1.ServerConfig_Plugin{}}, "the plugin manifest is empty: give the backend's command and tools"},
+		{"a plugin without a command", &bridgev1.ServerConfig{Transport: &bridgev1.ServerConfig_Plugin{Plugin: &bridgev1.PluginManifest{}}}, "the manifest's command is empty: name the program that runs the backend"},
+		{"a plugin without tools", plugin(&bridgev1.PluginManifest{Command: []string{"nb"}}), "the manifest lists no tools: a backend is mounted for the tools it serves"},
+		{"a plugin tool with a bad schema", plugin(&bridgev1.PluginManifest{Command: []string{"nb"}, Tools: []*registryv1.Tool{{Name: "get", InputSchema: `[]`}}}), `tool "get": its input schema is not a JSON object`},
+		{"a plugin tool listed twice", plugin(&bridgev1.PluginManifest{Command: []string{"nb"}, Tools: []*registryv1.Tool{notebookTool("get"), notebookTool("get")}}), `tool "get" is listed twice in the manifest`},
+		{"a plugin tool taking a cwd", plugin(&bridgev1.PluginManifest{Command: []string{"nb"}, Tools: []*registryv1.Tool{{Name: "get", InputSchema: `{}`, SubjectCwd: proto.Bool(true)}}}), `tool "get": subject_cwd is not supported: a plugin backend is not told a working directory`},
+		{"a plugin with a negative line bound", plugin(&bridgev1.PluginManifest{Command: []string{"nb"}, Tools: []*registryv1.Tool{notebookTool("get")}, MaxLineBytes: -1}), "max_line_bytes is -1; want 0 (1 MiB) or more"},
+		{"a plugin taking calls in parallel", &bridgev1.ServerConfig{Transport: plugin(&bridgev1.PluginManifest{Command: []string{"nb"}, Tools: []*registryv1.Tool{notebookTool("get")}}).Transport, MaxInFlight: 2},
+			"max_in_flight is 2, but a plugin backend takes one call at a time: give 0 or 1"},
 		{"a negative max_in_flight", &bridgev1.ServerConfig{Transport: stdio("x").Transport, MaxInFlight: -2}, "max_in_flight is -2; want 0 (the default) or more"},
 		{"a NUL in an env value", &bridgev1.ServerConfig{Transport: &bridgev1.ServerConfig_Stdio{Stdio: &bridgev1.StdioTransport{Command: "x", Env: map[string]string{"A": "a\x00b"}}}}, `environment variable "A" holds a NUL byte`},
 	}

@@ -20,7 +20,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/jsontext"
 )
 
 // Defaults and bounds from DESIGN §5 and the registry's tool rules.
@@ -61,8 +60,15 @@ func (s *Set) Has(name string) bool {
 	return false
 }
 
-// Build applies opts to the listed tools.
+// Build applies opts to the tools an MCP server listed.
 func Build(listed []*mcp.Tool, opts Options) *Set {
+	return build(listed, func(t *mcp.Tool) string { return t.Name },
+		func(t *mcp.Tool) (*registryv1.Tool, error) { return convert(t, opts.Trust) }, opts)
+}
+
+// build applies opts to items, in order: name says what an item is called,
+// conv turns it into the tool to advertise (or says why it cannot be).
+func build[T any](items []T, name func(T) string, conv func(T) (*registryv1.Tool, error), opts Options) *Set {
 	limit := opts.MaxTools
 	if limit <= 0 {
 		limit = DefaultMaxTools
@@ -70,27 +76,28 @@ func Build(listed []*mcp.Tool, opts Options) *Set {
 	allow, deny := setOf(opts.Allow), setOf(opts.Deny)
 	out := &Set{}
 	seen := map[string]bool{}
-	for _, t := range listed {
+	for _, item := range items {
+		n := name(item)
 		skip := func(why string, args ...any) {
-			out.Skipped = append(out.Skipped, fmt.Sprintf("%q: ", t.Name)+fmt.Sprintf(why, args...))
+			out.Skipped = append(out.Skipped, fmt.Sprintf("%q: ", n)+fmt.Sprintf(why, args...))
 		}
 		switch {
-		case len(allow) > 0 && !allow[t.Name]:
+		case len(allow) > 0 && !allow[n]:
 			skip("not in allow_tools")
 			continue
-		case deny[t.Name]:
+		case deny[n]:
 			skip("in deny_tools")
 			continue
 		}
-		if err := usableName(t.Name); err != nil {
+		if err := CheckName(n); err != nil {
 			skip("%v", err)
 			continue
 		}
-		if seen[t.Name] {
+		if seen[n] {
 			skip("listed twice by the server; the first is advertised")
 			continue
 		}
-		tool, err := convert(t, opts.Trust)
+		tool, err := conv(item)
 		if err != nil {
 			skip("%v", err)
 			continue
@@ -99,7 +106,7 @@ func Build(listed []*mcp.Tool, opts Options) *Set {
 			skip("over the cap of %d tools (max_tools)", limit)
 			continue
 		}
-		seen[t.Name] = true
+		seen[n] = true
 		out.Tools = append(out.Tools, tool)
 	}
 	return out
@@ -113,8 +120,8 @@ func setOf(names []string) map[string]bool {
 	return m
 }
 
-// usableName applies the registry's rule for a tool's own name.
-func usableName(name string) error {
+// CheckName applies the registry's rule for a tool's own name.
+func CheckName(name string) error {
 	switch {
 	case name == "":
 		return fmt.Errorf("an empty name is unusable")
@@ -169,11 +176,8 @@ func schemaText(what string, v any) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("its %s does not encode: %v", what, err)
 	}
-	if err := jsontext.CheckObject(what, string(b)); err != nil {
+	if err := CheckSchema(what, string(b)); err != nil {
 		return "", fmt.Errorf("its %v", err)
-	}
-	if err := compiles(b); err != nil {
-		return "", fmt.Errorf("its %s does not compile: %v", what, err)
 	}
 	return string(b), nil
 }

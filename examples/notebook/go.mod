@@ -1,0 +1,3 @@
+module github.com/switchboard-run/switchboard/examples/notebook
+
+go 1.26.0

@@ -1,0 +1,128 @@
+package bridge
+
+import (
+	"context"
+
+	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/kit/jsontext"
+	"github.com/switchboard-run/switchboard/services/bridge/internal/mcpconfig"
+	"github.com/switchboard-run/switchboard/services/bridge/internal/plugin"
+	"github.com/switchboard-run/switchboard/services/bridge/internal/supervise"
+	"github.com/switchboard-run/switchboard/services/bridge/internal/toolset"
+	"github.com/switchboard-run/switchboard/services/bridge/internal/upstream"
+)
+
+// host is one started server as a run serves it: an MCP session, or a
+// plugin backend (DESIGN §7). Both are supervised, followed and completed
+// the same way; they differ in how a call reaches them.
+type host interface {
+	// Done is closed when the server has ended; Err then says why.
+	Done() <-chan struct{}
+	Err() error
+	// Close ends the server.
+	Close() error
+	// accept takes one invocation, called in the order the mailbox hands
+	// them out, and returns what serves it, run on a goroutine of its own.
+	// Its answer is false when there is nobody to answer: the poster
+	// cancelled, the mount is stopping, or the call was never sent (the
+	// mailbox leases it back at the next Follow).
+	accept(runCtx, callCtx context.Context, inv *mailboxv1.Invocation) func() (_ *mailboxv1.Capture, answer bool)
+}
+
+// mcpHost serves an MCP session: up to max_in_flight calls at once.
+type mcpHost struct {
+	*upstream.Session
+	m *mount
+}
+
+func (h mcpHost) accept(runCtx, callCtx context.Context, inv *mailboxv1.Invocation) func() (*mailboxv1.Capture, bool) {
+	m := h.m
+	return func() (*mailboxv1.Capture, bool) {
+		select {
+		case m.sem <- struct{}{}:
+		case <-callCtx.Done():
+			return nil, false
+		case <-runCtx.Done():
+			return nil, false // not sent: the mailbox leases it back at the next Follow
+		}
+		m.mu.Lock()
+		m.inFlight++
+		m.mu.Unlock()
+		c, answer := m.serve(callCtx, h.Session, inv)
+		m.mu.Lock()
+		m.inFlight--
+		m.mu.Unlock()
+		<-m.sem
+		return c, answer
+	}
+}
+
+// pluginHost serves a plugin backend, which takes one call at a time in
+// order: the backend keeps the queue, so an invocation is queued here, at
+// once, in the order the stream delivered it.
+type pluginHost struct {
+	*plugin.Backend
+	m *mount
+}
+
+func (h pluginHost) accept(_, callCtx context.Context, inv *mailboxv1.Invocation) func() (*mailboxv1.Capture, bool) {
+	if c := h.m.refusePlugin(inv); c != nil {
+		return func() (*mailboxv1.Capture, bool) { return c, true }
+	}
+	return h.Submit(callCtx, inv.GetTool(), inv.GetInput()).Wait
+}
+
+// refusePlugin answers an invocation the backend must not be sent, or
+// returns nil.
+func (m *mount) refusePlugin(inv *mailboxv1.Invocation) *mailboxv1.Capture {
+	tool := inv.GetTool()
+	m.mu.Lock()
+	set := m.set
+	m.mu.Unlock()
+	if set == nil || !set.Has(tool) {
+		return capture.Failed(capture.ExitNotFound, "plugin backend %q does not advertise a tool %q, so it was not called", m.client, tool)
+	}
+	if inv.Cwd != nil {
+		return capture.Failed(capture.ExitError, "tool %q does not take a cwd: a plugin backend is not told a working directory, so it was not called", tool)
+	}
+	if err := jsontext.Check("input", inv.GetInput()); err != nil {
+		return capture.Failed(capture.ExitError, "tool %q was not called: the %v", tool, err)
+	}
+	return nil
+}
+
+// startPlugin is the supervisor's StartFunc for a plugin backend. The
+// manifest's tools are advertised whether or not the process runs. The
+// first backend starts at its first call unless the manifest says
+// start_at_mount; a restart after a crash starts at once.
+func (m *mount) startPlugin(ctx context.Context) (supervise.Run, error) {
+	man := m.cfg.GetPlugin()
+	m.mu.Lock()
+	restart := m.starts
+	m.starts++
+	m.mu.Unlock()
+	if restart == 0 { // the manifest's set never changes while it is mounted
+		m.setSet(toolset.FromManifest(man.GetTools(), m.tools))
+	}
+	b := plugin.New(plugin.Options{Client: m.client, Manifest: man, Restart: restart, Stderr: m.stderr,
+		OnNotice: m.notice, OnFault: m.fault, MaxResultChars: m.limit})
+	if restart > 0 || man.GetStartAtMount() {
+		if err := b.Start(); err != nil {
+			_ = b.Close()
+			return nil, err
+		}
+	}
+	m.mu.Lock()
+	m.backend = b
+	m.mu.Unlock()
+	return m.serveRun(ctx, pluginHost{Backend: b, m: m}), nil
+}
+
+// LoadPluginManifest reads a plugin manifest file (DESIGN §7) into the
+// manifest Mount takes, refusing with a sentence what the bridge could not
+// run. Relative paths in it are left as written.
+func LoadPluginManifest(path string) (*bridgev1.PluginManifest, error) {
+	return mcpconfig.LoadManifest(path)
+}
