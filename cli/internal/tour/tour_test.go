@@ -33,9 +33,20 @@ func TestReadmeTour(t *testing.T) {
 			lis.Close()
 		}
 	}
-	// A scratch copy of the layout the README assumes: bin/ with a fresh
-	// switchboard and the pinned tools, and the examples.
+	// A scratch view of the repository as the README assumes it: every
+	// top-level entry linked (so `go build ./examples/…` works in the
+	// workspace), and a bin/ of its own with a fresh switchboard and the
+	// pinned tools.
 	dir := t.TempDir()
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if n := e.Name(); n != "bin" && n != ".data" && n != ".git" {
+			link(t, filepath.Join(root, n), filepath.Join(dir, n))
+		}
+	}
 	bin := filepath.Join(dir, "bin")
 	if err := os.Mkdir(bin, 0o755); err != nil {
 		t.Fatal(err)
@@ -44,7 +55,6 @@ func TestReadmeTour(t *testing.T) {
 	for _, tool := range []string{"grpcurl", "everything-server"} {
 		link(t, testkit.Tool(t, tool), filepath.Join(bin, tool))
 	}
-	link(t, filepath.Join(root, "examples"), filepath.Join(dir, "examples"))
 
 	suite := testkit.Start(t, filepath.Join(bin, "switchboard"), "dev", "--data", filepath.Join(dir, "data"))
 	testkit.WaitHealthy(t, "127.0.0.1:7737", "switchboard.mailbox.v1.MailboxService", 30*time.Second)
