@@ -91,7 +91,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer br.Close()
-	gw, err := gateway.New(gateway.Config{Process: config.Process{Security: sec}}, gateway.Backends{Registry: conn, Mailbox: conn, Bridge: conn,
+	gw, err := gateway.New(gateway.Config{Process: config.Process{Security: sec}, MCPSessionTimeout: gateway.DefaultMCPSessionTimeout}, gateway.Backends{Registry: conn, Mailbox: conn, Bridge: conn,
 		Caller: sec.Caller("gateway")}, log.With("service", "gateway"))
 	if err != nil {
 		return err

@@ -1,11 +1,12 @@
 // Package gateway is the JSON gateway (DESIGN §2, §4): HTTP+JSON for
 // clients that do not speak gRPC. It serves the act endpoint (POST /v1/act)
 // with the act wire shapes byte for byte, the REST routes grpc-gateway
-// generates for the registry, mailbox and bridge, the OpenAPI document, and
-// a health check of its backends. Every route but /healthz and
-// /openapi.json needs an identity: a client certificate, a bearer token, or
-// (dev mode) the Switchboard-Identity header; the gateway forwards it to the
-// backends on the caller's behalf.
+// generates for the registry, mailbox and bridge, the OpenAPI document, a
+// health check of its backends, and the MCP endpoint (/mcp/{workspace},
+// package mcpserve). Every route but /healthz and /openapi.json needs an
+// identity: a client certificate, a bearer token, or (dev mode) the
+// Switchboard-Identity header; the gateway forwards it to the backends on
+// the caller's behalf.
 package gateway
 
 import (
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/switchboard-run/switchboard/kit/config"
+	"github.com/switchboard-run/switchboard/services/gateway/mcpserve"
 )
 
 // Config is the gateway's configuration.
@@ -28,6 +30,15 @@ type Config struct {
 	// ShutdownGrace bounds the graceful shutdown before open connections are
 	// closed (0: 35 s, enough for a held invocations read to end).
 	ShutdownGrace time.Duration
+	// MCPAllowedHosts lists (comma-separated) the Host names the MCP
+	// endpoint answers to besides the loopback names and the listen host;
+	// MCPAllowedOrigins the origins whose web pages may call it.
+	MCPAllowedHosts, MCPAllowedOrigins string
+	// MCPCallTimeout bounds an MCP tools/call (0: mcpserve.DefaultCallTimeout).
+	MCPCallTimeout time.Duration
+	// MCPSessionTimeout closes an MCP session no request touched for this
+	// long (0: never).
+	MCPSessionTimeout time.Duration
 }
 
 // Defaults for the flags.
@@ -36,6 +47,8 @@ const (
 	DefaultRegistry = "127.0.0.1:7731"
 	DefaultMailbox  = "127.0.0.1:7732"
 	DefaultBridge   = "127.0.0.1:7733"
+	// DefaultMCPSessionTimeout closes sessions their clients forgot.
+	DefaultMCPSessionTimeout = 30 * time.Minute
 )
 
 // Register adds the gateway's flags to fs (each with its SWITCHBOARD_*
@@ -45,5 +58,13 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Registry, "registry", DefaultRegistry, "gRPC address of the registry")
 	fs.StringVar(&c.Mailbox, "mailbox", DefaultMailbox, "gRPC address of the mailbox")
 	fs.StringVar(&c.Bridge, "bridge", DefaultBridge, "gRPC address of the bridge")
+	fs.StringVar(&c.MCPAllowedHosts, "mcp-allowed-hosts", "",
+		"comma-separated Host names the MCP endpoint answers to besides localhost, 127.0.0.1, ::1 and the listen host (loopback names only in dev mode)")
+	fs.StringVar(&c.MCPAllowedOrigins, "mcp-allowed-origins", "",
+		"comma-separated origins (https://app.example.com) whose web pages may call the MCP endpoint")
+	fs.DurationVar(&c.MCPCallTimeout, "mcp-call-timeout", mcpserve.DefaultCallTimeout,
+		"how long an MCP tools/call waits for its capture before answering with the invocation handle")
+	fs.DurationVar(&c.MCPSessionTimeout, "mcp-session-timeout", DefaultMCPSessionTimeout,
+		"close an MCP session no request touched for this long (0: never)")
 	c.Process.Register(fs)
 }

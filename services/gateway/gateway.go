@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -21,6 +22,7 @@ import (
 	"github.com/switchboard-run/switchboard/services/gateway/internal/caller"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/rest"
+	"github.com/switchboard-run/switchboard/services/gateway/mcpserve"
 )
 
 // Server timeouts. The write timeout outlasts the longest hold a route
@@ -48,6 +50,7 @@ type Gateway struct {
 	tls     *tls.Config
 	handler http.Handler
 	health  *healthCheck
+	mcp     *mcpserve.Workspaces
 }
 
 // New builds the gateway. In production (cfg.Security not dev) it loads the
@@ -73,13 +76,28 @@ func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
 	}
 	registry := registryv1.NewRegistryServiceClient(b.Registry)
 	who := caller.Resolver{Dev: cfg.Security.Dev, Tokens: caller.RegistryTokens{Registry: registry, Caller: b.Caller}}
-	acts := act.Handler{Registry: registry, Mailbox: mailboxv1.NewMailboxServiceClient(b.Mailbox)}
+	mailbox := mailboxv1.NewMailboxServiceClient(b.Mailbox)
+	acts := act.Handler{Registry: registry, Mailbox: mailbox}
 	g.health = newHealth(map[string]*grpc.ClientConn{"registry": b.Registry, "mailbox": b.Mailbox, "bridge": b.Bridge})
+	guard, err := mcpserve.NewGuard(cfg.Listen, list(cfg.MCPAllowedHosts), list(cfg.MCPAllowedOrigins), cfg.Security.Dev)
+	if err != nil {
+		return nil, err
+	}
+	// The mirrors watch the registry as the gateway itself; each tools/call
+	// is made on behalf of the caller of its own HTTP request.
+	g.mcp, err = mcpserve.NewWorkspaces(mcpserve.Options{Registry: registry, Mailbox: mailbox, Self: b.Caller.AsSelf,
+		CallTimeout: cfg.MCPCallTimeout, Log: log.With("component", "mcp")}, mcpserve.HTTPOptions{SessionTimeout: cfg.MCPSessionTimeout})
+	if err != nil {
+		return nil, err
+	}
+	mcpRoute := guard.Wrap(who.Middleware(g.mcp))
 
 	mux := http.NewServeMux()
 	mux.Handle("/healthz", getOnly(g.health))
 	mux.Handle("/openapi.json", getOnly(http.HandlerFunc(serveOpenAPI)))
 	mux.Handle("/v1/act", who.Middleware(acts))
+	mux.Handle("/mcp", mcpRoute)
+	mux.Handle("/mcp/{workspace}", mcpRoute)
 	mux.Handle("/", who.Middleware(rest.Unbounded(routes)))
 	g.handler = logRequests(log, bodylimit.Wrap(mux))
 	return g, nil
@@ -102,6 +120,10 @@ func (g *Gateway) Serve(ctx context.Context, lis net.Listener) error {
 		TLSConfig:         g.tls,
 		ErrorLog:          slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),
 	}
+	// MCP sessions hold notification streams open for as long as they
+	// live: they are ended at the start of a shutdown, not waited for.
+	srv.RegisterOnShutdown(g.mcp.Close)
+	defer g.mcp.Close()
 	errc := make(chan error, 1)
 	go func() {
 		if g.tls != nil {
@@ -141,6 +163,17 @@ func getOnly(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// list splits a comma-separated flag value, dropping empty items.
+func list(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 // serveOpenAPI serves the document protoc-gen-openapiv2 generated.

@@ -38,7 +38,7 @@ func commands() map[string]command {
 		"call":     {"call a tool by its presented name and print its capture", runCall},
 		"capture":  {"collect the capture of an invocation", runCapture},
 		"certs":    {"mint a CA and certificates for mutual TLS", runCerts},
-		"mcp":      {"mount, unmount and list MCP servers on the bridge", runMCP},
+		"mcp":      {"mount, unmount and list servers on the bridge; serve a workspace over MCP (mcp serve)", runMCP},
 		"tokens":   {"create, list and revoke API tokens", runTokens},
 		"health":   {"check a service's health (for container healthchecks)", runHealth},
 	}

@@ -12,14 +12,18 @@ import (
 	"github.com/switchboard-run/switchboard/cli/internal/remote"
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	"github.com/switchboard-run/switchboard/kit/config"
+	"github.com/switchboard-run/switchboard/services/bridge"
 )
 
-// runMCP: switchboard mcp mount|unmount|ls
+// runMCP: switchboard mcp mount|unmount|ls|serve
 func runMCP(ctx context.Context, args []string, std IO) int {
 	if len(args) == 0 {
-		return fail(std, "mcp", usagef("usage: switchboard mcp mount|unmount|ls"))
+		return fail(std, "mcp", usagef("usage: switchboard mcp mount|unmount|ls|serve"))
 	}
 	sub, args := args[0], args[1:]
+	if sub == "serve" {
+		return runMCPServe(ctx, args, std)
+	}
 	fs := config.NewFlagSet("mcp "+sub, std.Stderr)
 	var rf remote.Flags
 	rf.Register(fs)
@@ -38,7 +42,7 @@ func runMCP(ctx context.Context, args []string, std IO) int {
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	bridge := bridgev1.NewBridgeServiceClient(conn)
+	bridge := bridgev1.NewBridgeServiceClient(conn.Bridge())
 	ctx = conn.Ctx(ctx)
 	switch sub {
 	case "mount":
@@ -67,7 +71,7 @@ func runMCP(ctx context.Context, args []string, std IO) int {
 		}
 		printServers(std, res.GetServers()...)
 	default:
-		return fail(std, "mcp", usagef("unknown mcp command %q: want mount, unmount or ls", sub))
+		return fail(std, "mcp", usagef("unknown mcp command %q: want mount, unmount, ls or serve", sub))
 	}
 	return 0
 }
@@ -80,6 +84,7 @@ type mountFlags struct {
 	trust   *bool
 	allow   *string
 	deny    *string
+	plugin  *string
 }
 
 // multi is a repeatable K=V flag.
@@ -96,14 +101,33 @@ func (m *mountFlags) register(fs *flag.FlagSet) {
 	m.trust = fs.Bool("trust", false, "pass the server's tool annotations through")
 	m.allow = fs.String("allow", "", "comma-separated tool names to advertise (default all)")
 	m.deny = fs.String("deny", "", "comma-separated tool names never to advertise")
+	m.plugin = fs.String("plugin", "", "a JSON-lines plugin backend's manifest file (instead of a command or --url)")
 }
 
-// request builds a Mount from `<client> [-- command args…]`.
+const mountUsage = "usage: switchboard mcp mount <client> -- <command> [args…]  |  switchboard mcp mount <client> --url URL" +
+	"  |  switchboard mcp mount <client> --plugin manifest.json"
+
+// request builds a Mount from `<client> [-- command args…]`, `<client>
+// --url URL` or `<client> --plugin manifest.json`.
 func (m *mountFlags) request(pos []string) (*bridgev1.MountRequest, error) {
-	if len(pos) < 1 || (len(pos) == 1) == (*m.url == "") {
-		return nil, usagef("usage: switchboard mcp mount <client> -- <command> [args…]  |  switchboard mcp mount <client> --url URL")
-	}
 	cfg := &bridgev1.ServerConfig{Trust: *m.trust, AllowTools: split(*m.allow), DenyTools: split(*m.deny)}
+	if *m.plugin != "" {
+		if len(pos) != 1 || *m.url != "" {
+			return nil, usagef(mountUsage)
+		}
+		if len(m.env) > 0 || len(m.headers) > 0 || *m.cwd != "" {
+			return nil, usagef("--plugin takes the command, env and cwd from the manifest: --env, --cwd and --header do not apply")
+		}
+		man, err := pluginManifest(*m.plugin)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Transport = &bridgev1.ServerConfig_Plugin{Plugin: man}
+		return &bridgev1.MountRequest{Client: pos[0], Config: cfg}, nil
+	}
+	if len(pos) < 1 || (len(pos) == 1) == (*m.url == "") {
+		return nil, usagef(mountUsage)
+	}
 	if *m.url != "" {
 		h, err := pairs("--header", m.headers)
 		if err != nil {
@@ -131,6 +155,27 @@ func (m *mountFlags) request(pos []string) (*bridgev1.MountRequest, error) {
 		cfg.Transport = &bridgev1.ServerConfig_Stdio{Stdio: &bridgev1.StdioTransport{Command: command, Args: pos[2:], Env: env, Cwd: cwd}}
 	}
 	return &bridgev1.MountRequest{Client: pos[0], Config: cfg}, nil
+}
+
+// pluginManifest reads a manifest file. The bridge runs the backend from
+// its own directory: a relative program path (one with a slash) or cwd the
+// user wrote is made absolute here, from theirs.
+func pluginManifest(path string) (*bridgev1.PluginManifest, error) {
+	man, err := bridge.LoadPluginManifest(path)
+	if err != nil {
+		return nil, err
+	}
+	if prog := man.Command[0]; strings.ContainsRune(prog, filepath.Separator) {
+		if man.Command[0], err = filepath.Abs(prog); err != nil {
+			return nil, err
+		}
+	}
+	if man.Cwd != "" {
+		if man.Cwd, err = filepath.Abs(man.Cwd); err != nil {
+			return nil, err
+		}
+	}
+	return man, nil
 }
 
 func pairs(flagName string, kvs []string) (map[string]string, error) {

@@ -1,0 +1,92 @@
+package gateway_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/protobuf/proto"
+
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/capture"
+)
+
+// echoHost is a tool host on the mailbox's Follow stream that completes
+// every invocation of its one tool "echo" with its input, at once: the
+// routing is all that is measured.
+func (s *mcpSuite) echoHost(b *testing.B, client string) {
+	b.Helper()
+	ctx, cancel := context.WithCancel(hostCtx(client))
+	b.Cleanup(cancel)
+	if _, err := s.reg.Advertise(ctx, &registryv1.AdvertiseRequest{Tools: []*registryv1.Tool{
+		{Name: "echo", InputSchema: `{"type":"object"}`}}}); err != nil {
+		b.Fatal(err)
+	}
+	stream, err := s.mb.Follow(ctx, &mailboxv1.FollowRequest{Session: proto.String("bench")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() {
+		for {
+			ev, err := stream.Recv()
+			if err != nil {
+				return
+			}
+			if inv := ev.GetInvocation(); inv != nil {
+				_, _ = s.mb.Complete(ctx, &mailboxv1.CompleteRequest{Invocation: inv.GetInvocation(), Capture: capture.New(inv.GetInput(), "", 0)})
+			}
+		}
+	}()
+	s.join(b, "default", client)
+}
+
+// BenchmarkToolsCall compares one tool call through the MCP endpoint (the
+// Go SDK's client over Streamable HTTP, in each protocol era) with the same
+// call made straight to the mailbox's Call over gRPC, against the same
+// in-process suite and the same echo host.
+// Run it without -race: go test -run '^$' -bench ToolsCall ./services/gateway/
+func BenchmarkToolsCall(b *testing.B) {
+	s := newMCPSuite(b, nil)
+	s.echoHost(b, "echobox")
+
+	b.Run("mailbox-call-grpc", func(b *testing.B) {
+		for i := range b.N {
+			input := fmt.Sprintf(`{"i":%d}`, i)
+			ctx, cancel := context.WithTimeout(aliceCtx, 10*time.Second)
+			res, err := s.mb.Call(ctx, &mailboxv1.CallRequest{Client: "echobox", Tool: "echo", Input: input})
+			cancel()
+			if err != nil || res.GetCapture().GetStdout() != input {
+				b.Fatalf("Call: %v, %v", res, err)
+			}
+		}
+	})
+	// What the MCP endpoint does per call, straight over gRPC: post, then
+	// collect with a wait (so that a cancellation can name the handle).
+	b.Run("mailbox-invoke-capture-grpc", func(b *testing.B) {
+		for i := range b.N {
+			input := fmt.Sprintf(`{"i":%d}`, i)
+			inv, err := s.mb.Invoke(aliceCtx, &mailboxv1.InvokeRequest{Client: "echobox", Tool: "echo", Input: input})
+			if err != nil {
+				b.Fatal(err)
+			}
+			res, err := s.mb.Capture(aliceCtx, captureRequest(inv.GetInvocation()))
+			if err != nil || res.GetCapture().GetStdout() != input {
+				b.Fatalf("Capture: %v, %v", res, err)
+			}
+		}
+	})
+	for _, rev := range revisions {
+		b.Run("mcp-http-"+rev, func(b *testing.B) {
+			cs := s.connectAt(b, rev, "/mcp", devCaller("alice"), nil)
+			for i := range b.N {
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echobox_echo", Arguments: map[string]any{"i": i}})
+				if want := fmt.Sprintf(`{"i":%d}`, i); err != nil || res.IsError || texts(res)[0] != want {
+					b.Fatalf("tools/call: %v, %v", res, err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,87 @@
+package mcpserve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/names"
+	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
+)
+
+// callerHeader carries, from ServeHTTP to the tools/call handler, the
+// identity the gateway resolved for the HTTP request: the SDK hands a
+// handler that request's headers (RequestExtra.Header) and nothing else of
+// it, while the handler's context belongs to the session. ServeHTTP
+// replaces any value a client sent, so the header only ever holds what the
+// gateway's identity middleware found.
+const callerHeader = "Switchboard-Mcp-Caller"
+
+// ServeHTTP serves /mcp/{workspace} and /mcp (the default workspace) for
+// a caller the gateway's identity middleware admitted (the identity is in
+// the request's context) and Guard let through.
+func (w *Workspaces) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	id, ok := identity.FromContext(r.Context())
+	if !ok {
+		httperr.Write(rw, http.StatusUnauthorized, "no identity: the MCP endpoint serves identified callers only")
+		return
+	}
+	if id.Grade != identity.Operator {
+		// Every MCP act is a driver's (list, call, cancel); the mailbox
+		// would refuse the calls, and the listing must not leak either.
+		httperr.Write(rw, http.StatusForbidden, fmt.Sprintf(
+			"%q is a %s and may not use the MCP endpoint: listing and calling tools takes an operator", id.Name, id.Grade))
+		return
+	}
+	name := r.PathValue("workspace")
+	if name == "" {
+		name = DefaultWorkspace
+	}
+	if err := names.CheckWorkspace(name); err != nil {
+		httperr.Write(rw, http.StatusBadRequest, err.Error())
+		return
+	}
+	ws, err := w.get(r.Context(), name)
+	if err != nil {
+		httperr.WriteErr(rw, err)
+		return
+	}
+	r.Header = r.Header.Clone()
+	r.Header.Set(callerHeader, string(id.Grade)+" "+id.Name)
+	unbound(rw)
+	ws.handler(r).ServeHTTP(rw, r)
+}
+
+// unbound lifts the server's write timeout for an MCP request: its
+// response is an event stream that lasts as long as a tool call (or, for a
+// session's GET and a subscriptions/listen, as long as the client listens),
+// where the gateway's timeouts are made for short replies. The read timeout
+// needs nothing: it bounds reading the request, and the server lifts it
+// itself once the body has been read.
+func unbound(rw http.ResponseWriter) {
+	_ = http.NewResponseController(rw).SetWriteDeadline(time.Time{})
+}
+
+// callerFromHeader is Options.As over HTTP: the identity ServeHTTP put in
+// the request's callerHeader, asserted on the outgoing call (the gateway
+// acts on its caller's behalf, as on every route).
+func callerFromHeader(ctx context.Context, req *mcp.CallToolRequest) (context.Context, error) {
+	if req.Extra == nil || len(req.Extra.Header.Values(callerHeader)) != 1 {
+		return nil, errors.New("this call carries no caller identity; the MCP endpoint serves identified callers only")
+	}
+	grade, name, _ := strings.Cut(req.Extra.Header.Get(callerHeader), " ")
+	g, err := identity.ParseGrade(grade)
+	if err != nil {
+		return nil, err
+	}
+	if err := identity.CheckName(name); err != nil {
+		return nil, err
+	}
+	return identity.As(ctx, identity.Identity{Name: name, Grade: g}), nil
+}

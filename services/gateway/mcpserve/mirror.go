@@ -1,0 +1,217 @@
+// Package mcpserve serves a workspace's tools to MCP clients (issue 11): an
+// agent connects to one MCP endpoint and gets every tool of every host in a
+// workspace, each call routed through the mailbox with its delivery
+// guarantees.
+//
+// A Mirror is one workspace's tool set, kept by the registry's WatchTools
+// stream and re-read with ListTools (the registry owns the presented names),
+// held in an MCP server of the official Go SDK: the SDK serves tools/list
+// (sorted, paginated) and sends notifications/tools/list_changed when the
+// set changes. tools/call posts with the mailbox's Invoke under the caller's
+// identity and collects with Capture, so that a cancelled call can be
+// cancelled by its handle (see call.go). The same Mirror serves the gateway's
+// Streamable HTTP endpoint (Workspaces, HTTP) and `switchboard mcp serve` on
+// stdin/stdout (Serve).
+package mcpserve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+)
+
+// DefaultCallTimeout bounds a tools/call when the client names no shorter
+// timeout. MCP clients commonly give up on a request after 60 s (the
+// TypeScript SDK's default); answering at 55 s leaves them the handle to
+// collect the capture with instead of a bare timeout.
+const DefaultCallTimeout = 55 * time.Second
+
+// DefaultReadyWait bounds how long a new session waits for its workspace's
+// first listing.
+const DefaultReadyWait = 10 * time.Second
+
+// Options are what a Mirror needs.
+type Options struct {
+	// Registry and Mailbox are the suite's clients.
+	Registry registryv1.RegistryServiceClient
+	Mailbox  mailboxv1.MailboxServiceClient
+	// Self returns the context the mirror's own calls (WatchTools,
+	// ListTools) are made with: the gateway's service identity, or the CLI's.
+	Self func(context.Context) context.Context
+	// As returns the context a tools/call is made with: the identity of the
+	// caller of that one request. An error refuses the call with its text.
+	As func(context.Context, *mcp.CallToolRequest) (context.Context, error)
+	// CallTimeout bounds a tools/call (0: DefaultCallTimeout).
+	CallTimeout time.Duration
+	// ReadyWait bounds the wait for a workspace's first listing (0:
+	// DefaultReadyWait).
+	ReadyWait time.Duration
+	// PageSize is how many tools one tools/list page holds (0: the SDK's).
+	PageSize int
+	// Log receives the mirror's warnings (nil: slog.Default()).
+	Log *slog.Logger
+}
+
+func (o Options) check() error {
+	if o.Registry == nil || o.Mailbox == nil || o.Self == nil || o.As == nil {
+		return errors.New("the MCP server needs the registry and mailbox clients and the identities to call them as")
+	}
+	return nil
+}
+
+func (o Options) callTimeout() time.Duration {
+	if o.CallTimeout > 0 {
+		return o.CallTimeout
+	}
+	return DefaultCallTimeout
+}
+
+func (o Options) readyWait() time.Duration {
+	if o.ReadyWait > 0 {
+		return o.ReadyWait
+	}
+	return DefaultReadyWait
+}
+
+// Mirror is one workspace's tools held in an MCP server.
+type Mirror struct {
+	ws     string
+	opts   Options
+	log    *slog.Logger
+	server *mcp.Server
+
+	ready     chan struct{} // closed after the first listing is applied
+	readyOnce sync.Once
+	dirty     chan struct{} // one pending re-read; a burst of changes coalesces
+	cancel    context.CancelFunc
+	done      chan struct{}
+
+	mu      sync.RWMutex
+	tools   map[string]entry // by presented name; written by the refresher only
+	lastErr error            // why the watch or the listing last failed
+}
+
+// NewMirror returns the mirror of workspace ws; Start begins keeping it.
+func NewMirror(ws string, opts Options) (*Mirror, error) {
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
+	log := opts.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	m := &Mirror{ws: ws, opts: opts, log: log.With("workspace", ws), ready: make(chan struct{}),
+		dirty: make(chan struct{}, 1), done: make(chan struct{}), tools: map[string]entry{}}
+	m.server = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard workspace " + ws, Version: version()},
+		&mcp.ServerOptions{
+			Instructions: fmt.Sprintf("The tools of the Switchboard workspace %q. A tool named <client>_<tool> runs on that client's "+
+				"machine; each call is routed through Switchboard's mailbox. A call still running when its time is up is "+
+				"answered with its invocation handle, which can be collected later.", ws),
+			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+			PageSize:     opts.PageSize,
+			Logger:       sdkLog(m.log),
+		})
+	m.server.AddReceivingMiddleware(m.unknownTools)
+	return m, nil
+}
+
+// Server is the MCP server holding the workspace's tools.
+func (m *Mirror) Server() *mcp.Server { return m.server }
+
+// Start follows the registry until ctx ends or Close is called.
+func (m *Mirror) Start(ctx context.Context) {
+	ctx, m.cancel = context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { m.watch(ctx) })
+	wg.Go(func() { m.refresher(ctx) })
+	go func() { wg.Wait(); close(m.done) }()
+}
+
+// Close stops following the registry and ends every MCP session of the
+// mirror (an open notification stream would otherwise hold a server's
+// shutdown for its whole grace).
+func (m *Mirror) Close() {
+	if m.cancel != nil {
+		m.cancel()
+		<-m.done
+	}
+	for ss := range m.server.Sessions() {
+		_ = ss.Close()
+	}
+}
+
+// WaitReady waits for the first listing, at most the configured ReadyWait.
+func (m *Mirror) WaitReady(ctx context.Context) error {
+	select {
+	case <-m.ready:
+		return nil // every request but a workspace's first
+	default:
+	}
+	timer := time.NewTimer(m.opts.readyWait())
+	defer timer.Stop()
+	select {
+	case <-m.ready:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+	}
+	reason := "no answer yet"
+	if err := m.err(); err != nil {
+		reason = err.Error()
+	}
+	return fmt.Errorf("the registry has not listed the tools of workspace %q within %v: %s", m.ws, m.opts.readyWait(), reason)
+}
+
+func (m *Mirror) setErr(err error) {
+	m.mu.Lock()
+	m.lastErr = err
+	m.mu.Unlock()
+}
+
+func (m *Mirror) err() error {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.lastErr
+}
+
+// sdkLog is the SDK's logger: its warnings and errors, without the lines
+// it writes for every session (a stateless request is a session of its own).
+func sdkLog(log *slog.Logger) *slog.Logger {
+	return slog.New(atLeast{Handler: log.Handler(), min: slog.LevelWarn})
+}
+
+// atLeast drops records below min.
+type atLeast struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (a atLeast) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= a.min && a.Handler.Enabled(ctx, l)
+}
+
+func (a atLeast) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return atLeast{Handler: a.Handler.WithAttrs(attrs), min: a.min}
+}
+
+func (a atLeast) WithGroup(name string) slog.Handler {
+	return atLeast{Handler: a.Handler.WithGroup(name), min: a.min}
+}
+
+// version is the binary's module version, for serverInfo.
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "devel"
+}

@@ -1,0 +1,27 @@
+package mcpserve
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Serve serves workspace ws's tools to one MCP client over t (stdin and
+// stdout for `switchboard mcp serve`) until the client ends the session or
+// ctx ends. It fails at once, with the reason, when the suite does not list
+// the workspace's tools within opts.ReadyWait: a desktop agent shows that
+// sentence, where a server that started and hung would show nothing.
+func Serve(ctx context.Context, t mcp.Transport, ws string, opts Options) error {
+	m, err := NewMirror(ws, opts)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	m.Start(ctx)
+	defer m.Close()
+	if err := m.WaitReady(ctx); err != nil {
+		return err
+	}
+	return m.Server().Run(ctx, t)
+}

@@ -1,0 +1,221 @@
+package mcpserve
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+)
+
+// listTimeout bounds one ListTools.
+const listTimeout = 10 * time.Second
+
+// Reconnect backoff for the watch and for a listing that failed: the
+// supervision timing of DESIGN §5 (0.5 s doubling to 30 s).
+const (
+	firstBackoff = 500 * time.Millisecond
+	maxBackoff   = 30 * time.Second
+)
+
+// backoff doubles from firstBackoff up to maxBackoff.
+type backoff struct{ next time.Duration }
+
+func (b *backoff) wait() time.Duration {
+	if b.next == 0 {
+		b.next = firstBackoff
+	}
+	d := b.next
+	b.next = min(2*b.next, maxBackoff)
+	return d
+}
+
+func (b *backoff) reset() { b.next = 0 }
+
+// sleep waits d unless ctx ends first; it reports whether ctx is still live.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// watch follows the workspace on WatchTools, reconnecting with backoff,
+// and marks the mirror dirty whenever its tools may have changed.
+func (m *Mirror) watch(ctx context.Context) {
+	var b backoff
+	for {
+		synced, err := m.follow(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if synced {
+			b.reset() // the stream worked; this is a new failure, not a run of them
+		}
+		m.setErr(fmt.Errorf("the registry's tool watch ended: %s", status.Convert(err).Message()))
+		d := b.wait()
+		m.log.Warn("the tool watch ended; reconnecting", "err", err, "in", d)
+		if !sleep(ctx, d) {
+			return
+		}
+	}
+}
+
+// follow reads one WatchTools stream until it ends. The events themselves
+// are not applied: the registry computes presented names (and keeps them
+// stable), so after `synced` and after each change the mirror re-reads
+// ListTools rather than repeating that logic here.
+func (m *Mirror) follow(ctx context.Context) (synced bool, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := m.opts.Registry.WatchTools(m.opts.Self(ctx), &registryv1.WatchToolsRequest{Workspace: proto.String(m.ws)})
+	if err != nil {
+		return false, err
+	}
+	live := false // past the snapshot's `synced`: events are changes now
+	for {
+		ev, err := stream.Recv()
+		if err != nil {
+			return synced, err
+		}
+		switch ev.GetChange().(type) {
+		case *registryv1.WatchToolsResponse_Synced:
+			live, synced = true, true
+			m.markDirty()
+		case *registryv1.WatchToolsResponse_Resync:
+			live = false // a fresh snapshot follows, closed by `synced`
+		case *registryv1.WatchToolsResponse_Advertised, *registryv1.WatchToolsResponse_Registered,
+			*registryv1.WatchToolsResponse_Unregistered:
+			if live {
+				m.markDirty()
+			}
+		}
+		// Presence is not part of a tool listing: a busy host is absent and
+		// must still get work (DESIGN §1).
+	}
+}
+
+func (m *Mirror) markDirty() {
+	select {
+	case m.dirty <- struct{}{}:
+	default: // a re-read is pending already; it will see this change too
+	}
+}
+
+// refresher re-reads the listing each time the mirror is marked dirty,
+// retrying a failed read with backoff (or at once when a new change comes).
+func (m *Mirror) refresher(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.dirty:
+		}
+		var b backoff
+		for {
+			err := m.refresh(ctx)
+			if err == nil {
+				m.readyOnce.Do(func() { close(m.ready) })
+				break
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			m.setErr(fmt.Errorf("listing the workspace's tools failed: %s", status.Convert(err).Message()))
+			d := b.wait()
+			m.log.Warn("listing the workspace's tools failed; retrying", "err", err, "in", d)
+			t := time.NewTimer(d)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			case <-m.dirty:
+				t.Stop()
+			}
+		}
+	}
+}
+
+// refresh lists the workspace's tools and applies the listing.
+func (m *Mirror) refresh(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
+	res, err := m.opts.Registry.ListTools(m.opts.Self(ctx), &registryv1.ListToolsRequest{Workspace: m.ws})
+	switch {
+	case status.Code(err) == codes.NotFound:
+		// A workspace nobody registered a client in yet: no tools for now;
+		// its first member's registration arrives on the watch.
+		res = &registryv1.ListToolsResponse{}
+	case err != nil:
+		return err
+	}
+	m.apply(res.GetTools())
+	m.setErr(nil)
+	return nil
+}
+
+// apply makes the server's tools the listing's: it adds what is new or
+// changed and removes what is gone. The SDK coalesces the changes of one
+// apply into one notifications/tools/list_changed per session; an
+// unchanged listing changes nothing and notifies nobody.
+func (m *Mirror) apply(list []*registryv1.PresentedTool) {
+	m.mu.RLock()
+	old := m.tools
+	m.mu.RUnlock()
+	next := make(map[string]entry, len(list))
+	var gone []string
+	for _, p := range list {
+		name := p.GetPresentedName()
+		e := entry{client: p.GetClient(), def: p.GetTool()}
+		if o, ok := old[name]; ok && o.client == e.client && proto.Equal(o.def, e.def) {
+			next[name] = o
+			continue
+		}
+		tool, err := present(p)
+		if err == nil {
+			err = m.add(tool, e)
+		}
+		if err != nil {
+			m.log.Warn("a tool is not offered over MCP", "tool", name, "client", e.client, "why", err)
+			e.skipped = err
+			if o, ok := old[name]; ok && o.skipped == nil {
+				gone = append(gone, name)
+			}
+		}
+		next[name] = e
+	}
+	for name, o := range old {
+		if _, ok := next[name]; !ok && o.skipped == nil {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		m.server.RemoveTools(gone...)
+	}
+	m.mu.Lock()
+	m.tools = next
+	m.mu.Unlock()
+}
+
+// add registers one tool. AddTool panics on a definition it cannot serve
+// (some checks are the SDK's own, unexported); the panic happens before the
+// server changes, so it is turned into the reason the tool is skipped.
+func (m *Mirror) add(tool *mcp.Tool, e entry) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the MCP SDK refused it: %v", r)
+		}
+	}()
+	m.server.AddTool(tool, m.handler(tool.Name, e))
+	return nil
+}
