@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
@@ -151,8 +152,10 @@ func heap() uint64 {
 	return m.HeapAlloc
 }
 
-// suite is the split deployment the bench measures.
+// suite is a deployment the bench measures: the split one (a process per
+// service) or the embedded one (`switchboard dev`).
 type suite struct {
 	reg registryv1.RegistryServiceClient
 	mb  mailboxv1.MailboxServiceClient
+	br  bridgev1.BridgeServiceClient
 }

@@ -56,7 +56,7 @@ func run(ctx context.Context, r *report) error {
 	defer os.RemoveAll(dir)
 	fmt.Fprintln(os.Stderr, "building the suite…")
 	bins, err := binaries(dir, "services/registry/cmd/registry", "services/mailbox/cmd/mailbox",
-		"services/bridge/cmd/bridge", "services/gateway/cmd/gateway")
+		"services/bridge/cmd/bridge", "services/gateway/cmd/gateway", "cli/cmd/switchboard")
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func run(ctx context.Context, r *report) error {
 	if _, err := os.Stat(everything); err != nil {
 		return fmt.Errorf("%s is missing: run make tools (make bench does)", everything)
 	}
-	for _, n := range []string{"registry", "mailbox", "bridge", "gateway", "echo"} {
+	for _, n := range []string{"registry", "mailbox", "bridge", "gateway", "echo", "dev", "dev-http"} {
 		if addr[n], err = freeAddr(); err != nil {
 			return err
 		}
@@ -134,6 +134,15 @@ func run(ctx context.Context, r *report) error {
 	}
 	defer echoConn.Close()
 
+	if _, err := launch("dev", bins["switchboard"], "dev", "--grpc", addr["dev"], "--http", addr["dev-http"], "--data", dir+"/dev-data", "--log-level", "warn"); err != nil {
+		return err
+	}
+	devConn, err := healthy(ctx, addr["dev"], "switchboard.bridge.v1.BridgeService")
+	if err != nil {
+		return err
+	}
+	defer devConn.Close()
+
 	time.Sleep(time.Second) // let the services settle before reading idle RSS
 	for _, p := range []*proc{regProc, mbProc, brProc, gwProc} {
 		n, err := p.rss()
@@ -143,7 +152,10 @@ func run(ctx context.Context, r *report) error {
 		r.bytes("rss_idle_"+p.name+"_bytes", n)
 	}
 
-	s := &suite{reg: registryv1.NewRegistryServiceClient(regConn), mb: mailboxv1.NewMailboxServiceClient(mbConn)}
+	s := &suite{reg: registryv1.NewRegistryServiceClient(regConn), mb: mailboxv1.NewMailboxServiceClient(mbConn),
+		br: bridgev1.NewBridgeServiceClient(brConn)}
+	embedded := &suite{reg: registryv1.NewRegistryServiceClient(devConn), mb: mailboxv1.NewMailboxServiceClient(devConn),
+		br: bridgev1.NewBridgeServiceClient(devConn)}
 	steps := []struct {
 		name string
 		run  func() error
@@ -151,7 +163,7 @@ func run(ctx context.Context, r *report) error {
 		{"echo floor and mailbox round trip", func() error { return floorAndMailbox(ctx, r, s, echoConn) }},
 		{"the gateway round trip", func() error { return gatewayRoundTrip(ctx, r, s, "http://"+addr["gateway"]) }},
 		{"an MCP call, direct and through the suite", func() error {
-			return mcpCall(ctx, r, s, bridgev1.NewBridgeServiceClient(brConn), everything)
+			return mcpCall(ctx, r, embedded, s, everything)
 		}},
 		{"1,000 parked hosts", func() error { return parked(ctx, r, s) }},
 		{"bytes per queued invocation", func() error { return queuedBytes(ctx, r, s) }},
