@@ -17,13 +17,11 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/config"
-	"github.com/switchboard-run/switchboard/kit/grpcclient"
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/logging"
 	"github.com/switchboard-run/switchboard/kit/testkit"
-	"github.com/switchboard-run/switchboard/services/mailbox"
-	"github.com/switchboard-run/switchboard/services/registry"
+	"github.com/switchboard-run/switchboard/services/mailbox/mailboxtest"
 )
 
 // suite is the real registry, the real mailbox and the bridge served on one
@@ -44,50 +42,19 @@ var fast = timing{backoff: 10 * time.Millisecond, maxBackoff: 40 * time.Millisec
 
 func newSuite(t testing.TB, tm timing) *suite {
 	t.Helper()
-	log := logging.Discard()
-	sec := config.Security{Dev: true}
-	regSvc, err := registry.New(registry.Config{DataDir: t.TempDir(), WatchBuffer: 1024, MaxTools: 1024, Process: config.Process{Security: sec}}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := grpcclient.Dial(lis.Addr().String(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := registryv1.NewRegistryServiceClient(conn)
-	mb := mailboxv1.NewMailboxServiceClient(conn)
-	mbSvc := mailbox.New(mailbox.Config{TTL: time.Hour, MaxQueued: 10_000, MaxSlots: 100_000, MaxCaptureBytes: 4 << 20},
-		reg, sec.Caller("mailbox"), log)
-	svc, err := New(Config{Process: config.Process{Security: sec}, timing: tm}, reg, mb, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpcserver.New(grpcserver.Options{Logger: log, ShutdownGrace: time.Second,
-		Guard: identity.Guard{Auth: sec.Authenticator(), Policy: identity.Merge(registry.Policy, mailbox.Policy, Policy)}})
-	regSvc.Register(srv)
-	mbSvc.Register(srv)
-	svc.Register(srv)
-	ctx, cancel := context.WithCancel(context.Background())
-	mbSvc.Start(ctx)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, lis) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		svc.Close()
-		conn.Close()
-		regSvc.Close()
-	})
-	select {
-	case <-mbSvc.Synced():
-	case <-time.After(10 * time.Second):
-		t.Fatal("the mailbox's view never synced with the registry")
-	}
-	return &suite{addr: lis.Addr().String(), conn: conn, svc: svc, reg: reg, mb: mb, bridge: bridgev1.NewBridgeServiceClient(conn)}
+	var svc *Service
+	core := mailboxtest.New(t, mailboxtest.Options{Policy: Policy, Register: func(srv *grpcserver.Server, conn *grpc.ClientConn) {
+		var err error
+		svc, err = New(Config{Process: config.Process{Security: config.Security{Dev: true}}, timing: tm},
+			registryv1.NewRegistryServiceClient(conn), mailboxv1.NewMailboxServiceClient(conn), logging.Discard())
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc.Register(srv)
+	}})
+	t.Cleanup(func() { svc.Close() })
+	return &suite{addr: core.Addr, conn: core.Conn, svc: svc, reg: core.Registry, mb: core.Mailbox,
+		bridge: bridgev1.NewBridgeServiceClient(core.Conn)}
 }
 
 func as(name string, grade identity.Grade) context.Context {

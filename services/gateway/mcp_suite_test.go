@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
@@ -19,7 +20,6 @@ import (
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
 	"github.com/switchboard-run/switchboard/kit/config"
-	"github.com/switchboard-run/switchboard/kit/grpcclient"
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/logging"
@@ -27,8 +27,7 @@ import (
 	"github.com/switchboard-run/switchboard/services/bridge"
 	"github.com/switchboard-run/switchboard/services/gateway"
 	"github.com/switchboard-run/switchboard/services/host"
-	"github.com/switchboard-run/switchboard/services/mailbox"
-	"github.com/switchboard-run/switchboard/services/registry"
+	"github.com/switchboard-run/switchboard/services/mailbox/mailboxtest"
 )
 
 // laptopTools is the tools file the suite's real tool host serves as
@@ -67,29 +66,18 @@ func newMCPSuite(t testing.TB, configure func(*gateway.Config)) *mcpSuite {
 	t.Helper()
 	log := logging.Discard()
 	sec := config.Security{Dev: true}
-	regSvc, err := registry.New(registry.Config{DataDir: t.TempDir(), WatchBuffer: 1024, MaxTools: 1024, Process: config.Process{Security: sec}}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := grpcclient.Dial(lis.Addr().String(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, mb := registryv1.NewRegistryServiceClient(conn), mailboxv1.NewMailboxServiceClient(conn)
-	mbSvc := mailbox.New(mailbox.Config{TTL: time.Hour, MaxQueued: 10_000, MaxSlots: 100_000, MaxCaptureBytes: 4 << 20}, reg, sec.Caller("mailbox"), log)
-	brSvc, err := bridge.New(bridge.Config{Process: config.Process{Security: sec}}, reg, mb, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpcserver.New(grpcserver.Options{Logger: log, ShutdownGrace: time.Second,
-		Guard: identity.Guard{Auth: sec.Authenticator(), Policy: identity.Merge(registry.Policy, mailbox.Policy, bridge.Policy)}})
-	regSvc.Register(srv)
-	mbSvc.Register(srv)
-	brSvc.Register(srv)
+	var brSvc *bridge.Service
+	core := mailboxtest.New(t, mailboxtest.Options{Policy: bridge.Policy, Register: func(srv *grpcserver.Server, conn *grpc.ClientConn) {
+		var err error
+		brSvc, err = bridge.New(bridge.Config{Process: config.Process{Security: sec}},
+			registryv1.NewRegistryServiceClient(conn), mailboxv1.NewMailboxServiceClient(conn), log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		brSvc.Register(srv)
+	}})
+	t.Cleanup(func() { brSvc.Close() })
+	conn, reg, mb := core.Conn, core.Registry, core.Mailbox
 
 	httpLis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -114,9 +102,7 @@ func newMCPSuite(t testing.TB, configure func(*gateway.Config)) *mcpSuite {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	gwCtx, gwCancel := context.WithCancel(ctx)
-	mbSvc.Start(ctx)
-	done, gwDone := make(chan error, 2), make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, lis) }()
+	done, gwDone := make(chan error, 1), make(chan error, 1)
 	go func() { gwDone <- gw.Serve(gwCtx, httpLis) }()
 	go func() { done <- laptop.Run(ctx) }()
 	var gwErr error
@@ -130,18 +116,8 @@ func newMCPSuite(t testing.TB, configure func(*gateway.Config)) *mcpSuite {
 			t.Errorf("the gateway's Serve: %v", err)
 		}
 		cancel()
-		for range 2 {
-			<-done
-		}
-		brSvc.Close()
-		conn.Close()
-		regSvc.Close()
+		<-done
 	})
-	select {
-	case <-mbSvc.Synced():
-	case <-time.After(10 * time.Second):
-		t.Fatal("the mailbox's view never synced with the registry")
-	}
 	select {
 	case <-laptop.Ready():
 	case <-time.After(10 * time.Second):

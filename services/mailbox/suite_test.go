@@ -2,24 +2,17 @@ package mailbox_test
 
 import (
 	"context"
-	"net"
 	"testing"
-	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/config"
-	"github.com/switchboard-run/switchboard/kit/grpcclient"
-	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/logging"
 	"github.com/switchboard-run/switchboard/services/mailbox"
-	"github.com/switchboard-run/switchboard/services/registry"
+	"github.com/switchboard-run/switchboard/services/mailbox/mailboxtest"
 )
 
 // suite is the real registry and the real mailbox served together on one
@@ -32,45 +25,12 @@ type suite struct {
 
 func newSuite(t testing.TB, tune ...func(*mailbox.Config)) *suite {
 	t.Helper()
-	log := logging.Discard()
-	sec := config.Security{Dev: true}
-	regSvc, err := registry.New(registry.Config{DataDir: t.TempDir(), WatchBuffer: 1024, MaxTools: 1024, Process: config.Process{Security: sec}}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := grpcclient.Dial(lis.Addr().String(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := mailbox.Config{TTL: time.Hour, MaxQueued: 10_000, MaxSlots: 1_000_000, MaxCaptureBytes: 4 << 20}
+	cfg := mailboxtest.Defaults
 	for _, f := range tune {
 		f(&cfg)
 	}
-	svc := mailbox.New(cfg, registryv1.NewRegistryServiceClient(conn), sec.Caller("mailbox"), log)
-	srv := grpcserver.New(grpcserver.Options{Logger: log, ShutdownGrace: time.Second,
-		Guard: identity.Guard{Auth: sec.Authenticator(), Policy: identity.Merge(registry.Policy, mailbox.Policy)}})
-	regSvc.Register(srv)
-	svc.Register(srv)
-	ctx, cancel := context.WithCancel(context.Background())
-	svc.Start(ctx)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, lis) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		conn.Close()
-		regSvc.Close()
-	})
-	select {
-	case <-svc.Synced():
-	case <-time.After(10 * time.Second):
-		t.Fatal("the mailbox's view never synced with the registry")
-	}
-	return &suite{reg: registryv1.NewRegistryServiceClient(conn), mb: mailboxv1.NewMailboxServiceClient(conn), svc: svc}
+	s := mailboxtest.New(t, mailboxtest.Options{Mailbox: cfg})
+	return &suite{reg: s.Registry, mb: s.Mailbox, svc: s.Service}
 }
 
 func as(name string, grade identity.Grade) context.Context {
@@ -136,5 +96,3 @@ func refused(t testing.TB, err error, code codes.Code, msg string) {
 func absentSentence(id string) string {
 	return `no invocation "` + id + `" is in flight; it was answered already, it expired, or this engine restarted since it was posted — the box may have run it; read the world before acting again`
 }
-
-var _ grpc.ClientConnInterface = (*grpc.ClientConn)(nil)

@@ -3,24 +3,18 @@ package mcpserve
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/config"
-	"github.com/switchboard-run/switchboard/kit/grpcclient"
-	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/logging"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
-	"github.com/switchboard-run/switchboard/services/registry"
+	"github.com/switchboard-run/switchboard/services/mailbox/mailboxtest"
 )
 
 var (
@@ -28,40 +22,14 @@ var (
 	ops  = identity.As(context.Background(), identity.Identity{Name: "ops", Grade: identity.Operator})
 )
 
-// realRegistry serves the real registry on a loopback listener in dev mode
-// and returns options for mirrors of it. The mailbox is never called by
-// these tests: its client points at the same server, which does not serve it.
+// realRegistry serves the real registry (and mailbox, which these tests
+// never call) on a loopback listener in dev mode and returns options for
+// mirrors of it.
 func realRegistry(t *testing.T) (Options, registryv1.RegistryServiceClient) {
 	t.Helper()
-	log := logging.Discard()
-	sec := config.Security{Dev: true}
-	svc, err := registry.New(registry.Config{DataDir: t.TempDir(), WatchBuffer: 1024, MaxTools: 1024, Process: config.Process{Security: sec}}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpcserver.New(grpcserver.Options{Logger: log, ShutdownGrace: time.Second,
-		Guard: identity.Guard{Auth: sec.Authenticator(), Policy: registry.Policy}})
-	svc.Register(srv)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, lis) }()
-	conn, err := grpcclient.Dial(lis.Addr().String(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn.Close()
-		cancel()
-		<-done
-		svc.Close()
-	})
-	reg := registryv1.NewRegistryServiceClient(conn)
-	return Options{Registry: reg, Mailbox: mailboxv1.NewMailboxServiceClient(conn), Self: self.AsSelf,
-		As: func(ctx context.Context, _ *mcp.CallToolRequest) (context.Context, error) { return ctx, nil }, Log: log}, reg
+	core := mailboxtest.New(t, mailboxtest.Options{})
+	return Options{Registry: core.Registry, Mailbox: core.Mailbox, Self: self.AsSelf,
+		As: func(ctx context.Context, _ *mcp.CallToolRequest) (context.Context, error) { return ctx, nil }, Log: logging.Discard()}, core.Registry
 }
 
 func advertise(t *testing.T, reg registryv1.RegistryServiceClient, client string, tools ...*registryv1.Tool) {

@@ -1,0 +1,98 @@
+// Package mailboxtest serves the real registry and the real mailbox
+// together on one loopback listener in dev mode — as `switchboard dev`
+// serves them — for the tests of the mailbox and of the services above it
+// (the bridge, the gateway), which add themselves to the same server.
+package mailboxtest
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/config"
+	"github.com/switchboard-run/switchboard/kit/grpcclient"
+	"github.com/switchboard-run/switchboard/kit/grpcserver"
+	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/services/mailbox"
+	"github.com/switchboard-run/switchboard/services/registry"
+)
+
+// Options shape a Suite.
+type Options struct {
+	// Mailbox bounds the mailbox; a zero config takes Defaults.
+	Mailbox mailbox.Config
+	// Policy is the grade policy of the services Register adds.
+	Policy identity.Policy
+	// Register adds more services to the server before it serves; conn
+	// reaches the server itself, as the services' peers do in dev mode.
+	Register func(srv *grpcserver.Server, conn *grpc.ClientConn)
+}
+
+// Defaults are the mailbox bounds of a suite built with a zero config.
+var Defaults = mailbox.Config{TTL: time.Hour, MaxQueued: 10_000, MaxSlots: 100_000, MaxCaptureBytes: 4 << 20}
+
+// Suite is the running registry and mailbox (and whatever Register added).
+type Suite struct {
+	Addr     string
+	Conn     *grpc.ClientConn
+	Registry registryv1.RegistryServiceClient
+	Mailbox  mailboxv1.MailboxServiceClient
+	Service  *mailbox.Service
+}
+
+// New serves a suite until the test ends, once the mailbox's view of the
+// registry has synced.
+func New(t testing.TB, o Options) *Suite {
+	t.Helper()
+	log := logging.Discard()
+	sec := config.Security{Dev: true}
+	regSvc, err := registry.New(registry.Config{DataDir: t.TempDir(), WatchBuffer: registry.DefaultWatchBuffer,
+		MaxTools: registry.DefaultMaxTools, Process: config.Process{Security: sec}}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := grpcclient.Dial(lis.Addr().String(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Suite{Addr: lis.Addr().String(), Conn: conn, Registry: registryv1.NewRegistryServiceClient(conn),
+		Mailbox: mailboxv1.NewMailboxServiceClient(conn)}
+	cfg := o.Mailbox
+	if cfg == (mailbox.Config{}) {
+		cfg = Defaults
+	}
+	s.Service = mailbox.New(cfg, s.Registry, sec.Caller("mailbox"), log)
+	srv := grpcserver.New(grpcserver.Options{Logger: log, ShutdownGrace: time.Second,
+		Guard: identity.Guard{Auth: sec.Authenticator(), Policy: identity.Merge(registry.Policy, mailbox.Policy, o.Policy)}})
+	regSvc.Register(srv)
+	s.Service.Register(srv)
+	if o.Register != nil {
+		o.Register(srv, conn)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.Service.Start(ctx)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, lis) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		conn.Close()
+		regSvc.Close()
+	})
+	select {
+	case <-s.Service.Synced():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the mailbox's view never synced with the registry")
+	}
+	return s
+}
