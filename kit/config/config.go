@@ -4,6 +4,7 @@
 package config
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"flag"
@@ -11,7 +12,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/switchboard-run/switchboard/kit/certs"
 	"github.com/switchboard-run/switchboard/kit/identity"
@@ -155,4 +158,27 @@ func (p *Process) Start(w io.Writer) (*slog.Logger, error) {
 		return nil, err
 	}
 	return logging.New(w, p.LogLevel, p.LogFormat)
+}
+
+// Parse is the preamble of every process's Main: it parses args with their
+// environment fallbacks, then starts the process. -h answers flag.ErrHelp,
+// which Main (below) and the switchboard command exit 0 on.
+func (p *Process) Parse(fs *flag.FlagSet, args []string, w io.Writer) (*slog.Logger, error) {
+	if err := ParseOS(fs, args); err != nil {
+		return nil, err
+	}
+	return p.Start(w)
+}
+
+// Main runs a process's Main as a command (cmd/<name>): SIGINT and SIGTERM
+// end its context, an error is printed after the name with exit code 1,
+// and -h exits 0.
+func Main(name string, run func(ctx context.Context, args []string, stderr io.Writer) error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stderr)
+	stop()
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		os.Exit(1)
+	}
 }

@@ -2,8 +2,6 @@ package bridge
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 
@@ -23,13 +21,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	var cfg Config
 	fs := config.NewFlagSet("bridge", stderr)
 	cfg.Register(fs)
-	if err := config.ParseOS(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
-	}
-	log, err := cfg.Process.Start(stderr)
+	log, err := cfg.Parse(fs, args, stderr)
 	if err != nil {
 		return err
 	}

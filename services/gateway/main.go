@@ -3,8 +3,6 @@ package gateway
 import (
 	"context"
 	"crypto/x509"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 
@@ -27,13 +25,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	var cfg Config
 	fs := config.NewFlagSet("gateway", stderr)
 	cfg.Register(fs)
-	if err := config.ParseOS(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
-	}
-	log, err := cfg.Start(stderr)
+	log, err := cfg.Parse(fs, args, stderr)
 	if err != nil {
 		return err
 	}

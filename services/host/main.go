@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -38,13 +37,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	deadline := fs.Duration("deadline", DefaultDeadline, "how long one tool run may take before SIGTERM, then SIGKILL (exit code 124)")
 	concurrency := fs.Int("concurrency", DefaultConcurrency, "tool runs at once")
 	maxOutput := fs.Int("max-output", DefaultMaxOutput, "bytes of stdout and of stderr kept from one run; the rest is counted and dropped")
-	if err := config.ParseOS(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
-	}
-	log, err := p.Start(stderr)
+	log, err := p.Parse(fs, args, stderr)
 	if err != nil {
 		return err
 	}

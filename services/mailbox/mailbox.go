@@ -6,7 +6,6 @@ package mailbox
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -112,13 +111,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	p.Register(fs)
 	addr := fs.String("listen", "127.0.0.1:7732", "gRPC listen address")
 	regAddr := fs.String("registry", "127.0.0.1:7731", "the registry's gRPC address")
-	if err := config.ParseOS(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
-	}
-	log, err := p.Start(stderr)
+	log, err := p.Parse(fs, args, stderr)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package registry
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 
@@ -20,13 +19,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) (err error) {
 	var cfg Config
 	fs := config.NewFlagSet("registry", stderr)
 	cfg.Register(fs)
-	if err := config.ParseOS(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
-	}
-	log, err := cfg.Start(stderr)
+	log, err := cfg.Parse(fs, args, stderr)
 	if err != nil {
 		return err
 	}
