@@ -6,10 +6,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"sort"
-	"syscall"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
+	"github.com/switchboard-run/switchboard/services/bridge/internal/child"
 )
 
 // process is one running backend: its pipes, and when it exited.
@@ -29,24 +28,8 @@ func spawn(m *bridgev1.PluginManifest, stderr io.Writer) (*process, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("the manifest's command is empty")
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = m.GetCwd()
-	cmd.Env = os.Environ()
-	keys := make([]string, 0, len(m.GetEnv()))
-	for k := range m.GetEnv() {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys) // a stable environment, so restarts are identical
-	for _, k := range keys {
-		cmd.Env = append(cmd.Env, k+"="+m.GetEnv()[k]) // later entries win in exec
-	}
-	if stderr == nil {
-		stderr = io.Discard
-	}
-	cmd.Stderr = stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// A grandchild holding stderr open must not keep Wait from returning.
-	cmd.WaitDelay = Grace
+	cmd := child.Command(argv, m.GetEnv(), m.GetCwd(), stderr, Grace)
 	// Pipes of our own rather than StdoutPipe: Wait must be free to run
 	// while the reader still drains what the backend wrote before it died.
 	inR, inW, err := os.Pipe()
@@ -81,7 +64,7 @@ func (p *process) pid() int { return p.cmd.Process.Pid }
 
 // kill ends the backend's whole process group.
 func (p *process) kill() {
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	child.KillGroup(p.cmd)
 }
 
 // state says how the process ended ("exit status 3", "signal: killed");

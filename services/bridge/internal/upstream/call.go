@@ -6,6 +6,8 @@ import (
 	"errors"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-run/switchboard/services/bridge/internal/child"
 )
 
 // LogLevel is the least severe log message the bridge asks servers for.
@@ -101,7 +103,7 @@ func (s *Session) Close() error {
 	s.mu.Unlock()
 	s.reinitMu.Unlock()
 	err := cs.Close()
-	killGroup(cmd)
+	child.KillGroup(cmd)
 	s.wg.Wait()
 	s.finish(ErrClosed)
 	return err

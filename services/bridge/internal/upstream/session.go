@@ -25,6 +25,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
+	"github.com/switchboard-run/switchboard/services/bridge/internal/child"
 )
 
 // Bounds on what one session may cost.
@@ -141,7 +142,7 @@ func (s *Session) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, [
 	}
 	cs, err := s.client.Connect(ctx, t, nil)
 	if err != nil {
-		killGroup(cmd)
+		child.KillGroup(cmd)
 		return nil, nil, nil, s.startError(err, cmd)
 	}
 	caps := cs.InitializeResult().Capabilities
@@ -164,7 +165,7 @@ func (s *Session) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, [
 	tools, err := s.list(ctx, cs)
 	if err != nil {
 		_ = cs.Close()
-		killGroup(cmd)
+		child.KillGroup(cmd)
 		return nil, nil, nil, fmt.Errorf("listing tools: %w", err)
 	}
 	return cs, cmd, tools, nil
@@ -228,7 +229,7 @@ func (s *Session) watch(cs *mcp.ClientSession, cmd *exec.Cmd, gen uint64) {
 		}
 	case cmd != nil:
 		_ = cs.Close() // reaps the process, so its exit status is known
-		killGroup(cmd)
+		child.KillGroup(cmd)
 		err = fmt.Errorf("the server process exited (%s)", exitState(cmd))
 	default:
 		err = fmt.Errorf("the MCP session with %s ended: %v", s.cfg.GetHttp().GetUrl(), err)

@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
-	"sort"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-run/switchboard/services/bridge/internal/child"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 )
@@ -39,38 +38,12 @@ func stdioTransport(s *bridgev1.StdioTransport, stderr io.Writer) (mcp.Transport
 	if s.GetCommand() == "" {
 		return nil, nil, errors.New("the command is empty")
 	}
-	cmd := exec.Command(s.GetCommand(), s.GetArgs()...)
+	cmd := child.Command(append([]string{s.GetCommand()}, s.GetArgs()...), s.GetEnv(), s.GetCwd(), stderr, terminateAfter)
 	if cmd.Err != nil {
 		return nil, nil, fmt.Errorf("cannot run %q: %w", s.GetCommand(), cmd.Err)
 	}
-	cmd.Dir = s.GetCwd()
-	cmd.Env = os.Environ()
-	keys := make([]string, 0, len(s.GetEnv()))
-	for k := range s.GetEnv() {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys) // a stable environment, so restarts are identical
-	for _, k := range keys {
-		cmd.Env = append(cmd.Env, k+"="+s.GetEnv()[k]) // later entries win in exec
-	}
-	if stderr == nil {
-		stderr = io.Discard
-	}
 	// stderr is the server's log: kept as a tail, never read as an error.
-	cmd.Stderr = stderr
-	// Its own process group, so the servers that run through a launcher
-	// (npx, uvx, sh -c) leave no grandchildren behind when stopped.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// A grandchild holding stderr open must not keep Wait from returning.
-	cmd.WaitDelay = terminateAfter
 	return &mcp.CommandTransport{Command: cmd, TerminateDuration: terminateAfter}, cmd, nil
-}
-
-// killGroup ends whatever is left of a stdio server's process group.
-func killGroup(cmd *exec.Cmd) {
-	if cmd != nil && cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
 }
 
 // withHeaders adds the configured headers to every request the SDK makes:
