@@ -1,11 +1,13 @@
 package plugin
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
 	"testing"
 	"testing/iotest"
+	"unicode/utf8"
 )
 
 type readLine struct {
@@ -95,4 +97,39 @@ func TestDecode(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzDecode: any line from a backend either decodes into a message with a
+// type, whose compact form is valid JSON and whose fields read back as
+// valid UTF-8 text, or is refused with one of the two faults — never a
+// panic.
+func FuzzDecode(f *testing.F) {
+	for _, seed := range []string{
+		`{"type":"reply","id":1,"result":{"ok":true}}`,
+		`{"type":"reply","id":2,"error":"boom"}`,
+		`{"type":"log","text":"\u00e9\ud800"}`,
+		`{"type":"notice","text":"x","level":"info"}`,
+		`{"type":"fault","text":"` + strings.Repeat("a", 100) + `"}`,
+		`{"type":3}`, `[1]`, `null`, "{\"type\":\"view\"}\r", `{"type":"reply","id":1e400}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		m, err := decode(line)
+		if err != nil {
+			if !errors.Is(err, errNotObject) && !errors.Is(err, errNoType) {
+				t.Fatalf("decode(%q) = %v, not one of the two faults", line, err)
+			}
+			return
+		}
+		if !json.Valid(m.line) {
+			t.Fatalf("decode(%q) kept %q, which is not valid JSON", line, m.line)
+		}
+		for k := range m.fields {
+			if s := m.text(k); !utf8.ValidString(s) {
+				t.Fatalf("field %q of %q reads back as invalid UTF-8 %q", k, line, s)
+			}
+		}
+		m.id()
+	})
 }
