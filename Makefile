@@ -48,7 +48,7 @@ build: ## build the binaries into bin/ (bin/switchboard is the main one)
 test: lint check-generate build ## lint, check gen/, and test every module with the race detector
 	go test -race -count=1 -timeout 15m $(addsuffix /...,$(MODULES))
 
-run: build ## run the whole suite in one process: gRPC on 127.0.0.1:7737, HTTP on 127.0.0.1:8080
+run: build tools ## run the whole suite in one process: gRPC on 127.0.0.1:7737, HTTP on 127.0.0.1:8080
 	$(BIN)/switchboard dev --data $(DATA) $(RUN_ARGS)
 
 bench: build tools ## measure the suite against its floors; writes bench/results.json
