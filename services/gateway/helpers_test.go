@@ -62,6 +62,14 @@ func devGateway(t testing.TB, reg *scripted.Registry, mb *scripted.Mailbox) *tes
 		identity.Caller{Dev: true, Self: devSelf})
 }
 
+// sawCaller checks that a scripted backend was called as name with grade.
+func sawCaller(t *testing.T, c scripted.Call, name string, grade identity.Grade) {
+	t.Helper()
+	if c.Caller.Name != name || c.Caller.Grade != grade {
+		t.Fatalf("%s reached the backend as %v, want %s (%s)", c.Method, c.Caller, name, grade)
+	}
+}
+
 // reply is one HTTP answer.
 type reply struct {
 	Status int

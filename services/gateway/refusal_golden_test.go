@@ -4,17 +4,14 @@ import (
 	"net/http"
 	"strings"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
-	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/bodylimit"
-	"github.com/switchboard-run/switchboard/services/gateway/internal/scripted"
 )
 
 // refusalCases are the gateway's own refusals: strict decoding, limits and
-// identity. Each golden holds the sentence and the status.
+// identity, met before the act reaches a backend (a request that reached
+// the real services would be answered otherwise). The one backend answer
+// here is the registry's to the gateway's token check. Each golden holds
+// the sentence and the status.
 func refusalCases() []goldenCase {
 	inv := `"invocation":"` + handle + `"`
 	return []goldenCase{
@@ -40,12 +37,8 @@ func refusalCases() []goldenCase {
 		{name: "refuse-identity-twice", header: http.Header{"Switchboard-Identity": {"a", "b"}}, body: `{"op":"invocations"}`},
 		{name: "refuse-grade-without-name", header: http.Header{"Switchboard-Grade": {"host"}}, body: `{"op":"invocations"}`},
 		{name: "refuse-unknown-grade", header: http.Header{"Switchboard-Identity": {"a"}, "Switchboard-Grade": {"admin"}}, body: `{"op":"invocations"}`},
-		{name: "refuse-bad-token", header: http.Header{"Authorization": {"Bearer sbt_revoked"}}, body: `{"op":"invocations"}`,
-			setup: func(r *scripted.Registry, _ *scripted.Mailbox) {
-				r.OnAuthenticateToken = func(identity.Identity, *registryv1.AuthenticateTokenRequest) (*registryv1.AuthenticateTokenResponse, error) {
-					return nil, status.Error(codes.Unauthenticated, "unknown or revoked token")
-				}
-			}},
+		// The registry's answer for a secret it never minted.
+		{name: "refuse-bad-token", header: http.Header{"Authorization": {"Bearer sbt_nobody_minted_this"}}, body: `{"op":"invocations"}`},
 		{name: "refuse-authorization-not-bearer", header: http.Header{"Authorization": {"Basic YWxpY2U6cHc="}}, body: `{"op":"invocations"}`},
 		{name: "refuse-act-get", method: http.MethodGet, header: alice},
 	}

@@ -1,9 +1,12 @@
 // Package scripted serves the registry, mailbox and bridge contracts from
-// answers a test scripts, for the gateway's unit-level tests: goldens need
-// backends whose replies (handles, times) are fixed. They are real gRPC
-// servers on loopback ports, built with the kit's server, so the identity
-// guard checks what the gateway forwards exactly as a real backend does.
-// The end-to-end tests run the real services instead.
+// answers a test scripts, for the few gateway tests that need a backend to
+// do what the real services never do on cue: hold a read until the test
+// releases it, record the metadata a call carried, answer a token check
+// with a grade no registry would mint, or speak over a service certificate
+// without a registry behind it. They are real gRPC servers on loopback
+// ports, built with the kit's server, so the identity guard checks what the
+// gateway forwards exactly as a real backend does. The goldens and the
+// end-to-end tests run the real services.
 package scripted
 
 import (

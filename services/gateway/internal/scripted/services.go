@@ -10,33 +10,13 @@ import (
 	"github.com/switchboard-run/switchboard/kit/identity"
 )
 
-// Registry answers the registry's methods the gateway calls from the On*
-// functions, recording each call in Rec.
+// Registry answers the token check from OnAuthenticateToken, recording each
+// call in Rec.
 type Registry struct {
 	registryv1.UnimplementedRegistryServiceServer
 	Rec Recorder
 
-	OnAdvertise         func(identity.Identity, *registryv1.AdvertiseRequest) (*registryv1.AdvertiseResponse, error)
-	OnListClients       func(identity.Identity, *registryv1.ListClientsRequest) (*registryv1.ListClientsResponse, error)
 	OnAuthenticateToken func(identity.Identity, *registryv1.AuthenticateTokenRequest) (*registryv1.AuthenticateTokenResponse, error)
-}
-
-// Advertise answers with OnAdvertise.
-func (r *Registry) Advertise(ctx context.Context, req *registryv1.AdvertiseRequest) (*registryv1.AdvertiseResponse, error) {
-	id := r.Rec.record(ctx, "Advertise", req)
-	if r.OnAdvertise == nil {
-		return nil, unscripted("Advertise")
-	}
-	return r.OnAdvertise(id, req)
-}
-
-// ListClients answers with OnListClients.
-func (r *Registry) ListClients(ctx context.Context, req *registryv1.ListClientsRequest) (*registryv1.ListClientsResponse, error) {
-	id := r.Rec.record(ctx, "ListClients", req)
-	if r.OnListClients == nil {
-		return nil, unscripted("ListClients")
-	}
-	return r.OnListClients(id, req)
 }
 
 // AuthenticateToken answers with OnAuthenticateToken.
@@ -57,7 +37,6 @@ type Mailbox struct {
 
 	OnInvoke      func(identity.Identity, *mailboxv1.InvokeRequest) (*mailboxv1.InvokeResponse, error)
 	OnInvocations func(context.Context, identity.Identity, *mailboxv1.InvocationsRequest) (*mailboxv1.InvocationsResponse, error)
-	OnComplete    func(identity.Identity, *mailboxv1.CompleteRequest) (*mailboxv1.CompleteResponse, error)
 	OnCapture     func(identity.Identity, *mailboxv1.CaptureRequest) (*mailboxv1.CaptureResponse, error)
 	OnFollow      func(context.Context, identity.Identity, *mailboxv1.FollowRequest, func(*mailboxv1.FollowResponse) error) error
 }
@@ -78,15 +57,6 @@ func (m *Mailbox) Invocations(ctx context.Context, req *mailboxv1.InvocationsReq
 		return nil, unscripted("Invocations")
 	}
 	return m.OnInvocations(ctx, id, req)
-}
-
-// Complete answers with OnComplete.
-func (m *Mailbox) Complete(ctx context.Context, req *mailboxv1.CompleteRequest) (*mailboxv1.CompleteResponse, error) {
-	id := m.Rec.record(ctx, "Complete", req)
-	if m.OnComplete == nil {
-		return nil, unscripted("Complete")
-	}
-	return m.OnComplete(id, req)
 }
 
 // Capture answers with OnCapture.
