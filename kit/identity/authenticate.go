@@ -61,29 +61,48 @@ func (a Authenticator) Authenticate(ctx context.Context) (Identity, error) {
 // assertedIdentity reads the identity metadata, if any.
 func assertedIdentity(ctx context.Context) (*Identity, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
-	names := md.Get(MetadataName)
-	grades := md.Get(MetadataGrade)
-	if len(names) == 0 {
-		if len(grades) > 0 {
-			return nil, status.Errorf(codes.Unauthenticated, "%q is set but %q is not: a grade needs a name", MetadataGrade, MetadataName)
-		}
-		return nil, nil
+	id, err := FromValues(md.Get(MetadataName), md.Get(MetadataGrade), MetadataName, MetadataGrade)
+	if err != nil {
+		return nil, status.Error(codes.Unauthenticated, err.Error())
 	}
-	if len(names) > 1 || len(grades) > 1 {
-		return nil, status.Errorf(codes.Unauthenticated, "%q or %q is set more than once", MetadataName, MetadataGrade)
+	return id, nil
+}
+
+// FromValues reads an asserted identity from the values of its name and
+// grade keys (gRPC metadata, HTTP headers; nameKey and gradeKey name them
+// in errors). No name is no assertion (nil); a grade without a name, a key
+// given twice, a bad name or an unknown grade is an error naming its key.
+// The grade defaults to Operator.
+func FromValues(names, grades []string, nameKey, gradeKey string) (*Identity, error) {
+	switch {
+	case len(names) == 0 && len(grades) > 0:
+		return nil, fmt.Errorf("%s is set but %s is not: a grade needs a name", quoteKey(gradeKey), quoteKey(nameKey))
+	case len(names) == 0:
+		return nil, nil
+	case len(names) > 1 || len(grades) > 1:
+		return nil, fmt.Errorf("%s or %s is set more than once", quoteKey(nameKey), quoteKey(gradeKey))
 	}
 	if err := CheckName(names[0]); err != nil {
-		return nil, status.Error(codes.Unauthenticated, err.Error())
+		return nil, fmt.Errorf("%s: %w", nameKey, err)
 	}
 	grade := Operator
 	if len(grades) == 1 {
 		g, err := ParseGrade(grades[0])
 		if err != nil {
-			return nil, status.Error(codes.Unauthenticated, err.Error())
+			return nil, fmt.Errorf("%s: %w", gradeKey, err)
 		}
 		grade = g
 	}
 	return &Identity{Name: names[0], Grade: grade}, nil
+}
+
+// quoteKey spells a metadata key as the errors always have ("switchboard-identity")
+// and an HTTP header as itself (Switchboard-Identity).
+func quoteKey(k string) string {
+	if k == MetadataName || k == MetadataGrade {
+		return fmt.Sprintf("%q", k)
+	}
+	return k
 }
 
 // peerIdentity reads the verified client certificate of the connection.

@@ -89,27 +89,15 @@ func (res Resolver) bearer(ctx context.Context, values []string) (identity.Ident
 
 // headerIdentity reads the dev-mode headers.
 func headerIdentity(h http.Header) (identity.Identity, error) {
-	names, grades := h.Values(HeaderIdentity), h.Values(HeaderGrade)
+	id, err := identity.FromValues(h.Values(HeaderIdentity), h.Values(HeaderGrade), HeaderIdentity, HeaderGrade)
 	switch {
-	case len(names) == 0:
+	case err != nil:
+		return identity.Identity{}, httperr.New(http.StatusUnauthorized, "%v", err)
+	case id == nil: // the caller checks for the header before calling
 		return identity.Identity{}, httperr.New(http.StatusUnauthorized,
 			"%s is set but %s is not: a grade needs a name", HeaderGrade, HeaderIdentity)
-	case len(names) > 1 || len(grades) > 1:
-		return identity.Identity{}, httperr.New(http.StatusUnauthorized,
-			"%s or %s is set more than once", HeaderIdentity, HeaderGrade)
 	}
-	if err := identity.CheckName(names[0]); err != nil {
-		return identity.Identity{}, httperr.New(http.StatusUnauthorized, "%s: %v", HeaderIdentity, err)
-	}
-	grade := identity.Operator
-	if len(grades) == 1 {
-		g, err := identity.ParseGrade(grades[0])
-		if err != nil {
-			return identity.Identity{}, httperr.New(http.StatusUnauthorized, "%s: %v", HeaderGrade, err)
-		}
-		grade = g
-	}
-	return identity.Identity{Name: names[0], Grade: grade}, nil
+	return *id, nil
 }
 
 // Middleware admits requests with an identity, putting it in the request
