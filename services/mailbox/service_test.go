@@ -238,14 +238,16 @@ func TestUnaryReadAnswersEverythingQueuedOrNothing(t *testing.T) {
 	if err != nil || len(res.GetRows()) != 2 || res.GetRows()[0].GetInvocation() != a || res.GetRows()[1].GetInvocation() != b {
 		t.Fatalf("rows = %v, %v", res, err)
 	}
-	// A read parked on an empty queue gets new work directly.
+	// A read parked on an empty queue gets new work directly. The set is
+	// advertised before the read opens: while a read is held, the serving
+	// guard takes a different set only from the read's own session.
+	s.advertise(t, "desk", "echo")
 	got := make(chan *mailboxv1.InvocationsResponse, 1)
 	go func() {
 		r, _ := s.mb.Invocations(host("desk"), &mailboxv1.InvocationsRequest{})
 		got <- r
 	}()
-	s.advertise(t, "desk", "echo")
-	waitPresent(t, s, "desk", true)
+	waitPresent(t, s, "desk", true) // the read is parked
 	id := s.invoke(t, "desk", "echo", "{}")
 	if r := <-got; len(r.GetRows()) != 1 || r.GetRows()[0].GetInvocation() != id {
 		t.Fatalf("parked read got %v", r)

@@ -22,6 +22,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/grpcclient"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/mailbox"
 )
 
@@ -63,10 +64,7 @@ func TestDriversAndHostsLoseNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg, mb := registryv1.NewRegistryServiceClient(conn), mailboxv1.NewMailboxServiceClient(conn)
-
-	runtime.GC()
-	baseGoroutines := runtime.NumGoroutine()
-	baseHeap := heapInUse()
+	dctx := identity.As(context.Background(), identity.Identity{Name: "driver", Grade: identity.Operator})
 
 	hostsCtx, stopHosts := context.WithCancel(context.Background())
 	var hostsWG sync.WaitGroup
@@ -75,11 +73,20 @@ func TestDriversAndHostsLoseNothing(t *testing.T) {
 		if err := serveHost(hostsCtx, &hostsWG, reg, mb, client); err != nil {
 			t.Fatal(err)
 		}
+		// Present in the registry: the mailbox's presence stream is up, and
+		// one call proves the whole path warm. What runs from here on is
+		// the census the drain must come back to.
+		waitPresent(t, reg, dctx, client)
+		if _, err := mb.Call(dctx, &mailboxv1.CallRequest{Client: client, Tool: "echo", Input: "{}"}); err != nil {
+			t.Fatal(err)
+		}
 	}
+	baseGoroutines := testkit.CountGoroutines()
+	baseHeap := heapInUse()
+
 	var calls, refusals, lost atomic.Int64
 	var wg sync.WaitGroup
 	end := time.Now().Add(duration(t))
-	dctx := identity.As(context.Background(), identity.Identity{Name: "driver", Grade: identity.Operator})
 	for d := range drivers {
 		wg.Add(1)
 		go func() {
@@ -103,8 +110,6 @@ func TestDriversAndHostsLoseNothing(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	stopHosts()
-	hostsWG.Wait()
 	t.Logf("%d calls answered, %d refused, %d lost", calls.Load(), refusals.Load(), lost.Load())
 	if lost.Load() != 0 || refusals.Load() != 0 {
 		t.Fatalf("%d lost and %d refused under plain load; want none", lost.Load(), refusals.Load())
@@ -112,10 +117,12 @@ func TestDriversAndHostsLoseNothing(t *testing.T) {
 	if calls.Load() == 0 {
 		t.Fatal("no call was answered")
 	}
-	// Drained: no invocation held, no goroutine or heap left behind.
+	// Drained: every goroutine a call started has ended, the mailbox holds
+	// nothing, and the heap is back where it was.
+	testkit.WaitGoroutinesBack(t, baseGoroutines, 10*time.Second)
+	stopHosts()
+	hostsWG.Wait()
 	conn.Close()
-	eventually(t, func() bool { return runtime.NumGoroutine() <= baseGoroutines+2 },
-		func() string { return fmt.Sprintf("goroutines %d, were %d", runtime.NumGoroutine(), baseGoroutines) })
 	eventually(t, func() bool { return heapInUse() < baseHeap+8<<20 },
 		func() string { return fmt.Sprintf("heap %d MiB, was %d MiB", heapInUse()>>20, baseHeap>>20) })
 	stop()
@@ -163,6 +170,16 @@ func serveHost(ctx context.Context, wg *sync.WaitGroup, reg registryv1.RegistryS
 	return nil
 }
 
+// waitPresent waits until the registry shows client present: presence
+// travels host → mailbox → registry asynchronously.
+func waitPresent(t *testing.T, reg registryv1.RegistryServiceClient, ctx context.Context, client string) {
+	t.Helper()
+	eventually(t, func() bool {
+		res, err := reg.GetClient(ctx, &registryv1.GetClientRequest{Client: client})
+		return err == nil && res.GetRow().GetPresent()
+	}, func() string { return client + " never became present" })
+}
+
 func heapInUse() uint64 {
 	runtime.GC()
 	var m runtime.MemStats
@@ -175,7 +192,7 @@ func eventually(t *testing.T, ok func() bool, say func() string) {
 	deadline := time.Now().Add(10 * time.Second)
 	for !ok() {
 		if time.Now().After(deadline) {
-			t.Fatalf("after the drain: %s", say())
+			t.Fatal(say())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
