@@ -34,12 +34,18 @@ check-generate: generate ## fail when gen/ is not what proto/ generates
 		git status --porcelain -- gen; \
 		echo "gen/ is stale: run make generate and commit the result"; exit 1; fi
 
-lint: tools ## buf lint and format, gofmt, go vet
+lint: tools ## buf lint and format, gofmt; each module alone: go mod tidy -diff, go vet
 	buf lint
 	buf format -d --exit-code
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/')); \
 		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	go vet $(addsuffix /...,$(MODULES))
+	@# Each module must build and tidy on its own go.mod (siblings by require +
+	@# replace), so go.work is a convenience, never what makes a module build.
+	@for dir in $(MODULES); do mod=$${dir#$(CURDIR)/}; \
+		(cd $$dir && GOWORK=off go mod tidy -diff) || { \
+			echo "module $$mod is not tidy on its own: run (cd $$mod && GOWORK=off go mod tidy) and commit go.mod and go.sum"; exit 1; }; \
+		(cd $$dir && GOWORK=off go vet ./...) || { echo "module $$mod does not vet on its own (GOWORK=off)"; exit 1; }; \
+	done
 
 build: ## build the binaries into bin/ (bin/switchboard is the main one)
 	@mkdir -p $(BIN)

@@ -110,8 +110,8 @@ func parked(ctx context.Context, r *report, s *suite) error {
 // service's own handler, with the heap read after a GC before and after.
 func queuedBytes(ctx context.Context, r *report, s *suite) error {
 	const n, clients = 100_000, 20
-	svc := mailbox.New(mailbox.Config{TTL: time.Hour, MaxQueued: n, MaxSlots: 2 * n, MaxCaptureBytes: 1 << 20},
-		s.reg, identity.Caller{Dev: true, Self: identity.Identity{Name: "bench-mailbox", Grade: identity.Service}}, logging.Discard())
+	svc := mailbox.New(mailbox.Config{Bounds: mailbox.Bounds{TTL: time.Hour, MaxQueued: n, MaxSlots: 2 * n, MaxCaptureBytes: 1 << 20}},
+		s.reg, identity.Self{Dev: true, Identity: identity.Identity{Name: "bench-mailbox", Grade: identity.Service}}, logging.Discard())
 	names := make([]string, clients)
 	for i := range names {
 		names[i] = fmt.Sprintf("queued-%d", i)

@@ -103,7 +103,7 @@ func run(ctx context.Context, r *report) error {
 	if err != nil {
 		return err
 	}
-	mbConn, err := healthy(ctx, addr["mailbox"], "switchboard.mailbox.v1.MailboxService")
+	mbConn, err := healthy(ctx, addr["mailbox"], mailboxv1.MailboxService_ServiceDesc.ServiceName)
 	if err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func run(ctx context.Context, r *report) error {
 	if err != nil {
 		return err
 	}
-	brConn, err := healthy(ctx, addr["bridge"], "switchboard.bridge.v1.BridgeService")
+	brConn, err := healthy(ctx, addr["bridge"], bridgev1.BridgeService_ServiceDesc.ServiceName)
 	if err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ func run(ctx context.Context, r *report) error {
 	if _, err := launch("dev", bins["switchboard"], "dev", "--grpc", addr["dev"], "--http", addr["dev-http"], "--data", dir+"/dev-data", "--log-level", "warn"); err != nil {
 		return err
 	}
-	devConn, err := healthy(ctx, addr["dev"], "switchboard.bridge.v1.BridgeService")
+	devConn, err := healthy(ctx, addr["dev"], bridgev1.BridgeService_ServiceDesc.ServiceName)
 	if err != nil {
 		return err
 	}

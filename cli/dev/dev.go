@@ -18,11 +18,11 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/config"
 	"github.com/switchboard-run/switchboard/kit/grpcclient"
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/listen"
+	"github.com/switchboard-run/switchboard/kit/process"
 	"github.com/switchboard-run/switchboard/services/bridge"
 	"github.com/switchboard-run/switchboard/services/gateway"
 	"github.com/switchboard-run/switchboard/services/host"
@@ -37,7 +37,7 @@ type Options struct {
 	MCPConfig   string
 	ToolsFile   string
 	ToolsClient string
-	Mailbox     mailbox.Config
+	Mailbox     mailbox.Bounds
 	Log         *slog.Logger
 	// Ready, when set, is called once everything listens, with the
 	// addresses actually bound (tests listen on port 0).
@@ -58,7 +58,7 @@ func DefaultDataDir() string {
 
 // Run serves the suite until ctx ends.
 func Run(ctx context.Context, o Options) error {
-	sec := config.Security{Dev: true}
+	sec := process.Security{Dev: true}
 	log := o.Log
 	grpcLis, err := listen.TCP(o.GRPC, true)
 	if err != nil {
@@ -70,7 +70,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	reg, err := registry.New(registry.Config{DataDir: o.DataDir, WatchBuffer: registry.DefaultWatchBuffer,
-		MaxTools: registry.DefaultMaxTools, Process: config.Process{Security: sec}}, log.With("service", "registry"))
+		MaxTools: registry.DefaultMaxTools, Flags: process.Flags{Security: sec}}, log.With("service", "registry"))
 	if err != nil {
 		grpcLis.Close()
 		httpLis.Close()
@@ -85,14 +85,14 @@ func Run(ctx context.Context, o Options) error {
 	regClient := registryv1.NewRegistryServiceClient(conn)
 	mbClient := mailboxv1.NewMailboxServiceClient(conn)
 
-	mb := mailbox.New(o.Mailbox, regClient, sec.Caller("mailbox"), log.With("service", "mailbox"))
+	mb := mailbox.New(mailbox.Config{Bounds: o.Mailbox}, regClient, sec.Self("mailbox"), log.With("service", "mailbox"))
 	br, err := bridge.New(bridge.Config{}, regClient, mbClient, log.With("service", "bridge"))
 	if err != nil {
 		return err
 	}
 	defer br.Close()
-	gw, err := gateway.New(gateway.Config{Process: config.Process{Security: sec}, MCPSessionTimeout: gateway.DefaultMCPSessionTimeout}, gateway.Backends{Registry: conn, Mailbox: conn, Bridge: conn,
-		Caller: sec.Caller("gateway")}, log.With("service", "gateway"))
+	gw, err := gateway.New(gateway.Config{Flags: process.Flags{Security: sec}, MCPSessionTimeout: gateway.DefaultMCPSessionTimeout}, gateway.Backends{Registry: conn, Mailbox: conn, Bridge: conn,
+		Self: sec.Self("gateway")}, log.With("service", "gateway"))
 	if err != nil {
 		return err
 	}

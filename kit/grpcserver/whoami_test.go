@@ -27,7 +27,7 @@ var whoamiDesc = grpc.ServiceDesc{
 				if req.(*wrapperspb.StringValue).GetValue() == "panic" {
 					panic("asked to")
 				}
-				id, err := identity.MustCaller(ctx)
+				id, err := identity.Caller(ctx)
 				if err != nil {
 					return nil, err
 				}

@@ -152,22 +152,23 @@ func As(ctx context.Context, id Identity) context.Context {
 	return metadata.NewOutgoingContext(ctx, md)
 }
 
-// Caller names the identity a service calls its peers as.
-type Caller struct {
+// Self is how a service calls its peers as itself (its own identity, as
+// opposed to a caller it acts for).
+type Self struct {
 	// Dev is the peers' mode: in dev mode the service names itself in
 	// metadata; in production its certificate speaks for it.
 	Dev bool
-	// Self is the service's own identity.
-	Self Identity
+	// Identity is the service's own identity.
+	Identity Identity
 }
 
 // AsSelf returns a context for a call the service makes as itself.
-func (c Caller) AsSelf(ctx context.Context) context.Context {
-	if !c.Dev {
+func (s Self) AsSelf(ctx context.Context) context.Context {
+	if !s.Dev {
 		return ctx
 	}
-	return As(ctx, c.Self)
+	return As(ctx, s.Identity)
 }
 
-// String names the caller for logs.
-func (c Caller) String() string { return fmt.Sprintf("%s (dev=%v)", c.Self, c.Dev) }
+// String names the service for logs.
+func (s Self) String() string { return fmt.Sprintf("%s (dev=%v)", s.Identity, s.Dev) }

@@ -99,10 +99,11 @@ type identified struct {
 
 func (s *identified) Context() context.Context { return s.ctx }
 
-// MustCaller returns the identity the guard put in ctx. Handlers behind the
-// guard always have one; reaching here without one is a wiring bug, refused
-// rather than defaulted.
-func MustCaller(ctx context.Context) (Identity, error) {
+// Caller returns the identity of the caller of the RPC in ctx, which the
+// guard put there. Handlers behind the guard always have one; reaching here
+// without one is a wiring bug, refused (UNAUTHENTICATED) rather than
+// defaulted.
+func Caller(ctx context.Context) (Identity, error) {
 	id, ok := FromContext(ctx)
 	if !ok {
 		return Identity{}, status.Error(codes.Unauthenticated, "no identity on this call")

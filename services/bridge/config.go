@@ -4,21 +4,22 @@ import (
 	"flag"
 	"time"
 
-	"github.com/switchboard-run/switchboard/kit/config"
+	"github.com/switchboard-run/switchboard/kit/ports"
+	"github.com/switchboard-run/switchboard/kit/process"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/supervise"
 )
 
 // Defaults of the bridge process.
 const (
-	DefaultListen   = "127.0.0.1:7733"
-	DefaultRegistry = "127.0.0.1:7731"
-	DefaultMailbox  = "127.0.0.1:7732"
+	DefaultListen   = ports.BridgeAddr
+	DefaultRegistry = ports.RegistryAddr
+	DefaultMailbox  = ports.MailboxAddr
 	// DefaultMaxInFlight bounds concurrent calls to one server (DESIGN §5).
 	DefaultMaxInFlight = 8
 )
 
 // Config is the bridge's configuration, from flags with SWITCHBOARD_* env
-// fallbacks (kit/config).
+// fallbacks (kit/envflag).
 type Config struct {
 	// Listen is the gRPC listen address.
 	Listen string
@@ -27,8 +28,8 @@ type Config struct {
 	// MCPConfig is an mcpServers JSON file whose servers are mounted at
 	// start; empty mounts nothing.
 	MCPConfig string
-	// Process is dev mode or mutual TLS, and the log.
-	config.Process
+	// Flags are dev mode or mutual TLS, and the log.
+	process.Flags
 
 	// timing is for tests: supervision and open bounds, zero = defaults.
 	timing timing
@@ -68,5 +69,5 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Registry, "registry", DefaultRegistry, "registry gRPC address")
 	fs.StringVar(&c.Mailbox, "mailbox", DefaultMailbox, "mailbox gRPC address")
 	fs.StringVar(&c.MCPConfig, "mcp-config", "", `an mcpServers JSON file ({"mcpServers":{"<client>":{...}}}) whose servers are mounted at start`)
-	c.Process.Register(fs)
+	c.Flags.Register(fs)
 }

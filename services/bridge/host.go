@@ -7,10 +7,10 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
 	"github.com/switchboard-run/switchboard/kit/jsontext"
+	"github.com/switchboard-run/switchboard/services/bridge/internal/advertisement"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/mcpconfig"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/plugin"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/supervise"
-	"github.com/switchboard-run/switchboard/services/bridge/internal/toolset"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/upstream"
 )
 
@@ -104,7 +104,7 @@ func (m *mount) startPlugin(ctx context.Context) (supervise.Run, error) {
 	m.starts++
 	m.mu.Unlock()
 	if restart == 0 { // the manifest's set never changes while it is mounted
-		m.setSet(toolset.FromManifest(man.GetTools(), m.tools))
+		m.setSet(advertisement.FromManifest(man.GetTools(), m.tools))
 	}
 	b := plugin.New(plugin.Options{Client: m.client, Manifest: man, Restart: restart, Stderr: m.stderr,
 		OnNotice: m.notice, OnFault: m.fault, MaxResultChars: m.limit})

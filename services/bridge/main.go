@@ -7,11 +7,7 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/config"
-	"github.com/switchboard-run/switchboard/kit/grpcclient"
-	"github.com/switchboard-run/switchboard/kit/grpcserver"
-	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/listen"
+	"github.com/switchboard-run/switchboard/kit/process"
 )
 
 // Main runs the bridge alone until ctx ends: it parses args (flags with
@@ -19,41 +15,34 @@ import (
 // BridgeService, and mounts --mcp-config's servers.
 func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	var cfg Config
-	fs := config.NewFlagSet("bridge", stderr)
-	cfg.Register(fs)
-	log, err := cfg.Parse(fs, args, stderr)
+	p, err := process.Start("bridge", &cfg, args, stderr)
 	if err != nil {
 		return err
 	}
-	serverTLS, clientTLS, err := cfg.Security.TLS()
+	srv, err := p.GRPCServer(Policy)
 	if err != nil {
-		return fmt.Errorf("bridge TLS: %w", err)
+		return err
 	}
-	regConn, err := grpcclient.Dial(cfg.Registry, clientTLS)
+	regConn, err := p.Dial(cfg.Registry)
 	if err != nil {
 		return fmt.Errorf("registry: %w", err)
 	}
 	defer regConn.Close()
-	mbConn, err := grpcclient.Dial(cfg.Mailbox, clientTLS)
+	mbConn, err := p.Dial(cfg.Mailbox)
 	if err != nil {
 		return fmt.Errorf("mailbox: %w", err)
 	}
 	defer mbConn.Close()
 
-	svc, err := New(cfg, registryv1.NewRegistryServiceClient(regConn), mailboxv1.NewMailboxServiceClient(mbConn), log)
+	svc, err := New(cfg, registryv1.NewRegistryServiceClient(regConn), mailboxv1.NewMailboxServiceClient(mbConn), p.Log)
 	if err != nil {
 		return err
 	}
 	defer svc.Close()
-	lis, err := listen.TCP(cfg.Listen, cfg.Security.Dev)
+	lis, err := p.Listen(cfg.Listen)
 	if err != nil {
 		return err
 	}
-	srv := grpcserver.New(grpcserver.Options{
-		Logger: log,
-		Guard:  identity.Guard{Auth: cfg.Security.Authenticator(), Policy: Policy},
-		TLS:    serverTLS,
-	})
 	svc.Register(srv)
 	if cfg.MCPConfig != "" {
 		if err := svc.MountConfig(ctx, cfg.MCPConfig); err != nil {
@@ -61,7 +50,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 			return err
 		}
 	}
-	log.Info("bridge listening", "addr", lis.Addr().String(), "dev", cfg.Security.Dev,
+	p.Log.Info("bridge listening", "addr", lis.Addr().String(), "dev", cfg.Security.Dev,
 		"registry", cfg.Registry, "mailbox", cfg.Mailbox)
 	return srv.Serve(ctx, lis)
 }

@@ -22,7 +22,7 @@ func TestTheBridgeProcess(t *testing.T) {
 	file := writeFile(t, "mcp.json", `{"mcpServers":{"proc":{"command":"`+testkit.Tool(t, "everything-server")+`"}}}`)
 	addr := testkit.FreeAddr(t)
 	p := testkit.Start(t, bin, "--dev", "--listen", addr, "--registry", s.addr, "--mailbox", s.addr, "--mcp-config", file)
-	testkit.WaitHealthy(t, addr, ServiceName, 20*time.Second)
+	testkit.WaitHealthy(t, addr, bridgev1.BridgeService_ServiceDesc.ServiceName, 20*time.Second)
 
 	conn, err := grpcclient.Dial(addr, nil)
 	if err != nil {

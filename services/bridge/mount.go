@@ -11,11 +11,11 @@ import (
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/services/bridge/internal/advertisement"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/plugin"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/results"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/ring"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/supervise"
-	"github.com/switchboard-run/switchboard/services/bridge/internal/toolset"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/upstream"
 )
 
@@ -40,7 +40,7 @@ type mount struct {
 	log     *slog.Logger
 	session string // the follow-read session, for the registry's serving guard
 	limit   int    // max_result_chars
-	tools   toolset.Options
+	tools   advertisement.Options
 
 	ctx    context.Context // ends when the mount stops
 	cancel context.CancelFunc
@@ -60,7 +60,7 @@ type mount struct {
 	backend    *plugin.Backend   // nil while not running
 	starts     int               // runs started, for a plugin's init.restart
 	info       upstream.Info
-	set        *toolset.Set
+	set        *advertisement.Set
 	advertised int // tools in the last advertisement the registry took
 	calls      map[string]context.CancelFunc
 	inFlight   int
@@ -82,7 +82,7 @@ func newMount(s *Service, client string, cfg *bridgev1.ServerConfig) *mount {
 		log:     s.log.With("client", client),
 		session: "bridge-" + client + "-" + s.instance,
 		limit:   limit,
-		tools: toolset.Options{Allow: cfg.GetAllowTools(), Deny: cfg.GetDenyTools(),
+		tools: advertisement.Options{Allow: cfg.GetAllowTools(), Deny: cfg.GetDenyTools(),
 			MaxTools: int(cfg.GetMaxTools()), Trust: cfg.GetTrust()},
 		ctx: ctx, cancel: cancel,
 		sem:     make(chan struct{}, maxInFlight),
@@ -227,10 +227,10 @@ func (m *mount) fault(s string) {
 }
 
 // setTools builds the advertisement from a listing and advertises it.
-func (m *mount) setTools(listed []*mcp.Tool) { m.setSet(toolset.Build(listed, m.tools)) }
+func (m *mount) setTools(listed []*mcp.Tool) { m.setSet(advertisement.Build(listed, m.tools)) }
 
 // setSet advertises set.
-func (m *mount) setSet(set *toolset.Set) {
+func (m *mount) setSet(set *advertisement.Set) {
 	m.mu.Lock()
 	m.set = set
 	m.mu.Unlock()

@@ -24,21 +24,9 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
-	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/names"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/mcpconfig"
 )
-
-// ServiceName is the service's name in grpc.health.v1.
-const ServiceName = "switchboard.bridge.v1.BridgeService"
-
-// Policy opens every bridge method to operators only: mounting runs
-// programs and holds credentials.
-var Policy = identity.Policy{
-	bridgev1.BridgeService_Mount_FullMethodName:       {identity.Operator},
-	bridgev1.BridgeService_Unmount_FullMethodName:     {identity.Operator},
-	bridgev1.BridgeService_ListServers_FullMethodName: {identity.Operator},
-}
 
 // Service is the bridge: every mounted server, and the BridgeService API.
 type Service struct {
@@ -78,7 +66,7 @@ func New(cfg Config, reg registryv1.RegistryServiceClient, mb mailboxv1.MailboxS
 // server when srv drains.
 func (s *Service) Register(srv *grpcserver.Server) {
 	bridgev1.RegisterBridgeServiceServer(srv.GRPC, s)
-	srv.Serving(ServiceName)
+	srv.Serving(bridgev1.BridgeService_ServiceDesc.ServiceName)
 	srv.OnDrain(s.Close)
 }
 

@@ -16,10 +16,10 @@ import (
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/config"
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/kit/process"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/mailbox/mailboxtest"
 )
@@ -45,7 +45,7 @@ func newSuite(t testing.TB, tm timing) *suite {
 	var svc *Service
 	core := mailboxtest.New(t, mailboxtest.Options{Policy: Policy, Register: func(srv *grpcserver.Server, conn *grpc.ClientConn) {
 		var err error
-		svc, err = New(Config{Process: config.Process{Security: config.Security{Dev: true}}, timing: tm},
+		svc, err = New(Config{Flags: process.Flags{Security: process.Security{Dev: true}}, timing: tm},
 			registryv1.NewRegistryServiceClient(conn), mailboxv1.NewMailboxServiceClient(conn), logging.Discard())
 		if err != nil {
 			t.Fatal(err)

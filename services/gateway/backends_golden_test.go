@@ -11,10 +11,10 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/config"
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/kit/process"
 	"github.com/switchboard-run/switchboard/services/bridge"
 	"github.com/switchboard-run/switchboard/services/mailbox/mailboxtest"
 )
@@ -36,12 +36,12 @@ type backends struct {
 
 func newBackends(t *testing.T) *backends {
 	t.Helper()
-	sec := config.Security{Dev: true}
+	sec := process.Security{Dev: true}
 	var srv *grpcserver.Server
 	var br *bridge.Service
 	s := mailboxtest.New(t, mailboxtest.Options{Policy: bridge.Policy, Register: func(g *grpcserver.Server, conn *grpc.ClientConn) {
 		var err error
-		br, err = bridge.New(bridge.Config{Process: config.Process{Security: sec}},
+		br, err = bridge.New(bridge.Config{Flags: process.Flags{Security: sec}},
 			registryv1.NewRegistryServiceClient(conn), mailboxv1.NewMailboxServiceClient(conn), logging.Discard())
 		if err != nil {
 			t.Fatal(err)
@@ -50,7 +50,7 @@ func newBackends(t *testing.T) *backends {
 		srv = g
 	}})
 	t.Cleanup(br.Close)
-	gw := startGateway(t, Config{Process: config.Process{Security: sec}}, s.Addr, nil, identity.Caller{Dev: true, Self: devSelf})
+	gw := startGateway(t, Config{Flags: process.Flags{Security: sec}}, s.Addr, nil, identity.Self{Dev: true, Identity: devSelf})
 	return &backends{Suite: s, gw: gw, drain: srv.Shutdown}
 }
 

@@ -13,20 +13,22 @@ import (
 	"flag"
 	"time"
 
-	"github.com/switchboard-run/switchboard/kit/config"
+	"github.com/switchboard-run/switchboard/kit/ports"
+	"github.com/switchboard-run/switchboard/kit/process"
 	"github.com/switchboard-run/switchboard/services/gateway/mcpserve"
 )
 
-// Config is the gateway's configuration.
+// Config is the gateway's configuration; every field but ShutdownGrace has
+// a flag with an environment fallback (kit/envflag).
 type Config struct {
 	// Listen is the HTTP(S) address to serve on.
 	Listen string
 	// Registry, Mailbox and Bridge are the backends' gRPC addresses.
 	Registry, Mailbox, Bridge string
-	// Process is dev mode or mutual TLS, and the log. In production the one
+	// Flags are dev mode or mutual TLS, and the log. In production the one
 	// certificate serves HTTPS to callers and is the gateway's service
 	// identity toward the backends.
-	config.Process
+	process.Flags
 	// ShutdownGrace bounds the graceful shutdown before open connections are
 	// closed (0: 35 s, enough for a held invocations read to end).
 	ShutdownGrace time.Duration
@@ -43,16 +45,16 @@ type Config struct {
 
 // Defaults for the flags.
 const (
-	DefaultListen   = "127.0.0.1:8080"
-	DefaultRegistry = "127.0.0.1:7731"
-	DefaultMailbox  = "127.0.0.1:7732"
-	DefaultBridge   = "127.0.0.1:7733"
+	DefaultListen   = ports.GatewayAddr
+	DefaultRegistry = ports.RegistryAddr
+	DefaultMailbox  = ports.MailboxAddr
+	DefaultBridge   = ports.BridgeAddr
 	// DefaultMCPSessionTimeout closes sessions their clients forgot.
 	DefaultMCPSessionTimeout = 30 * time.Minute
 )
 
 // Register adds the gateway's flags to fs (each with its SWITCHBOARD_*
-// environment fallback when parsed with kit/config).
+// environment fallback when parsed with kit/envflag).
 func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Listen, "listen", DefaultListen, "HTTP address to serve on (loopback only in dev mode)")
 	fs.StringVar(&c.Registry, "registry", DefaultRegistry, "gRPC address of the registry")
@@ -66,5 +68,5 @@ func (c *Config) Register(fs *flag.FlagSet) {
 		"how long an MCP tools/call waits for its capture before answering with the invocation handle")
 	fs.DurationVar(&c.MCPSessionTimeout, "mcp-session-timeout", DefaultMCPSessionTimeout,
 		"close an MCP session no request touched for this long (0: never)")
-	c.Process.Register(fs)
+	c.Flags.Register(fs)
 }

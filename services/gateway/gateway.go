@@ -19,7 +19,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/act"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/bodylimit"
-	"github.com/switchboard-run/switchboard/services/gateway/internal/caller"
+	"github.com/switchboard-run/switchboard/services/gateway/internal/httpauth"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/rest"
 	"github.com/switchboard-run/switchboard/services/gateway/mcpserve"
@@ -40,7 +40,7 @@ const (
 // the identity the gateway calls as when it calls for itself (token checks).
 type Backends struct {
 	Registry, Mailbox, Bridge *grpc.ClientConn
-	Caller                    identity.Caller
+	Self                      identity.Self
 }
 
 // Gateway serves HTTP+JSON in front of the backends.
@@ -54,7 +54,8 @@ type Gateway struct {
 }
 
 // New builds the gateway. In production (cfg.Security not dev) it loads the
-// TLS material its listener serves with.
+// TLS material its listener serves with; Main loads only what the gateway
+// dials its backends with.
 func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
 	if b.Registry == nil || b.Mailbox == nil || b.Bridge == nil {
 		return nil, errors.New("the gateway needs a connection to each of the registry, mailbox and bridge")
@@ -63,19 +64,16 @@ func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
 		log = slog.Default()
 	}
 	g := &Gateway{cfg: cfg, log: log}
-	if !cfg.Security.Dev {
-		tc, err := cfg.Security.Files.ServerConfig()
-		if err != nil {
-			return nil, fmt.Errorf("the gateway's TLS listener: %w", err)
-		}
-		g.tls = tc
+	var err error
+	if g.tls, err = cfg.Security.ServerTLS(); err != nil {
+		return nil, fmt.Errorf("the gateway's TLS listener: %w", err)
 	}
 	routes, err := rest.New(rest.Conns{Registry: b.Registry, Mailbox: b.Mailbox, Bridge: b.Bridge})
 	if err != nil {
 		return nil, err
 	}
 	registry := registryv1.NewRegistryServiceClient(b.Registry)
-	who := caller.Resolver{Dev: cfg.Security.Dev, Tokens: caller.RegistryTokens{Registry: registry, Caller: b.Caller}}
+	who := httpauth.Resolver{Dev: cfg.Security.Dev, Tokens: httpauth.RegistryTokens{Registry: registry, Self: b.Self}}
 	mailbox := mailboxv1.NewMailboxServiceClient(b.Mailbox)
 	acts := act.Handler{Registry: registry, Mailbox: mailbox}
 	g.health = newHealth(map[string]*grpc.ClientConn{"registry": b.Registry, "mailbox": b.Mailbox, "bridge": b.Bridge})
@@ -85,7 +83,7 @@ func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
 	}
 	// The mirrors watch the registry as the gateway itself; each tools/call
 	// is made on behalf of the caller of its own HTTP request.
-	g.mcp, err = mcpserve.NewWorkspaces(mcpserve.Options{Registry: registry, Mailbox: mailbox, Self: b.Caller.AsSelf,
+	g.mcp, err = mcpserve.NewWorkspaces(mcpserve.Options{Registry: registry, Mailbox: mailbox, Self: b.Self.AsSelf,
 		CallTimeout: cfg.MCPCallTimeout, Log: log.With("component", "mcp")}, mcpserve.HTTPOptions{SessionTimeout: cfg.MCPSessionTimeout})
 	if err != nil {
 		return nil, err

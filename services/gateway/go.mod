@@ -5,13 +5,41 @@ go 1.26.0
 require (
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.33.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
+	github.com/switchboard-run/switchboard/gen v0.0.0
+	github.com/switchboard-run/switchboard/kit v0.0.0
+	github.com/switchboard-run/switchboard/services/bridge v0.0.0
+	github.com/switchboard-run/switchboard/services/host v0.0.0
+	github.com/switchboard-run/switchboard/services/mailbox v0.0.0
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 )
 
 require (
+	github.com/google/jsonschema-go v0.4.3 // indirect
+	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.4 // indirect
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
+	github.com/segmentio/asm v1.1.3 // indirect
+	github.com/segmentio/encoding v0.5.4 // indirect
+	github.com/switchboard-run/switchboard/services/registry v0.0.0 // indirect
+	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
+	go.etcd.io/bbolt v1.5.0 // indirect
 	golang.org/x/net v0.61.0 // indirect
+	golang.org/x/oauth2 v0.36.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
+	golang.org/x/time v0.15.0 // indirect
+	google.golang.org/genproto/googleapis/api v0.0.0-20261026165753-2ffab32bce7e // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261019180522-ce908d29299b // indirect
+)
+
+// The repository's own modules, from this checkout (go.work ties them
+// together too; these lines let the module build and tidy alone).
+replace (
+	github.com/switchboard-run/switchboard/gen => ../../gen
+	github.com/switchboard-run/switchboard/kit => ../../kit
+	github.com/switchboard-run/switchboard/services/bridge => ../../services/bridge
+	github.com/switchboard-run/switchboard/services/host => ../../services/host
+	github.com/switchboard-run/switchboard/services/mailbox => ../../services/mailbox
+	github.com/switchboard-run/switchboard/services/registry => ../../services/registry
 )

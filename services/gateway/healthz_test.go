@@ -11,10 +11,10 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/switchboard-run/switchboard/kit/config"
 	"github.com/switchboard-run/switchboard/kit/grpcclient"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/kit/process"
 )
 
 // healthBackend is a real gRPC server answering only grpc.health.v1 with st.
@@ -60,8 +60,8 @@ func TestHealthzReflectsEachBackend(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			g, err := New(Config{Process: config.Process{Security: config.Security{Dev: true}}},
-				Backends{Registry: tc.registry, Mailbox: tc.mailbox, Bridge: tc.bridge, Caller: identity.Caller{Dev: true, Self: devSelf}}, logging.Discard())
+			g, err := New(Config{Flags: process.Flags{Security: process.Security{Dev: true}}},
+				Backends{Registry: tc.registry, Mailbox: tc.mailbox, Bridge: tc.bridge, Self: identity.Self{Dev: true, Identity: devSelf}}, logging.Discard())
 			if err != nil {
 				t.Fatal(err)
 			}

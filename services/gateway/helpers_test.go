@@ -10,10 +10,10 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/switchboard-run/switchboard/kit/config"
 	"github.com/switchboard-run/switchboard/kit/grpcclient"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/kit/process"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/scripted"
 )
 
@@ -27,14 +27,14 @@ type testGateway struct {
 
 // startGateway serves a gateway in front of the backends at addr, until the
 // test ends. clientTLS nil is dev mode.
-func startGateway(t testing.TB, cfg Config, addr string, clientTLS *tls.Config, caller identity.Caller) *testGateway {
+func startGateway(t testing.TB, cfg Config, addr string, clientTLS *tls.Config, self identity.Self) *testGateway {
 	t.Helper()
 	cc, err := grpcclient.Dial(addr, clientTLS)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cc.Close() })
-	g, err := New(cfg, Backends{Registry: cc, Mailbox: cc, Bridge: cc, Caller: caller}, logging.Discard())
+	g, err := New(cfg, Backends{Registry: cc, Mailbox: cc, Bridge: cc, Self: self}, logging.Discard())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,8 +58,8 @@ func startGateway(t testing.TB, cfg Config, addr string, clientTLS *tls.Config, 
 func devGateway(t testing.TB, reg *scripted.Registry, mb *scripted.Mailbox) *testGateway {
 	t.Helper()
 	addr := scripted.Serve(t, scripted.Options{Registry: reg, Mailbox: mb})
-	return startGateway(t, Config{Process: config.Process{Security: config.Security{Dev: true}}}, addr, nil,
-		identity.Caller{Dev: true, Self: devSelf})
+	return startGateway(t, Config{Flags: process.Flags{Security: process.Security{Dev: true}}}, addr, nil,
+		identity.Self{Dev: true, Identity: devSelf})
 }
 
 // sawCaller checks that a scripted backend was called as name with grade.

@@ -14,8 +14,8 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/certs"
-	"github.com/switchboard-run/switchboard/kit/config"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/process"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/scripted"
 )
 
@@ -158,8 +158,8 @@ func TestProductionForwardsTheCallerOnBehalfOverTheServiceCertificate(t *testing
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := startGateway(t, Config{Process: config.Process{Security: config.Security{Files: gwFiles}}}, addr, clientTLS,
-		identity.Caller{Dev: false, Self: identity.Identity{Name: "gateway", Grade: identity.Service}})
+	g := startGateway(t, Config{Flags: process.Flags{Security: process.Security{Files: gwFiles}}}, addr, clientTLS,
+		identity.Self{Dev: false, Identity: identity.Identity{Name: "gateway", Grade: identity.Service}})
 	g.URL = strings.Replace(g.URL, "http://", "https://", 1)
 
 	httpsClient := func(f *certs.Files) *http.Client {

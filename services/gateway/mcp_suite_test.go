@@ -19,10 +19,10 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
-	"github.com/switchboard-run/switchboard/kit/config"
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/kit/process"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/bridge"
 	"github.com/switchboard-run/switchboard/services/gateway"
@@ -65,11 +65,11 @@ func hostCtx(name string) context.Context {
 func newMCPSuite(t testing.TB, configure func(*gateway.Config)) *mcpSuite {
 	t.Helper()
 	log := logging.Discard()
-	sec := config.Security{Dev: true}
+	sec := process.Security{Dev: true}
 	var brSvc *bridge.Service
 	core := mailboxtest.New(t, mailboxtest.Options{Policy: bridge.Policy, Register: func(srv *grpcserver.Server, conn *grpc.ClientConn) {
 		var err error
-		brSvc, err = bridge.New(bridge.Config{Process: config.Process{Security: sec}},
+		brSvc, err = bridge.New(bridge.Config{Flags: process.Flags{Security: sec}},
 			registryv1.NewRegistryServiceClient(conn), mailboxv1.NewMailboxServiceClient(conn), log)
 		if err != nil {
 			t.Fatal(err)
@@ -83,11 +83,11 @@ func newMCPSuite(t testing.TB, configure func(*gateway.Config)) *mcpSuite {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := gateway.Config{Listen: httpLis.Addr().String(), Process: config.Process{Security: sec}}
+	cfg := gateway.Config{Listen: httpLis.Addr().String(), Flags: process.Flags{Security: sec}}
 	if configure != nil {
 		configure(&cfg)
 	}
-	gw, err := gateway.New(cfg, gateway.Backends{Registry: conn, Mailbox: conn, Bridge: conn, Caller: sec.Caller("gateway")}, log)
+	gw, err := gateway.New(cfg, gateway.Backends{Registry: conn, Mailbox: conn, Bridge: conn, Self: sec.Self("gateway")}, log)
 	if err != nil {
 		t.Fatal(err)
 	}

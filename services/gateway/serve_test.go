@@ -12,9 +12,9 @@ import (
 
 	"github.com/switchboard-run/switchboard/gen"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/config"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/kit/process"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/bodylimit"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/scripted"
 )
@@ -155,8 +155,8 @@ func TestShutdownLetsARequestInFlightFinish(t *testing.T) {
 	mb, hold := newHoldingMailbox()
 	addr := scripted.Serve(t, scripted.Options{Mailbox: mb})
 	cc := dial(t, addr)
-	g, err := New(Config{Process: config.Process{Security: config.Security{Dev: true}}, ShutdownGrace: 20 * time.Second},
-		Backends{Registry: cc, Mailbox: cc, Bridge: cc, Caller: identity.Caller{Dev: true, Self: devSelf}}, logging.Discard())
+	g, err := New(Config{Flags: process.Flags{Security: process.Security{Dev: true}}, ShutdownGrace: 20 * time.Second},
+		Backends{Registry: cc, Mailbox: cc, Bridge: cc, Self: identity.Self{Dev: true, Identity: devSelf}}, logging.Discard())
 	if err != nil {
 		t.Fatal(err)
 	}

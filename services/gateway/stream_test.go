@@ -10,9 +10,9 @@ import (
 	"time"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/config"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/kit/process"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/scripted"
 )
 
@@ -34,8 +34,8 @@ func TestStreamingRoutesOutliveTheWriteTimeout(t *testing.T) {
 		},
 	}
 	cc := dial(t, scripted.Serve(t, scripted.Options{Mailbox: mb}))
-	g, err := New(Config{Process: config.Process{Security: config.Security{Dev: true}}},
-		Backends{Registry: cc, Mailbox: cc, Bridge: cc, Caller: identity.Caller{Dev: true, Self: devSelf}}, logging.Discard())
+	g, err := New(Config{Flags: process.Flags{Security: process.Security{Dev: true}}},
+		Backends{Registry: cc, Mailbox: cc, Bridge: cc, Self: identity.Self{Dev: true, Identity: devSelf}}, logging.Discard())
 	if err != nil {
 		t.Fatal(err)
 	}

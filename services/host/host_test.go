@@ -30,7 +30,7 @@ func TestSIGTERMFinishesTheRunsInFlight(t *testing.T) {
 	}
 	addr := testkit.FreeAddr(t)
 	testkit.Start(t, bin, "dev", "--grpc", addr, "--http", testkit.FreeAddr(t), "--data", filepath.Join(dir, "data"))
-	testkit.WaitHealthy(t, addr, "switchboard.mailbox.v1.MailboxService", 20*time.Second)
+	testkit.WaitHealthy(t, addr, mailboxv1.MailboxService_ServiceDesc.ServiceName, 20*time.Second)
 	host := testkit.Start(t, bin, "host", "--dev", "--client", "box", "--tools", tools, "--registry", addr, "--mailbox", addr)
 
 	cc, err := grpcclient.Dial(addr, nil)

@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,66 +9,41 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/config"
-	"github.com/switchboard-run/switchboard/kit/grpcclient"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/names"
+	"github.com/switchboard-run/switchboard/kit/process"
 	"github.com/switchboard-run/switchboard/services/host/internal/run"
 	"github.com/switchboard-run/switchboard/services/host/internal/toolsfile"
 )
 
-// Defaults of the host's limits.
-const (
-	DefaultDeadline    = 2 * time.Minute
-	DefaultConcurrency = 4
-	DefaultMaxOutput   = 1 << 20
-)
-
 // Main runs a tool host: `switchboard host --tools FILE --client NAME`.
 func Main(ctx context.Context, args []string, stderr io.Writer) error {
-	fs := config.NewFlagSet("host", stderr)
-	var p config.Process
-	p.Register(fs)
-	toolsPath := fs.String("tools", "", "the tools file: a JSON array of {name, description, input_schema, command, cwd?, subject_cwd?}")
-	client := fs.String("client", "", "the client name to host as (dev mode; with TLS the certificate's CN is the identity)")
-	regAddr := fs.String("registry", "127.0.0.1:7737", "the registry's gRPC address")
-	mbAddr := fs.String("mailbox", "127.0.0.1:7737", "the mailbox's gRPC address")
-	deadline := fs.Duration("deadline", DefaultDeadline, "how long one tool run may take before SIGTERM, then SIGKILL (exit code 124)")
-	concurrency := fs.Int("concurrency", DefaultConcurrency, "tool runs at once")
-	maxOutput := fs.Int("max-output", DefaultMaxOutput, "bytes of stdout and of stderr kept from one run; the rest is counted and dropped")
-	log, err := p.Parse(fs, args, stderr)
+	var cfg Config
+	p, err := process.Start("host", &cfg, args, stderr)
 	if err != nil {
 		return err
 	}
-	sec := &p.Security
-	if *toolsPath == "" {
-		return errors.New("--tools is required: the tools file to serve")
+	if err := cfg.check(); err != nil {
+		return err
 	}
-	tools, err := toolsfile.Load(*toolsPath)
+	tools, err := toolsfile.Load(cfg.Tools)
 	if err != nil {
 		return err
 	}
 	as := func(ctx context.Context) context.Context { return ctx } // TLS: the certificate speaks
-	if sec.Dev {
-		if as, err = devIdentity(*client); err != nil {
+	if cfg.Security.Dev {
+		if as, err = devIdentity(cfg.Client); err != nil {
 			return err
 		}
 	}
-	if *deadline <= 0 || *concurrency <= 0 || *maxOutput <= 0 {
-		return errors.New("--deadline, --concurrency and --max-output must be positive")
-	}
-	_, cliTLS, err := sec.TLS()
-	if err != nil {
-		return fmt.Errorf("host TLS: %w", err)
-	}
-	regConn, err := grpcclient.Dial(*regAddr, cliTLS)
+	regConn, err := p.Dial(cfg.Registry)
 	if err != nil {
 		return err
 	}
 	defer regConn.Close()
 	mbConn := regConn
-	if *mbAddr != *regAddr {
-		if mbConn, err = grpcclient.Dial(*mbAddr, cliTLS); err != nil {
+	if cfg.Mailbox != cfg.Registry {
+		if mbConn, err = p.Dial(cfg.Mailbox); err != nil {
 			return err
 		}
 		defer mbConn.Close()
@@ -79,11 +53,11 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 		Registry:    registryv1.NewRegistryServiceClient(regConn),
 		Mailbox:     mailboxv1.NewMailboxServiceClient(mbConn),
 		As:          as,
-		Limits:      run.Limits{Deadline: *deadline, Grace: 5 * time.Second, MaxOutput: *maxOutput},
-		Concurrency: *concurrency,
-		Log:         log,
+		Limits:      run.Limits{Deadline: cfg.Deadline, Grace: 5 * time.Second, MaxOutput: cfg.MaxOutput},
+		Concurrency: cfg.Concurrency,
+		Log:         p.Log,
 	})
-	log.Info("tool host starting", "client", *client, "tools", len(tools), "registry", *regAddr, "mailbox", *mbAddr)
+	p.Log.Info("tool host starting", "client", cfg.Client, "tools", len(tools), "registry", cfg.Registry, "mailbox", cfg.Mailbox)
 	return h.Run(ctx)
 }
 

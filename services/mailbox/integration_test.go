@@ -30,7 +30,7 @@ func TestRealProcessesEveryInvokeGetsExactlyOneCapture(t *testing.T) {
 	testkit.Start(t, regBin, "--dev", "--listen", regAddr, "--data-dir", t.TempDir())
 	testkit.WaitHealthy(t, regAddr, "", 20*time.Second)
 	testkit.Start(t, mbBin, "--dev", "--listen", mbAddr, "--registry", regAddr)
-	testkit.WaitHealthy(t, mbAddr, "switchboard.mailbox.v1.MailboxService", 20*time.Second)
+	testkit.WaitHealthy(t, mbAddr, mailboxv1.MailboxService_ServiceDesc.ServiceName, 20*time.Second)
 
 	tools := filepath.Join(t.TempDir(), "tools.json")
 	if err := os.WriteFile(tools, []byte(`[{"name":"echo","description":"prints its input","input_schema":{"type":"object"},"command":["cat"]}]`), 0o644); err != nil {

@@ -35,7 +35,7 @@ func (s *Service) Invoke(ctx context.Context, req *mailboxv1.InvokeRequest) (*ma
 // post checks an invocation and queues it. The one substantive check is
 // that the client advertises the tool right now; presence is not checked.
 func (s *Service) post(ctx context.Context, client, tool, input string, cwd *string) (string, error) {
-	caller, err := identity.MustCaller(ctx)
+	caller, err := identity.Caller(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -133,7 +133,7 @@ func (s *Service) Follow(req *mailboxv1.FollowRequest, stream mailboxv1.MailboxS
 
 // openRead claims the caller's queue.
 func (s *Service) openRead(ctx context.Context, session string) (*slots.Read, error) {
-	caller, err := identity.MustCaller(ctx)
+	caller, err := identity.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +148,7 @@ func (s *Service) openRead(ctx context.Context, session string) (*slots.Read, er
 
 // Complete stores a capture from the host the invocation was addressed to.
 func (s *Service) Complete(ctx context.Context, req *mailboxv1.CompleteRequest) (*mailboxv1.CompleteResponse, error) {
-	caller, err := identity.MustCaller(ctx)
+	caller, err := identity.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +181,7 @@ func strictCapture(c *mailboxv1.Capture) (slots.Capture, error) {
 
 // Capture collects a capture for its poster, waiting when asked.
 func (s *Service) Capture(ctx context.Context, req *mailboxv1.CaptureRequest) (*mailboxv1.CaptureResponse, error) {
-	caller, err := identity.MustCaller(ctx)
+	caller, err := identity.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +201,7 @@ func (s *Service) Capture(ctx context.Context, req *mailboxv1.CaptureRequest) (*
 // Call posts and waits. The wait ends a little before the caller's
 // deadline, so the caller gets its handle back rather than a bare timeout.
 func (s *Service) Call(ctx context.Context, req *mailboxv1.CallRequest) (*mailboxv1.CallResponse, error) {
-	caller, err := identity.MustCaller(ctx)
+	caller, err := identity.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +225,7 @@ func (s *Service) Call(ctx context.Context, req *mailboxv1.CallRequest) (*mailbo
 
 // Cancel abandons an invocation for its poster.
 func (s *Service) Cancel(ctx context.Context, req *mailboxv1.CancelRequest) (*mailboxv1.CancelResponse, error) {
-	caller, err := identity.MustCaller(ctx)
+	caller, err := identity.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,7 @@ type suite struct {
 	svc *mailbox.Service
 }
 
-func newSuite(t testing.TB, tune ...func(*mailbox.Config)) *suite {
+func newSuite(t testing.TB, tune ...func(*mailbox.Bounds)) *suite {
 	t.Helper()
 	cfg := mailboxtest.Defaults
 	for _, f := range tune {

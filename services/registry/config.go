@@ -5,18 +5,19 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/switchboard-run/switchboard/kit/config"
+	"github.com/switchboard-run/switchboard/kit/ports"
+	"github.com/switchboard-run/switchboard/kit/process"
 )
 
 // Defaults of the registry's flags.
 const (
-	DefaultListen      = "127.0.0.1:7731"
+	DefaultListen      = ports.RegistryAddr
 	DefaultWatchBuffer = 1024
 	DefaultMaxTools    = 1024
 )
 
 // Config is the registry's configuration; every field has a flag with an
-// environment fallback (kit/config).
+// environment fallback (kit/envflag).
 type Config struct {
 	// Listen is the gRPC listen address.
 	Listen string
@@ -27,9 +28,9 @@ type Config struct {
 	WatchBuffer int
 	// MaxTools bounds one client's set.
 	MaxTools int
-	// Process is dev mode or mutual TLS, and the log. Dev mode also
+	// Flags are dev mode or mutual TLS, and the log. Dev mode also
 	// registers every client that advertises into the workspace "default".
-	config.Process
+	process.Flags
 }
 
 // Register adds the registry's flags to fs, with their defaults.
@@ -38,7 +39,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.DataDir, "data-dir", "", "directory holding registry.db (required)")
 	fs.IntVar(&c.WatchBuffer, "watch-buffer", DefaultWatchBuffer, "events a watcher may lag before it is told to resync")
 	fs.IntVar(&c.MaxTools, "max-tools", DefaultMaxTools, "most tools one client may advertise")
-	c.Process.Register(fs)
+	c.Flags.Register(fs)
 }
 
 // check refuses a configuration the registry cannot run with. Listen and

@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/switchboard-run/switchboard/kit/config"
-	"github.com/switchboard-run/switchboard/kit/grpcserver"
-	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/listen"
+	"github.com/switchboard-run/switchboard/kit/process"
 )
 
 // Main runs the registry alone: it parses args (with SWITCHBOARD_* env
@@ -17,22 +14,15 @@ import (
 // Both cmd/registry and `switchboard registry` call it.
 func Main(ctx context.Context, args []string, stderr io.Writer) (err error) {
 	var cfg Config
-	fs := config.NewFlagSet("registry", stderr)
-	cfg.Register(fs)
-	log, err := cfg.Parse(fs, args, stderr)
+	p, err := process.Start("registry", &cfg, args, stderr)
 	if err != nil {
 		return err
 	}
-	opts := grpcserver.Options{
-		Logger: log,
-		Guard:  identity.Guard{Auth: cfg.Security.Authenticator(), Policy: Policy},
+	srv, err := p.GRPCServer(Policy)
+	if err != nil {
+		return err
 	}
-	if !cfg.Security.Dev {
-		if opts.TLS, err = cfg.Security.Files.ServerConfig(); err != nil {
-			return err
-		}
-	}
-	svc, err := New(cfg, log)
+	svc, err := New(cfg, p.Log)
 	if err != nil {
 		return err
 	}
@@ -41,12 +31,11 @@ func Main(ctx context.Context, args []string, stderr io.Writer) (err error) {
 			err = errors.Join(err, fmt.Errorf("closing the registry: %w", cerr))
 		}
 	}()
-	lis, err := listen.TCP(cfg.Listen, cfg.Security.Dev)
+	lis, err := p.Listen(cfg.Listen)
 	if err != nil {
 		return err
 	}
-	srv := grpcserver.New(opts)
 	svc.Register(srv)
-	log.Info("registry listening", "addr", lis.Addr().String(), "dev", cfg.Security.Dev, "store", svc.store.Path())
+	p.Log.Info("registry listening", "addr", lis.Addr().String(), "dev", cfg.Security.Dev, "store", svc.store.Path())
 	return srv.Serve(ctx, lis)
 }

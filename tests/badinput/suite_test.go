@@ -53,7 +53,7 @@ func newSuite(t *testing.T) *suite {
 	go func() {
 		done <- dev.Run(ctx, dev.Options{GRPC: "127.0.0.1:0", HTTP: "127.0.0.1:0", DataDir: filepath.Join(dir, "data"),
 			ToolsFile: tools, ToolsClient: "box", Log: logging.Discard(),
-			Mailbox: mailbox.Config{TTL: time.Hour, MaxQueued: 1000, MaxSlots: 10_000, MaxCaptureBytes: 4 << 20},
+			Mailbox: mailbox.Bounds{TTL: time.Hour, MaxQueued: 1000, MaxSlots: 10_000, MaxCaptureBytes: 4 << 20},
 			Ready:   func(g, h string) { ready <- addrs{g, h} }})
 	}()
 	var a addrs

@@ -63,12 +63,12 @@ func newSplit(t *testing.T) *split {
 
 func (s *split) startRegistry() {
 	s.regProc = testkit.Start(s.t, s.bins["registry"], "--dev", "--listen", s.regAddr, "--data-dir", s.data)
-	testkit.WaitHealthy(s.t, s.regAddr, "switchboard.registry.v1.RegistryService", 20*time.Second)
+	testkit.WaitHealthy(s.t, s.regAddr, registryv1.RegistryService_ServiceDesc.ServiceName, 20*time.Second)
 }
 
 func (s *split) startMailbox() {
 	s.mbProc = testkit.Start(s.t, s.bins["mailbox"], "--dev", "--listen", s.mbAddr, "--registry", s.regAddr)
-	testkit.WaitHealthy(s.t, s.mbAddr, "switchboard.mailbox.v1.MailboxService", 20*time.Second)
+	testkit.WaitHealthy(s.t, s.mbAddr, mailboxv1.MailboxService_ServiceDesc.ServiceName, 20*time.Second)
 }
 
 func (s *split) startGateway() {

@@ -50,7 +50,7 @@ func TestDriversAndHostsLoseNothing(t *testing.T) {
 	suiteDone := make(chan error, 1)
 	go func() {
 		suiteDone <- dev.Run(ctx, dev.Options{GRPC: "127.0.0.1:0", HTTP: "127.0.0.1:0", DataDir: t.TempDir(),
-			Mailbox: mailbox.Config{TTL: time.Hour, MaxQueued: 10_000, MaxSlots: 1_000_000, MaxCaptureBytes: 1 << 20},
+			Mailbox: mailbox.Bounds{TTL: time.Hour, MaxQueued: 10_000, MaxSlots: 1_000_000, MaxCaptureBytes: 1 << 20},
 			Log:     logging.Discard(), Ready: func(grpcAddr, _ string) { ready <- grpcAddr }})
 	}()
 	var addr string

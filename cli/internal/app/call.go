@@ -13,14 +13,14 @@ import (
 	"github.com/switchboard-run/switchboard/cli/internal/remote"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/config"
+	"github.com/switchboard-run/switchboard/kit/envflag"
 	"github.com/switchboard-run/switchboard/kit/jsontext"
 )
 
 // runCall: switchboard call <presented-name> ['<json>' | -] [--timeout D] [--cwd DIR]
 // prints the capture's stdout and stderr and exits with its exit code.
 func runCall(ctx context.Context, args []string, std IO) int {
-	fs := config.NewFlagSet("call", std.Stderr)
+	fs := envflag.NewFlagSet("call", std.Stderr)
 	var rf remote.Flags
 	rf.Register(fs)
 	timeout := fs.Duration("timeout", 60*time.Second, "how long to wait for the capture")
@@ -75,7 +75,7 @@ func runCall(ctx context.Context, args []string, std IO) int {
 
 // runCapture: switchboard capture <invocation> [--wait D]
 func runCapture(ctx context.Context, args []string, std IO) int {
-	fs := config.NewFlagSet("capture", std.Stderr)
+	fs := envflag.NewFlagSet("capture", std.Stderr)
 	var rf remote.Flags
 	rf.Register(fs)
 	wait := fs.Duration("wait", 0, "how long to wait for the capture (at most 60s)")

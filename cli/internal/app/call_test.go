@@ -60,7 +60,7 @@ func TestCallPassesTheCaptureThrough(t *testing.T) {
 	}
 	grpcAddr := testkit.FreeAddr(t)
 	testkit.Start(t, bin, "dev", "--grpc", grpcAddr, "--http", testkit.FreeAddr(t), "--data", filepath.Join(dir, "data"))
-	testkit.WaitHealthy(t, grpcAddr, "switchboard.mailbox.v1.MailboxService", 20*time.Second)
+	testkit.WaitHealthy(t, grpcAddr, mailboxv1.MailboxService_ServiceDesc.ServiceName, 20*time.Second)
 	addr := "--addr=" + grpcAddr
 
 	if _, stderr, code := run(t, bin, "call", addr, "--timeout", "1s", "nohost_echo", "{}"); code != 1 || !strings.Contains(stderr, `no tool is presented as "nohost_echo"`) {

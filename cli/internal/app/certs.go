@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/switchboard-run/switchboard/kit/certs"
-	"github.com/switchboard-run/switchboard/kit/config"
+	"github.com/switchboard-run/switchboard/kit/envflag"
 	"github.com/switchboard-run/switchboard/kit/identity"
 )
 
@@ -21,7 +21,7 @@ func runCerts(ctx context.Context, args []string, std IO) int {
 		return fail(std, "certs", usagef("usage: switchboard certs init|leaf|suite --dir DIR (see -h of each)"))
 	}
 	sub, args := args[0], args[1:]
-	fset := config.NewFlagSet("certs "+sub, std.Stderr)
+	fset := envflag.NewFlagSet("certs "+sub, std.Stderr)
 	dir := fset.String("dir", "certs", "directory holding ca.pem, ca-key.pem and the leaves")
 	validity := fset.Duration("validity", 365*24*time.Hour, "how long the certificates are valid")
 	var err error

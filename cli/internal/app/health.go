@@ -11,14 +11,14 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/switchboard-run/switchboard/cli/internal/remote"
-	"github.com/switchboard-run/switchboard/kit/config"
+	"github.com/switchboard-run/switchboard/kit/envflag"
 )
 
 // runHealth: switchboard health [--addr A | --http URL] [--service S] —
 // exit 0 when serving, 1 otherwise. Container healthchecks call it, so the
 // images need no curl or grpcurl.
 func runHealth(ctx context.Context, args []string, std IO) int {
-	fs := config.NewFlagSet("health", std.Stderr)
+	fs := envflag.NewFlagSet("health", std.Stderr)
 	var rf remote.Flags
 	rf.Register(fs)
 	url := fs.String("http", "", "check an HTTP gateway's /healthz at this base URL instead (e.g. https://gateway:8080)")

@@ -15,7 +15,7 @@ import (
 
 	"github.com/switchboard-run/switchboard/cli/internal/remote"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/config"
+	"github.com/switchboard-run/switchboard/kit/envflag"
 )
 
 // runClients: switchboard clients [--workspace W] [--json]
@@ -62,7 +62,7 @@ func runTools(ctx context.Context, args []string, std IO) int {
 
 func list(ctx context.Context, args []string, std IO, name string,
 	show func(context.Context, registryv1.RegistryServiceClient, string, bool) error) int {
-	fs := config.NewFlagSet(name, std.Stderr)
+	fs := envflag.NewFlagSet(name, std.Stderr)
 	var rf remote.Flags
 	rf.Register(fs)
 	ws := fs.String("workspace", "default", "the workspace to list")

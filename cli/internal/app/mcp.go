@@ -11,7 +11,7 @@ import (
 
 	"github.com/switchboard-run/switchboard/cli/internal/remote"
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
-	"github.com/switchboard-run/switchboard/kit/config"
+	"github.com/switchboard-run/switchboard/kit/envflag"
 	"github.com/switchboard-run/switchboard/services/bridge"
 )
 
@@ -24,7 +24,7 @@ func runMCP(ctx context.Context, args []string, std IO) int {
 	if sub == "serve" {
 		return runMCPServe(ctx, args, std)
 	}
-	fs := config.NewFlagSet("mcp "+sub, std.Stderr)
+	fs := envflag.NewFlagSet("mcp "+sub, std.Stderr)
 	var rf remote.Flags
 	rf.Register(fs)
 	var m mountFlags

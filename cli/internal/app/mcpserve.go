@@ -10,7 +10,7 @@ import (
 	"github.com/switchboard-run/switchboard/cli/internal/remote"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/config"
+	"github.com/switchboard-run/switchboard/kit/envflag"
 	"github.com/switchboard-run/switchboard/kit/logging"
 	"github.com/switchboard-run/switchboard/kit/names"
 	"github.com/switchboard-run/switchboard/services/gateway/mcpserve"
@@ -21,7 +21,7 @@ import (
 // commands, serving the workspace's tools through the suite over gRPC.
 // stdout belongs to the protocol: everything else goes to stderr.
 func runMCPServe(ctx context.Context, args []string, std IO) int {
-	fs := config.NewFlagSet("mcp serve", std.Stderr)
+	fs := envflag.NewFlagSet("mcp serve", std.Stderr)
 	var rf remote.Flags
 	rf.Register(fs)
 	ws := fs.String("workspace", mcpserve.DefaultWorkspace, "the workspace whose tools to serve")

@@ -42,7 +42,7 @@ func startDev(t *testing.T) string {
 	go func() {
 		done <- dev.Run(ctx, dev.Options{GRPC: "127.0.0.1:0", HTTP: "127.0.0.1:0", DataDir: filepath.Join(dir, "data"),
 			MCPConfig: mcpConfig, ToolsFile: toolsFile, ToolsClient: "laptop", Log: logging.Discard(),
-			Mailbox: mailbox.Config{TTL: time.Hour, MaxQueued: 1000, MaxSlots: 10_000, MaxCaptureBytes: 1 << 20},
+			Mailbox: mailbox.Bounds{TTL: time.Hour, MaxQueued: 1000, MaxSlots: 10_000, MaxCaptureBytes: 1 << 20},
 			Ready:   func(grpcAddr, _ string) { ready <- grpcAddr }})
 	}()
 	t.Cleanup(func() {

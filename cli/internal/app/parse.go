@@ -4,7 +4,7 @@ import (
 	"flag"
 	"os"
 
-	"github.com/switchboard-run/switchboard/kit/config"
+	"github.com/switchboard-run/switchboard/kit/envflag"
 )
 
 // parse parses flags anywhere among the arguments (`call NAME '{}' --timeout
@@ -27,5 +27,5 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
-	return pos, config.FromEnv(fs, os.LookupEnv)
+	return pos, envflag.FromEnv(fs, os.LookupEnv)
 }

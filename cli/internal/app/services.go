@@ -7,8 +7,9 @@ import (
 	"io"
 
 	"github.com/switchboard-run/switchboard/cli/dev"
-	"github.com/switchboard-run/switchboard/kit/config"
-	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/kit/envflag"
+	"github.com/switchboard-run/switchboard/kit/ports"
+	"github.com/switchboard-run/switchboard/kit/process"
 	"github.com/switchboard-run/switchboard/services/bridge"
 	"github.com/switchboard-run/switchboard/services/gateway"
 	"github.com/switchboard-run/switchboard/services/host"
@@ -35,24 +36,26 @@ func service(name string) func(context.Context, []string, IO) int {
 
 // runDev: switchboard dev [--grpc A] [--http A] [--data DIR] [--mcp-config F] [--tools F]
 func runDev(ctx context.Context, args []string, std IO) int {
-	fs := config.NewFlagSet("dev", std.Stderr)
+	fs := envflag.NewFlagSet("dev", std.Stderr)
 	var o dev.Options
-	fs.StringVar(&o.GRPC, "grpc", "127.0.0.1:7737", "gRPC address of every service (loopback only)")
-	fs.StringVar(&o.HTTP, "http", "127.0.0.1:8080", "HTTP address of the gateway (loopback only)")
+	fs.StringVar(&o.GRPC, "grpc", ports.SuiteAddr, "gRPC address of every service (loopback only)")
+	fs.StringVar(&o.HTTP, "http", ports.GatewayAddr, "HTTP address of the gateway (loopback only)")
 	fs.StringVar(&o.DataDir, "data", dev.DefaultDataDir(), "directory of the registry's store")
 	fs.StringVar(&o.MCPConfig, "mcp-config", "", "an mcpServers JSON file whose servers to mount at start")
 	fs.StringVar(&o.ToolsFile, "tools", "", "a tools file to serve as a local tool host at start")
 	fs.StringVar(&o.ToolsClient, "tools-client", "local", "the client name the --tools host serves as")
 	o.Mailbox.Register(fs)
-	level := fs.String("log-level", "info", "debug, info, warn or error")
-	format := fs.String("log-format", "text", "text or json")
-	if err := config.ParseOS(fs, args); err != nil {
+	// The log flags of every suite process; the security choice is not
+	// asked for: the embedded suite is always dev mode.
+	var lf process.Log
+	lf.Register(fs)
+	if err := envflag.ParseOS(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return fail(std, "dev", usageError{err})
 	}
-	log, err := logging.New(std.Stderr, *level, *format)
+	log, err := lf.Logger(std.Stderr)
 	if err != nil {
 		return fail(std, "dev", err)
 	}

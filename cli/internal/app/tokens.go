@@ -8,7 +8,7 @@ import (
 
 	"github.com/switchboard-run/switchboard/cli/internal/remote"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/config"
+	"github.com/switchboard-run/switchboard/kit/envflag"
 )
 
 // runTokens: switchboard tokens create --identity N --grade G [--note T] | ls | revoke ID
@@ -17,7 +17,7 @@ func runTokens(ctx context.Context, args []string, std IO) int {
 		return fail(std, "tokens", usagef("usage: switchboard tokens create|ls|revoke"))
 	}
 	sub, args := args[0], args[1:]
-	fs := config.NewFlagSet("tokens "+sub, std.Stderr)
+	fs := envflag.NewFlagSet("tokens "+sub, std.Stderr)
 	var rf remote.Flags
 	rf.Register(fs)
 	var name, grade, note *string

@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/certs"
 	"github.com/switchboard-run/switchboard/kit/grpcclient"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/ports"
 )
 
 // Flags are a command's connection flags.
@@ -32,7 +33,7 @@ type Flags struct {
 // Register adds --addr, --registry, --mailbox, --bridge, --as and the
 // --tls-* flags.
 func (f *Flags) Register(fs *flag.FlagSet) {
-	fs.StringVar(&f.Addr, "addr", "127.0.0.1:7737", "the suite's gRPC address (switchboard dev serves every service there)")
+	fs.StringVar(&f.Addr, "addr", ports.SuiteAddr, "the suite's gRPC address (switchboard dev serves every service there)")
 	fs.StringVar(&f.Registry, "registry", "", "the registry's gRPC address, when it is not --addr (a split deployment)")
 	fs.StringVar(&f.Mailbox, "mailbox", "", "the mailbox's gRPC address, when it is not --addr")
 	fs.StringVar(&f.Bridge, "bridge", "", "the bridge's gRPC address, when it is not --addr")

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/ports"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
@@ -26,7 +28,7 @@ func TestReadmeTour(t *testing.T) {
 	if len(steps) < 10 {
 		t.Fatalf("found %d tour steps in README.md; the tour's ```console blocks are missing", len(steps))
 	}
-	for _, addr := range []string{"127.0.0.1:7737", "127.0.0.1:8080"} {
+	for _, addr := range []string{ports.SuiteAddr, ports.GatewayAddr} {
 		if lis, err := net.Listen("tcp", addr); err != nil {
 			t.Fatalf("the tour uses %s, which is taken (%v): stop what listens there", addr, err)
 		} else {
@@ -57,7 +59,7 @@ func TestReadmeTour(t *testing.T) {
 	}
 
 	suite := testkit.Start(t, filepath.Join(bin, "switchboard"), "dev", "--data", filepath.Join(dir, "data"))
-	testkit.WaitHealthy(t, "127.0.0.1:7737", "switchboard.mailbox.v1.MailboxService", 30*time.Second)
+	testkit.WaitHealthy(t, ports.SuiteAddr, mailboxv1.MailboxService_ServiceDesc.ServiceName, 30*time.Second)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

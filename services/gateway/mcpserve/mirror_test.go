@@ -18,7 +18,7 @@ import (
 )
 
 var (
-	self = identity.Caller{Dev: true, Self: identity.Identity{Name: "gateway", Grade: identity.Service}}
+	self = identity.Self{Dev: true, Identity: identity.Identity{Name: "gateway", Grade: identity.Service}}
 	ops  = identity.As(context.Background(), identity.Identity{Name: "ops", Grade: identity.Operator})
 )
 

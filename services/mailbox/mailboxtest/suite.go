@@ -14,19 +14,19 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/config"
 	"github.com/switchboard-run/switchboard/kit/grpcclient"
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/kit/process"
 	"github.com/switchboard-run/switchboard/services/mailbox"
 	"github.com/switchboard-run/switchboard/services/registry"
 )
 
 // Options shape a Suite.
 type Options struct {
-	// Mailbox bounds the mailbox; a zero config takes Defaults.
-	Mailbox mailbox.Config
+	// Mailbox bounds the mailbox; zero bounds take Defaults.
+	Mailbox mailbox.Bounds
 	// Policy is the grade policy of the services Register adds.
 	Policy identity.Policy
 	// Register adds more services to the server before it serves; conn
@@ -34,8 +34,8 @@ type Options struct {
 	Register func(srv *grpcserver.Server, conn *grpc.ClientConn)
 }
 
-// Defaults are the mailbox bounds of a suite built with a zero config.
-var Defaults = mailbox.Config{TTL: time.Hour, MaxQueued: 10_000, MaxSlots: 100_000, MaxCaptureBytes: 4 << 20}
+// Defaults are the mailbox bounds of a suite built with zero bounds.
+var Defaults = mailbox.Bounds{TTL: time.Hour, MaxQueued: 10_000, MaxSlots: 100_000, MaxCaptureBytes: 4 << 20}
 
 // Suite is the running registry and mailbox (and whatever Register added).
 type Suite struct {
@@ -51,9 +51,9 @@ type Suite struct {
 func New(t testing.TB, o Options) *Suite {
 	t.Helper()
 	log := logging.Discard()
-	sec := config.Security{Dev: true}
+	sec := process.Security{Dev: true}
 	regSvc, err := registry.New(registry.Config{DataDir: t.TempDir(), WatchBuffer: registry.DefaultWatchBuffer,
-		MaxTools: registry.DefaultMaxTools, Process: config.Process{Security: sec}}, log)
+		MaxTools: registry.DefaultMaxTools, Flags: process.Flags{Security: sec}}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,11 +67,11 @@ func New(t testing.TB, o Options) *Suite {
 	}
 	s := &Suite{Addr: lis.Addr().String(), Conn: conn, Registry: registryv1.NewRegistryServiceClient(conn),
 		Mailbox: mailboxv1.NewMailboxServiceClient(conn)}
-	cfg := o.Mailbox
-	if cfg == (mailbox.Config{}) {
-		cfg = Defaults
+	bounds := o.Mailbox
+	if bounds == (mailbox.Bounds{}) {
+		bounds = Defaults
 	}
-	s.Service = mailbox.New(cfg, s.Registry, sec.Caller("mailbox"), log)
+	s.Service = mailbox.New(mailbox.Config{Bounds: bounds, Flags: process.Flags{Security: sec}}, s.Registry, sec.Self("mailbox"), log)
 	srv := grpcserver.New(grpcserver.Options{Logger: log, ShutdownGrace: time.Second,
 		Guard: identity.Guard{Auth: sec.Authenticator(), Policy: identity.Merge(registry.Policy, mailbox.Policy, o.Policy)}})
 	regSvc.Register(srv)

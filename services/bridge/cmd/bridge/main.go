@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/switchboard-run/switchboard/kit/config"
+	"github.com/switchboard-run/switchboard/kit/process"
 	"github.com/switchboard-run/switchboard/services/bridge"
 )
 
-func main() { config.Main("bridge", bridge.Main) }
+func main() { process.Main("bridge", bridge.Main) }

@@ -11,7 +11,7 @@ import (
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/jsontext"
-	"github.com/switchboard-run/switchboard/services/bridge/internal/toolset"
+	"github.com/switchboard-run/switchboard/services/bridge/internal/advertisement"
 )
 
 // Check refuses a server config the bridge cannot run as given, whether it
@@ -126,17 +126,17 @@ func checkManifest(m *bridgev1.PluginManifest) error {
 
 // checkTool refuses a manifest's tool the registry would refuse.
 func checkTool(t *registryv1.Tool) error {
-	if err := toolset.CheckName(t.GetName()); err != nil {
+	if err := advertisement.CheckName(t.GetName()); err != nil {
 		return fmt.Errorf("tool %q: %v", t.GetName(), err)
 	}
 	if t.GetSubjectCwd() {
 		return fmt.Errorf("tool %q: subject_cwd is not supported: a plugin backend is not told a working directory", t.GetName())
 	}
-	if err := toolset.CheckSchema("input schema", t.GetInputSchema()); err != nil {
+	if err := advertisement.CheckSchema("input schema", t.GetInputSchema()); err != nil {
 		return fmt.Errorf("tool %q: its %v", t.GetName(), err)
 	}
 	if t.OutputSchema != nil {
-		if err := toolset.CheckSchema("output schema", t.GetOutputSchema()); err != nil {
+		if err := advertisement.CheckSchema("output schema", t.GetOutputSchema()); err != nil {
 			return fmt.Errorf("tool %q: its %v", t.GetName(), err)
 		}
 	}

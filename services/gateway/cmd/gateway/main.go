@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/switchboard-run/switchboard/kit/config"
+	"github.com/switchboard-run/switchboard/kit/process"
 	"github.com/switchboard-run/switchboard/services/gateway"
 )
 
-func main() { config.Main("gateway", gateway.Main) }
+func main() { process.Main("gateway", gateway.Main) }

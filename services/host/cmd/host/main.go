@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/switchboard-run/switchboard/kit/config"
+	"github.com/switchboard-run/switchboard/kit/process"
 	"github.com/switchboard-run/switchboard/services/host"
 )
 
-func main() { config.Main("host", host.Main) }
+func main() { process.Main("host", host.Main) }

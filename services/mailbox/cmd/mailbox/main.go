@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/switchboard-run/switchboard/kit/config"
+	"github.com/switchboard-run/switchboard/kit/process"
 	"github.com/switchboard-run/switchboard/services/mailbox"
 )
 
-func main() { config.Main("mailbox", mailbox.Main) }
+func main() { process.Main("mailbox", mailbox.Main) }

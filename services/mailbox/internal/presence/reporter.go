@@ -20,7 +20,7 @@ import (
 // queue a message for the sending goroutine.
 type Reporter struct {
 	reg    registryv1.RegistryServiceClient
-	caller identity.Caller
+	caller identity.Self
 	log    *slog.Logger
 
 	mu      sync.Mutex
@@ -30,7 +30,7 @@ type Reporter struct {
 }
 
 // New returns a reporter; Run sends what it hears.
-func New(reg registryv1.RegistryServiceClient, caller identity.Caller, log *slog.Logger) *Reporter {
+func New(reg registryv1.RegistryServiceClient, caller identity.Self, log *slog.Logger) *Reporter {
 	return &Reporter{reg: reg, caller: caller, log: log, held: map[string]string{}, signal: make(chan struct{}, 1)}
 }
 

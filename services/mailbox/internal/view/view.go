@@ -28,7 +28,7 @@ type toolSet map[string]struct{}
 // View maps client → advertised tool names.
 type View struct {
 	reg    registryv1.RegistryServiceClient
-	caller identity.Caller
+	caller identity.Self
 	log    *slog.Logger
 
 	mu     sync.RWMutex
@@ -38,7 +38,7 @@ type View struct {
 }
 
 // New returns an empty view; Run fills it.
-func New(reg registryv1.RegistryServiceClient, caller identity.Caller, log *slog.Logger) *View {
+func New(reg registryv1.RegistryServiceClient, caller identity.Self, log *slog.Logger) *View {
 	return &View{reg: reg, caller: caller, log: log, tools: map[string]toolSet{}, synced: make(chan struct{})}
 }
 

@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/switchboard-run/switchboard/kit/config"
+	"github.com/switchboard-run/switchboard/kit/process"
 	"github.com/switchboard-run/switchboard/services/registry"
 )
 
-func main() { config.Main("registry", registry.Main) }
+func main() { process.Main("registry", registry.Main) }

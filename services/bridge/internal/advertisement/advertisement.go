@@ -1,12 +1,12 @@
-// Package toolset turns the tools an MCP server lists into the set the
-// bridge advertises for it (DESIGN §5): the allow and deny lists applied,
-// descriptions cut to 1,000 characters, at most max_tools kept, a missing
-// input schema replaced by {"type":"object"}, annotations passed only for a
-// trusted server. A tool the registry would refuse (an unusable name, a
+// Package advertisement turns the tools an MCP server lists (or a plugin
+// manifest names) into the set the bridge advertises for it (DESIGN §5): the
+// allow and deny lists applied, descriptions cut to 1,000 characters, at
+// most max_tools kept, a missing input schema replaced by
+// {"type":"object"}, annotations passed only for a trusted server. A tool the registry would refuse (an unusable name, a
 // duplicate, a schema that does not compile) is left out and named in the
 // skipped list with why, so one bad tool never keeps a server's other tools
 // from being advertised.
-package toolset
+package advertisement
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package config
+package envflag
 
 import (
 	"io"
@@ -14,16 +14,12 @@ func TestFlagsFallBackToTheEnvironment(t *testing.T) {
 	fs := NewFlagSet("x", io.Discard)
 	listen := fs.String("listen", "127.0.0.1:7737", "")
 	data := fs.String("data-dir", "", "")
-	var sec Security
-	sec.Register(fs)
+	dev := fs.Bool("dev", false, "")
 	if err := Parse(fs, []string{"--data-dir", "/flag"}, lookup); err != nil {
 		t.Fatal(err)
 	}
-	if *listen != "127.0.0.1:1" || *data != "/flag" || !sec.Dev {
-		t.Fatalf("listen=%q data=%q dev=%v: want env for unset flags, the flag where given", *listen, *data, sec.Dev)
-	}
-	if err := sec.Check(); err != nil {
-		t.Fatal(err)
+	if *listen != "127.0.0.1:1" || *data != "/flag" || !*dev {
+		t.Fatalf("listen=%q data=%q dev=%v: want env for unset flags, the flag where given", *listen, *data, *dev)
 	}
 }
 
@@ -37,15 +33,11 @@ func TestBadEnvironmentValueNamesTheVariable(t *testing.T) {
 	}
 }
 
-func TestSecurityNeedsAChoice(t *testing.T) {
+func TestPositionalArgumentsAreRefused(t *testing.T) {
 	t.Parallel()
-	var none Security
-	if err := none.Check(); err == nil || !strings.Contains(err.Error(), "--dev") {
-		t.Fatalf("neither dev nor TLS: %v", err)
-	}
-	both := Security{Dev: true}
-	both.Files.CA = "ca.pem"
-	if err := both.Check(); err == nil {
-		t.Fatal("dev and TLS together were accepted")
+	fs := NewFlagSet("x", io.Discard)
+	err := Parse(fs, []string{"stray"}, func(string) (string, bool) { return "", false })
+	if err == nil || !strings.Contains(err.Error(), `unexpected argument "stray"`) {
+		t.Fatalf("err = %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package caller
+package httpauth
 
 import (
 	"context"
@@ -14,15 +14,15 @@ import (
 type RegistryTokens struct {
 	// Registry is the registry's client.
 	Registry registryv1.RegistryServiceClient
-	// Caller is the gateway itself: the check is the gateway's own call, made
+	// Self is the gateway itself: the check is the gateway's own call, made
 	// with its service identity, never on behalf of the bearer.
-	Caller identity.Caller
+	Self identity.Self
 }
 
 // Authenticate returns the token's identity. The registry's refusal (such as
 // "unknown or revoked token", UNAUTHENTICATED) is returned unchanged.
 func (t RegistryTokens) Authenticate(ctx context.Context, secret string) (identity.Identity, error) {
-	res, err := t.Registry.AuthenticateToken(t.Caller.AsSelf(ctx), &registryv1.AuthenticateTokenRequest{Secret: secret})
+	res, err := t.Registry.AuthenticateToken(t.Self.AsSelf(ctx), &registryv1.AuthenticateTokenRequest{Secret: secret})
 	if err != nil {
 		return identity.Identity{}, err
 	}

@@ -1,0 +1,70 @@
+package process
+
+import (
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+
+	"google.golang.org/grpc"
+
+	"github.com/switchboard-run/switchboard/kit/grpcclient"
+	"github.com/switchboard-run/switchboard/kit/grpcserver"
+	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/listen"
+)
+
+// Running is a started process (see Start): its logger, and the listeners,
+// servers and peer connections made the one way its security choice says.
+type Running struct {
+	// Log is the process's logger.
+	Log *slog.Logger
+
+	name     string
+	security *Security
+
+	mu        sync.Mutex
+	clientTLS *tls.Config // loaded on the first dial, then shared
+	loaded    bool
+}
+
+// ClientTLS is the TLS config the process dials its peers with (nil in dev
+// mode), loaded once for every dial.
+func (r *Running) ClientTLS() (*tls.Config, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.loaded {
+		c, err := r.security.ClientTLS()
+		if err != nil {
+			return nil, fmt.Errorf("the %s's TLS: %w", r.name, err)
+		}
+		r.clientTLS, r.loaded = c, true
+	}
+	return r.clientTLS, nil
+}
+
+// Dial returns a client connection to the peer at addr.
+func (r *Running) Dial(addr string) (*grpc.ClientConn, error) {
+	c, err := r.ClientTLS()
+	if err != nil {
+		return nil, err
+	}
+	return grpcclient.Dial(addr, c)
+}
+
+// Listen listens on addr; in dev mode only a loopback address is allowed.
+func (r *Running) Listen(addr string) (net.Listener, error) {
+	return listen.TCP(addr, r.security.Dev)
+}
+
+// GRPCServer returns the process's gRPC server: its TLS (none in dev mode)
+// and the identity guard with policy.
+func (r *Running) GRPCServer(policy identity.Policy) (*grpcserver.Server, error) {
+	c, err := r.security.ServerTLS()
+	if err != nil {
+		return nil, fmt.Errorf("the %s's TLS: %w", r.name, err)
+	}
+	return grpcserver.New(grpcserver.Options{Logger: r.Log, TLS: c,
+		Guard: identity.Guard{Auth: r.security.Authenticator(), Policy: policy}}), nil
+}

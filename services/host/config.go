@@ -1,0 +1,63 @@
+package host
+
+import (
+	"errors"
+	"flag"
+	"time"
+
+	"github.com/switchboard-run/switchboard/kit/ports"
+	"github.com/switchboard-run/switchboard/kit/process"
+)
+
+// Defaults of the host's flags. A host dials the embedded suite
+// (`switchboard dev`) unless told where its peers are.
+const (
+	DefaultRegistry    = ports.SuiteAddr
+	DefaultMailbox     = ports.SuiteAddr
+	DefaultDeadline    = 2 * time.Minute
+	DefaultConcurrency = 4
+	DefaultMaxOutput   = 1 << 20
+)
+
+// Config is the tool host's configuration; every field has a flag with an
+// environment fallback (kit/envflag).
+type Config struct {
+	// Tools is the tools file to serve.
+	Tools string
+	// Client is the client name to host as in dev mode; with TLS the
+	// certificate's CN is the identity.
+	Client string
+	// Registry and Mailbox are the peers' gRPC addresses.
+	Registry, Mailbox string
+	// Deadline bounds one tool run (then SIGTERM, then SIGKILL).
+	Deadline time.Duration
+	// Concurrency is how many tool runs at once.
+	Concurrency int
+	// MaxOutput bounds the bytes of stdout and of stderr kept from one run.
+	MaxOutput int
+	// Flags are dev mode or mutual TLS, and the log.
+	process.Flags
+}
+
+// Register adds the host's flags to fs, with their defaults.
+func (c *Config) Register(fs *flag.FlagSet) {
+	fs.StringVar(&c.Tools, "tools", "", "the tools file: a JSON array of {name, description, input_schema, command, cwd?, subject_cwd?}")
+	fs.StringVar(&c.Client, "client", "", "the client name to host as (dev mode; with TLS the certificate's CN is the identity)")
+	fs.StringVar(&c.Registry, "registry", DefaultRegistry, "the registry's gRPC address")
+	fs.StringVar(&c.Mailbox, "mailbox", DefaultMailbox, "the mailbox's gRPC address")
+	fs.DurationVar(&c.Deadline, "deadline", DefaultDeadline, "how long one tool run may take before SIGTERM, then SIGKILL (exit code 124)")
+	fs.IntVar(&c.Concurrency, "concurrency", DefaultConcurrency, "tool runs at once")
+	fs.IntVar(&c.MaxOutput, "max-output", DefaultMaxOutput, "bytes of stdout and of stderr kept from one run; the rest is counted and dropped")
+	c.Flags.Register(fs)
+}
+
+// check refuses a configuration the host cannot run with.
+func (c Config) check() error {
+	if c.Tools == "" {
+		return errors.New("--tools is required: the tools file to serve")
+	}
+	if c.Deadline <= 0 || c.Concurrency <= 0 || c.MaxOutput <= 0 {
+		return errors.New("--deadline, --concurrency and --max-output must be positive")
+	}
+	return nil
+}

@@ -1,0 +1,38 @@
+package mailbox
+
+import (
+	"context"
+	"io"
+
+	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/process"
+)
+
+// Main runs the mailbox alone: it parses args (flags with SWITCHBOARD_*
+// env fallbacks), dials the registry, and serves until ctx ends. Both
+// cmd/mailbox and `switchboard mailbox` call it.
+func Main(ctx context.Context, args []string, stderr io.Writer) error {
+	var cfg Config
+	p, err := process.Start("mailbox", &cfg, args, stderr)
+	if err != nil {
+		return err
+	}
+	srv, err := p.GRPCServer(Policy)
+	if err != nil {
+		return err
+	}
+	conn, err := p.Dial(cfg.Registry)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	lis, err := p.Listen(cfg.Listen)
+	if err != nil {
+		return err
+	}
+	svc := New(cfg, registryv1.NewRegistryServiceClient(conn), cfg.Security.Self("mailbox"), p.Log)
+	svc.Register(srv)
+	svc.Start(ctx)
+	p.Log.Info("mailbox listening", "grpc", lis.Addr().String(), "registry", cfg.Registry, "dev", cfg.Security.Dev)
+	return srv.Serve(ctx, lis)
+}
