@@ -10,13 +10,13 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
 func main() {
@@ -48,104 +48,51 @@ func main() {
 	fmt.Printf("\nwrote %s\n", *out)
 }
 
+// run starts the suite's processes, one per service as deployed, an echo
+// server for the floor and `switchboard dev`, and measures each step; the
+// processes end with the session.
 func run(ctx context.Context, r *report) error {
+	return testkit.Session(func(t testkit.TB) error { return measure(ctx, t, r) })
+}
+
+func measure(ctx context.Context, t testkit.TB, r *report) error {
 	dir, err := os.MkdirTemp("", "switchboard-bench-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	t.Cleanup(func() { os.RemoveAll(dir) })
 	fmt.Fprintln(os.Stderr, "building the suite…")
-	bins, err := binaries(dir, "services/registry/cmd/registry", "services/mailbox/cmd/mailbox",
-		"services/bridge/cmd/bridge", "services/gateway/cmd/gateway", "cli/cmd/switchboard")
-	if err != nil {
-		return err
-	}
+	bins := testkit.BuildInto(t, dir, module+"services/registry/cmd/registry", module+"services/mailbox/cmd/mailbox",
+		module+"services/bridge/cmd/bridge", module+"services/gateway/cmd/gateway", module+"cli/cmd/switchboard")
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	var procs []*proc
-	defer func() {
-		for _, p := range procs {
-			p.stop()
-		}
-	}()
+	everything := testkit.Tool(t, "everything-server")
 	addr := map[string]string{}
-	everything, err := filepath.Abs("bin/everything-server")
-	if err != nil {
-		return err
-	}
-	if _, err := os.Stat(everything); err != nil {
-		return fmt.Errorf("%s is missing: run make tools (make bench does)", everything)
-	}
 	for _, n := range []string{"registry", "mailbox", "bridge", "gateway", "echo", "dev", "dev-http"} {
-		if addr[n], err = freeAddr(); err != nil {
-			return err
-		}
+		addr[n] = testkit.FreeAddr(t)
 	}
-	launch := func(name, bin string, args ...string) (*proc, error) {
-		p, err := start(name, bin, args...)
-		if err == nil {
-			procs = append(procs, p)
-		}
-		return p, err
-	}
-	regProc, err := launch("registry", bins["registry"], "--dev", "--listen", addr["registry"], "--data-dir", dir+"/data", "--log-level", "warn")
-	if err != nil {
-		return err
-	}
-	regConn, err := healthy(ctx, addr["registry"], "")
-	if err != nil {
-		return err
-	}
-	defer regConn.Close()
-	mbProc, err := launch("mailbox", bins["mailbox"], "--dev", "--listen", addr["mailbox"], "--registry", addr["registry"], "--log-level", "warn")
-	if err != nil {
-		return err
-	}
-	mbConn, err := healthy(ctx, addr["mailbox"], mailboxv1.MailboxService_ServiceDesc.ServiceName)
-	if err != nil {
-		return err
-	}
-	defer mbConn.Close()
-	brProc, err := launch("bridge", bins["bridge"], "--dev", "--listen", addr["bridge"], "--registry", addr["registry"], "--mailbox", addr["mailbox"], "--log-level", "warn")
-	if err != nil {
-		return err
-	}
-	brConn, err := healthy(ctx, addr["bridge"], bridgev1.BridgeService_ServiceDesc.ServiceName)
-	if err != nil {
-		return err
-	}
-	defer brConn.Close()
-	gwProc, err := launch("gateway", bins["gateway"], "--dev", "--listen", addr["gateway"], "--registry", addr["registry"],
+	regProc := testkit.Start(t, bins["registry"], "--dev", "--listen", addr["registry"], "--data-dir", dir+"/data", "--log-level", "warn")
+	regConn := healthy(t, addr["registry"], "")
+	mbProc := testkit.Start(t, bins["mailbox"], "--dev", "--listen", addr["mailbox"], "--registry", addr["registry"], "--log-level", "warn")
+	mbConn := healthy(t, addr["mailbox"], "switchboard.mailbox.v1.MailboxService")
+	brProc := testkit.Start(t, bins["bridge"], "--dev", "--listen", addr["bridge"], "--registry", addr["registry"], "--mailbox", addr["mailbox"], "--log-level", "warn")
+	brConn := healthy(t, addr["bridge"], "switchboard.bridge.v1.BridgeService")
+	gwProc := testkit.Start(t, bins["gateway"], "--dev", "--listen", addr["gateway"], "--registry", addr["registry"],
 		"--mailbox", addr["mailbox"], "--bridge", addr["bridge"], "--log-level", "warn")
-	if err != nil {
-		return err
-	}
-	if err := httpHealthy(ctx, "http://"+addr["gateway"]); err != nil {
-		return err
-	}
-	if _, err := launch("echo", self, "-serve-echo", addr["echo"]); err != nil {
-		return err
-	}
-	echoConn, err := healthy(ctx, addr["echo"], "bench.Echo")
-	if err != nil {
-		return err
-	}
-	defer echoConn.Close()
-
-	if _, err := launch("dev", bins["switchboard"], "dev", "--grpc", addr["dev"], "--http", addr["dev-http"], "--data", dir+"/dev-data", "--log-level", "warn"); err != nil {
-		return err
-	}
-	devConn, err := healthy(ctx, addr["dev"], bridgev1.BridgeService_ServiceDesc.ServiceName)
-	if err != nil {
-		return err
-	}
-	defer devConn.Close()
+	httpHealthy(t, "http://"+addr["gateway"])
+	testkit.Start(t, self, "-serve-echo", addr["echo"])
+	echoConn := healthy(t, addr["echo"], "bench.Echo")
+	testkit.Start(t, bins["switchboard"], "dev", "--grpc", addr["dev"], "--http", addr["dev-http"], "--data", dir+"/dev-data", "--log-level", "warn")
+	devConn := healthy(t, addr["dev"], "switchboard.bridge.v1.BridgeService")
 
 	time.Sleep(time.Second) // let the services settle before reading idle RSS
-	for _, p := range []*proc{regProc, mbProc, brProc, gwProc} {
-		n, err := p.rss()
+	for _, p := range []struct {
+		name string
+		proc *testkit.Proc
+	}{{"registry", regProc}, {"mailbox", mbProc}, {"bridge", brProc}, {"gateway", gwProc}} {
+		n, err := rss(p.name, p.proc)
 		if err != nil {
 			return err
 		}

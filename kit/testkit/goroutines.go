@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"testing"
 	"time"
 )
 
@@ -87,7 +86,7 @@ func (now Goroutines) Grown(base Goroutines, ignore ...string) []string {
 // happen within timeout. It waits for the condition: goroutines that end
 // asynchronously (a closed connection's reader) are given the time they
 // take, and nothing is compared by a bare total.
-func WaitGoroutinesBack(t testing.TB, base Goroutines, timeout time.Duration, ignore ...string) {
+func WaitGoroutinesBack(t TB, base Goroutines, timeout time.Duration, ignore ...string) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {

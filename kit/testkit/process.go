@@ -3,6 +3,7 @@ package testkit
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -10,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"testing"
 	"time"
 
 	"google.golang.org/grpc"
@@ -24,14 +24,14 @@ type build struct {
 	once sync.Once
 	path string
 	err  error
-	out  []byte
 }
 
 // Build compiles a main package of the workspace (e.g.
 // "github.com/switchboard-run/switchboard/cli/cmd/switchboard") once per
-// test binary and returns the executable's path.
-func Build(t testing.TB, pkg string) string {
+// process and returns the executable's path.
+func Build(t TB, pkg string) string {
 	t.Helper()
+	root := RepoRoot(t)
 	v, _ := builds.LoadOrStore(pkg, &build{})
 	b := v.(*build)
 	b.once.Do(func() {
@@ -40,19 +40,43 @@ func Build(t testing.TB, pkg string) string {
 			b.err = err
 			return
 		}
-		b.path = filepath.Join(dir, filepath.Base(pkg))
-		cmd := exec.Command("go", "build", "-o", b.path, pkg)
-		cmd.Dir = RepoRoot(t)
-		b.out, b.err = cmd.CombinedOutput()
+		var paths map[string]string
+		paths, b.err = buildInto(root, dir, pkg)
+		b.path = paths[filepath.Base(pkg)]
 	})
 	if b.err != nil {
-		t.Fatalf("go build %s: %v\n%s", pkg, b.err, b.out)
+		t.Fatal(b.err)
 	}
 	return b.path
 }
 
+// BuildInto compiles main packages of the workspace into dir with one go
+// build, and returns each executable's path by its name (the package
+// path's last element).
+func BuildInto(t TB, dir string, pkgs ...string) map[string]string {
+	t.Helper()
+	paths, err := buildInto(RepoRoot(t), dir, pkgs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return paths
+}
+
+func buildInto(root, dir string, pkgs ...string) (map[string]string, error) {
+	cmd := exec.Command("go", append([]string{"build", "-o", dir + string(filepath.Separator)}, pkgs...)...)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("go build %s: %v\n%s", strings.Join(pkgs, " "), err, out)
+	}
+	paths := make(map[string]string, len(pkgs))
+	for _, p := range pkgs {
+		paths[filepath.Base(p)] = filepath.Join(dir, filepath.Base(p))
+	}
+	return paths, nil
+}
+
 // FreeAddr returns a loopback address with a port nobody listens on now.
-func FreeAddr(t testing.TB) string {
+func FreeAddr(t TB) string {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -87,8 +111,8 @@ func (s *syncBuffer) String() string {
 }
 
 // Start runs bin with args in its own process group, and kills the group
-// when the test ends.
-func Start(t testing.TB, bin string, args ...string) *Proc {
+// when the test ends; a failed test shows what the process wrote.
+func Start(t TB, bin string, args ...string) *Proc {
 	t.Helper()
 	p := &Proc{Cmd: exec.Command(bin, args...), out: &syncBuffer{}}
 	p.Cmd.Stdout, p.Cmd.Stderr = p.out, p.out
@@ -139,7 +163,7 @@ func (p *Proc) Stop(timeout time.Duration) error {
 // reports SERVING for service ("" for the whole server), failing the test
 // after timeout. Polling is fine here: it is a test waiting for a process
 // to start, not a product path.
-func WaitHealthy(t testing.TB, addr, service string, timeout time.Duration) {
+func WaitHealthy(t TB, addr, service string, timeout time.Duration) {
 	t.Helper()
 	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {

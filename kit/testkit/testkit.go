@@ -1,18 +1,33 @@
-// Package testkit helps the suite's tests reach the real peers they run
-// against: the pinned tools `make tools` installs into bin/ (grpcurl, the
-// MCP servers) and the repository's own binaries.
+// Package testkit is the one set of helpers for the suite's tests and for
+// the bench, which runs the same processes outside `go test`: reaching the
+// real peers (the pinned tools `make tools` installs into bin/, the
+// repository's own binaries), starting and waiting for processes, calling
+// the services as an identity, and checking their refusals. Every helper
+// takes a TB: a *testing.T or *testing.B, or the bench's Session.
 package testkit
 
 import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"testing"
 )
+
+// TB is the part of testing.TB the kit uses, so that a program outside
+// `go test` can supply it (see Session). As in a test, Fatal and Fatalf
+// end the calling goroutine, which must be the test's (or the session's)
+// own.
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	Logf(format string, args ...any)
+	Cleanup(func())
+	Failed() bool
+}
 
 // RepoRoot is the directory holding go.work, found from the working
 // directory up.
-func RepoRoot(t testing.TB) string {
+func RepoRoot(t TB) string {
 	t.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
@@ -24,16 +39,16 @@ func RepoRoot(t testing.TB) string {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Fatal("no go.work above the test's directory: run the tests from the repository")
+			t.Fatal("no go.work above the working directory: run from the repository")
 		}
 		dir = parent
 	}
 }
 
-// Tool returns the path of a pinned tool in bin/, failing the test with the
-// command that installs it when it is missing. Tests never skip for a
-// missing peer: a skipped test cannot fail.
-func Tool(t testing.TB, name string) string {
+// Tool returns the path of a pinned tool in bin/, failing with the command
+// that installs it when it is missing. Tests never skip for a missing
+// peer: a skipped test cannot fail.
+func Tool(t TB, name string) string {
 	t.Helper()
 	p := filepath.Join(RepoRoot(t), "bin", name)
 	if _, err := os.Stat(p); err != nil {
@@ -42,9 +57,9 @@ func Tool(t testing.TB, name string) string {
 	return p
 }
 
-// Run runs a command and returns its combined output, failing the test with
-// that output when it exits non-zero.
-func Run(t testing.TB, name string, args ...string) string {
+// Run runs a command and returns its combined output, failing with that
+// output when it exits non-zero.
+func Run(t TB, name string, args ...string) string {
 	t.Helper()
 	out, err := exec.Command(name, args...).CombinedOutput()
 	if err != nil {

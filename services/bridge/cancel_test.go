@@ -14,6 +14,7 @@ import (
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
 func syscallKill0(pid int) error { return syscall.Kill(pid, 0) }
@@ -101,7 +102,7 @@ func TestACancelledInvocationIsCancelledUpstream(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the server's handler was never cancelled: notifications/cancelled did not arrive")
 	}
-	await(t, "in_flight back to 0", func() bool { return s.row(t, "slow").GetInFlight() == 0 })
+	testkit.Eventually(t, "in_flight back to 0", 20*time.Second, func() bool { return s.row(t, "slow").GetInFlight() == 0 })
 	if !contains(s.row(t, "slow").GetNotices(), "invocation "+id+" was cancelled by its poster") {
 		t.Errorf("notices = %q", s.row(t, "slow").GetNotices())
 	}

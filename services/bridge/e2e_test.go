@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -78,7 +79,7 @@ func TestEndToEndThroughTheMailboxToARealServer(t *testing.T) {
 
 	t.Run("tools/list_changed is re-advertised", func(t *testing.T) {
 		s.call(t, "conf", "test_trigger_tool_change", `{}`)
-		await(t, "the new tool in the registry", func() bool { return s.advertised(t, "conf")["__transient_tool_for_list_changed"] })
+		testkit.Eventually(t, "the new tool in the registry", 20*time.Second, func() bool { return s.advertised(t, "conf")["__transient_tool_for_list_changed"] })
 		got := s.call(t, "conf", "__transient_tool_for_list_changed", `{}`)
 		if got.GetExitCode() != 0 {
 			t.Errorf("calling the re-advertised tool: %v", got)
@@ -139,7 +140,7 @@ func TestEndToEndOverHTTP(t *testing.T) {
 	bin := testkit.Tool(t, "everything-server")
 	for _, tt := range []struct{ client, flag string }{{"sessions", "-stateless=false"}, {"stateless", "-stateless=true"}} {
 		addr := testkit.FreeAddr(t)
-		startHTTP(t, bin, addr, tt.flag)
+		testkit.StartHTTP(t, bin, addr, tt.flag)
 		st := s.mount(t, tt.client, httpServer("http://"+addr+"/"))
 		if st.GetState() != bridgev1.State_STATE_RUNNING || st.GetTransport() != "http" {
 			t.Fatalf("%s: status = %v", tt.client, st)

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	"github.com/switchboard-run/switchboard/kit/testkit"
@@ -33,14 +34,14 @@ func TestKilledStdioServerIsRestartedAndServesAgain(t *testing.T) {
 	// Changing the tool list first shows the restart re-lists: the new
 	// process has no transient tool, and the registry must learn so.
 	s.call(t, "conf", "test_trigger_tool_change", `{}`)
-	await(t, "the transient tool advertised", func() bool { return s.advertised(t, "conf")["__transient_tool_for_list_changed"] })
+	testkit.Eventually(t, "the transient tool advertised", 20*time.Second, func() bool { return s.advertised(t, "conf")["__transient_tool_for_list_changed"] })
 
 	before := s.pid(t, "conf")
 	if err := syscall.Kill(before, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	var row *bridgev1.ServerStatus
-	await(t, "a restart", func() bool {
+	testkit.Eventually(t, "a restart", 20*time.Second, func() bool {
 		row = s.row(t, "conf")
 		return row.GetRestarts() == 1 && row.GetState() == bridgev1.State_STATE_RUNNING
 	})
@@ -50,7 +51,7 @@ func TestKilledStdioServerIsRestartedAndServesAgain(t *testing.T) {
 	if after := s.pid(t, "conf"); after == before || after == 0 {
 		t.Errorf("pid %d → %d, want a new process", before, after)
 	}
-	await(t, "the re-listed tools advertised", func() bool {
+	testkit.Eventually(t, "the re-listed tools advertised", 20*time.Second, func() bool {
 		tools := s.advertised(t, "conf")
 		return tools["test_simple_text"] && !tools["__transient_tool_for_list_changed"]
 	})
@@ -64,13 +65,13 @@ func TestRestartedHTTPServerIsReinitialisedAndServesAgain(t *testing.T) {
 	s := newSuite(t, fast)
 	bin := testkit.Tool(t, "everything-server")
 	addr := testkit.FreeAddr(t)
-	first := startHTTP(t, bin, addr, "-stateless=false")
+	first := testkit.StartHTTP(t, bin, addr, "-stateless=false")
 	st := s.mount(t, "web", httpServer("http://"+addr+"/"))
 	if st.GetState() != bridgev1.State_STATE_RUNNING {
 		t.Fatalf("status = %v", st)
 	}
 	first.Kill()
-	startHTTP(t, bin, addr, "-stateless=false") // same port; the session is gone
+	testkit.StartHTTP(t, bin, addr, "-stateless=false") // same port; the session is gone
 	if got := s.call(t, "web", "test_simple_text", `{}`); got.GetStdout() != "This is a simple text response for testing." {
 		t.Fatalf("the call after the server's restart: %v", got)
 	}
@@ -101,7 +102,7 @@ func TestAServerThatExitsAtOnceFailsAfterTheCrashLimit(t *testing.T) {
 	s.awaitState(t, "flaky", bridgev1.State_STATE_FAILED)
 	// The state changes a moment before the fault that says why is kept.
 	var row *bridgev1.ServerStatus
-	await(t, "the failure recorded", func() bool {
+	testkit.Eventually(t, "the failure recorded", 20*time.Second, func() bool {
 		row = s.row(t, "flaky")
 		return strings.HasPrefix(row.GetLastFault(), "failed after")
 	})
@@ -114,7 +115,7 @@ func TestAServerThatExitsAtOnceFailsAfterTheCrashLimit(t *testing.T) {
 	if !strings.Contains(row.GetStderrTail(), "cannot open the database") {
 		t.Errorf("stderr tail = %q", row.GetStderrTail())
 	}
-	await(t, "the tools withdrawn", func() bool { return len(s.advertised(t, "flaky")) == 0 })
+	testkit.Eventually(t, "the tools withdrawn", 20*time.Second, func() bool { return len(s.advertised(t, "flaky")) == 0 })
 	if row.GetToolCount() != 0 {
 		t.Errorf("tool_count = %d after failing", row.GetToolCount())
 	}

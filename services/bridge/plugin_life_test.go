@@ -77,13 +77,13 @@ func TestAPluginThatCannotStartFailsAfterTheCrashLimit(t *testing.T) {
 	}
 	s.awaitState(t, "ghost", bridgev1.State_STATE_FAILED)
 	// The state changes a moment before the fault that says why is kept.
-	await(t, "the failure recorded", func() bool {
+	testkit.Eventually(t, "the failure recorded", 20*time.Second, func() bool {
 		return strings.HasPrefix(s.row(t, "ghost").GetLastFault(), "failed after 2 crashes in a row")
 	})
 	if last := s.row(t, "ghost").GetLastFault(); !strings.Contains(last, "could not start the plugin backend: fork/exec /no/such/backend") {
 		t.Errorf("last fault = %q", last)
 	}
-	await(t, "the tools withdrawn", func() bool { return len(s.advertised(t, "ghost")) == 0 })
+	testkit.Eventually(t, "the tools withdrawn", 20*time.Second, func() bool { return len(s.advertised(t, "ghost")) == 0 })
 }
 
 func TestPluginCallsTheBackendCannotTakeAreRefusedBeforeTheyAreSent(t *testing.T) {

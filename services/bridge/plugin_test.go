@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -151,7 +152,7 @@ func TestAPluginCrashMidRequestIsAnsweredAndTheBackendRestarts(t *testing.T) {
 		t.Errorf("capture = %v\nwant %v", got, want)
 	}
 	var row *bridgev1.ServerStatus
-	await(t, "a restart", func() bool {
+	testkit.Eventually(t, "a restart", 20*time.Second, func() bool {
 		row = s.row(t, "fake")
 		return row.GetRestarts() == 1 && row.GetState() == bridgev1.State_STATE_RUNNING
 	})
@@ -175,7 +176,7 @@ func TestAKilledNotebookComesBackEmpty(t *testing.T) {
 	if err := syscall.Kill(s.backend(t, "notes").PID(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	await(t, "a restart", func() bool {
+	testkit.Eventually(t, "a restart", 20*time.Second, func() bool {
 		row := s.row(t, "notes")
 		return row.GetRestarts() == 1 && row.GetState() == bridgev1.State_STATE_RUNNING
 	})
@@ -196,7 +197,7 @@ func TestCancellingAPluginCallSendsCancelAndTheNextCallGoes(t *testing.T) {
 	s := newSuite(t, timing{})
 	s.mount(t, "fake", pluginServer(fake(t)))
 	id := s.invoke(t, "fake", "hang", `{}`)
-	await(t, "the call in flight", func() bool { return s.row(t, "fake").GetInFlight() == 1 })
+	testkit.Eventually(t, "the call in flight", 20*time.Second, func() bool { return s.row(t, "fake").GetInFlight() == 1 })
 	res, err := s.mb.Cancel(driver, &mailboxv1.CancelRequest{Invocation: id})
 	if err != nil {
 		t.Fatal(err)

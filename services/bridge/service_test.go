@@ -35,19 +35,19 @@ func TestMountRefusals(t *testing.T) {
 			codes.InvalidArgument, `mount "a": max_tools is -1; want 0 (the default) or more`},
 		{"a plugin manifest without a command", operator, &bridgev1.MountRequest{Client: "a", Config: &bridgev1.ServerConfig{Transport: &bridgev1.ServerConfig_Plugin{Plugin: &bridgev1.PluginManifest{}}}},
 			codes.InvalidArgument, `mount "a": the manifest's command is empty: name the program that runs the backend`},
-		{"a host may not mount", as("laptop", identity.Host), &bridgev1.MountRequest{Client: "a", Config: ok},
+		{"a host may not mount", testkit.As("laptop", identity.Host), &bridgev1.MountRequest{Client: "a", Config: ok},
 			codes.PermissionDenied, `"laptop" is a host and may not call BridgeService.Mount`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := s.bridge.Mount(tt.ctx, tt.req)
-			refused(t, err, tt.code, tt.msg)
+			testkit.Refused(t, err, tt.code, tt.msg)
 		})
 	}
 	_, err := s.bridge.Unmount(operator, &bridgev1.UnmountRequest{Client: "ghost"})
-	refused(t, err, codes.NotFound, `no MCP server is mounted as "ghost"`)
-	_, err = s.bridge.ListServers(as("laptop", identity.Host), &bridgev1.ListServersRequest{})
-	refused(t, err, codes.PermissionDenied, `"laptop" is a host and may not call BridgeService.ListServers`)
+	testkit.Refused(t, err, codes.NotFound, `no MCP server is mounted as "ghost"`)
+	_, err = s.bridge.ListServers(testkit.As("laptop", identity.Host), &bridgev1.ListServersRequest{})
+	testkit.Refused(t, err, codes.PermissionDenied, `"laptop" is a host and may not call BridgeService.ListServers`)
 	if res, _ := s.bridge.ListServers(operator, &bridgev1.ListServersRequest{}); len(res.GetServers()) != 0 {
 		t.Errorf("refused mounts left rows: %v", res.GetServers())
 	}

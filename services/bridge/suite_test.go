@@ -2,7 +2,6 @@ package bridge
 
 import (
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,13 +56,9 @@ func newSuite(t testing.TB, tm timing) *suite {
 		bridge: bridgev1.NewBridgeServiceClient(core.Conn)}
 }
 
-func as(name string, grade identity.Grade) context.Context {
-	return identity.As(context.Background(), identity.Identity{Name: name, Grade: grade})
-}
-
 var (
-	operator = as("ops", identity.Operator)
-	driver   = as("agent", identity.Operator)
+	operator = testkit.As("ops", identity.Operator)
+	driver   = testkit.As("agent", identity.Operator)
 )
 
 func stdioServer(bin string, args ...string) *bridgev1.ServerConfig {
@@ -99,23 +94,10 @@ func (s *suite) row(t testing.TB, client string) *bridgev1.ServerStatus {
 	return nil
 }
 
-// await polls cond until it holds: a test waiting for a server's state, not
-// a product path.
-func await(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func (s *suite) awaitState(t testing.TB, client string, want bridgev1.State) *bridgev1.ServerStatus {
 	t.Helper()
 	var last *bridgev1.ServerStatus
-	await(t, client+" "+want.String(), func() bool {
+	testkit.Eventually(t, client+" "+want.String(), 20*time.Second, func() bool {
 		last = s.row(t, client)
 		return last != nil && last.GetState() == want
 	})
@@ -155,13 +137,6 @@ func (s *suite) advertised(t testing.TB, client string) map[string]bool {
 	return out
 }
 
-func refused(t testing.TB, err error, code codes.Code, msg string) {
-	t.Helper()
-	if status.Code(err) != code || status.Convert(err).Message() != msg {
-		t.Fatalf("got %v\nwant %v %q", err, code, msg)
-	}
-}
-
 func writeFile(t testing.TB, name, content string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
@@ -178,18 +153,4 @@ func contains(list []string, sub string) bool {
 		}
 	}
 	return false
-}
-
-// startHTTP runs bin as a Streamable HTTP server on addr.
-func startHTTP(t testing.TB, bin, addr string, args ...string) *testkit.Proc {
-	t.Helper()
-	p := testkit.Start(t, bin, append([]string{"-http", addr}, args...)...)
-	await(t, "the server to listen on "+addr, func() bool {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
-	return p
 }

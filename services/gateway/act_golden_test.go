@@ -25,14 +25,14 @@ func grep() *registryv1.Tool {
 }
 
 // laptopAdvertisesGrep is the setup of a case that invokes grep on laptop.
-func laptopAdvertisesGrep(t *testing.T, b *backends) {
+func laptopAdvertisesGrep(t *testing.T, b *suite) {
 	t.Helper()
 	b.advertise(t, "laptop", grep())
 }
 
 // handedToLaptop: alice has invoked grep on laptop, and laptop's read has
 // handed it out once; the invocation is running.
-func handedToLaptop(t *testing.T, b *backends) {
+func handedToLaptop(t *testing.T, b *suite) {
 	t.Helper()
 	laptopAdvertisesGrep(t, b)
 	b.invoke(t, "alice", "laptop", "grep", `{"pattern": "TODO"}`, nil)
@@ -43,8 +43,8 @@ func handedToLaptop(t *testing.T, b *backends) {
 // has had time to reach the mailbox, so that only a wait that reached it
 // sees the capture: a request whose wait were dropped would answer at once,
 // running. (A slow forward can only make the check weaker, never fail it.)
-func completeLater(c *mailboxv1.Capture) func(*testing.T, *backends) {
-	return func(t *testing.T, b *backends) {
+func completeLater(c *mailboxv1.Capture) func(*testing.T, *suite) {
+	return func(t *testing.T, b *suite) {
 		time.Sleep(300 * time.Millisecond)
 		if err := b.complete("laptop", b.inv, c); err != nil {
 			t.Errorf("laptop completing: %v", err)
@@ -54,7 +54,7 @@ func completeLater(c *mailboxv1.Capture) func(*testing.T, *backends) {
 
 // routedTo reads the invocation that laptop's read hands out, after an
 // invoke whose reply is res, and checks it is the one res names.
-func routedTo(t *testing.T, b *backends, res reply) *mailboxv1.Invocation {
+func routedTo(t *testing.T, b *suite, res reply) *mailboxv1.Invocation {
 	t.Helper()
 	var routed struct{ Invocation string }
 	if err := json.Unmarshal(res.Body, &routed); err != nil {
@@ -79,9 +79,9 @@ func opCases() []goldenCase {
 			header: laptop,
 			body: `{"op":"advertise","tools":[{"name":"grep","description":"Search files.","input_schema":` + grepSchema +
 				`,"subject_cwd":true},{"name":"fetch","description":"Fetch a URL.","input_schema":{"type":"object"},"title":"Fetch","output_schema":{"type": "object"},"annotations":{"readOnlyHint": true}}]}`,
-			check: func(t *testing.T, b *backends, _ reply) {
+			check: func(t *testing.T, b *suite, _ reply) {
 				// The set landed under the caller's name, each JSON value as sent.
-				res, err := b.Registry.GetClient(callAs("ops", identity.Operator), &registryv1.GetClientRequest{Client: "laptop"})
+				res, err := b.Registry.GetClient(opsCtx, &registryv1.GetClientRequest{Client: "laptop"})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -104,7 +104,7 @@ func opCases() []goldenCase {
 			header: alice,
 			body:   `{"op":"invoke","client":"laptop","tool":"grep","input":` + inputText + `,"cwd":"/home/alice/src"}`,
 			setup:  laptopAdvertisesGrep,
-			check: func(t *testing.T, b *backends, res reply) {
+			check: func(t *testing.T, b *suite, res reply) {
 				row := routedTo(t, b, res)
 				if row.GetTool() != "grep" || row.GetInput() != inputText || row.GetCwd() != "/home/alice/src" {
 					t.Fatalf("laptop read tool %q input %s cwd %v; want grep, the input byte for byte, /home/alice/src",
@@ -117,7 +117,7 @@ func opCases() []goldenCase {
 			header: alice,
 			body:   `{"op":"invoke","client":"laptop","tool":"grep","input":null,"cwd":null}`,
 			setup:  laptopAdvertisesGrep,
-			check: func(t *testing.T, b *backends, res reply) {
+			check: func(t *testing.T, b *suite, res reply) {
 				if row := routedTo(t, b, res); row.GetInput() != "null" || row.Cwd != nil {
 					t.Fatalf("laptop read input %q cwd %v, want null and no cwd", row.GetInput(), row.Cwd)
 				}
@@ -127,7 +127,7 @@ func opCases() []goldenCase {
 			name:   "invocations",
 			header: laptop,
 			body:   `{"op":"invocations"}`,
-			setup: func(t *testing.T, b *backends) {
+			setup: func(t *testing.T, b *suite) {
 				b.advertise(t, "laptop", grep(), &registryv1.Tool{Name: "fetch", Description: "Fetch a URL.", InputSchema: `{}`})
 				b.invoke(t, "alice", "laptop", "grep", inputText, proto.String("/home/alice/src"))
 				b.invoke(t, "alice", "laptop", "fetch", `"https://example.com/?a=<b>&c"`, nil)
@@ -141,7 +141,7 @@ func opCases() []goldenCase {
 			name:   "invocations-none",
 			header: laptop,
 			body:   `{"op":"invocations"}`,
-			during: func(t *testing.T, b *backends) {
+			during: func(t *testing.T, b *suite) {
 				if err := b.present("laptop"); err != nil {
 					t.Error(err)
 				}
@@ -152,13 +152,13 @@ func opCases() []goldenCase {
 			name:   "complete",
 			header: laptop,
 			body:   `{"op":"complete","invocation":"` + handle + `","capture":{"stdout":"main.go:12: TODO\n","stderr":"","exit_code":0}}`,
-			setup: func(t *testing.T, b *backends) {
+			setup: func(t *testing.T, b *suite) {
 				// Handed out twice: the mailbox prefixes the stderr it
 				// stores, so the receipt (a re-read) differs from an echo.
 				handedToLaptop(t, b)
 				b.read(t, "laptop")
 			},
-			check: func(t *testing.T, b *backends, _ reply) {
+			check: func(t *testing.T, b *suite, _ reply) {
 				want := capture.New("main.go:12: TODO\n", `this invocation was handed to "laptop" 2 times; each hand-off may have run it, so what this capture reports may be the effect of more than one run; read the world before acting again`, 0)
 				if got := b.collect(t, "alice", b.inv).GetCapture(); !proto.Equal(got, want) {
 					t.Fatalf("alice collected %v, want %v", got, want)
@@ -182,7 +182,7 @@ func opCases() []goldenCase {
 			name:   "clients",
 			header: alice,
 			body:   `{"op":"clients","workspace":"default"}`,
-			setup: func(t *testing.T, b *backends) {
+			setup: func(t *testing.T, b *suite) {
 				b.advertise(t, "laptop",
 					&registryv1.Tool{Name: "grep", Description: "Search files.", InputSchema: `{"type": "object", "properties": {"pattern": {"type": "string"}}}`, SubjectCwd: proto.Bool(false)},
 					&registryv1.Tool{Name: "fetch", Description: "", InputSchema: `{}`, Title: proto.String("Fetch"), OutputSchema: proto.String(`{"type":"object"}`), Annotations: proto.String(`{"readOnlyHint":true}`)})
@@ -197,14 +197,14 @@ func opCases() []goldenCase {
 			name:   "clients-unknown-workspace",
 			header: alice,
 			body:   `{"op":"clients","workspace":"nope"}`,
-			setup:  func(t *testing.T, b *backends) { b.join(t, "default", "laptop") },
+			setup:  func(t *testing.T, b *suite) { b.join(t, "default", "laptop") },
 		},
 		{
 			name:   "capture-foreign-handle",
 			header: as("mallory", identity.Operator),
 			body:   `{"op":"capture","invocation":"` + handle + `"}`,
 			setup:  handedToLaptop,
-			check: func(t *testing.T, b *backends, _ reply) {
+			check: func(t *testing.T, b *suite, _ reply) {
 				b.collect(t, "alice", b.inv) // still alice's to collect
 			},
 		},
@@ -218,7 +218,7 @@ func opCases() []goldenCase {
 			name:   "invocations-second-reader",
 			header: laptop,
 			body:   `{"op":"invocations"}`,
-			setup:  func(t *testing.T, b *backends) { b.hold(t, "laptop") },
+			setup:  func(t *testing.T, b *suite) { b.hold(t, "laptop") },
 		},
 		{
 			// laptop advertises grep: the same body as an operator routes.

@@ -1,4 +1,4 @@
-package gateway_test
+package gateway
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/capture"
 	"github.com/switchboard-run/switchboard/kit/grpcclient"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
 // BenchmarkRoundTrip compares one full round trip — a driver invokes, a
@@ -22,9 +23,9 @@ import (
 // straight to the mailbox, against the same real processes in the same run.
 // Run it without -race: go test -run '^$' -bench RoundTrip ./services/gateway/
 func BenchmarkRoundTrip(b *testing.B) {
-	s := startSuite(b)
+	s := startProcSuite(b)
 	mbAddr := s.mailboxAddr
-	alice := s.as("alice", "operator")
+	alice := s.party(as("alice", identity.Operator))
 
 	b.Run("grpc", func(b *testing.B) {
 		cc, err := grpcclient.Dial(mbAddr, nil)
@@ -33,9 +34,9 @@ func BenchmarkRoundTrip(b *testing.B) {
 		}
 		defer cc.Close()
 		mb := mailboxv1.NewMailboxServiceClient(cc)
-		host := identity.As(context.Background(), identity.Identity{Name: "grpc-box", Grade: identity.Host})
-		driver := identity.As(context.Background(), identity.Identity{Name: "alice", Grade: identity.Operator})
-		s.as("grpc-box", "host").act(b, 200, `{"op":"advertise","tools":[{"name":"echo","description":"","input_schema":{}}]}`)
+		host := testkit.As("grpc-box", identity.Host)
+		driver := aliceCtx
+		s.party(as("grpc-box", identity.Host)).act(b, 200, `{"op":"advertise","tools":[{"name":"echo","description":"","input_schema":{}}]}`)
 		ctx, stop := context.WithCancel(host)
 		defer stop()
 		go func() { // the host: a parked read, then complete each row
@@ -64,7 +65,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 	})
 
 	b.Run("http", func(b *testing.B) {
-		box := s.as("http-box", "host")
+		box := s.party(as("http-box", identity.Host))
 		box.act(b, 200, `{"op":"advertise","tools":[{"name":"echo","description":"","input_schema":{}}]}`)
 		ctx, stop := context.WithCancel(context.Background())
 		defer stop()

@@ -1,4 +1,4 @@
-package gateway_test
+package gateway
 
 import (
 	"bytes"
@@ -10,12 +10,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
 func TestHTTPOnlyHostAndDriverCompleteRoundTrips(t *testing.T) {
 	t.Parallel()
-	s := startSuite(t)
-	alice, laptop := s.as("alice", "operator"), s.as("laptop", "host")
+	s := startProcSuite(t)
+	alice, laptop := s.party(as("alice", identity.Operator)), s.party(as("laptop", identity.Host))
 
 	laptop.act(t, 200, `{"op":"advertise","tools":[{"name":"echo","description":"Prints its input.","input_schema":`+echoSchema+`}]}`)
 	if got := laptop.act(t, 200, `{"op":"advertise","tools":[{"name":"echo","description":"Prints its input.","input_schema":`+echoSchema+`}]}`); got != `{"ok":true,"kind":"advertised","wrote":false}` {
@@ -31,7 +34,7 @@ func TestHTTPOnlyHostAndDriverCompleteRoundTrips(t *testing.T) {
 	}
 	// Someone else's handle is absent, never forbidden.
 	absent := `{"ok":false,"error":"no invocation \"` + inv + `\" is in flight; it was answered already, it expired, or this engine restarted since it was posted — the box may have run it; read the world before acting again"}`
-	if got := s.as("mallory", "operator").act(t, 404, `{"op":"capture","invocation":"`+inv+`"}`); got != absent {
+	if got := s.party(as("mallory", identity.Operator)).act(t, 404, `{"op":"capture","invocation":"`+inv+`"}`); got != absent {
 		t.Fatalf("a foreign capture: %s\nwant %s", got, absent)
 	}
 
@@ -89,7 +92,7 @@ func TestHTTPOnlyHostAndDriverCompleteRoundTrips(t *testing.T) {
 	alice.act(t, 404, `{"op":"clients","workspace":"nobody-made-this"}`)
 
 	// Health names the backend that is down: no bridge runs.
-	if got := s.as("x", "operator").must(t, 503, http.MethodGet, "/healthz", ""); !strings.HasPrefix(got, `{"ok":false,"error":"backend down: bridge (`) {
+	if got := s.party(as("x", identity.Operator)).must(t, 503, http.MethodGet, "/healthz", ""); !strings.HasPrefix(got, `{"ok":false,"error":"backend down: bridge (`) {
 		t.Fatalf("healthz: %s", got)
 	}
 	select {
@@ -101,8 +104,8 @@ func TestHTTPOnlyHostAndDriverCompleteRoundTrips(t *testing.T) {
 
 func TestClosingTheHTTPClientReleasesTheHeldRead(t *testing.T) {
 	t.Parallel()
-	s := startSuite(t)
-	alice, box := s.as("alice", "operator"), s.as("idle-box", "host")
+	s := startProcSuite(t)
+	alice, box := s.party(as("alice", identity.Operator)), s.party(as("idle-box", identity.Host))
 	box.act(t, 200, `{"op":"advertise","tools":[{"name":"noop","description":"","input_schema":{}}]}`)
 	present := func(want bool) func() bool {
 		return func() bool {
@@ -117,7 +120,7 @@ func TestClosingTheHTTPClientReleasesTheHeldRead(t *testing.T) {
 		_, _, err := box.send(ctx, http.MethodPost, "/v1/act", `{"op":"invocations"}`)
 		held <- err
 	}()
-	eventually(t, "the held read to make idle-box present", present(true))
+	testkit.Eventually(t, "the held read to make idle-box present", 20*time.Second, present(true))
 
 	// While it is held, a second reader is refused with the mailbox's sentence.
 	want := `{"ok":false,"error":"invocations: \"idle-box\" is already holding this engine's follow-class read — one machine's queue has one reader"}`
@@ -130,7 +133,7 @@ func TestClosingTheHTTPClientReleasesTheHeldRead(t *testing.T) {
 	if err := <-held; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the held request ended with %v", err)
 	}
-	eventually(t, "the mailbox to release the read", present(false))
+	testkit.Eventually(t, "the mailbox to release the read", 20*time.Second, present(false))
 	t.Logf("the read was released %v after the client closed (the hold would have lasted 30 s)", time.Since(closed))
 
 	// A new read is not refused: it takes the work queued for it at once.
@@ -142,8 +145,8 @@ func TestClosingTheHTTPClientReleasesTheHeldRead(t *testing.T) {
 
 func TestBearerTokensWorkUntilRevoked(t *testing.T) {
 	t.Parallel()
-	s := startSuite(t)
-	alice := s.as("alice", "operator")
+	s := startProcSuite(t)
+	alice := s.party(as("alice", identity.Operator))
 	created := alice.must(t, 200, http.MethodPost, "/v1/tokens", `{"identity":"ci-bot","grade":"host","note":"e2e"}`)
 	var tok struct {
 		Token struct {
@@ -154,7 +157,7 @@ func TestBearerTokensWorkUntilRevoked(t *testing.T) {
 	if err := json.Unmarshal([]byte(created), &tok); err != nil || tok.Secret == "" {
 		t.Fatalf("create token: %s (%v)", created, err)
 	}
-	bot := s.bearer(tok.Secret)
+	bot := s.party(bearer(tok.Secret))
 	bot.act(t, 200, `{"op":"advertise","tools":[{"name":"noop","description":"","input_schema":{}}]}`)
 	// The token's grade holds: a host may not invoke.
 	if got := bot.act(t, 403, `{"op":"invoke","client":"ci-bot","tool":"noop","input":{}}`); !strings.Contains(got, `\"ci-bot\" is a host`) {
@@ -168,7 +171,7 @@ func TestBearerTokensWorkUntilRevoked(t *testing.T) {
 	if got := bot.act(t, 401, `{"op":"advertise","tools":[]}`); got != `{"ok":false,"error":"unknown or revoked token"}` {
 		t.Fatalf("a revoked token: %s", got)
 	}
-	if got := s.bearer("sbt_never-minted").must(t, 401, http.MethodGet, "/v1/workspaces/default/clients", ""); !bytes.Equal([]byte(got), []byte(`{"ok":false,"error":"unknown or revoked token"}`)) {
+	if got := s.party(bearer("sbt_never-minted")).must(t, 401, http.MethodGet, "/v1/workspaces/default/clients", ""); !bytes.Equal([]byte(got), []byte(`{"ok":false,"error":"unknown or revoked token"}`)) {
 		t.Fatalf("an unknown token on REST: %s", got)
 	}
 }

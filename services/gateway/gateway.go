@@ -76,7 +76,7 @@ func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
 	who := httpauth.Resolver{Dev: cfg.Security.Dev, Tokens: httpauth.RegistryTokens{Registry: registry, Self: b.Self}}
 	mailbox := mailboxv1.NewMailboxServiceClient(b.Mailbox)
 	acts := act.Handler{Registry: registry, Mailbox: mailbox}
-	g.health = newHealth(map[string]*grpc.ClientConn{"registry": b.Registry, "mailbox": b.Mailbox, "bridge": b.Bridge})
+	g.health = newHealth(b.Registry, b.Mailbox, b.Bridge)
 	guard, err := mcpserve.NewGuard(cfg.Listen, list(cfg.MCPAllowedHosts), list(cfg.MCPAllowedOrigins), cfg.Security.Dev)
 	if err != nil {
 		return nil, err

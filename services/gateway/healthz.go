@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -12,8 +11,8 @@ import (
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/switchboard-run/switchboard/kit/jsontext"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
-	"github.com/switchboard-run/switchboard/services/gateway/internal/jsonstr"
 )
 
 // healthTimeout bounds each backend's check, so a probe gets its answer
@@ -22,18 +21,20 @@ const healthTimeout = 2 * time.Second
 
 // healthCheck answers GET /healthz from grpc.health.v1 of every backend.
 type healthCheck struct {
-	names   []string // sorted, so the reply's order is stable
-	clients map[string]healthpb.HealthClient
+	registry, mailbox, bridge healthpb.HealthClient
 }
 
-func newHealth(conns map[string]*grpc.ClientConn) *healthCheck {
-	h := &healthCheck{clients: map[string]healthpb.HealthClient{}}
-	for name, cc := range conns {
-		h.names = append(h.names, name)
-		h.clients[name] = healthpb.NewHealthClient(cc)
-	}
-	slices.Sort(h.names)
-	return h
+func newHealth(registry, mailbox, bridge *grpc.ClientConn) *healthCheck {
+	return &healthCheck{registry: healthpb.NewHealthClient(registry), mailbox: healthpb.NewHealthClient(mailbox),
+		bridge: healthpb.NewHealthClient(bridge)}
+}
+
+// healthReply is the 200 body: each backend's state, by name in order.
+type healthReply struct {
+	OK       bool   `json:"ok"`
+	Bridge   string `json:"bridge"`
+	Mailbox  string `json:"mailbox"`
+	Registry string `json:"registry"`
 }
 
 // ServeHTTP checks the backends at once, in parallel: 200
@@ -42,16 +43,21 @@ func newHealth(conns map[string]*grpc.ClientConn) *healthCheck {
 func (h *healthCheck) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)
 	defer cancel()
-	states := make([]string, len(h.names))
+	reply := healthReply{OK: true}
+	backends := []struct {
+		name   string
+		client healthpb.HealthClient
+		state  *string
+	}{{"bridge", h.bridge, &reply.Bridge}, {"mailbox", h.mailbox, &reply.Mailbox}, {"registry", h.registry, &reply.Registry}}
 	var wg sync.WaitGroup
-	for i, name := range h.names {
-		wg.Go(func() { states[i] = check(ctx, h.clients[name]) })
+	for _, b := range backends {
+		wg.Go(func() { *b.state = check(ctx, b.client) })
 	}
 	wg.Wait()
 	var down []string
-	for i, name := range h.names {
-		if states[i] != healthpb.HealthCheckResponse_SERVING.String() {
-			down = append(down, name+" ("+states[i]+")")
+	for _, b := range backends {
+		if *b.state != healthpb.HealthCheckResponse_SERVING.String() {
+			down = append(down, b.name+" ("+*b.state+")")
 		}
 	}
 	w.Header().Set("Cache-Control", "no-store")
@@ -59,13 +65,9 @@ func (h *healthCheck) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, http.StatusServiceUnavailable, fmt.Sprintf("backend down: %s", strings.Join(down, ", ")))
 		return
 	}
-	b := []byte(`{"ok":true`)
-	for i, name := range h.names {
-		b = append(jsonstr.Append(append(b, ','), name), ':')
-		b = jsonstr.Append(b, states[i])
-	}
+	body, _ := jsontext.Marshal(reply) // strings and a bool always encode
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(append(b, '}'))
+	_, _ = w.Write(body)
 }
 
 // check is one backend's state: its serving status, or what failed.

@@ -11,10 +11,10 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/switchboard-run/switchboard/kit/grpcclient"
+	"github.com/switchboard-run/switchboard/kit/process"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/logging"
-	"github.com/switchboard-run/switchboard/kit/process"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
 // healthBackend is a real gRPC server answering only grpc.health.v1 with st.
@@ -33,21 +33,11 @@ func healthBackend(t *testing.T, st healthpb.HealthCheckResponse_ServingStatus) 
 	return dial(t, lis.Addr().String())
 }
 
-func dial(t *testing.T, addr string) *grpc.ClientConn {
-	t.Helper()
-	cc, err := grpcclient.Dial(addr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cc.Close() })
-	return cc
-}
-
 func TestHealthzReflectsEachBackend(t *testing.T) {
 	t.Parallel()
 	up := healthBackend(t, healthpb.HealthCheckResponse_SERVING)
 	draining := healthBackend(t, healthpb.HealthCheckResponse_NOT_SERVING)
-	gone := dial(t, closedAddr(t))
+	gone := dial(t, testkit.FreeAddr(t)) // nobody listens there
 	for _, tc := range []struct {
 		name                      string
 		registry, mailbox, bridge *grpc.ClientConn
@@ -73,16 +63,4 @@ func TestHealthzReflectsEachBackend(t *testing.T) {
 			}
 		})
 	}
-}
-
-// closedAddr is a loopback address nobody listens on.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := lis.Addr().String()
-	lis.Close()
-	return addr
 }

@@ -14,8 +14,8 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/certs"
-	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/process"
+	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/scripted"
 )
 
@@ -48,6 +48,14 @@ func invokeMailbox() *scripted.Mailbox {
 
 const invokeBody = `{"op":"invoke","client":"laptop","tool":"grep","input":{}}`
 
+// sawCaller checks that a scripted backend was called as name with grade.
+func sawCaller(t *testing.T, c scripted.Call, name string, grade identity.Grade) {
+	t.Helper()
+	if c.Caller.Name != name || c.Caller.Grade != grade {
+		t.Fatalf("%s reached the backend as %v, want %s (%s)", c.Method, c.Caller, name, grade)
+	}
+}
+
 // noCredentialForwarded fails when any credential reached a backend.
 func noCredentialForwarded(t *testing.T, calls []scripted.Call) {
 	t.Helper()
@@ -65,8 +73,7 @@ func noCredentialForwarded(t *testing.T, calls []scripted.Call) {
 func TestDevModeBearerTokensActAsTheirIdentity(t *testing.T) {
 	t.Parallel()
 	reg, mb := tokenRegistry(), invokeMailbox()
-	g := devGateway(t, reg, mb)
-	bearer := func(tok string) http.Header { return http.Header{"Authorization": {"Bearer " + tok}} }
+	g := newSuite(t, options{scripted: &scripted.Options{Registry: reg, Mailbox: mb}})
 
 	res := do(t, g.Client, http.MethodPost, g.URL+"/v1/act", bearer("sbt_good"), []byte(invokeBody))
 	if res.Status != 200 {
@@ -151,15 +158,9 @@ func TestProductionForwardsTheCallerOnBehalfOverTheServiceCertificate(t *testing
 		t.Fatal(err)
 	}
 	reg, mb := tokenRegistry(), invokeMailbox()
-	addr := scripted.Serve(t, scripted.Options{TLS: backendTLS, Registry: reg, Mailbox: mb})
-
 	gwFiles := p.files(t, "gateway", "service")
-	clientTLS, err := gwFiles.ClientConfig("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := startGateway(t, Config{Flags: process.Flags{Security: process.Security{Files: gwFiles}}}, addr, clientTLS,
-		identity.Self{Dev: false, Identity: identity.Identity{Name: "gateway", Grade: identity.Service}})
+	g := newSuite(t, options{scripted: &scripted.Options{TLS: backendTLS, Registry: reg, Mailbox: mb},
+		configure: func(c *Config) { c.Security = process.Security{Files: gwFiles} }})
 	g.URL = strings.Replace(g.URL, "http://", "https://", 1)
 
 	httpsClient := func(f *certs.Files) *http.Client {
@@ -197,7 +198,7 @@ func TestProductionForwardsTheCallerOnBehalfOverTheServiceCertificate(t *testing
 		t.Fatalf("a dev header in production: HTTP %d %s", res.Status, res.Body)
 	}
 
-	res = do(t, anonymous, http.MethodGet, g.URL+"/v1/invocations/"+handle+"/capture", http.Header{"Authorization": {"Bearer sbt_good"}}, nil)
+	res = do(t, anonymous, http.MethodGet, g.URL+"/v1/invocations/"+handle+"/capture", bearer("sbt_good"), nil)
 	if res.Status != 200 {
 		t.Fatalf("REST with a token in production: HTTP %d %s", res.Status, res.Body)
 	}
@@ -209,7 +210,7 @@ func TestProductionForwardsTheCallerOnBehalfOverTheServiceCertificate(t *testing
 
 	// A token sent with a certificate wins: it was chosen for this request.
 	bobFiles := p.files(t, "bob", "operator")
-	res = do(t, httpsClient(&bobFiles), http.MethodPost, g.URL+"/v1/act", http.Header{"Authorization": {"Bearer sbt_good"}}, []byte(invokeBody))
+	res = do(t, httpsClient(&bobFiles), http.MethodPost, g.URL+"/v1/act", bearer("sbt_good"), []byte(invokeBody))
 	if res.Status != 200 {
 		t.Fatalf("a token with bob's certificate: HTTP %d %s", res.Status, res.Body)
 	}

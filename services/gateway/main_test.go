@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/switchboard-run/switchboard/kit/certs"
 )
@@ -44,9 +45,9 @@ func TestMainServesUntilItsContextEnds(t *testing.T) {
 	stderr := &logWatch{want: "gateway listening", seen: make(chan struct{})}
 	done := make(chan error, 1)
 	go func() { done <- Main(ctx, []string{"--dev", "--listen", "127.0.0.1:0"}, stderr) }()
-	waitFor(t, stderr.seen, "the gateway to log where it listens")
+	within(t, stderr.seen, 10*time.Second, "the gateway to log where it listens")
 	cancel()
-	if err := waitFor(t, done, "Main to return"); err != nil && !errors.Is(err, context.Canceled) {
+	if err := within(t, done, 10*time.Second, "Main to return"); err != nil && !errors.Is(err, context.Canceled) {
 		t.Fatalf("Main: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package gateway_test
+package gateway
 
 import (
 	"context"
@@ -7,36 +7,30 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"google.golang.org/protobuf/proto"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
 // echoHost is a tool host on the mailbox's Follow stream that completes
 // every invocation of its one tool "echo" with its input, at once: the
 // routing is all that is measured.
-func (s *mcpSuite) echoHost(b *testing.B, client string) {
+func (s *suite) echoHost(b *testing.B, client string) {
 	b.Helper()
-	ctx, cancel := context.WithCancel(hostCtx(client))
+	s.advertise(b, client, &registryv1.Tool{Name: "echo", InputSchema: `{"type":"object"}`})
+	f := s.follow(b, client)
+	ctx, cancel := context.WithCancel(testkit.As(client, identity.Host))
 	b.Cleanup(cancel)
-	if _, err := s.reg.Advertise(ctx, &registryv1.AdvertiseRequest{Tools: []*registryv1.Tool{
-		{Name: "echo", InputSchema: `{"type":"object"}`}}}); err != nil {
-		b.Fatal(err)
-	}
-	stream, err := s.mb.Follow(ctx, &mailboxv1.FollowRequest{Session: proto.String("bench")})
-	if err != nil {
-		b.Fatal(err)
-	}
 	go func() {
 		for {
-			ev, err := stream.Recv()
-			if err != nil {
+			select {
+			case inv := <-f.invocations:
+				_, _ = s.Mailbox.Complete(ctx, &mailboxv1.CompleteRequest{Invocation: inv.GetInvocation(), Capture: capture.New(inv.GetInput(), "", 0)})
+			case <-ctx.Done():
 				return
-			}
-			if inv := ev.GetInvocation(); inv != nil {
-				_, _ = s.mb.Complete(ctx, &mailboxv1.CompleteRequest{Invocation: inv.GetInvocation(), Capture: capture.New(inv.GetInput(), "", 0)})
 			}
 		}
 	}()
@@ -49,14 +43,14 @@ func (s *mcpSuite) echoHost(b *testing.B, client string) {
 // in-process suite and the same echo host.
 // Run it without -race: go test -run '^$' -bench ToolsCall ./services/gateway/
 func BenchmarkToolsCall(b *testing.B) {
-	s := newMCPSuite(b, nil)
+	s := newSuite(b, options{laptop: true})
 	s.echoHost(b, "echobox")
 
 	b.Run("mailbox-call-grpc", func(b *testing.B) {
 		for i := range b.N {
 			input := fmt.Sprintf(`{"i":%d}`, i)
 			ctx, cancel := context.WithTimeout(aliceCtx, 10*time.Second)
-			res, err := s.mb.Call(ctx, &mailboxv1.CallRequest{Client: "echobox", Tool: "echo", Input: input})
+			res, err := s.Mailbox.Call(ctx, &mailboxv1.CallRequest{Client: "echobox", Tool: "echo", Input: input})
 			cancel()
 			if err != nil || res.GetCapture().GetStdout() != input {
 				b.Fatalf("Call: %v, %v", res, err)
@@ -68,11 +62,11 @@ func BenchmarkToolsCall(b *testing.B) {
 	b.Run("mailbox-invoke-capture-grpc", func(b *testing.B) {
 		for i := range b.N {
 			input := fmt.Sprintf(`{"i":%d}`, i)
-			inv, err := s.mb.Invoke(aliceCtx, &mailboxv1.InvokeRequest{Client: "echobox", Tool: "echo", Input: input})
+			inv, err := s.Mailbox.Invoke(aliceCtx, &mailboxv1.InvokeRequest{Client: "echobox", Tool: "echo", Input: input})
 			if err != nil {
 				b.Fatal(err)
 			}
-			res, err := s.mb.Capture(aliceCtx, captureRequest(inv.GetInvocation()))
+			res, err := s.Mailbox.Capture(aliceCtx, collectWaiting(inv.GetInvocation()))
 			if err != nil || res.GetCapture().GetStdout() != input {
 				b.Fatalf("Capture: %v, %v", res, err)
 			}
@@ -80,7 +74,7 @@ func BenchmarkToolsCall(b *testing.B) {
 	})
 	for _, rev := range revisions {
 		b.Run("mcp-http-"+rev, func(b *testing.B) {
-			cs := s.connectAt(b, rev, "/mcp", devCaller("alice"), nil)
+			cs := s.connectAt(b, rev, "/mcp", as("alice", identity.Operator), nil)
 			for i := range b.N {
 				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echobox_echo", Arguments: map[string]any{"i": i}})
 				if want := fmt.Sprintf(`{"i":%d}`, i); err != nil || res.IsError || texts(res)[0] != want {

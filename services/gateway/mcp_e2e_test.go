@@ -1,9 +1,8 @@
-package gateway_test
+package gateway
 
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
 // A real MCP client lists and calls, through the gateway's /mcp: a tool
@@ -25,9 +25,9 @@ func TestAnMCPClientListsAndCallsTheWorkspacesTools(t *testing.T) {
 }
 
 func listAndCall(t *testing.T, rev string) {
-	s := newMCPSuite(t, nil)
+	s := newSuite(t, options{laptop: true})
 	s.mountConformance(t)
-	cs := s.connectAt(t, rev, "/mcp", devCaller("alice"), nil)
+	cs := s.connectAt(t, rev, "/mcp", as("alice", identity.Operator), nil)
 
 	listed := map[string]*mcp.Tool{}
 	var order []string
@@ -38,7 +38,7 @@ func listAndCall(t *testing.T, rev string) {
 		listed[tool.Name] = tool
 		order = append(order, tool.Name)
 	}
-	want, err := s.reg.ListTools(aliceCtx, &registryv1.ListToolsRequest{Workspace: "default"})
+	want, err := s.Registry.ListTools(aliceCtx, &registryv1.ListToolsRequest{Workspace: "default"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,12 +95,12 @@ func listAndCall(t *testing.T, rev string) {
 	}
 
 	// The same workspace by its name; another workspace has other tools.
-	named := s.connectAt(t, rev, "/mcp/default", devCaller("alice"), nil)
+	named := s.connectAt(t, rev, "/mcp/default", as("alice", identity.Operator), nil)
 	res, err := named.ListTools(context.Background(), nil)
 	if err != nil || len(res.Tools) != len(order) {
 		t.Fatalf("/mcp/default lists %d tools (%v), /mcp %d", len(res.Tools), err, len(order))
 	}
-	empty := s.connectAt(t, rev, "/mcp/nobody-made-this", devCaller("alice"), nil)
+	empty := s.connectAt(t, rev, "/mcp/nobody-made-this", as("alice", identity.Operator), nil)
 	if res, err := empty.ListTools(context.Background(), nil); err != nil || len(res.Tools) != 0 {
 		t.Fatalf("a workspace without members lists %v, %v", res, err)
 	}
@@ -115,14 +115,14 @@ func TestListChangedReachesAConnectedClientWhenAHostAdvertisesANewSet(t *testing
 }
 
 func listChanged(t *testing.T, rev string) {
-	s := newMCPSuite(t, nil)
+	s := newSuite(t, options{laptop: true})
 	advertise := func(client string, names ...string) {
 		t.Helper()
 		var tools []*registryv1.Tool
 		for _, n := range names {
 			tools = append(tools, &registryv1.Tool{Name: n, Description: n, InputSchema: `{"type":"object"}`})
 		}
-		if _, err := s.reg.Advertise(hostCtx(client), &registryv1.AdvertiseRequest{Tools: tools}); err != nil {
+		if _, err := s.Registry.Advertise(testkit.As(client, identity.Host), &registryv1.AdvertiseRequest{Tools: tools}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -131,7 +131,7 @@ func listChanged(t *testing.T, rev string) {
 	s.join(t, "team", "laptop")
 
 	changed := make(chan struct{}, 16)
-	cs := s.connectAt(t, rev, "/mcp/team", devCaller("alice"), &mcp.ClientOptions{
+	cs := s.connectAt(t, rev, "/mcp/team", as("alice", identity.Operator), &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
 	names := func() []string {
 		t.Helper()
@@ -157,7 +157,7 @@ func listChanged(t *testing.T, rev string) {
 		t.Fatalf("after the new set: %v", got)
 	}
 
-	if _, err := s.reg.UnregisterClient(opsCtx, &registryv1.UnregisterClientRequest{Workspace: "team", Client: "box"}); err != nil {
+	if _, err := s.Registry.UnregisterClient(opsCtx, &registryv1.UnregisterClientRequest{Workspace: "team", Client: "box"}); err != nil {
 		t.Fatal(err)
 	}
 	within(t, changed, 10*time.Second, "notifications/tools/list_changed after the member left")
@@ -183,9 +183,9 @@ func TestACallThatOutlivesTheClientsTimeoutAnswersWithItsHandle(t *testing.T) {
 }
 
 func outlive(t *testing.T, rev string) {
-	s := newMCPSuite(t, nil)
-	slow := s.follow(t, "slowbox")
-	cs := s.connectAt(t, rev, "/mcp", devCaller("alice"), nil)
+	s := newSuite(t, options{laptop: true})
+	slow := s.waiter(t, "slowbox")
+	cs := s.connectAt(t, rev, "/mcp", as("alice", identity.Operator), nil)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
@@ -208,10 +208,10 @@ func outlive(t *testing.T, rev string) {
 	t.Logf("answered with the handle after %v (timeout 1s)", took)
 
 	// The handle is alice's: she collects the capture once the host answers.
-	if _, err := s.mb.Complete(hostCtx("slowbox"), completeRequest(inv.GetInvocation(), "late\n")); err != nil {
+	if _, err := s.Mailbox.Complete(testkit.As("slowbox", identity.Host), answer(inv.GetInvocation(), "late\n")); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.mb.Capture(aliceCtx, captureRequest(inv.GetInvocation()))
+	got, err := s.Mailbox.Capture(aliceCtx, collectWaiting(inv.GetInvocation()))
 	if err != nil || got.GetCapture().GetStdout() != "late\n" {
 		t.Fatalf("alice's collection = %v, %v", got, err)
 	}
@@ -225,9 +225,9 @@ func TestCancellingACallCancelsItsInvocation(t *testing.T) {
 }
 
 func cancelCall(t *testing.T, rev string) {
-	s := newMCPSuite(t, nil)
-	slow := s.follow(t, "slowbox")
-	cs := s.connectAt(t, rev, "/mcp", devCaller("alice"), nil)
+	s := newSuite(t, options{laptop: true})
+	slow := s.waiter(t, "slowbox")
+	cs := s.connectAt(t, rev, "/mcp", as("alice", identity.Operator), nil)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	ended := make(chan error, 1)
@@ -244,7 +244,7 @@ func cancelCall(t *testing.T, rev string) {
 		t.Fatalf("the host was told %s was cancelled, but it runs %s", got, inv.GetInvocation())
 	}
 	// Cancel answered and removed the slot: nothing is left to collect.
-	if _, err := s.mb.Capture(aliceCtx, captureRequest(inv.GetInvocation())); err == nil || !strings.Contains(err.Error(), "is in flight") {
+	if _, err := s.Mailbox.Capture(aliceCtx, collectWaiting(inv.GetInvocation())); err == nil || !strings.Contains(err.Error(), "is in flight") {
 		t.Fatalf("collecting a cancelled invocation: %v", err)
 	}
 	// The session survives a cancelled call.
@@ -257,13 +257,9 @@ func cancelCall(t *testing.T, rev string) {
 // A host identity has no business on a driver's endpoint.
 func TestTheMCPEndpointIsForOperators(t *testing.T) {
 	t.Parallel()
-	s := newMCPSuite(t, nil)
-	_, err := s.dial("", "/mcp", devHost("laptop"), nil)
+	s := newSuite(t, options{laptop: true})
+	_, err := s.openSession("", "/mcp", as("laptop", identity.Host), nil)
 	if err == nil || !strings.Contains(err.Error(), "Forbidden") {
 		t.Fatalf("a host connecting: %v", err)
 	}
-}
-
-func devHost(name string) http.Header {
-	return http.Header{"Switchboard-Identity": {name}, "Switchboard-Grade": {string(identity.Host)}}
 }

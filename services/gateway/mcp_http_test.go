@@ -1,4 +1,4 @@
-package gateway_test
+package gateway
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/services/gateway"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
 // initialize is an MCP initialize request as any client sends it first.
@@ -23,9 +23,9 @@ const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pro
 
 // post sends initialize to path with h and returns the status and the
 // envelope's sentence (or the body, when it is not an envelope).
-func (s *mcpSuite) post(t testing.TB, path string, h http.Header, host string) (int, string) {
+func (s *suite) post(t testing.TB, path string, h http.Header, host string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, s.url+path, strings.NewReader(initialize))
+	req, err := http.NewRequest(http.MethodPost, s.URL+path, strings.NewReader(initialize))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,20 +66,19 @@ func slowHandle(t testing.TB, cs *mcp.ClientSession, slow *follower) string {
 
 // poster reports whether id was posted by name: only its poster may
 // collect it (anyone else is told it is absent).
-func (s *mcpSuite) poster(t testing.TB, id, name string) bool {
+func (s *suite) poster(t testing.TB, id, name string) bool {
 	t.Helper()
-	ctx := identity.As(context.Background(), identity.Identity{Name: name, Grade: identity.Operator})
-	_, err := s.mb.Capture(ctx, &mailboxv1.CaptureRequest{Invocation: id})
+	_, err := s.Mailbox.Capture(testkit.As(name, identity.Operator), &mailboxv1.CaptureRequest{Invocation: id})
 	return err == nil
 }
 
 func TestBearerTokensOpenTheMCPEndpointUntilRevoked(t *testing.T) {
 	t.Parallel()
-	s := newMCPSuite(t, nil)
-	slow := s.follow(t, "slowbox")
+	s := newSuite(t, options{laptop: true})
+	slow := s.waiter(t, "slowbox")
 	mint := func(name, grade string) *registryv1.CreateTokenResponse {
 		t.Helper()
-		tok, err := s.reg.CreateToken(aliceCtx, &registryv1.CreateTokenRequest{Identity: name, Grade: grade, Note: "mcp test"})
+		tok, err := s.Registry.CreateToken(aliceCtx, &registryv1.CreateTokenRequest{Identity: name, Grade: grade, Note: "mcp test"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +102,7 @@ func TestBearerTokensOpenTheMCPEndpointUntilRevoked(t *testing.T) {
 		t.Fatalf("a host token: HTTP %d %s", st, got)
 	}
 
-	if _, err := s.reg.RevokeToken(aliceCtx, &registryv1.RevokeTokenRequest{Id: agent.GetToken().GetId()}); err != nil {
+	if _, err := s.Registry.RevokeToken(aliceCtx, &registryv1.RevokeTokenRequest{Id: agent.GetToken().GetId()}); err != nil {
 		t.Fatal(err)
 	}
 	if st, got := s.post(t, "/mcp", bearer(agent.GetSecret()), ""); st != http.StatusUnauthorized || got != "unknown or revoked token" {
@@ -119,12 +118,12 @@ func TestBearerTokensOpenTheMCPEndpointUntilRevoked(t *testing.T) {
 // the same session, presenting another identity, acts as that one.
 func TestEachCallActsAsTheCallerOfItsOwnRequest(t *testing.T) {
 	t.Parallel()
-	s := newMCPSuite(t, nil)
-	slow := s.follow(t, "slowbox")
+	s := newSuite(t, options{laptop: true})
+	slow := s.waiter(t, "slowbox")
 	var mu sync.Mutex
 	name := "alice"
 	client := mcp.NewClient(&mcp.Implementation{Name: "switchboard-test", Version: "1"}, nil)
-	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: s.url + "/mcp",
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: s.URL + "/mcp",
 		HTTPClient: &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			mu.Lock()
 			r = r.Clone(r.Context())
@@ -152,8 +151,8 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 
 func TestTheMCPEndpointRefusesForeignHostsAndOrigins(t *testing.T) {
 	t.Parallel()
-	s := newMCPSuite(t, func(c *gateway.Config) { c.MCPAllowedOrigins = "http://app.localhost:3000" })
-	alice := devCaller("alice")
+	s := newSuite(t, options{laptop: true, configure: func(c *Config) { c.MCPAllowedOrigins = "http://app.localhost:3000" }})
+	alice := as("alice", identity.Operator)
 	withOrigin := func(o string) http.Header {
 		h := alice.Clone()
 		h.Set("Origin", o)
@@ -192,10 +191,10 @@ func TestTheMCPEndpointRefusesForeignHostsAndOrigins(t *testing.T) {
 // than waiting its whole grace for them.
 func TestShutdownEndsOpenMCPSessions(t *testing.T) {
 	t.Parallel()
-	s := newMCPSuite(t, nil)
+	s := newSuite(t, options{laptop: true})
 	listening := &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {}}
 	for _, rev := range revisions {
-		cs := s.connectAt(t, rev, "/mcp", devCaller("alice"), listening)
+		cs := s.connectAt(t, rev, "/mcp", as("alice", identity.Operator), listening)
 		if _, err := cs.ListTools(context.Background(), nil); err != nil {
 			t.Fatal(err)
 		}
@@ -227,7 +226,7 @@ func TestTheGatewayRefusesMCPSettingsItCannotServeSafely(t *testing.T) {
 			t.Parallel()
 			args := append([]string{"--dev", "--listen", "127.0.0.1:0"}, tt.args...)
 			var stderr strings.Builder
-			if err := gateway.Main(context.Background(), args, &stderr); err == nil || err.Error() != tt.want {
+			if err := Main(context.Background(), args, &stderr); err == nil || err.Error() != tt.want {
 				t.Fatalf("Main(%q) = %v\nwant %q", args, err, tt.want)
 			}
 		})

@@ -17,7 +17,7 @@ import (
 // errors in the act envelope.
 func restCases() []goldenCase {
 	capturePath := "/v1/invocations/" + handle + "/capture"
-	stillRunning := func(t *testing.T, b *backends, _ reply) {
+	stillRunning := func(t *testing.T, b *suite, _ reply) {
 		if c := b.collect(t, "alice", b.inv).GetCapture(); c != nil {
 			t.Fatalf("the refused capture was stored: %v", c)
 		}
@@ -27,7 +27,7 @@ func restCases() []goldenCase {
 			name: "rest-invoke", method: http.MethodPost, path: "/v1/invocations", header: alice,
 			body:  `{"client":"laptop","tool":"grep","input":"{\"q\": 1}"}`,
 			setup: laptopAdvertisesGrep,
-			check: func(t *testing.T, b *backends, res reply) {
+			check: func(t *testing.T, b *suite, res reply) {
 				if row := routedTo(t, b, res); row.GetTool() != "grep" || row.GetInput() != `{"q": 1}` || row.Cwd != nil {
 					t.Fatalf("laptop read tool %q input %s cwd %v; want grep, {\"q\": 1} byte for byte, no cwd", row.GetTool(), row.GetInput(), row.Cwd)
 				}
@@ -42,7 +42,7 @@ func restCases() []goldenCase {
 			name: "rest-complete", method: http.MethodPut, path: capturePath, header: laptop,
 			body:  `{"stdout":"done\n","stderr":"","exit_code":3}`,
 			setup: handedToLaptop,
-			check: func(t *testing.T, b *backends, _ reply) {
+			check: func(t *testing.T, b *suite, _ reply) {
 				if got, want := b.collect(t, "alice", b.inv).GetCapture(), capture.New("done\n", "", 3); !proto.Equal(got, want) {
 					t.Fatalf("alice collected %v, want %v", got, want)
 				}
@@ -57,7 +57,7 @@ func restCases() []goldenCase {
 		},
 		{
 			name: "rest-clients", method: http.MethodGet, path: "/v1/workspaces/default/clients", header: alice,
-			setup: func(t *testing.T, b *backends) {
+			setup: func(t *testing.T, b *suite) {
 				b.advertise(t, "laptop", &registryv1.Tool{Name: "grep", Description: "", InputSchema: `{}`})
 				b.join(t, "default", "laptop", "new-box")
 				b.hold(t, "laptop")
@@ -81,7 +81,7 @@ func restCases() []goldenCase {
 // (they vary spacing per build), so these are checked by name, not golden.
 func TestRESTRefusesUnknownAndMistypedFields(t *testing.T) {
 	t.Parallel()
-	b := newBackends(t)
+	b := newSuite(t, options{})
 	for _, tc := range []struct {
 		name, body, mention string
 	}{
@@ -91,7 +91,7 @@ func TestRESTRefusesUnknownAndMistypedFields(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			res := do(t, b.gw.Client, http.MethodPost, b.gw.URL+"/v1/invocations", alice, []byte(tc.body))
+			res := do(t, b.Client, http.MethodPost, b.URL+"/v1/invocations", alice, []byte(tc.body))
 			if res.Status != 400 || !strings.HasPrefix(string(res.Body), `{"ok":false,"error":"`) || !strings.Contains(string(res.Body), tc.mention) {
 				t.Fatalf("HTTP %d %s, want 400 with the envelope naming %q", res.Status, res.Body, tc.mention)
 			}

@@ -33,14 +33,14 @@ type goldenCase struct {
 	body   string
 	// setup brings the real services to the state the request meets, with
 	// the calls the parties would make.
-	setup func(*testing.T, *backends)
+	setup func(*testing.T, *suite)
 	// during runs beside the request, for a state change the request must
 	// be in flight to see. It runs on its own goroutine: it reports with
 	// t.Error, never t.Fatal.
-	during func(*testing.T, *backends)
+	during func(*testing.T, *suite)
 	// check looks at the services afterwards, for what the reply alone
 	// cannot show (what was stored, under whose name).
-	check func(*testing.T, *backends, reply)
+	check func(*testing.T, *suite, reply)
 }
 
 var (
@@ -63,7 +63,7 @@ func TestActRepliesMatchTheirGoldens(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			from := time.Now()
-			b := newBackends(t)
+			b := newSuite(t, options{})
 			if tc.setup != nil {
 				tc.setup(t, b)
 			}
@@ -92,7 +92,7 @@ func TestActRepliesMatchTheirGoldens(t *testing.T) {
 			// during may not outlive the test, even one that fails.
 			awaitBeside := sync.OnceFunc(func() { <-beside })
 			defer awaitBeside()
-			res := do(t, b.gw.Client, method, b.gw.URL+path, tc.header, sent)
+			res := do(t, b.Client, method, b.URL+path, tc.header, sent)
 			awaitBeside()
 			got, err := normalise(goldenText(method, path, tc.header, body, res), from)
 			if err != nil {

@@ -13,8 +13,7 @@ import (
 	"github.com/switchboard-run/switchboard/gen"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/logging"
-	"github.com/switchboard-run/switchboard/kit/process"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/bodylimit"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/scripted"
 )
@@ -44,22 +43,10 @@ func newHoldingMailbox() (*scripted.Mailbox, *holdingMailbox) {
 	}, h
 }
 
-func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(10 * time.Second):
-		t.Fatalf("timed out waiting for %s", what)
-		var zero T
-		return zero
-	}
-}
-
 func TestAClientThatGoesAwayCancelsItsHeldRead(t *testing.T) {
 	t.Parallel()
 	mb, hold := newHoldingMailbox()
-	g := devGateway(t, nil, mb)
+	g := newSuite(t, options{scripted: &scripted.Options{Mailbox: mb}})
 	for _, tc := range []struct{ name, method, path, body string }{
 		{"the act endpoint", http.MethodPost, "/v1/act", `{"op":"invocations"}`},
 		{"the REST route", http.MethodGet, "/v1/invocations", ""},
@@ -79,12 +66,12 @@ func TestAClientThatGoesAwayCancelsItsHeldRead(t *testing.T) {
 				}
 				errc <- err
 			}()
-			waitFor(t, hold.entered, "the read to reach the mailbox")
+			within(t, hold.entered, 10*time.Second, "the read to reach the mailbox")
 			cancel() // the HTTP client goes away mid-hold
-			if err := waitFor(t, hold.released, "the mailbox to see the read end"); err == nil {
+			if err := within(t, hold.released, 10*time.Second, "the mailbox to see the read end"); err == nil {
 				t.Fatal("the read ended by release, not by the client leaving")
 			}
-			if err := waitFor(t, errc, "the client to return"); err == nil {
+			if err := within(t, errc, 10*time.Second, "the client to return"); err == nil {
 				t.Fatal("the cancelled request succeeded")
 			}
 		})
@@ -93,7 +80,7 @@ func TestAClientThatGoesAwayCancelsItsHeldRead(t *testing.T) {
 
 func TestOversizeBodiesAre413OnEveryRoute(t *testing.T) {
 	t.Parallel()
-	g := devGateway(t, nil, &scripted.Mailbox{})
+	g := newSuite(t, options{scripted: &scripted.Options{Mailbox: &scripted.Mailbox{}}})
 	for _, path := range []string{"/v1/act", "/v1/invocations"} {
 		t.Run(path, func(t *testing.T) {
 			t.Parallel()
@@ -128,7 +115,7 @@ func (zeroes) Read(p []byte) (int, error) {
 
 func TestOpenAPIIsServedWithoutIdentity(t *testing.T) {
 	t.Parallel()
-	g := devGateway(t, nil, nil)
+	g := newSuite(t, options{scripted: &scripted.Options{}})
 	res := do(t, g.Client, http.MethodGet, g.URL+"/openapi.json", nil, nil)
 	if res.Status != 200 || !bytes.Equal(res.Body, gen.OpenAPI) || res.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("HTTP %d %s, %d bytes", res.Status, res.Header.Get("Content-Type"), len(res.Body))
@@ -141,7 +128,7 @@ func TestOpenAPIIsServedWithoutIdentity(t *testing.T) {
 
 func TestHeadersOverTheLimitAreRefused(t *testing.T) {
 	t.Parallel()
-	g := devGateway(t, nil, nil)
+	g := newSuite(t, options{scripted: &scripted.Options{}})
 	h := alice.Clone()
 	h.Set("X-Padding", strings.Repeat("p", 2*MaxHeaderBytes))
 	res := do(t, g.Client, http.MethodPost, g.URL+"/v1/act", h, []byte(`{"op":"invocations"}`))
@@ -153,26 +140,12 @@ func TestHeadersOverTheLimitAreRefused(t *testing.T) {
 func TestShutdownLetsARequestInFlightFinish(t *testing.T) {
 	t.Parallel()
 	mb, hold := newHoldingMailbox()
-	addr := scripted.Serve(t, scripted.Options{Mailbox: mb})
-	cc := dial(t, addr)
-	g, err := New(Config{Flags: process.Flags{Security: process.Security{Dev: true}}, ShutdownGrace: 20 * time.Second},
-		Backends{Registry: cc, Mailbox: cc, Bridge: cc, Self: identity.Self{Dev: true, Identity: devSelf}}, logging.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- g.Serve(ctx, lis) }()
-	url := "http://" + lis.Addr().String()
+	g := newSuite(t, options{scripted: &scripted.Options{Mailbox: mb}, configure: func(c *Config) { c.ShutdownGrace = 20 * time.Second }})
 
 	replied := make(chan reply, 1)
 	go func() {
 		// Not do(): a goroutine other than the test's may not t.Fatal.
-		req, _ := http.NewRequest(http.MethodPost, url+"/v1/act", strings.NewReader(`{"op":"invocations"}`))
+		req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/act", strings.NewReader(`{"op":"invocations"}`))
 		req.Header = laptop.Clone()
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -183,32 +156,28 @@ func TestShutdownLetsARequestInFlightFinish(t *testing.T) {
 		b, _ := io.ReadAll(res.Body)
 		replied <- reply{Status: res.StatusCode, Body: b}
 	}()
-	waitFor(t, hold.entered, "the read to reach the mailbox")
-	cancel() // shutdown starts with the read held
+	within(t, hold.entered, 10*time.Second, "the read to reach the mailbox")
+	g.shutdown() // shutdown starts with the read held
 	// New connections are refused once the listener is closed.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		c, err := net.Dial("tcp", lis.Addr().String())
-		if err != nil {
-			break
+	testkit.Eventually(t, "the gateway to stop accepting connections after shutdown began", 5*time.Second, func() bool {
+		c, err := net.Dial("tcp", strings.TrimPrefix(g.URL, "http://"))
+		if err == nil {
+			c.Close()
 		}
-		c.Close()
-		if time.Now().After(deadline) {
-			t.Fatal("the gateway still accepts connections after shutdown began")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return err != nil
+	})
 	select {
-	case err := <-served:
-		t.Fatalf("Serve returned (%v) with a request in flight", err)
+	case <-g.served:
+		t.Fatalf("Serve returned (%v) with a request in flight", g.serveErr)
 	default:
 	}
 	close(hold.release)
-	res := waitFor(t, replied, "the held request to answer")
+	res := within(t, replied, 10*time.Second, "the held request to answer")
 	if res.Status != 200 || string(res.Body) != `{"ok":true,"kind":"invocations","rows":[]}` {
 		t.Fatalf("the request in flight got HTTP %d %s", res.Status, res.Body)
 	}
-	if err := waitFor(t, served, "Serve to return"); err != nil {
-		t.Fatalf("Serve: %v", err)
+	within(t, g.served, 10*time.Second, "Serve to return")
+	if g.serveErr != nil {
+		t.Fatalf("Serve: %v", g.serveErr)
 	}
 }

@@ -11,8 +11,6 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/logging"
-	"github.com/switchboard-run/switchboard/kit/process"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/scripted"
 )
 
@@ -33,13 +31,8 @@ func TestStreamingRoutesOutliveTheWriteTimeout(t *testing.T) {
 			return send(&mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Invocation{Invocation: &mailboxv1.Invocation{Invocation: handle, Tool: "grep", Input: "{}", Delivery: 1}}})
 		},
 	}
-	cc := dial(t, scripted.Serve(t, scripted.Options{Mailbox: mb}))
-	g, err := New(Config{Flags: process.Flags{Security: process.Security{Dev: true}}},
-		Backends{Registry: cc, Mailbox: cc, Bridge: cc, Self: identity.Self{Dev: true, Identity: devSelf}}, logging.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewUnstartedServer(g.Handler())
+	s := newSuite(t, options{scripted: &scripted.Options{Mailbox: mb}})
+	srv := httptest.NewUnstartedServer(s.gateway.Handler())
 	srv.Config.WriteTimeout = 300 * time.Millisecond
 	srv.Start()
 	t.Cleanup(srv.Close)

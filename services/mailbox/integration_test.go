@@ -53,7 +53,7 @@ func TestRealProcessesEveryInvokeGetsExactlyOneCapture(t *testing.T) {
 	defer regConn.Close()
 	reg := registryv1.NewRegistryServiceClient(regConn)
 	for _, h := range hosts { // both hosts advertised and hold their reads
-		waitFor(t, func() bool {
+		testkit.Eventually(t, h+" to hold its read", 20*time.Second, func() bool {
 			res, err := reg.GetClient(driver, &registryv1.GetClientRequest{Client: h})
 			return err == nil && res.GetRow().GetPresent()
 		})
@@ -90,16 +90,5 @@ func TestRealProcessesEveryInvokeGetsExactlyOneCapture(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
-	}
-}
-
-func waitFor(t testing.TB, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached within 20s")
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

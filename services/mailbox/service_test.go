@@ -12,13 +12,14 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
 func TestInvokeChecksTheAdvertisementOnly(t *testing.T) {
 	t.Parallel()
 	s := newSuite(t)
 	_, err := s.mb.Invoke(driver, &mailboxv1.InvokeRequest{Client: "laptop", Tool: "grep", Input: "{}"})
-	refused(t, err, codes.NotFound, `client "laptop" advertises no tool "grep" right now`)
+	testkit.Refused(t, err, codes.NotFound, `client "laptop" advertises no tool "grep" right now`)
 
 	// Advertised a moment ago and never present: accepted all the same
 	// (presence is not the routing predicate; a miss is confirmed with the
@@ -39,10 +40,10 @@ func TestInvokeChecksTheAdvertisementOnly(t *testing.T) {
 		{"input that is not JSON", &mailboxv1.InvokeRequest{Client: "laptop", Tool: "grep", Input: "{nope"}, "input is not valid JSON"},
 	} {
 		_, err := s.mb.Invoke(driver, tt.req)
-		refused(t, err, codes.InvalidArgument, tt.msg)
+		testkit.Refused(t, err, codes.InvalidArgument, tt.msg)
 	}
 	_, err = s.mb.Invoke(host("laptop"), &mailboxv1.InvokeRequest{Client: "laptop", Tool: "grep", Input: "{}"})
-	refused(t, err, codes.PermissionDenied, `"laptop" is a host and may not call MailboxService.Invoke`)
+	testkit.Refused(t, err, codes.PermissionDenied, `"laptop" is a host and may not call MailboxService.Invoke`)
 }
 
 func TestRoundTripOverAFollowStream(t *testing.T) {
@@ -77,7 +78,7 @@ func TestRoundTripOverAFollowStream(t *testing.T) {
 		t.Fatalf("capture = %v, %v", c, err)
 	}
 	_, err = s.mb.Capture(driver, &mailboxv1.CaptureRequest{Invocation: inv.GetInvocation()})
-	refused(t, err, codes.NotFound, absentSentence(inv.GetInvocation())) // read once
+	testkit.Refused(t, err, codes.NotFound, absentSentence(inv.GetInvocation())) // read once
 }
 
 func TestCallWaitsForTheCapture(t *testing.T) {
@@ -169,9 +170,9 @@ func TestASecondReaderIsRefused(t *testing.T) {
 	if err == nil {
 		_, err = st.Recv()
 	}
-	refused(t, err, codes.FailedPrecondition, want)
+	testkit.Refused(t, err, codes.FailedPrecondition, want)
 	_, err = s.mb.Invocations(host("laptop"), &mailboxv1.InvocationsRequest{})
-	refused(t, err, codes.FailedPrecondition, want)
+	testkit.Refused(t, err, codes.FailedPrecondition, want)
 }
 
 func TestForeignIdentitiesGetTheAbsentSentence(t *testing.T) {
@@ -180,11 +181,11 @@ func TestForeignIdentitiesGetTheAbsentSentence(t *testing.T) {
 	s.advertise(t, "laptop", "echo")
 	id := s.invoke(t, "laptop", "echo", "{}")
 	_, err := s.mb.Complete(host("desk"), &mailboxv1.CompleteRequest{Invocation: id, Capture: capture.New("", "", 0)})
-	refused(t, err, codes.NotFound, absentSentence(id))
-	_, err = s.mb.Capture(as("mallory", "operator"), &mailboxv1.CaptureRequest{Invocation: id})
-	refused(t, err, codes.NotFound, absentSentence(id))
-	_, err = s.mb.Cancel(as("mallory", "operator"), &mailboxv1.CancelRequest{Invocation: id})
-	refused(t, err, codes.NotFound, absentSentence(id))
+	testkit.Refused(t, err, codes.NotFound, absentSentence(id))
+	_, err = s.mb.Capture(testkit.As("mallory", "operator"), &mailboxv1.CaptureRequest{Invocation: id})
+	testkit.Refused(t, err, codes.NotFound, absentSentence(id))
+	_, err = s.mb.Cancel(testkit.As("mallory", "operator"), &mailboxv1.CancelRequest{Invocation: id})
+	testkit.Refused(t, err, codes.NotFound, absentSentence(id))
 }
 
 func TestCompleteIsStrict(t *testing.T) {
@@ -204,7 +205,7 @@ func TestCompleteIsStrict(t *testing.T) {
 		{&mailboxv1.Capture{Stdout: str(""), Stderr: str("")}, `capture: missing field "exit_code"`},
 	} {
 		_, err := s.mb.Complete(host("laptop"), &mailboxv1.CompleteRequest{Invocation: id, Capture: tt.c})
-		refused(t, err, codes.InvalidArgument, tt.msg)
+		testkit.Refused(t, err, codes.InvalidArgument, tt.msg)
 	}
 }
 
@@ -253,7 +254,7 @@ func TestUnaryReadAnswersEverythingQueuedOrNothing(t *testing.T) {
 		t.Fatalf("parked read got %v", r)
 	}
 	_, err = s.mb.Invocations(host("laptop"), &mailboxv1.InvocationsRequest{Wait: durationpb.New(31 * time.Second)})
-	refused(t, err, codes.InvalidArgument, "invocations: wait 31s is longer than the 30s allowed")
+	testkit.Refused(t, err, codes.InvalidArgument, "invocations: wait 31s is longer than the 30s allowed")
 }
 
 func TestPresenceFollowsTheRead(t *testing.T) {

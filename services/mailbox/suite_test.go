@@ -4,13 +4,12 @@ import (
 	"context"
 	"testing"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/mailbox"
 	"github.com/switchboard-run/switchboard/services/mailbox/mailboxtest"
 )
@@ -33,13 +32,9 @@ func newSuite(t testing.TB, tune ...func(*mailbox.Bounds)) *suite {
 	return &suite{reg: s.Registry, mb: s.Mailbox, svc: s.Service}
 }
 
-func as(name string, grade identity.Grade) context.Context {
-	return identity.As(context.Background(), identity.Identity{Name: name, Grade: grade})
-}
+var driver = testkit.As("driver", identity.Operator)
 
-var driver = as("driver", identity.Operator)
-
-func host(name string) context.Context { return as(name, identity.Host) }
+func host(name string) context.Context { return testkit.As(name, identity.Host) }
 
 // advertise gives client one tool per name.
 func (s *suite) advertise(t testing.TB, client string, tools ...string) {
@@ -84,13 +79,6 @@ func next(t testing.TB, stream mailboxv1.MailboxService_FollowClient) *mailboxv1
 		t.Fatal(err)
 	}
 	return ev
-}
-
-func refused(t testing.TB, err error, code codes.Code, msg string) {
-	t.Helper()
-	if status.Code(err) != code || status.Convert(err).Message() != msg {
-		t.Fatalf("got %v\nwant %v %q", err, code, msg)
-	}
 }
 
 func absentSentence(id string) string {

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
@@ -19,6 +17,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/listen"
 	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/registry"
 )
 
@@ -84,17 +83,12 @@ func serve(t testing.TB, dir string, tune ...func(*registry.Config)) *env {
 	return e
 }
 
-// as is a context calling as name with grade.
-func as(name string, grade identity.Grade) context.Context {
-	return identity.As(context.Background(), identity.Identity{Name: name, Grade: grade})
-}
-
 var (
-	op  = as("ops", identity.Operator)
-	svc = as("mailbox", identity.Service)
+	op  = testkit.As("ops", identity.Operator)
+	svc = testkit.As("mailbox", identity.Service)
 )
 
-func host(name string) context.Context { return as(name, identity.Host) }
+func host(name string) context.Context { return testkit.As(name, identity.Host) }
 
 // tool is a tool with a trivial object schema.
 func tool(name string) *registryv1.Tool {
@@ -126,15 +120,6 @@ func (e *env) register(ws, client string) bool {
 		e.t.Fatalf("register %s in %s: %v", client, ws, err)
 	}
 	return res.Wrote
-}
-
-// refused checks that err is the gRPC status code with exactly msg.
-func refused(t testing.TB, err error, code codes.Code, msg string) {
-	t.Helper()
-	st, _ := status.FromError(err)
-	if err == nil || st.Code() != code || st.Message() != msg {
-		t.Fatalf("got %v\nwant %s %q", err, code, msg)
-	}
 }
 
 // presence is an open ReportPresence stream.

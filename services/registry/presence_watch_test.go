@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/registry"
 )
 
@@ -195,7 +196,7 @@ func TestPresenceAndWatchRules(t *testing.T) {
 			if _, err := w.stream.Recv(); err == nil {
 				t.Fatal("the watch stream outlived the drain")
 			} else {
-				refused(t, err, codes.Unavailable, "the registry is shutting down; reconnect to the restarted registry")
+				testkit.Refused(t, err, codes.Unavailable, "the registry is shutting down; reconnect to the restarted registry")
 			}
 			if _, err := p.stream.CloseAndRecv(); err == nil {
 				t.Fatal("the presence stream outlived the drain")

@@ -10,6 +10,7 @@ import (
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/registry"
 	"github.com/switchboard-run/switchboard/services/registry/internal/presented"
 )
@@ -152,7 +153,7 @@ func TestRefusals(t *testing.T) {
 			if tt.setup != nil {
 				tt.setup(e)
 			}
-			refused(t, tt.call(e), tt.code, tt.msg)
+			testkit.Refused(t, tt.call(e), tt.code, tt.msg)
 		})
 	}
 }
@@ -218,8 +219,8 @@ func TestGrades(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := call(as(tt.caller, tt.grade), tt.method)
-			refused(t, err, codes.PermissionDenied, `"`+tt.caller+`" is a `+string(tt.grade)+` and may not call RegistryService.`+tt.method)
+			err := call(testkit.As(tt.caller, tt.grade), tt.method)
+			testkit.Refused(t, err, codes.PermissionDenied, `"`+tt.caller+`" is a `+string(tt.grade)+` and may not call RegistryService.`+tt.method)
 		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/registry"
 )
 
@@ -44,7 +45,7 @@ func TestAdvertiseAndReadRules(t *testing.T) {
 				t.Fatalf("tools = %s, want only cat", got)
 			}
 			_, err := e.reg.ResolveTool(op, &registryv1.ResolveToolRequest{PresentedName: "box_grep"})
-			refused(t, err, codes.NotFound, `no tool is presented as "box_grep" right now; list the workspace's tools for the names in force`)
+			testkit.Refused(t, err, codes.NotFound, `no tool is presented as "box_grep" right now; list the workspace's tools for the names in force`)
 		}},
 		{name: "an empty set withdraws the advertisement and keeps the membership", run: func(t *testing.T, e *env) {
 			e.advertise("box", tool("grep"))
@@ -75,7 +76,7 @@ func TestAdvertiseAndReadRules(t *testing.T) {
 		}},
 		{name: "operators and services advertise as themselves", run: func(t *testing.T, e *env) {
 			for _, id := range []identity.Identity{{Name: "ops", Grade: identity.Operator}, {Name: "mailbox", Grade: identity.Service}} {
-				res, err := e.reg.Advertise(as(id.Name, id.Grade), &registryv1.AdvertiseRequest{Tools: tools("t")})
+				res, err := e.reg.Advertise(testkit.As(id.Name, id.Grade), &registryv1.AdvertiseRequest{Tools: tools("t")})
 				if err != nil || !res.Wrote || res.Client != id.Name {
 					t.Fatalf("advertise as %s: %v, %v", id, res, err)
 				}
@@ -102,7 +103,7 @@ func TestAdvertiseAndReadRules(t *testing.T) {
 				t.Fatalf("workspaces = %v, want none", ws)
 			}
 			_, err := e.reg.ListClients(op, &registryv1.ListClientsRequest{Workspace: "default"})
-			refused(t, err, codes.NotFound, `unknown workspace "default"`)
+			testkit.Refused(t, err, codes.NotFound, `unknown workspace "default"`)
 		}},
 		{name: "clients are listed sorted, registered ones only, with tools, presence and last_seen", tune: noDev, run: func(t *testing.T, e *env) {
 			e.advertise("zed", tool("z"))
@@ -212,7 +213,7 @@ func TestAdvertiseAndReadRules(t *testing.T) {
 				t.Fatalf("after unregistering the set is %q, want grep", got)
 			}
 			_, err := e.reg.ListTools(op, &registryv1.ListToolsRequest{Workspace: "team"})
-			refused(t, err, codes.NotFound, `unknown workspace "team"`)
+			testkit.Refused(t, err, codes.NotFound, `unknown workspace "team"`)
 		}},
 	}
 	for _, tt := range tests {

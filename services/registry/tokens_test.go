@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
 func TestTokens(t *testing.T) {
@@ -59,7 +60,7 @@ func TestTokens(t *testing.T) {
 		t.Fatalf("RevokeToken = %v, %v", revoked, err)
 	}
 	_, err = e.reg.AuthenticateToken(svc, &registryv1.AuthenticateTokenRequest{Secret: b.Secret})
-	refused(t, err, codes.Unauthenticated, "unknown or revoked token")
+	testkit.Refused(t, err, codes.Unauthenticated, "unknown or revoked token")
 	if who, err := e.reg.AuthenticateToken(svc, &registryv1.AuthenticateTokenRequest{Secret: a.Secret}); err != nil || who.Identity != "alice" {
 		t.Fatalf("the other token stopped working: %v, %v", who, err)
 	}

@@ -49,7 +49,7 @@ var rows = map[string]func(t *testing.T, s *suite){
 		wantAct(t, s, "driver", body, 413, `{"ok":false,"error":"request body is larger than 16 MiB"}`)
 	},
 	"huge-grpc-message": func(t *testing.T, s *suite) {
-		_, err := s.mb.Invoke(as("driver", identity.Operator), &mailboxv1.InvokeRequest{Client: "box", Tool: "echo", Input: `"` + strings.Repeat("x", 17<<20) + `"`})
+		_, err := s.mb.Invoke(testkit.As("driver", identity.Operator), &mailboxv1.InvokeRequest{Client: "box", Tool: "echo", Input: `"` + strings.Repeat("x", 17<<20) + `"`})
 		if status.Code(err) != codes.ResourceExhausted {
 			t.Fatalf("a 17 MiB message: %v; want RESOURCE_EXHAUSTED", err)
 		}
@@ -62,7 +62,7 @@ var rows = map[string]func(t *testing.T, s *suite){
 		wantAct(t, s, "", `{"op":"clients","workspace":"default"}`, 401, `{"ok":false,"error":"no identity: `)
 	},
 	"wrong-grade": func(t *testing.T, s *suite) {
-		_, err := s.mb.Invoke(as("box", identity.Host), &mailboxv1.InvokeRequest{Client: "box", Tool: "echo", Input: "{}"})
+		_, err := s.mb.Invoke(testkit.As("box", identity.Host), &mailboxv1.InvokeRequest{Client: "box", Tool: "echo", Input: "{}"})
 		wantStatus(t, err, codes.PermissionDenied, `"box" is a host and may not call MailboxService.Invoke`)
 	},
 	"cross-identity": func(t *testing.T, s *suite) {
@@ -75,7 +75,7 @@ var rows = map[string]func(t *testing.T, s *suite){
 			`{"ok":false,"error":"no invocation \"`+id+`\" is in flight; it was answered already, it expired, or this engine restarted since it was posted`)
 	},
 	"invalid-presented-name": func(t *testing.T, s *suite) {
-		_, err := s.reg.ResolveTool(as("driver", identity.Operator), &registryv1.ResolveToolRequest{PresentedName: "bad name!"})
+		_, err := s.reg.ResolveTool(testkit.As("driver", identity.Operator), &registryv1.ResolveToolRequest{PresentedName: "bad name!"})
 		wantStatus(t, err, codes.NotFound, `no tool is presented as "bad name!" right now; list the workspace's tools for the names in force`)
 	},
 	"strict-capture": func(t *testing.T, s *suite) {
@@ -83,11 +83,11 @@ var rows = map[string]func(t *testing.T, s *suite){
 			`{"ok":false,"error":"capture: missing field \"stderr\""}`)
 	},
 	"huge-capture": func(t *testing.T, s *suite) {
-		res, err := s.mb.Invoke(as("driver", identity.Operator), &mailboxv1.InvokeRequest{Client: "box", Tool: "echo", Input: "{}"})
+		res, err := s.mb.Invoke(testkit.As("driver", identity.Operator), &mailboxv1.InvokeRequest{Client: "box", Tool: "echo", Input: "{}"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = s.mb.Complete(as("box", identity.Host), &mailboxv1.CompleteRequest{Invocation: res.GetInvocation(),
+		_, err = s.mb.Complete(testkit.As("box", identity.Host), &mailboxv1.CompleteRequest{Invocation: res.GetInvocation(),
 			Capture: capture.New(strings.Repeat("x", 4<<20+1), "", 0)})
 		wantStatus(t, err, codes.ResourceExhausted, "capture: stdout and stderr hold 4194305 bytes; this mailbox keeps at most 4194304 — cut the output and complete again")
 	},
@@ -191,7 +191,7 @@ func wantStatus(t *testing.T, err error, code codes.Code, msg string) {
 
 func call(t *testing.T, s *suite, tool string) *mailboxv1.Capture {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(as("driver", identity.Operator), 60*time.Second)
+	ctx, cancel := context.WithTimeout(testkit.As("driver", identity.Operator), 60*time.Second)
 	defer cancel()
 	res, err := s.mb.Call(ctx, &mailboxv1.CallRequest{Client: "box", Tool: tool, Input: "{}"})
 	if err != nil || res.Capture == nil {

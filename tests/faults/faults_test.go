@@ -18,6 +18,7 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
 func absent(id string) string {
@@ -48,7 +49,7 @@ func TestKilledHostGetsTheInvocationAgain(t *testing.T) {
 		done <- result{res, err}
 	}()
 	var id string
-	eventually(t, 20*time.Second, func() bool {
+	testkit.Eventually(t, "the first run to leave its mark", 20*time.Second, func() bool {
 		m, _ := filepath.Glob(filepath.Join(marks, "inv-*.1"))
 		if len(m) == 1 {
 			id = strings.TrimSuffix(filepath.Base(m[0]), ".1")
@@ -80,7 +81,7 @@ func TestKilledHostGetsTheInvocationAgain(t *testing.T) {
 func TestRegistryRestartKeepsStateAndTheMailboxViewRecovers(t *testing.T) {
 	t.Parallel()
 	s := newSplit(t)
-	asHost := identity.As(context.Background(), identity.Identity{Name: "desk", Grade: identity.Host})
+	asHost := testkit.As("desk", identity.Host)
 	tool := &registryv1.Tool{Name: "grep", Description: "", InputSchema: `{"type":"object"}`}
 	if _, err := s.reg.Advertise(asHost, &registryv1.AdvertiseRequest{Tools: []*registryv1.Tool{tool}}); err != nil {
 		t.Fatal(err)
@@ -99,7 +100,7 @@ func TestRegistryRestartKeepsStateAndTheMailboxViewRecovers(t *testing.T) {
 	if _, err := s.reg.Advertise(asHost, &registryv1.AdvertiseRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, func() bool {
+	testkit.Eventually(t, "the mailbox to see desk's grep gone", 20*time.Second, func() bool {
 		_, err := s.mb.Invoke(driver(), &mailboxv1.InvokeRequest{Client: "desk", Tool: "grep", Input: "{}"})
 		return status.Convert(err).Message() == `client "desk" advertises no tool "grep" right now`
 	})
@@ -141,7 +142,7 @@ func TestMailboxRestart(t *testing.T) {
 		t.Fatalf("a handle from before the restart: %v", err)
 	}
 	s.waitPresent("laptop") // the host followed again by itself
-	eventually(t, 20*time.Second, func() bool {
+	testkit.Eventually(t, "a call to laptop to succeed again", 20*time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(driver(), 10*time.Second)
 		defer cancel()
 		res, err := s.mb.Call(ctx, &mailboxv1.CallRequest{Client: "laptop", Tool: "echo", Input: `{"after":1}`})
@@ -156,7 +157,7 @@ func TestGatewayAnswers503WhileTheMailboxIsDownAndRecovers(t *testing.T) {
 	t.Parallel()
 	s := newSplit(t)
 	s.startGateway()
-	asHost := identity.As(context.Background(), identity.Identity{Name: "laptop", Grade: identity.Host})
+	asHost := testkit.As("laptop", identity.Host)
 	tool := &registryv1.Tool{Name: "echo", Description: "", InputSchema: `{"type":"object"}`}
 	if _, err := s.reg.Advertise(asHost, &registryv1.AdvertiseRequest{Tools: []*registryv1.Tool{tool}, Session: proto.String("x")}); err != nil {
 		t.Fatal(err)
@@ -174,7 +175,7 @@ func TestGatewayAnswers503WhileTheMailboxIsDownAndRecovers(t *testing.T) {
 		b, _ := io.ReadAll(res.Body)
 		return res.StatusCode, string(b), nil
 	}
-	eventually(t, 20*time.Second, func() bool { code, _, err := invoke(); return err == nil && code == http.StatusOK })
+	testkit.Eventually(t, "the gateway to route an invoke", 20*time.Second, func() bool { code, _, err := invoke(); return err == nil && code == http.StatusOK })
 
 	s.mbProc.Kill()
 	start := time.Now()
@@ -186,6 +187,6 @@ func TestGatewayAnswers503WhileTheMailboxIsDownAndRecovers(t *testing.T) {
 		t.Fatalf("the 503 took %v", took)
 	}
 	s.startMailbox()
-	eventually(t, 20*time.Second, func() bool { code, _, err := invoke(); return err == nil && code == http.StatusOK })
+	testkit.Eventually(t, "the gateway to route an invoke once the mailbox is back", 20*time.Second, func() bool { code, _, err := invoke(); return err == nil && code == http.StatusOK })
 
 }

@@ -91,25 +91,12 @@ func (s *split) host(client, tools string) *testkit.Proc {
 // waitPresent waits until the registry shows client present.
 func (s *split) waitPresent(client string) {
 	s.t.Helper()
-	eventually(s.t, 20*time.Second, func() bool {
+	testkit.Eventually(s.t, client+" to be present", 20*time.Second, func() bool {
 		res, err := s.reg.GetClient(driver(), &registryv1.GetClientRequest{Client: client})
 		return err == nil && res.GetRow().GetPresent()
 	})
 }
 
 func driver() context.Context {
-	return identity.As(context.Background(), identity.Identity{Name: "driver", Grade: identity.Operator})
-}
-
-// eventually polls ok until it holds or the time is up. Tests wait for
-// processes this way; the product never polls.
-func eventually(t *testing.T, within time.Duration, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not reached within %v", within)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	return testkit.As("driver", identity.Operator)
 }

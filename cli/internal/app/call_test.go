@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -71,7 +70,7 @@ func TestCallPassesTheCaptureThrough(t *testing.T) {
 	// is handed the queued invocation.
 	gone := queueForAGoneTool(t, grpcAddr)
 	testkit.Start(t, bin, "host", "--dev", "--client", "box", "--tools", toolsFile, "--deadline", "1s", "--registry", grpcAddr, "--mailbox", grpcAddr)
-	waitFor(t, func() bool {
+	testkit.Eventually(t, "box to be present", 20*time.Second, func() bool {
 		out, _, _ := run(t, bin, "clients", addr)
 		return strings.Contains(out, "box") && strings.Contains(out, "true")
 	})
@@ -107,17 +106,6 @@ func TestCallPassesTheCaptureThrough(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached within 20s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // queueForAGoneTool advertises box_gone and invokes it with no host
 // reading, returning the handle.
 func queueForAGoneTool(t *testing.T, addr string) string {
@@ -127,13 +115,13 @@ func queueForAGoneTool(t *testing.T, addr string) string {
 		t.Fatal(err)
 	}
 	defer cc.Close()
-	box := identity.As(context.Background(), identity.Identity{Name: "box", Grade: identity.Host})
+	box := testkit.As("box", identity.Host)
 	_, err = registryv1.NewRegistryServiceClient(cc).Advertise(box, &registryv1.AdvertiseRequest{
 		Tools: []*registryv1.Tool{{Name: "gone", Description: "", InputSchema: `{"type":"object"}`}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	me := identity.As(context.Background(), identity.Identity{Name: defaultAs(), Grade: identity.Operator})
+	me := testkit.As(defaultAs(), identity.Operator)
 	res, err := mailboxv1.NewMailboxServiceClient(cc).Invoke(me, &mailboxv1.InvokeRequest{Client: "box", Tool: "gone", Input: "{}"})
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +154,7 @@ func TestCallAgainstASplitDeployment(t *testing.T) {
 	testkit.WaitHealthy(t, mb, "", 20*time.Second)
 	testkit.Start(t, bin, "host", "--dev", "--client", "box", "--tools", toolsFile, "--registry", reg, "--mailbox", mb)
 	split := []string{"--registry", reg, "--mailbox", mb}
-	waitFor(t, func() bool {
+	testkit.Eventually(t, "box_echo to be listed", 20*time.Second, func() bool {
 		out, _, _ := run(t, bin, append([]string{"tools"}, split...)...)
 		return strings.Contains(out, "box_echo")
 	})

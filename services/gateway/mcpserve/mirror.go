@@ -1,5 +1,5 @@
-// Package mcpserve serves a workspace's tools to MCP clients (issue 11): an
-// agent connects to one MCP endpoint and gets every tool of every host in a
+// Package mcpserve serves a workspace's tools to MCP clients: an agent
+// connects to one MCP endpoint and gets every tool of every host in a
 // workspace, each call routed through the mailbox with its delivery
 // guarantees.
 //

@@ -13,13 +13,14 @@ import (
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
 	"github.com/switchboard-run/switchboard/services/mailbox/mailboxtest"
 )
 
 var (
 	self = identity.Self{Dev: true, Identity: identity.Identity{Name: "gateway", Grade: identity.Service}}
-	ops  = identity.As(context.Background(), identity.Identity{Name: "ops", Grade: identity.Operator})
+	ops  = testkit.As("ops", identity.Operator)
 )
 
 // realRegistry serves the real registry (and mailbox, which these tests
@@ -34,7 +35,7 @@ func realRegistry(t *testing.T) (Options, registryv1.RegistryServiceClient) {
 
 func advertise(t *testing.T, reg registryv1.RegistryServiceClient, client string, tools ...*registryv1.Tool) {
 	t.Helper()
-	ctx := identity.As(context.Background(), identity.Identity{Name: client, Grade: identity.Host})
+	ctx := testkit.As(client, identity.Host)
 	if _, err := reg.Advertise(ctx, &registryv1.AdvertiseRequest{Tools: tools}); err != nil {
 		t.Fatal(err)
 	}

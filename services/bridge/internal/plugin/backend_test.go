@@ -14,6 +14,7 @@ import (
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
 func TestRepliesBecomeCaptures(t *testing.T) {
@@ -147,7 +148,7 @@ func TestCancelSendsCancelDropsTheLateReplyAndFreesTheLine(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	hung := b.Submit(ctx, "hang", `{}`)
 	next := b.Submit(context.Background(), "text", `{"text":"next"}`)
-	await(t, "the hung request in flight", func() bool { return b.InFlight() == 1 })
+	testkit.Eventually(t, "the hung request in flight", 10*time.Second, func() bool { return b.InFlight() == 1 })
 	cancel()
 	if c, answer := hung.Wait(); answer || c != nil {
 		t.Errorf("a cancelled call was answered: %v", c)
@@ -266,17 +267,5 @@ func TestABackendThatClosesItsStdoutIsStopped(t *testing.T) {
 	}
 	if _, faults, _ := r.snapshot(); !slices.Contains(faults, "the backend closed its stdout but did not exit; it is stopped") {
 		t.Errorf("faults = %q", faults)
-	}
-}
-
-// await polls cond: a test waiting for a state, not a product path.
-func await(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

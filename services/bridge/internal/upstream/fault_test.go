@@ -40,7 +40,7 @@ func TestRestartedHTTPServerIsReinitialisedAndTheCallRetried(t *testing.T) {
 	t.Parallel()
 	bin := testkit.Tool(t, "everything-server")
 	addr := testkit.FreeAddr(t)
-	first := startHTTP(t, bin, addr, "-stateless=false")
+	first := testkit.StartHTTP(t, bin, addr, "-stateless=false")
 	ev := newEvents()
 	s := open(t, httpConfig("http://"+addr+"/", nil), ev.options(t))
 	before := s.Info().SessionID
@@ -49,7 +49,7 @@ func TestRestartedHTTPServerIsReinitialisedAndTheCallRetried(t *testing.T) {
 	}
 
 	first.Kill()
-	second := startHTTP(t, bin, addr, "-stateless=false") // same port, no memory of the session
+	second := testkit.StartHTTP(t, bin, addr, "-stateless=false") // same port, no memory of the session
 
 	got := call(t, s, "test_simple_text", `{}`)
 	if got.GetExitCode() != 0 || got.GetStdout() != "This is a simple text response for testing." {
@@ -72,7 +72,7 @@ func TestRestartedHTTPServerIsReinitialisedAndTheCallRetried(t *testing.T) {
 	// Without a call, the SDK's standalone stream meets the 404 on its own
 	// reconnect, and the session is re-initialised all the same.
 	second.Kill()
-	startHTTP(t, bin, addr, "-stateless=false")
+	testkit.StartHTTP(t, bin, addr, "-stateless=false")
 	ev.await(t, "a second re-initialisation, with no call to meet the 404", func(e *events) bool {
 		return hasPrefix(e.faults, "the HTTP session "+after+" expired")
 	})
@@ -99,7 +99,7 @@ func TestConfiguredHeadersGoOnEveryRequest(t *testing.T) {
 	t.Parallel()
 	bin := testkit.Tool(t, "everything-server")
 	addr := testkit.FreeAddr(t)
-	startHTTP(t, bin, addr, "-stateless=false")
+	testkit.StartHTTP(t, bin, addr, "-stateless=false")
 	target, _ := url.Parse("http://" + addr)
 	log := &headerLog{}
 	proxy := httputil.NewSingleHostReverseProxy(target)

@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"context"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -90,30 +89,6 @@ func httpConfig(url string, headers map[string]string) *bridgev1.ServerConfig {
 	return &bridgev1.ServerConfig{Transport: &bridgev1.ServerConfig_Http{Http: &bridgev1.HttpTransport{Url: url, Headers: headers}}}
 }
 
-// startHTTP runs bin as a Streamable HTTP server on addr and waits until it
-// accepts connections.
-func startHTTP(t *testing.T, bin, addr string, args ...string) *testkit.Proc {
-	t.Helper()
-	p := testkit.Start(t, bin, append([]string{"-http", addr}, args...)...)
-	waitListening(t, addr)
-	return p
-}
-
-// waitListening polls until addr accepts a connection: a test waiting for a
-// process to start, not a product path.
-func waitListening(t *testing.T, addr string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-			c.Close()
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("nothing listens on %s after 10s", addr)
-}
-
 // conformance opens a session with the SDK's conformance everything-server
 // in the given mode, started for this test alone.
 func conformance(t *testing.T, m mode, opts Options) (*Session, *bridgev1.ServerConfig) {
@@ -125,11 +100,11 @@ func conformance(t *testing.T, m mode, opts Options) (*Session, *bridgev1.Server
 		cfg = stdioConfig(bin)
 	case httpSession:
 		addr := testkit.FreeAddr(t)
-		startHTTP(t, bin, addr, "-stateless=false")
+		testkit.StartHTTP(t, bin, addr, "-stateless=false")
 		cfg = httpConfig("http://"+addr+"/", nil)
 	case httpStateless:
 		addr := testkit.FreeAddr(t)
-		startHTTP(t, bin, addr)
+		testkit.StartHTTP(t, bin, addr)
 		cfg = httpConfig("http://"+addr+"/", nil)
 	}
 	return open(t, cfg, opts), cfg

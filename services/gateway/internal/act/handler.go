@@ -69,13 +69,13 @@ func (h Handler) Do(ctx context.Context, req *Request) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		return EncodeAdvertised(res), nil
+		return EncodeAdvertised(res)
 	case OpInvoke:
 		res, err := h.Mailbox.Invoke(ctx, req.Invoke)
 		if err != nil {
 			return nil, err
 		}
-		return EncodeRouted(res.GetInvocation()), nil
+		return EncodeRouted(res.GetInvocation())
 	case OpInvocations:
 		res, err := h.Mailbox.Invocations(ctx, req.Invocations)
 		if err != nil {

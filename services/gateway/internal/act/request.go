@@ -1,7 +1,7 @@
 // Package act is the act endpoint, POST /v1/act (DESIGN §2): one JSON object
 // in, one out. It holds the strict envelope decoder (each refusal names what
-// was wrong), the exact reply encoder (the shapes' bytes, JSON-valued fields
-// spliced verbatim), and the dispatch of each op to its RPC.
+// was wrong), the replies (encoding/json over structs in the shapes' order,
+// JSON-valued fields verbatim), and the dispatch of each op to its RPC.
 package act
 
 import (

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/switchboard-run/switchboard/services/gateway/internal/jsonstr"
+	"github.com/switchboard-run/switchboard/kit/jsontext"
 )
 
 // StatusClientClosed is the status of a request whose client went away
@@ -83,11 +83,16 @@ func From(err error) (int, string) {
 	return http.StatusInternalServerError, err.Error()
 }
 
+// envelope is the refusal shape.
+type envelope struct {
+	OK    bool   `json:"ok"`
+	Error string `json:"error"`
+}
+
 // Envelope returns the refusal body {"ok":false,"error":sentence}.
 func Envelope(sentence string) []byte {
-	b := append(make([]byte, 0, len(sentence)+24), `{"ok":false,"error":`...)
-	b = jsonstr.Append(b, sentence)
-	return append(b, '}')
+	b, _ := jsontext.Marshal(envelope{Error: sentence}) // a bool and a string always encode
+	return b
 }
 
 // Write answers with the envelope. A 401 also says, in WWW-Authenticate,

@@ -1,4 +1,4 @@
-package gateway_test
+package gateway
 
 import (
 	"context"
@@ -15,14 +15,15 @@ import (
 
 const module = "github.com/switchboard-run/switchboard/"
 
-// suite is a real registry, mailbox and gateway, each its own process on a
-// loopback port, in dev mode. No bridge runs: its address is closed.
-type suite struct {
+// procSuite is the process harness: a real registry, mailbox and gateway,
+// each its own process on a loopback port, in dev mode. No bridge runs:
+// its address is closed.
+type procSuite struct {
 	url         string
 	mailboxAddr string
 }
 
-func startSuite(t testing.TB) *suite {
+func startProcSuite(t testing.TB) *procSuite {
 	t.Helper()
 	regBin := testkit.Build(t, module+"services/registry/cmd/registry")
 	mbBin := testkit.Build(t, module+"services/mailbox/cmd/mailbox")
@@ -33,8 +34,8 @@ func startSuite(t testing.TB) *suite {
 	testkit.Start(t, mbBin, "--dev", "--listen", mbAddr, "--registry", regAddr)
 	testkit.WaitHealthy(t, mbAddr, "switchboard.mailbox.v1.MailboxService", 20*time.Second)
 	testkit.Start(t, gwBin, "--dev", "--listen", gwAddr, "--registry", regAddr, "--mailbox", mbAddr, "--bridge", bridgeAddr)
-	s := &suite{url: "http://" + gwAddr, mailboxAddr: mbAddr}
-	eventually(t, "the gateway to answer", func() bool {
+	s := &procSuite{url: "http://" + gwAddr, mailboxAddr: mbAddr}
+	testkit.Eventually(t, "the gateway to answer", 20*time.Second, func() bool {
 		res, err := http.Get(s.url + "/healthz")
 		if err == nil {
 			res.Body.Close()
@@ -44,31 +45,15 @@ func startSuite(t testing.TB) *suite {
 	return s
 }
 
-// eventually waits for a process-level condition (a test waiting on other
-// processes, not a product path).
-func eventually(t testing.TB, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // party is an HTTP-only client of the gateway under one identity.
 type party struct {
 	url    string
 	header http.Header
 }
 
-func (s *suite) as(name, grade string) party {
-	return party{url: s.url, header: http.Header{"Switchboard-Identity": {name}, "Switchboard-Grade": {grade}}}
-}
-
-func (s *suite) bearer(secret string) party {
-	return party{url: s.url, header: http.Header{"Authorization": {"Bearer " + secret}}}
+// party is a client of the suite's gateway presenting h (as, bearer).
+func (s *procSuite) party(h http.Header) party {
+	return party{url: s.url, header: h}
 }
 
 // send makes one request; it returns an error instead of failing the test

@@ -1,0 +1,41 @@
+package testkit
+
+import (
+	"net"
+	"time"
+)
+
+// Eventually waits until cond holds, failing with what after timeout. It
+// polls: a test waiting on other processes or on a server's state, never a
+// product path.
+func Eventually(t TB, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// WaitListening waits until addr accepts a TCP connection.
+func WaitListening(t TB, addr string, timeout time.Duration) {
+	t.Helper()
+	Eventually(t, "something to listen on "+addr, timeout, func() bool {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+}
+
+// StartHTTP runs bin, a pinned MCP server (see Tool), as a Streamable HTTP
+// server on addr (its -http flag) and waits until it accepts connections.
+func StartHTTP(t TB, bin, addr string, args ...string) *Proc {
+	t.Helper()
+	p := Start(t, bin, append([]string{"-http", addr}, args...)...)
+	WaitListening(t, addr, 20*time.Second)
+	return p
+}

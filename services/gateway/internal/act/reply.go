@@ -1,0 +1,73 @@
+package act
+
+import "github.com/switchboard-run/switchboard/kit/jsontext"
+
+// The reply shapes of DESIGN §2, key by key in the shapes' order. The
+// types carry the traps in their fields: exit_code an integer, capture
+// absent (not null or {}) while running, cwd and a tool's optional fields
+// only when set, rows [] when there are none, and JSON-valued fields
+// Verbatim, written as the backends hold them.
+
+// head opens every reply.
+type head struct {
+	OK   bool   `json:"ok"`
+	Kind string `json:"kind"`
+}
+
+func ok(kind string) head { return head{OK: true, Kind: kind} }
+
+// advertised is advertise's reply.
+type advertised struct {
+	head
+	Wrote bool `json:"wrote"`
+}
+
+// routed is the reply of invoke, complete and capture.
+type routed struct {
+	head
+	Invocation string        `json:"invocation"`
+	Capture    *captureReply `json:"capture,omitempty"`
+}
+
+type captureReply struct {
+	Stdout   string `json:"stdout"`
+	Stderr   string `json:"stderr"`
+	ExitCode int32  `json:"exit_code"`
+}
+
+// invocationRows is invocations' reply.
+type invocationRows struct {
+	head
+	Rows []invocationRow `json:"rows"`
+}
+
+type invocationRow struct {
+	Invocation string            `json:"invocation"`
+	Tool       string            `json:"tool"`
+	Input      jsontext.Verbatim `json:"input"`
+	Cwd        *string           `json:"cwd,omitempty"`
+}
+
+// clientRows is clients' reply.
+type clientRows struct {
+	head
+	Rows []clientRow `json:"rows"`
+}
+
+type clientRow struct {
+	Client   string      `json:"client"`
+	Present  bool        `json:"present"`
+	Tools    []toolReply `json:"tools"`
+	LastSeen string      `json:"last_seen,omitempty"`
+}
+
+// toolReply is a tool as advertised.
+type toolReply struct {
+	Name         string             `json:"name"`
+	Description  string             `json:"description"`
+	InputSchema  jsontext.Verbatim  `json:"input_schema"`
+	SubjectCwd   *bool              `json:"subject_cwd,omitempty"`
+	Title        *string            `json:"title,omitempty"`
+	OutputSchema *jsontext.Verbatim `json:"output_schema,omitempty"`
+	Annotations  *jsontext.Verbatim `json:"annotations,omitempty"`
+}

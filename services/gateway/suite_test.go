@@ -1,0 +1,243 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/process"
+	"github.com/switchboard-run/switchboard/kit/grpcclient"
+	"github.com/switchboard-run/switchboard/kit/grpcserver"
+	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/services/bridge"
+	"github.com/switchboard-run/switchboard/services/gateway/internal/scripted"
+	"github.com/switchboard-run/switchboard/services/host"
+	"github.com/switchboard-run/switchboard/services/mailbox/mailboxtest"
+)
+
+// suite is the in-process harness: the real gateway's HTTP server on a
+// loopback port, in front of backends on one gRPC listener. The backends
+// are the real registry, mailbox and bridge, served as `switchboard dev`
+// serves them, so the race detector sees the whole path; a test that
+// needs a backend to do what the real ones never do on cue (hold a read
+// until released, record the metadata a call carried) puts scripted
+// backends there instead. The gateway is wired from its Config as Main
+// wires it. (procSuite runs the same parts as separate processes.)
+type suite struct {
+	// URL is the gateway, http://127.0.0.1:port; Client reaches it.
+	URL     string
+	Client  *http.Client
+	gateway *Gateway
+	// Suite is the real registry and mailbox (nil over scripted backends);
+	// bridge reaches the real bridge.
+	*mailboxtest.Suite
+	bridge bridgev1.BridgeServiceClient
+	// drain shuts the backends' server down as its process would on
+	// SIGTERM: the mailbox ends every held read with what it holds.
+	drain func()
+	// shutdown starts the gateway's graceful shutdown; served is closed
+	// once Serve has returned, with its error in serveErr.
+	shutdown context.CancelFunc
+	served   chan struct{}
+	serveErr error
+	// inv is the first handle the test posted with invoke.
+	inv string
+}
+
+// options shape a suite.
+type options struct {
+	// configure adjusts the gateway's Config, dev mode by default.
+	configure func(*Config)
+	// scripted serves these backends in place of the real services.
+	scripted *scripted.Options
+	// laptop runs a real tool host serving laptopTools as "laptop", a
+	// member of the default workspace.
+	laptop bool
+}
+
+// laptopTools is the tools file the laptop tool host serves: argv tools,
+// spawned per invocation.
+const laptopTools = `[
+ {"name": "cat", "description": "Prints its input.", "input_schema": {"type": "object", "properties": {"text": {"type": "string"}}}, "command": ["cat"]},
+ {"name": "fail", "description": "Prints, complains and exits 3.", "input_schema": {}, "command": ["sh", "-c", "echo out; echo bad >&2; exit 3"]},
+ {"name": "stats", "description": "Prints a JSON object.", "input_schema": {"type": "object"}, "output_schema": {"type": "object"}, "command": ["echo", "{\"files\": 3}"]}
+]`
+
+// newSuite serves a suite until the test ends.
+func newSuite(t testing.TB, o options) *suite {
+	t.Helper()
+	s := &suite{}
+	var addr string
+	if o.scripted != nil {
+		addr = scripted.Serve(t, *o.scripted)
+	} else {
+		s.serveServices(t)
+		addr = s.Addr
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Listen: lis.Addr().String(), Flags: process.Flags{Security: process.Security{Dev: true}}}
+	if o.configure != nil {
+		o.configure(&cfg)
+	}
+	clientTLS, err := cfg.Security.ClientTLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := grpcclient.Dial(addr, clientTLS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	g, err := New(cfg, Backends{Registry: cc, Mailbox: cc, Bridge: cc, Self: cfg.Security.Self(devSelf.Name)}, logging.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.URL, s.Client, s.gateway = "http://"+lis.Addr().String(), &http.Client{}, g
+	var ctx context.Context
+	ctx, s.shutdown = context.WithCancel(context.Background())
+	s.served = make(chan struct{})
+	go func() {
+		defer close(s.served)
+		s.serveErr = g.Serve(ctx, lis)
+	}()
+	t.Cleanup(func() {
+		if err := s.stopGateway(); err != nil {
+			t.Errorf("the gateway's Serve: %v", err)
+		}
+	})
+	if o.laptop {
+		s.serveLaptop(t)
+		s.join(t, "default", "laptop")
+	}
+	return s
+}
+
+// serveServices serves the real registry, mailbox and bridge.
+func (s *suite) serveServices(t testing.TB) {
+	t.Helper()
+	var srv *grpcserver.Server
+	var br *bridge.Service
+	s.Suite = mailboxtest.New(t, mailboxtest.Options{Policy: bridge.Policy, Register: func(g *grpcserver.Server, conn *grpc.ClientConn) {
+		var err error
+		br, err = bridge.New(bridge.Config{Flags: process.Flags{Security: process.Security{Dev: true}}},
+			registryv1.NewRegistryServiceClient(conn), mailboxv1.NewMailboxServiceClient(conn), logging.Discard())
+		if err != nil {
+			t.Fatal(err)
+		}
+		br.Register(g)
+		srv = g
+	}})
+	t.Cleanup(br.Close)
+	s.bridge, s.drain = bridgev1.NewBridgeServiceClient(s.Conn), srv.Shutdown
+}
+
+// serveLaptop runs the real tool host serving laptopTools as "laptop"
+// until the test ends.
+func (s *suite) serveLaptop(t testing.TB) {
+	t.Helper()
+	tools := filepath.Join(t.TempDir(), "tools.json")
+	if err := os.WriteFile(tools, []byte(laptopTools), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	laptop, err := host.Local(tools, "laptop", s.Registry, s.Mailbox, logging.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- laptop.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	within(t, laptop.Ready(), 10*time.Second, "the tool host to be ready")
+}
+
+// stopGateway shuts the gateway down gracefully and returns Serve's error
+// once it has returned.
+func (s *suite) stopGateway() error {
+	s.shutdown()
+	<-s.served
+	return s.serveErr
+}
+
+// dial is a connection to the gRPC server at addr, in dev mode, closed when
+// the test ends.
+func dial(t testing.TB, addr string) *grpc.ClientConn {
+	t.Helper()
+	cc, err := grpcclient.Dial(addr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	return cc
+}
+
+// as is the dev-mode header naming a caller.
+func as(name string, grade identity.Grade) http.Header {
+	return http.Header{"Switchboard-Identity": {name}, "Switchboard-Grade": {string(grade)}}
+}
+
+// bearer is the header presenting a token.
+func bearer(secret string) http.Header {
+	return http.Header{"Authorization": {"Bearer " + secret}}
+}
+
+// reply is one HTTP answer.
+type reply struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// do sends one request and reads the whole answer.
+func do(t testing.TB, c *http.Client, method, url string, header http.Header, body []byte) reply {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil && !errors.Is(err, io.EOF) {
+		t.Fatal(err)
+	}
+	return reply{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+// within waits for one value from ch, failing the test after d.
+func within[T any](t testing.TB, ch <-chan T, d time.Duration, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(d):
+		t.Fatalf("timed out after %v waiting for %s", d, what)
+		var zero T
+		return zero
+	}
+}
