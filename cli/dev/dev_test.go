@@ -22,7 +22,7 @@ func TestAFailedStartLeavesNoListenerBehind(t *testing.T) {
 	}
 	grpcAddr, httpAddr := testkit.FreeAddr(t), testkit.FreeAddr(t)
 	err := Run(context.Background(), Options{GRPC: grpcAddr, HTTP: httpAddr, DataDir: notADir,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Log:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Ready: func(string, string) { t.Error("Ready was called for a suite that did not start") }})
 	if err == nil {
 		t.Fatal("Run started with a data directory that is a file")
