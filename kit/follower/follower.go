@@ -72,7 +72,8 @@ type Options struct {
 	Recent, RecentBytes int
 	// RunContext is the parent of every run's context; nil: none. Runs
 	// outlive the stream and Run's context: a host asked to stop finishes
-	// what it holds, and only RunContext ending ends them unanswered.
+	// what it holds, and only RunContext ending ends them unanswered
+	// (and stops retrying a capture the mailbox could not take).
 	RunContext context.Context
 	// Advertise, when set, is called before each Follow; its error ends
 	// that attempt.
@@ -198,12 +199,15 @@ func (f *Follower) follow(ctx context.Context, r Runner) (opened bool, err error
 }
 
 // complete sends a capture, trying again while the mailbox is unreachable
-// for a little while; past that, the lease brings the invocation back and
-// the capture kept in memory answers it.
+// for a little while (and RunContext lives: a stopping bridge mount does not
+// wait on it); past that, the lease brings the invocation back and the
+// capture kept in memory answers it.
 func (f *Follower) complete(id string, c *mailboxv1.Capture) {
 	ctx, cancel := context.WithTimeout(context.Background(), completeWithin)
 	defer cancel()
-	send := retry.Loop{Policy: retry.Default, Retryable: func(err error) bool { return status.Code(err) == codes.Unavailable }}
+	send := retry.Loop{Policy: retry.Default, Retryable: func(err error) bool {
+		return status.Code(err) == codes.Unavailable && f.o.RunContext.Err() == nil
+	}}
 	err := send.Do(ctx, func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, completeAttemptLimit)
 		defer cancel()
