@@ -64,16 +64,17 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	// The servers close their listeners when they stop; these cover every
+	// return before they start (a second Close is harmless).
+	defer grpcLis.Close()
 	httpLis, err := listen.TCP(o.HTTP, true)
 	if err != nil {
-		grpcLis.Close()
 		return err
 	}
+	defer httpLis.Close()
 	reg, err := registry.New(registry.Config{DataDir: o.DataDir, WatchBuffer: registry.DefaultWatchBuffer,
 		MaxTools: registry.DefaultMaxTools, Flags: process.Flags{Security: sec}}, log.With("service", "registry"))
 	if err != nil {
-		grpcLis.Close()
-		httpLis.Close()
 		return err
 	}
 	defer reg.Close()
@@ -111,6 +112,14 @@ func Run(ctx context.Context, o Options) error {
 	log.Info("switchboard dev is up",
 		"grpc", grpcLis.Addr().String(), "http", "http://"+httpLis.Addr().String(), "data", o.DataDir,
 		"try", fmt.Sprintf("grpcurl -plaintext -H 'switchboard-identity: me' %s list", grpcLis.Addr()))
+	// The extras advertise and follow: they start once the mailbox's view
+	// of the registry holds its first snapshot, so the invoke check sees
+	// their tools from the view.
+	select {
+	case <-mb.Synced():
+	case <-ctx.Done(): // stopped, or a server failed: g.Wait says which
+		return g.Wait()
+	}
 	if err := startExtras(ctx, g, o, br, regClient, mbClient, log); err != nil {
 		cancel()
 		return errors.Join(err, g.Wait())
@@ -122,7 +131,7 @@ func Run(ctx context.Context, o Options) error {
 }
 
 // startExtras mounts the MCP servers of --mcp-config and runs the tool host
-// of --tools, once the mailbox's view of the registry is ready.
+// of --tools.
 func startExtras(ctx context.Context, g *errgroup.Group, o Options, br *bridge.Service,
 	reg registryv1.RegistryServiceClient, mb mailboxv1.MailboxServiceClient, log *slog.Logger) error {
 	if o.MCPConfig != "" {

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
+	"github.com/switchboard-run/switchboard/kit/follower"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/advertisement"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/plugin"
@@ -42,10 +43,10 @@ type mount struct {
 	limit   int    // max_result_chars
 	tools   advertisement.Options
 
-	ctx    context.Context // ends when the mount stops
-	cancel context.CancelFunc
-	sem    chan struct{} // max_in_flight
-	sup    *supervise.Supervisor
+	ctx      context.Context // ends when the mount stops
+	cancel   context.CancelFunc
+	follower *follower.Follower // the mailbox side of every run
+	sup      *supervise.Supervisor
 
 	stderr  *ring.Tail
 	faults  *ring.Lines
@@ -62,9 +63,7 @@ type mount struct {
 	info       upstream.Info
 	set        *advertisement.Set
 	advertised int // tools in the last advertisement the registry took
-	calls      map[string]context.CancelFunc
-	inFlight   int
-	wg         sync.WaitGroup // the current run's calls
+	inFlight   int // MCP calls running
 }
 
 func newMount(s *Service, client string, cfg *bridgev1.ServerConfig) *mount {
@@ -77,7 +76,7 @@ func newMount(s *Service, client string, cfg *bridgev1.ServerConfig) *mount {
 		limit = results.DefaultMaxChars
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &mount{
+	m := &mount{
 		client: client, cfg: cfg, peers: s.peers, timing: s.timing,
 		log:     s.log.With("client", client),
 		session: "bridge-" + client + "-" + s.instance,
@@ -85,13 +84,33 @@ func newMount(s *Service, client string, cfg *bridgev1.ServerConfig) *mount {
 		tools: advertisement.Options{Allow: cfg.GetAllowTools(), Deny: cfg.GetDenyTools(),
 			MaxTools: int(cfg.GetMaxTools()), Trust: cfg.GetTrust()},
 		ctx: ctx, cancel: cancel,
-		sem:     make(chan struct{}, maxInFlight),
 		stderr:  ring.NewTail(stderrLines, stderrBytes),
 		faults:  ring.NewLines(keptFaults, noticeChars),
 		notices: ring.NewLines(keptNotices, noticeChars),
 		settled: make(chan struct{}),
-		calls:   map[string]context.CancelFunc{},
 	}
+	slots := maxInFlight
+	if cfg.GetPlugin() != nil {
+		slots = 1 // a backend takes calls one at a time, in order (DESIGN §7)
+	}
+	m.follower = follower.New(follower.Options{
+		Mailbox: m.peers.mb,
+		Session: m.session,
+		As:      m.as,
+		Slots:   slots,
+		// Calls already sent outlive their stream and their session (they
+		// fail on their own and are answered); only a cancel or a stopping
+		// mount ends them unanswered.
+		RunContext: m.ctx,
+		// The read is held under our session now: re-present the set, so a
+		// registry that restarted, or a set changed while we were away, is
+		// right.
+		Opened:   func(ctx context.Context, _ int32) { m.advertise(ctx) },
+		OnFault:  m.fault,
+		OnNotice: m.notice,
+		Log:      m.log,
+	})
+	return m
 }
 
 // begin starts supervising the server.
@@ -155,27 +174,27 @@ func (m *mount) start(ctx context.Context) (supervise.Run, error) {
 	m.sess, m.info = sess, sess.Info()
 	m.mu.Unlock()
 	m.setTools(sess.Tools())
-	return m.serveRun(ctx, mcpHost{Session: sess, m: m}), nil
+	return m.serveRun(ctx, mcpRunner{Session: sess, m: m}), nil
 }
 
-// serveRun serves h's invocations from the mailbox until the run ends.
-func (m *mount) serveRun(ctx context.Context, h host) *run {
+// serveRun serves r's invocations from the mailbox until the run ends.
+func (m *mount) serveRun(ctx context.Context, r runner) *run {
 	runCtx, stopServing := context.WithCancel(ctx)
-	r := &run{m: m, h: h, ctx: ctx, stopServing: stopServing, followed: make(chan struct{})}
+	rn := &run{m: m, r: r, ctx: ctx, stopServing: stopServing, followed: make(chan struct{})}
 	go func() {
-		defer close(r.followed)
-		m.follow(runCtx, h)
+		defer close(rn.followed)
+		_ = m.follower.Run(runCtx, r) // no error is fatal to a mount: it ends with runCtx
 	}()
-	return r
+	return rn
 }
 
 // run is one started session (or backend) being served.
 type run struct {
 	m           *mount
-	h           host
+	r           runner
 	ctx         context.Context
 	stopServing context.CancelFunc
-	followed    chan struct{} // closed when the follow loop has ended
+	followed    chan struct{} // closed when the follower and its calls have ended
 }
 
 // Wait returns when the session dies (a crash) or the mount stops, once the
@@ -183,8 +202,8 @@ type run struct {
 func (r *run) Wait() error {
 	var err error
 	select {
-	case <-r.h.Done():
-		err = r.h.Err()
+	case <-r.r.Done():
+		err = r.r.Err()
 	case <-r.ctx.Done():
 		err = r.ctx.Err()
 	}
@@ -193,8 +212,7 @@ func (r *run) Wait() error {
 	// then end the session.
 	r.stopServing()
 	<-r.followed
-	r.m.wg.Wait()
-	_ = r.h.Close()
+	_ = r.r.Close()
 	r.m.mu.Lock()
 	r.m.sess, r.m.backend = nil, nil
 	r.m.mu.Unlock()

@@ -3,9 +3,7 @@ package bridge
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"google.golang.org/grpc"
@@ -15,7 +13,9 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/kit/follower"
 	"github.com/switchboard-run/switchboard/kit/jsontext"
+	"github.com/switchboard-run/switchboard/kit/retry"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/results"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/upstream"
 )
@@ -25,117 +25,11 @@ type registryPeer interface {
 	Advertise(ctx context.Context, in *registryv1.AdvertiseRequest, opts ...grpc.CallOption) (*registryv1.AdvertiseResponse, error)
 }
 
-// mailboxPeer is what the bridge asks of the mailbox: it serves its mounted
-// servers' queues like any tool host.
-type mailboxPeer interface {
-	Follow(ctx context.Context, in *mailboxv1.FollowRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[mailboxv1.FollowResponse], error)
-	Complete(ctx context.Context, in *mailboxv1.CompleteRequest, opts ...grpc.CallOption) (*mailboxv1.CompleteResponse, error)
-}
-
 type peers struct {
 	reg registryPeer
-	mb  mailboxPeer
-}
-
-// Redial backoff for a Follow stream that broke (the mailbox restarted, the
-// network blinked): it settles instead of spinning.
-const (
-	followBackoff    = 500 * time.Millisecond
-	followMaxBackoff = 30 * time.Second
-)
-
-// follow holds the server's Follow stream while the run lasts, reopening it
-// when it breaks.
-func (m *mount) follow(ctx context.Context, h host) {
-	backoff := followBackoff
-	for {
-		opened, err := m.followOnce(ctx, h)
-		if ctx.Err() != nil {
-			return
-		}
-		if opened {
-			backoff = followBackoff
-		}
-		m.fault(fmt.Sprintf("following the mailbox: %s; again in %v", message(err), backoff))
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-		backoff = min(backoff*2, followMaxBackoff)
-	}
-}
-
-// followOnce opens one Follow stream and serves it until it ends.
-func (m *mount) followOnce(ctx context.Context, h host) (opened bool, err error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stream, err := m.peers.mb.Follow(m.as(ctx), &mailboxv1.FollowRequest{Session: &m.session})
-	if err != nil {
-		return false, err
-	}
-	first, err := stream.Recv()
-	if err != nil {
-		return false, err
-	}
-	if first.GetOpened() == nil {
-		return false, fmt.Errorf("the stream's first event was %v, not opened", first)
-	}
-	// The read is held under our session now: re-present the set, so a
-	// registry that restarted, or a set changed while we were away, is right.
-	m.advertise(ctx)
-	for {
-		ev, err := stream.Recv()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				err = errors.New("the mailbox ended the stream")
-			}
-			return true, err
-		}
-		switch e := ev.GetEvent().(type) {
-		case *mailboxv1.FollowResponse_Invocation:
-			m.dispatch(ctx, h, e.Invocation)
-		case *mailboxv1.FollowResponse_Cancelled:
-			m.cancelCall(e.Cancelled.GetInvocation())
-		}
-	}
-}
-
-// dispatch hands one invocation to the host, in the order the stream
-// delivered it, and answers it from a goroutine of its own. Reading the
-// stream never waits for a call, so a cancel for a running call is seen at
-// once.
-func (m *mount) dispatch(runCtx context.Context, h host, inv *mailboxv1.Invocation) {
-	id := inv.GetInvocation()
-	m.mu.Lock()
-	if _, running := m.calls[id]; running {
-		// A redelivery (same id: the idempotency key) of a call still running
-		// here: the running one will answer it.
-		m.mu.Unlock()
-		return
-	}
-	// Not derived from runCtx: when the session dies, calls already sent
-	// fail on their own and are answered; only a cancel or a stopping mount
-	// ends them unanswered.
-	callCtx, cancel := context.WithCancel(m.ctx)
-	m.calls[id] = cancel
-	m.wg.Add(1)
-	m.mu.Unlock()
-	serve := h.accept(runCtx, callCtx, inv)
-	go func() {
-		defer m.wg.Done()
-		defer func() {
-			m.mu.Lock()
-			delete(m.calls, id)
-			m.mu.Unlock()
-			cancel()
-		}()
-		if c, answer := serve(); answer {
-			m.complete(id, c)
-		}
-	}()
+	// mb is the mailbox: the bridge serves its mounted servers' queues like
+	// any tool host.
+	mb follower.Mailbox
 }
 
 // serve runs one invocation upstream and maps its outcome. answer is false
@@ -165,33 +59,6 @@ func (m *mount) serve(ctx context.Context, sess *upstream.Session, inv *mailboxv
 		return results.FromError(err, m.client, tool, m.limit), true
 	}
 	return results.FromResult(res, m.limit), true
-}
-
-// complete posts a capture as the server's identity.
-func (m *mount) complete(id string, c *mailboxv1.Capture) {
-	ctx, cancel := context.WithTimeout(context.Background(), peerDeadline)
-	defer cancel()
-	_, err := m.peers.mb.Complete(m.as(ctx), &mailboxv1.CompleteRequest{Invocation: id, Capture: c})
-	switch {
-	case err == nil:
-	case status.Code(err) == codes.NotFound:
-		// Cancelled or expired meanwhile: nobody is waiting for it.
-		m.log.Debug("capture not taken", "invocation", id, "err", message(err))
-	default:
-		m.fault(fmt.Sprintf("completing %s: %s", id, message(err)))
-	}
-}
-
-// cancelCall ends a running or queued call whose poster cancelled it; the
-// SDK tells the server with notifications/cancelled.
-func (m *mount) cancelCall(id string) {
-	m.mu.Lock()
-	cancel, ok := m.calls[id]
-	m.mu.Unlock()
-	if ok {
-		cancel()
-		m.notice(fmt.Sprintf("invocation %s was cancelled by its poster", id))
-	}
 }
 
 // advertise presents the current set under the server's identity and the
@@ -224,31 +91,29 @@ func (m *mount) withdraw() {
 // present sends one advertisement. A refusal that can pass is tried again
 // a few times: the registry unreachable for a moment, or its serving guard
 // still holding a read that has just closed (the mailbox reports presence
-// asynchronously).
+// asynchronously). Its waits are its own and short (50 ms doubling, five
+// tries): that race closes within milliseconds, and a Mount waits on it.
 func (m *mount) present(ctx context.Context, tools []*registryv1.Tool) error {
 	ctx, cancel := context.WithTimeout(ctx, peerDeadline)
 	defer cancel()
-	backoff := 50 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		_, err := m.peers.reg.Advertise(m.as(ctx), &registryv1.AdvertiseRequest{Tools: tools, Session: &m.session})
-		if err == nil {
-			m.mu.Lock()
-			m.advertised = len(tools)
-			m.mu.Unlock()
-			return nil
-		}
-		if c := status.Code(err); attempt == 5 || (c != codes.FailedPrecondition && c != codes.Unavailable) {
-			return err
-		}
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return err
-		case <-t.C:
-		}
-		backoff *= 2
+	send := retry.Loop{
+		Policy: retry.Policy{Base: 50 * time.Millisecond, Max: 400 * time.Millisecond, Multiplier: 2, Jitter: 0.2},
+		Tries:  5,
+		Retryable: func(err error) bool {
+			c := status.Code(err)
+			return c == codes.FailedPrecondition || c == codes.Unavailable
+		},
 	}
+	err := send.Do(ctx, func(ctx context.Context) error {
+		_, err := m.peers.reg.Advertise(m.as(ctx), &registryv1.AdvertiseRequest{Tools: tools, Session: &m.session})
+		return err
+	})
+	if err == nil {
+		m.mu.Lock()
+		m.advertised = len(tools)
+		m.mu.Unlock()
+	}
+	return err
 }
 
 // message is an error's sentence: a gRPC status's message alone.

@@ -61,8 +61,9 @@ type Conn struct {
 	id               identity.Identity
 }
 
-// Dial connects as the flags say. Connections are lazy: a service's own
-// address is dialed on first use.
+// Dial connects as the flags say: to --addr, and to each service address
+// given apart. A malformed address is an error here, before any call.
+// Connections are lazy: nothing is reached until the first call.
 func (f *Flags) Dial() (*Conn, error) {
 	c := &Conn{byAddr: map[string]*grpc.ClientConn{}, flags: f}
 	if f.Files.Empty() {
@@ -76,35 +77,27 @@ func (f *Flags) Dial() (*Conn, error) {
 			return nil, err
 		}
 	}
-	cc, err := c.to(f.Addr)
-	if err != nil {
-		return nil, err
+	for i, addr := range []string{f.Addr, f.Registry, f.Mailbox, f.Bridge} {
+		if (i > 0 && addr == "") || c.byAddr[addr] != nil {
+			continue // a service without an address of its own is at --addr
+		}
+		cc, err := grpcclient.Dial(addr, c.tls)
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		c.byAddr[addr] = cc
 	}
-	c.ClientConn = cc
+	c.ClientConn = c.byAddr[f.Addr]
 	return c, nil
 }
 
-func (c *Conn) to(addr string) (*grpc.ClientConn, error) {
-	if cc := c.byAddr[addr]; cc != nil {
-		return cc, nil
-	}
-	cc, err := grpcclient.Dial(addr, c.tls)
-	if err != nil {
-		return nil, err
-	}
-	c.byAddr[addr] = cc
-	return cc, nil
-}
-
+// service is the connection to a service's own address, or to --addr.
 func (c *Conn) service(addr string) grpc.ClientConnInterface {
 	if addr == "" {
 		return c.ClientConn
 	}
-	cc, err := c.to(addr)
-	if err != nil { // grpc.NewClient fails only on a malformed target
-		return failing{err}
-	}
-	return cc
+	return c.byAddr[addr]
 }
 
 // Registry is the connection to the registry.
@@ -122,15 +115,6 @@ func (c *Conn) Close() error {
 		cc.Close()
 	}
 	return nil
-}
-
-// failing is a connection whose every call fails with the dial error.
-type failing struct{ err error }
-
-func (f failing) Invoke(context.Context, string, any, any, ...grpc.CallOption) error { return f.err }
-
-func (f failing) NewStream(context.Context, *grpc.StreamDesc, string, ...grpc.CallOption) (grpc.ClientStream, error) {
-	return nil, f.err
 }
 
 // Ctx returns ctx carrying the caller's identity for the dev suite; with

@@ -11,63 +11,21 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/retry"
 )
 
 // listTimeout bounds one ListTools.
 const listTimeout = 10 * time.Second
 
-// Reconnect backoff for the watch and for a listing that failed: the
-// supervision timing of DESIGN §5 (0.5 s doubling to 30 s).
-const (
-	firstBackoff = 500 * time.Millisecond
-	maxBackoff   = 30 * time.Second
-)
-
-// backoff doubles from firstBackoff up to maxBackoff.
-type backoff struct{ next time.Duration }
-
-func (b *backoff) wait() time.Duration {
-	if b.next == 0 {
-		b.next = firstBackoff
-	}
-	d := b.next
-	b.next = min(2*b.next, maxBackoff)
-	return d
-}
-
-func (b *backoff) reset() { b.next = 0 }
-
-// sleep waits d unless ctx ends first; it reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
-
-// watch follows the workspace on WatchTools, reconnecting with backoff,
-// and marks the mirror dirty whenever its tools may have changed.
+// watch follows the workspace on WatchTools, reconnecting under the
+// suite's default backoff (DESIGN §5's timing: 0.5 s doubling to 30 s), and
+// marks the mirror dirty whenever its tools may have changed. A stream that
+// reached `synced` worked: its end starts a new run of failures.
 func (m *Mirror) watch(ctx context.Context) {
-	var b backoff
-	for {
-		synced, err := m.follow(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		if synced {
-			b.reset() // the stream worked; this is a new failure, not a run of them
-		}
+	_ = retry.Loop{Policy: retry.Default, OnRetry: func(err error, wait time.Duration) {
 		m.setErr(fmt.Errorf("the registry's tool watch ended: %s", status.Convert(err).Message()))
-		d := b.wait()
-		m.log.Warn("the tool watch ended; reconnecting", "err", err, "in", d)
-		if !sleep(ctx, d) {
-			return
-		}
-	}
+		m.log.Warn("the tool watch ended; reconnecting", "err", err, "in", wait)
+	}}.Forever(ctx, m.follow)
 }
 
 // follow reads one WatchTools stream until it ends. The events themselves
@@ -114,35 +72,20 @@ func (m *Mirror) markDirty() {
 // refresher re-reads the listing each time the mirror is marked dirty,
 // retrying a failed read with backoff (or at once when a new change comes).
 func (m *Mirror) refresher(ctx context.Context) {
+	reread := retry.Loop{Policy: retry.Default, Wake: m.dirty, OnRetry: func(err error, wait time.Duration) {
+		m.setErr(fmt.Errorf("listing the workspace's tools failed: %s", status.Convert(err).Message()))
+		m.log.Warn("listing the workspace's tools failed; retrying", "err", err, "in", wait)
+	}}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-m.dirty:
 		}
-		var b backoff
-		for {
-			err := m.refresh(ctx)
-			if err == nil {
-				m.readyOnce.Do(func() { close(m.ready) })
-				break
-			}
-			if ctx.Err() != nil {
-				return
-			}
-			m.setErr(fmt.Errorf("listing the workspace's tools failed: %s", status.Convert(err).Message()))
-			d := b.wait()
-			m.log.Warn("listing the workspace's tools failed; retrying", "err", err, "in", d)
-			t := time.NewTimer(d)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case <-t.C:
-			case <-m.dirty:
-				t.Stop()
-			}
+		if err := reread.Do(ctx, m.refresh); err != nil {
+			return // only ctx's end stops the retries
 		}
+		m.readyOnce.Do(func() { close(m.ready) })
 	}
 }
 

@@ -14,10 +14,12 @@ package supervise
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
+	"github.com/switchboard-run/switchboard/kit/retry"
 )
 
 // Defaults from DESIGN §5.
@@ -125,62 +127,69 @@ func (s *Supervisor) set(f func(*Status)) {
 	}
 }
 
+// errFailed ends the restarts: the crash limit was reached.
+var errFailed = errors.New("the crash limit was reached")
+
 func (s *Supervisor) loop(ctx context.Context) {
 	defer close(s.done)
 	defer s.set(func(st *Status) { st.State = bridgev1.State_STATE_STOPPED })
-	backoff := s.opts.Backoff
-	for first := true; ; first = false {
-		s.set(func(st *Status) {
-			st.State = bridgev1.State_STATE_STARTING
-			if !first {
-				st.Restarts++
-			}
-		})
-		run, err := s.start(ctx)
-		if ctx.Err() != nil {
-			if run != nil {
-				_ = run.Wait()
-			}
-			return
-		}
-		if err == nil {
-			s.set(func(st *Status) { st.State = bridgev1.State_STATE_RUNNING })
-			began := time.Now()
-			err = run.Wait()
-			if ctx.Err() != nil {
-				return
-			}
-			if time.Since(began) >= s.opts.Stable {
-				s.set(func(st *Status) { st.Streak = 0 })
-				backoff = s.opts.Backoff
-			}
-		}
-		fault := "it stopped without saying why"
-		if err != nil {
-			fault = err.Error()
-		}
-		var failed bool
-		s.set(func(st *Status) {
-			st.Streak++
-			st.Fault = fault
-			failed = st.Streak >= s.opts.CrashLimit
-			if failed {
-				st.State = bridgev1.State_STATE_FAILED
-			} else {
-				st.State = bridgev1.State_STATE_CRASHED
-			}
-		})
+	// No jitter: one supervisor restarts one local server, so there is no
+	// crowd of peers to spread out, and DESIGN §5 gives the exact timing.
+	restarts := retry.Loop{Policy: retry.Policy{Base: s.opts.Backoff, Max: s.opts.MaxBackoff, Multiplier: 2}}
+	first := true
+	err := restarts.Forever(ctx, func(ctx context.Context) (stable bool, _ error) {
+		stable, failed := s.once(ctx, first)
+		first = false
 		if failed {
-			<-ctx.Done() // down until mounted again, which starts a new supervisor
-			return
+			return stable, retry.Stop(errFailed)
 		}
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-		backoff = min(backoff*2, s.opts.MaxBackoff)
+		return stable, nil
+	})
+	if err != nil {
+		<-ctx.Done() // down until mounted again, which starts a new supervisor
 	}
+}
+
+// once starts the server and waits for its run to end, recording the
+// outcome: crashed, or failed at the crash limit. stable reports a run that
+// lasted Options.Stable, which resets the streak and the backoff.
+func (s *Supervisor) once(ctx context.Context, first bool) (stable, failed bool) {
+	s.set(func(st *Status) {
+		st.State = bridgev1.State_STATE_STARTING
+		if !first {
+			st.Restarts++
+		}
+	})
+	run, err := s.start(ctx)
+	if ctx.Err() != nil {
+		if run != nil {
+			_ = run.Wait()
+		}
+		return false, false
+	}
+	if err == nil {
+		s.set(func(st *Status) { st.State = bridgev1.State_STATE_RUNNING })
+		began := time.Now()
+		err = run.Wait()
+		if ctx.Err() != nil {
+			return false, false
+		}
+		if stable = time.Since(began) >= s.opts.Stable; stable {
+			s.set(func(st *Status) { st.Streak = 0 })
+		}
+	}
+	fault := "it stopped without saying why"
+	if err != nil {
+		fault = err.Error()
+	}
+	s.set(func(st *Status) {
+		st.Streak++
+		st.Fault = fault
+		if failed = st.Streak >= s.opts.CrashLimit; failed {
+			st.State = bridgev1.State_STATE_FAILED
+		} else {
+			st.State = bridgev1.State_STATE_CRASHED
+		}
+	})
+	return stable, failed
 }

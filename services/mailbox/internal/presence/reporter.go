@@ -14,6 +14,7 @@ import (
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/retry"
 )
 
 // Reporter implements slots.Presence. Opened and Closed never block: they
@@ -72,27 +73,13 @@ func (r *Reporter) queue(m *registryv1.ReportPresenceRequest) {
 	}
 }
 
-// Run keeps a stream to the registry until ctx ends, redialing with a
-// backoff that settles at 5 s.
+// Run keeps a stream to the registry until ctx ends, redialing under the
+// suite's default backoff. A stream gives no sign that the registry took
+// it, so only one that lasted resets the backoff.
 func (r *Reporter) Run(ctx context.Context) {
-	backoff := 100 * time.Millisecond
-	for ctx.Err() == nil {
-		start := time.Now()
-		err := r.stream(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		if time.Since(start) > 10*time.Second {
-			backoff = 100 * time.Millisecond
-		}
-		r.log.Warn("presence stream to the registry ended; redialing", "err", err, "retry_in", backoff)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(backoff*2, 5*time.Second)
-	}
+	_ = retry.Loop{Policy: retry.Default, OnRetry: func(err error, wait time.Duration) {
+		r.log.Warn("presence stream to the registry ended; redialing", "err", err, "retry_in", wait.Round(time.Millisecond))
+	}}.Forever(ctx, func(ctx context.Context) (bool, error) { return false, r.stream(ctx) })
 }
 
 func (r *Reporter) stream(ctx context.Context) error {

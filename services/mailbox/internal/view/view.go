@@ -21,6 +21,7 @@ import (
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/retry"
 )
 
 type toolSet map[string]struct{}
@@ -71,43 +72,29 @@ func (v *View) Advertises(ctx context.Context, client, tool string) (bool, error
 	return false, nil
 }
 
-// Run follows the registry's watch stream until ctx ends, redialing with a
-// backoff that settles at 5 s.
+// Run follows the registry's watch stream until ctx ends, redialing under
+// the suite's default backoff; a stream that delivered a snapshot resets it.
 func (v *View) Run(ctx context.Context) {
-	backoff := 100 * time.Millisecond
-	for ctx.Err() == nil {
-		start := time.Now()
-		err := v.follow(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		if time.Since(start) > 10*time.Second {
-			backoff = 100 * time.Millisecond // it ran a while: the registry came back
-		}
-		v.log.Warn("registry watch ended; the invoke check falls back to asking the registry until it is back", "err", err, "retry_in", backoff)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(backoff*2, 5*time.Second)
-	}
+	_ = retry.Loop{Policy: retry.Default, OnRetry: func(err error, wait time.Duration) {
+		v.log.Warn("registry watch ended; the invoke check falls back to asking the registry until it is back", "err", err, "retry_in", wait.Round(time.Millisecond))
+	}}.Forever(ctx, v.follow)
 }
 
 // follow reads one watch stream: a snapshot (kept aside until `synced`, so
-// the view never shows half of one), then live events.
-func (v *View) follow(ctx context.Context) error {
+// the view never shows half of one), then live events. synced reports that
+// a snapshot arrived.
+func (v *View) follow(ctx context.Context) (synced bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stream, err := v.reg.WatchTools(v.caller.AsSelf(ctx), &registryv1.WatchToolsRequest{})
 	if err != nil {
-		return err
+		return false, err
 	}
 	snapshot := map[string]toolSet{}
 	for {
 		ev, err := stream.Recv()
 		if err != nil {
-			return err
+			return synced, err
 		}
 		switch c := ev.Change.(type) {
 		case *registryv1.WatchToolsResponse_Advertised:
@@ -133,7 +120,7 @@ func (v *View) follow(ctx context.Context) error {
 				v.mu.Lock()
 				v.tools = snapshot
 				v.mu.Unlock()
-				snapshot = nil
+				snapshot, synced = nil, true
 				v.once.Do(func() { close(v.synced) })
 			}
 		case *registryv1.WatchToolsResponse_Resync:

@@ -6,6 +6,7 @@ import (
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/kit/follower"
 	"github.com/switchboard-run/switchboard/kit/jsontext"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/advertisement"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/mcpconfig"
@@ -14,64 +15,58 @@ import (
 	"github.com/switchboard-run/switchboard/services/bridge/internal/upstream"
 )
 
-// host is one started server as a run serves it: an MCP session, or a
+// runner is one started server as a run serves it: an MCP session, or a
 // plugin backend (DESIGN §7). Both are supervised, followed and completed
-// the same way; they differ in how a call reaches them.
-type host interface {
+// the same way (kit/follower); they differ in how a call reaches them.
+type runner interface {
+	// Run serves one invocation: the follower's runner.
+	follower.Runner
 	// Done is closed when the server has ended; Err then says why.
 	Done() <-chan struct{}
 	Err() error
 	// Close ends the server.
 	Close() error
-	// accept takes one invocation, called in the order the mailbox hands
-	// them out, and returns what serves it, run on a goroutine of its own.
-	// Its answer is false when there is nobody to answer: the poster
-	// cancelled, the mount is stopping, or the call was never sent (the
-	// mailbox leases it back at the next Follow).
-	accept(runCtx, callCtx context.Context, inv *mailboxv1.Invocation) func() (_ *mailboxv1.Capture, answer bool)
 }
 
-// mcpHost serves an MCP session: up to max_in_flight calls at once.
-type mcpHost struct {
+// mcpRunner calls an MCP session: up to max_in_flight calls at once (the
+// follower's slots).
+type mcpRunner struct {
 	*upstream.Session
 	m *mount
 }
 
-func (h mcpHost) accept(runCtx, callCtx context.Context, inv *mailboxv1.Invocation) func() (*mailboxv1.Capture, bool) {
-	m := h.m
-	return func() (*mailboxv1.Capture, bool) {
-		select {
-		case m.sem <- struct{}{}:
-		case <-callCtx.Done():
-			return nil, false
-		case <-runCtx.Done():
-			return nil, false // not sent: the mailbox leases it back at the next Follow
-		}
-		m.mu.Lock()
-		m.inFlight++
-		m.mu.Unlock()
-		c, answer := m.serve(callCtx, h.Session, inv)
+func (r mcpRunner) Run(ctx context.Context, inv *mailboxv1.Invocation) *mailboxv1.Capture {
+	m := r.m
+	m.mu.Lock()
+	m.inFlight++
+	m.mu.Unlock()
+	defer func() {
 		m.mu.Lock()
 		m.inFlight--
 		m.mu.Unlock()
-		<-m.sem
-		return c, answer
+	}()
+	if c, answer := m.serve(ctx, r.Session, inv); answer {
+		return c
 	}
+	return nil
 }
 
-// pluginHost serves a plugin backend, which takes one call at a time in
-// order: the backend keeps the queue, so an invocation is queued here, at
-// once, in the order the stream delivered it.
-type pluginHost struct {
+// pluginRunner calls a plugin backend, which takes one call at a time in
+// order: the follower gives it one slot, so calls reach it in the order the
+// stream delivered them.
+type pluginRunner struct {
 	*plugin.Backend
 	m *mount
 }
 
-func (h pluginHost) accept(_, callCtx context.Context, inv *mailboxv1.Invocation) func() (*mailboxv1.Capture, bool) {
-	if c := h.m.refusePlugin(inv); c != nil {
-		return func() (*mailboxv1.Capture, bool) { return c, true }
+func (r pluginRunner) Run(ctx context.Context, inv *mailboxv1.Invocation) *mailboxv1.Capture {
+	if c := r.m.refusePlugin(inv); c != nil {
+		return c
 	}
-	return h.Submit(callCtx, inv.GetTool(), inv.GetInput()).Wait
+	if c, answer := r.Submit(ctx, inv.GetTool(), inv.GetInput()).Wait(); answer {
+		return c
+	}
+	return nil
 }
 
 // refusePlugin answers an invocation the backend must not be sent, or
@@ -117,7 +112,7 @@ func (m *mount) startPlugin(ctx context.Context) (supervise.Run, error) {
 	m.mu.Lock()
 	m.backend = b
 	m.mu.Unlock()
-	return m.serveRun(ctx, pluginHost{Backend: b, m: m}), nil
+	return m.serveRun(ctx, pluginRunner{Backend: b, m: m}), nil
 }
 
 // LoadPluginManifest reads a plugin manifest file (DESIGN §7) into the

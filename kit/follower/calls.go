@@ -1,0 +1,136 @@
+package follower
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+)
+
+// call is one invocation the follower holds: queued for a slot, or running.
+type call struct {
+	inv    *mailboxv1.Invocation
+	runner Runner
+	stream context.Context    // ends with the stream that delivered it
+	known  *mailboxv1.Capture // answered before: sent again, not run again
+	cancel context.CancelFunc // set when it starts
+}
+
+// take queues an invocation for a slot, once: a redelivery (the same id,
+// the idempotency key) of one queued or running here is dropped, as that
+// one will answer it. At the queue's bound it waits for room; the stream
+// is not read meanwhile.
+func (f *Follower) take(ctx context.Context, r Runner, inv *mailboxv1.Invocation) error {
+	id, size := inv.GetInvocation(), len(inv.GetInput())
+	f.mu.Lock()
+	for len(f.queue) > 0 && (len(f.queue) >= f.o.Queued || f.queued+size > f.o.QueuedBytes) {
+		f.mu.Unlock()
+		select {
+		case <-f.room:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		f.mu.Lock()
+	}
+	defer f.mu.Unlock()
+	if _, held := f.calls[id]; held {
+		return nil
+	}
+	c := &call{inv: inv, runner: r, stream: ctx, known: f.recent.get(id)}
+	f.calls[id] = c
+	f.queue = append(f.queue, c)
+	f.queued += size
+	f.start()
+	return nil
+}
+
+// start runs queued calls while slots are free. The slot is taken before
+// the goroutine starts. A call whose stream has ended is dropped instead:
+// the mailbox hands it out again at the next read. f.mu is held.
+func (f *Follower) start() {
+	for f.free > 0 && len(f.queue) > 0 {
+		c := f.queue[0]
+		f.unqueue(0)
+		if c.stream.Err() != nil {
+			delete(f.calls, c.inv.GetInvocation())
+			continue
+		}
+		f.free--
+		ctx, cancel := context.WithCancel(f.o.RunContext)
+		c.cancel = cancel
+		f.wg.Add(1)
+		go f.serve(ctx, c)
+	}
+}
+
+// serve runs one call (or takes its capture from memory), sends the
+// capture, and gives its slot to the next queued call.
+func (f *Follower) serve(ctx context.Context, c *call) {
+	defer f.wg.Done()
+	id := c.inv.GetInvocation()
+	capture := c.known
+	if capture == nil {
+		capture = c.runner.Run(ctx, c.inv)
+	}
+	// A run its poster cancelled was answered by the mailbox already; one
+	// RunContext ended has nobody left to answer it.
+	answer := capture != nil && ctx.Err() == nil
+	if answer {
+		f.complete(id, capture)
+	}
+	c.cancel()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.calls, id)
+	if answer {
+		f.recent.put(id, capture)
+	}
+	f.free++
+	f.start()
+}
+
+// cancel ends a call whose poster cancelled it: a running one's context
+// ends (a runner passes that on: the bridge's SDK sends
+// notifications/cancelled); a queued one never runs.
+func (f *Follower) cancel(id string) {
+	f.mu.Lock()
+	c := f.calls[id]
+	var stop context.CancelFunc
+	if c != nil {
+		if stop = c.cancel; stop == nil {
+			f.unqueue(slices.Index(f.queue, c))
+			delete(f.calls, id)
+		}
+	}
+	f.mu.Unlock()
+	if c == nil {
+		return
+	}
+	if stop != nil {
+		stop()
+	}
+	f.notice(fmt.Sprintf("invocation %s was cancelled by its poster", id))
+}
+
+// dropQueued forgets the calls still waiting for a slot when their stream
+// ends: the mailbox hands them out again at the next read.
+func (f *Follower) dropQueued() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for len(f.queue) > 0 {
+		delete(f.calls, f.queue[0].inv.GetInvocation())
+		f.unqueue(0)
+	}
+}
+
+// unqueue removes the queued call at i and wakes a reader waiting for
+// room. f.mu is held.
+func (f *Follower) unqueue(i int) {
+	f.queued -= len(f.queue[i].inv.GetInput())
+	f.queue = slices.Delete(f.queue, i, i+1)
+	select {
+	case f.room <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,249 @@
+// Package follower is the core every tool host shares (DESIGN §5, §6): it
+// follows one client's queue on the mailbox, redialing when the stream
+// breaks; runs each invocation once, answering a redelivery of one it has
+// answered already from memory; completes it with its capture; and cancels
+// a run whose poster cancelled it. Hosts differ only in their Runner: the
+// local host runs argv, the bridge calls an MCP server or a plugin backend.
+package follower
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/retry"
+)
+
+// Runner runs invocations: what a tool host is, beyond following.
+type Runner interface {
+	// Run runs inv and returns its capture, or nil when there is nobody to
+	// answer (it was never sent anywhere, and the mailbox hands it out
+	// again at the next read). ctx ends when the poster cancels inv, or
+	// when Options.RunContext ends; a capture returned after that is not
+	// sent. Runs may overlap, up to Options.Slots.
+	Run(ctx context.Context, inv *mailboxv1.Invocation) *mailboxv1.Capture
+}
+
+// Mailbox is what a follower asks of the mailbox.
+type Mailbox interface {
+	Follow(ctx context.Context, in *mailboxv1.FollowRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[mailboxv1.FollowResponse], error)
+	Complete(ctx context.Context, in *mailboxv1.CompleteRequest, opts ...grpc.CallOption) (*mailboxv1.CompleteResponse, error)
+}
+
+// Default bounds of what a follower holds.
+const (
+	DefaultSlots         = 1
+	DefaultQueued        = 1024
+	DefaultQueuedBytes   = 16 << 20
+	DefaultRecent        = 1024
+	DefaultRecentBytes   = 16 << 20
+	completeWithin       = 30 * time.Second
+	completeAttemptLimit = 10 * time.Second
+)
+
+// Options configure a Follower. Mailbox is required; the rest have
+// defaults.
+type Options struct {
+	Mailbox Mailbox
+	// Session names the follow read; the registry's serving guard matches
+	// the host's advertisements to it.
+	Session string
+	// As is ctx calling as the host's identity; nil: ctx as it is (with
+	// TLS the certificate speaks).
+	As func(context.Context) context.Context
+	// Slots bounds the runs at once. A run holds its slot until its
+	// capture is sent, so there are never more run goroutines than slots;
+	// invocations beyond wait in delivery order, holding no goroutine.
+	Slots int
+	// Queued and QueuedBytes (of input) bound the invocations waiting for
+	// a slot; at the bound the follower stops reading until one starts.
+	Queued, QueuedBytes int
+	// Recent and RecentBytes (of captures) bound the memory of answered
+	// invocations; the oldest is forgotten first.
+	Recent, RecentBytes int
+	// RunContext is the parent of every run's context; nil: none. Runs
+	// outlive the stream and Run's context: a host asked to stop finishes
+	// what it holds, and only RunContext ending ends them unanswered
+	// (and stops retrying a capture the mailbox could not take).
+	RunContext context.Context
+	// Advertise, when set, is called before each Follow; its error ends
+	// that attempt.
+	Advertise func(ctx context.Context) error
+	// Opened, when set, is called each time a read opens, before any of
+	// its invocations is taken.
+	Opened func(ctx context.Context, requeued int32)
+	// Fatal says whether an error of Advertise or of the Follow stream
+	// means this process cannot be a host at all: Run returns it. Nil:
+	// every error is tried again.
+	Fatal func(error) bool
+	// OnFault and OnNotice take the follower's sentences (a broken
+	// stream, a capture not taken; a cancel); nil: the log.
+	OnFault, OnNotice func(string)
+	Log               *slog.Logger
+}
+
+// Follower serves one client's queue. Run it once at a time.
+type Follower struct {
+	o   Options
+	log *slog.Logger
+
+	mu     sync.Mutex
+	calls  map[string]*call // queued or running, by invocation id
+	queue  []*call          // waiting for a slot, in delivery order
+	queued int              // bytes of input in queue
+	room   chan struct{}    // a wake-up when the queue shrinks
+	free   int              // slots not held
+	recent *recent
+	wg     sync.WaitGroup // the runs
+}
+
+// New returns a follower; Run serves.
+func New(o Options) *Follower {
+	o.Slots = orDefault(o.Slots, DefaultSlots)
+	o.Queued = orDefault(o.Queued, DefaultQueued)
+	o.QueuedBytes = orDefault(o.QueuedBytes, DefaultQueuedBytes)
+	if o.As == nil {
+		o.As = func(ctx context.Context) context.Context { return ctx }
+	}
+	if o.RunContext == nil {
+		o.RunContext = context.Background()
+	}
+	log := o.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Follower{o: o, log: log, calls: map[string]*call{}, room: make(chan struct{}, 1), free: o.Slots,
+		recent: newRecent(orDefault(o.Recent, DefaultRecent), orDefault(o.RecentBytes, DefaultRecentBytes))}
+}
+
+func orDefault(n, def int) int {
+	if n <= 0 {
+		return def
+	}
+	return n
+}
+
+// Run follows the queue with r as the runner until ctx ends, redialing
+// under the suite's default backoff; a read that opened resets it. Once
+// ctx ends it stops reading and returns when the runs in flight have
+// finished and been completed. It returns early, with the error, only when
+// Options.Fatal says one is fatal.
+func (f *Follower) Run(ctx context.Context, r Runner) error {
+	defer f.wg.Wait()
+	redial := retry.Loop{Policy: retry.Default, OnRetry: func(err error, wait time.Duration) {
+		f.fault(fmt.Sprintf("following the mailbox: %s; again in %v", message(err), wait.Round(time.Millisecond)))
+	}}
+	return redial.Forever(ctx, func(ctx context.Context) (bool, error) {
+		opened, err := f.follow(ctx, r)
+		if err != nil && f.o.Fatal != nil && f.o.Fatal(err) {
+			return opened, retry.Stop(err)
+		}
+		return opened, err
+	})
+}
+
+// follow advertises, then holds one Follow stream and takes what arrives
+// until it ends. What is still queued when it ends is dropped: the mailbox
+// hands it out again at the next read.
+func (f *Follower) follow(ctx context.Context, r Runner) (opened bool, err error) {
+	defer f.dropQueued() // after cancel: a queued call of an ended stream never starts
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if f.o.Advertise != nil {
+		if err := f.o.Advertise(ctx); err != nil {
+			return false, err
+		}
+	}
+	session := f.o.Session
+	stream, err := f.o.Mailbox.Follow(f.o.As(ctx), &mailboxv1.FollowRequest{Session: &session})
+	if err != nil {
+		return false, err
+	}
+	first, err := stream.Recv()
+	if err != nil {
+		return false, err
+	}
+	if first.GetOpened() == nil {
+		return false, fmt.Errorf("the mailbox's first event on the stream was %v, not opened", first)
+	}
+	f.log.Info("following", "requeued", first.GetOpened().GetRequeued())
+	if f.o.Opened != nil {
+		f.o.Opened(ctx, first.GetOpened().GetRequeued())
+	}
+	for {
+		ev, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			err = errors.New("the mailbox ended the stream")
+		}
+		if err != nil {
+			return true, err
+		}
+		switch e := ev.GetEvent().(type) {
+		case *mailboxv1.FollowResponse_Invocation:
+			if err := f.take(ctx, r, e.Invocation); err != nil {
+				return true, err
+			}
+		case *mailboxv1.FollowResponse_Cancelled:
+			f.cancel(e.Cancelled.GetInvocation())
+		}
+	}
+}
+
+// complete sends a capture, trying again while the mailbox is unreachable
+// for a little while (and RunContext lives: a stopping bridge mount does not
+// wait on it); past that, the lease brings the invocation back and the
+// capture kept in memory answers it.
+func (f *Follower) complete(id string, c *mailboxv1.Capture) {
+	ctx, cancel := context.WithTimeout(context.Background(), completeWithin)
+	defer cancel()
+	send := retry.Loop{Policy: retry.Default, Retryable: func(err error) bool {
+		return status.Code(err) == codes.Unavailable && f.o.RunContext.Err() == nil
+	}}
+	err := send.Do(ctx, func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, completeAttemptLimit)
+		defer cancel()
+		_, err := f.o.Mailbox.Complete(f.o.As(ctx), &mailboxv1.CompleteRequest{Invocation: id, Capture: c})
+		return err
+	})
+	switch {
+	case err == nil:
+	case status.Code(err) == codes.NotFound:
+		// Cancelled or expired meanwhile: nobody is waiting for it.
+		f.log.Debug("capture not taken", "invocation", id, "err", message(err))
+	default:
+		f.fault(fmt.Sprintf("completing %s: %s", id, message(err)))
+	}
+}
+
+func (f *Follower) fault(s string) {
+	if f.o.OnFault != nil {
+		f.o.OnFault(s)
+		return
+	}
+	f.log.Warn(s)
+}
+
+func (f *Follower) notice(s string) {
+	if f.o.OnNotice != nil {
+		f.o.OnNotice(s)
+		return
+	}
+	f.log.Info(s)
+}
+
+// message is an error's sentence: a gRPC status's message alone.
+func message(err error) string {
+	if s, ok := status.FromError(err); ok {
+		return s.Message()
+	}
+	return err.Error()
+}
