@@ -1,0 +1,119 @@
+package streams_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/switchboard-run/switchboard/kit/natsserver"
+	"github.com/switchboard-run/switchboard/kit/streams"
+)
+
+func jetStream(t *testing.T) jetstream.JetStream {
+	t.Helper()
+	s, err := natsserver.Start(natsserver.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	nc, err := nats.Connect("", s.InProcess())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
+
+func TestAStreamIsCreatedOnceAndItsLimitsFollowTheConfig(t *testing.T) {
+	t.Parallel()
+	js, ctx := jetStream(t), context.Background()
+	cfg := jetstream.StreamConfig{Name: "Q", Subjects: []string{"q.>"}, Retention: jetstream.WorkQueuePolicy, MaxAge: time.Hour}
+	if _, err := streams.Ensure(ctx, js, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := streams.Ensure(ctx, js, cfg); err != nil {
+		t.Fatalf("declaring the same stream again: %v", err)
+	}
+	cfg.MaxAge = 2 * time.Hour
+	s, err := streams.Ensure(ctx, js, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.CachedInfo().Config.MaxAge; got != 2*time.Hour {
+		t.Fatalf("max age after a changed declaration = %v, want 2h", got)
+	}
+}
+
+func TestAStreamSomeoneElseMadeIsRefusedByName(t *testing.T) {
+	t.Parallel()
+	js, ctx := jetStream(t), context.Background()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "Q", Subjects: []string{"q.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := streams.Ensure(ctx, js, jetstream.StreamConfig{Name: "Q", Subjects: []string{"q.>"}, Retention: jetstream.WorkQueuePolicy})
+	want := `the JetStream stream "Q" exists with no Switchboard layout mark; it was made by something other than this version of Switchboard, so it is not reused`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want it to say %q", err, want)
+	}
+	// Ours, but another retention: named.
+	if _, err := streams.Ensure(ctx, js, jetstream.StreamConfig{Name: "R", Subjects: []string{"r.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = streams.Ensure(ctx, js, jetstream.StreamConfig{Name: "R", Subjects: []string{"r.>"}, Retention: jetstream.WorkQueuePolicy})
+	if err == nil || !strings.Contains(err.Error(), "retention Limits, where this build needs WorkQueue") {
+		t.Fatalf("err = %v, want the retention named", err)
+	}
+}
+
+func TestABucketIsDeclaredLikeAStream(t *testing.T) {
+	t.Parallel()
+	js, ctx := jetStream(t), context.Background()
+	cfg := jetstream.KeyValueConfig{Bucket: "b", TTL: time.Minute, LimitMarkerTTL: time.Minute}
+	if _, err := streams.EnsureKV(ctx, js, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := streams.EnsureKV(ctx, js, cfg); err != nil {
+		t.Fatalf("declaring the same bucket again: %v", err)
+	}
+	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "foreign"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := streams.EnsureKV(ctx, js, jetstream.KeyValueConfig{Bucket: "foreign"})
+	if err == nil || !strings.Contains(err.Error(), `the key-value bucket "foreign" exists with no Switchboard layout mark`) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestAThreeNodeClusterKeepsThreeCopies(t *testing.T) {
+	t.Parallel()
+	nodes, err := natsserver.StartCluster(t.TempDir(), "c", 3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, n := range nodes {
+			n.Shutdown()
+		}
+	})
+	nc, err := nats.Connect(nodes[0].ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	s, err := streams.Ensure(context.Background(), js, jetstream.StreamConfig{Name: "Q", Subjects: []string{"q.>"}, Replicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(s.CachedInfo().Cluster.Replicas); n != 2 {
+		t.Fatalf("the stream has %d replicas besides its leader, want 2", n)
+	}
+}

@@ -1,0 +1,399 @@
+// Package jsbox keeps the mailbox's invocations in NATS JetStream, so that
+// any number of mailbox replicas share them and none is lost when a process
+// or a node dies (docs/design.md §3, §8; docs/architecture.md has the map).
+//
+//   - The queue is one work-queue stream, a subject per client
+//     (sb.queue.<client>), read through a durable consumer per client. The
+//     consumer's AckWait is the lease: the replica serving a host's read
+//     extends it while the read lives and gives the invocation back (a nak)
+//     when the read ends; if that replica dies, the lease runs out and
+//     JetStream redelivers under the same id. The delivery count is the
+//     hand-off count.
+//   - Slots are one key-value bucket keyed by invocation id: poster,
+//     addressee and, once answered, the capture. The bucket's TTL is the
+//     slot's hour.
+//   - Wake-ups travel on core NATS: a completion is announced on
+//     sb.done.<id> to whoever waits for the capture, and on
+//     sb.read.<client>.{ack,cancel} to the replica holding the client's read.
+//     A lost announcement costs latency, never an answer: waits re-read the
+//     slot when they end, and a redelivered invocation whose slot is answered
+//     or gone is dropped, not handed out.
+package jsbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/switchboard-run/switchboard/kit/streams"
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
+)
+
+// Names of what the box declares in JetStream, and its core subjects.
+const (
+	QueueStream = "SB_QUEUE"
+	SlotBucket  = "sb_slots"
+
+	queuePrefix = "sb.queue."
+	donePrefix  = "sb.done."
+	readPrefix  = "sb.read."
+)
+
+// Config bounds a box.
+type Config struct {
+	// TTL is how long a slot lives (DESIGN: an hour), and a queued
+	// invocation with it.
+	TTL time.Duration
+	// Lease is how long a hand-off lasts without word from the replica that
+	// made it (JetStream's AckWait).
+	Lease time.Duration
+	// MaxQueued bounds the invocations queued and handed for one client.
+	MaxQueued int
+	// MaxSlots bounds the invocations queued and handed in all.
+	MaxSlots int
+	// MaxQueueBytes bounds the queue's bytes in all (inputs and headers).
+	MaxQueueBytes int64
+	// MaxCaptureBytes bounds one capture's stdout and stderr together.
+	MaxCaptureBytes int
+	// Replicas is how many copies JetStream keeps.
+	Replicas int
+}
+
+// Box is the mailbox's state in JetStream.
+type Box struct {
+	cfg   Config
+	nc    *nats.Conn
+	js    jetstream.JetStream
+	queue jetstream.Stream
+	slots jetstream.KeyValue
+	log   *slog.Logger
+
+	mu        sync.Mutex
+	consumers map[string]jetstream.Consumer // per client, once declared
+	reads     map[string]*Read              // the reads this replica holds
+	closed    bool
+	closing   chan struct{}
+}
+
+// New declares the queue stream and the slot bucket (created when missing,
+// refused when someone else's) and returns the box.
+func New(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Box, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	queue, err := streams.Ensure(ctx, js, jetstream.StreamConfig{
+		Name:                 QueueStream,
+		Description:          "Switchboard's queued invocations: one subject per client",
+		Subjects:             []string{queuePrefix + "*"},
+		Retention:            jetstream.WorkQueuePolicy,
+		Storage:              jetstream.FileStorage,
+		Replicas:             cfg.Replicas,
+		MaxAge:               cfg.TTL,
+		MaxMsgs:              int64(cfg.MaxSlots),
+		MaxBytes:             orUnlimited(cfg.MaxQueueBytes),
+		MaxMsgsPerSubject:    int64(cfg.MaxQueued),
+		Discard:              jetstream.DiscardNew,
+		DiscardNewPerSubject: true,
+	})
+	if err != nil {
+		return nil, err
+	}
+	slots, err := streams.EnsureKV(ctx, js, jetstream.KeyValueConfig{
+		Bucket:      SlotBucket,
+		Description: "Switchboard's invocation slots: poster, addressee and capture",
+		TTL:         cfg.TTL,
+		Storage:     jetstream.FileStorage,
+		Replicas:    cfg.Replicas,
+		// Purge markers of collected slots vanish a second later instead of
+		// holding disk for the rest of the hour.
+		LimitMarkerTTL: time.Second,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Box{cfg: cfg, nc: nc, js: js, queue: queue, slots: slots, log: log,
+		consumers: map[string]jetstream.Consumer{}, reads: map[string]*Read{}, closing: make(chan struct{})}, nil
+}
+
+func orUnlimited(n int64) int64 {
+	if n <= 0 {
+		return -1
+	}
+	return n
+}
+
+// Post queues one invocation. The slot is written first, so a delivered
+// invocation always finds its slot; the queue refuses a client or a box
+// at its bound, and the slot is then taken back.
+func (b *Box) Post(ctx context.Context, p inflight.Post) error {
+	if b.isClosed() {
+		return inflight.ErrShuttingDown
+	}
+	rec := record{Client: p.Client, Poster: p.Poster, Tool: p.Tool}
+	rev, err := b.slots.Create(ctx, p.ID, rec.encode())
+	if err != nil {
+		return unavailable("storing the invocation", err)
+	}
+	if _, err := b.js.PublishMsg(ctx, queueMessage(queuePrefix+p.Client, p)); err != nil {
+		_ = b.slots.Purge(context.WithoutCancel(ctx), p.ID, jetstream.LastRevision(rev), jetstream.PurgeTTL(time.Second))
+		return b.refusePost(p.Client, err)
+	}
+	return nil
+}
+
+// refusePost turns the queue's refusal into the bound's sentence.
+func (b *Box) refusePost(client string, err error) error {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "maximum messages per subject exceeded"):
+		return inflight.QueueFull(client, b.cfg.MaxQueued)
+	case strings.Contains(msg, "maximum messages exceeded"):
+		return inflight.BoxFull(b.cfg.MaxSlots)
+	case strings.Contains(msg, "maximum bytes exceeded"):
+		return status.Errorf(codes.ResourceExhausted,
+			"the mailbox's queue holds %d bytes, the most it may; wait for hosts to take their invocations", b.cfg.MaxQueueBytes)
+	}
+	return unavailable("queueing the invocation", err)
+}
+
+// Complete stores the capture of an invocation addressed to caller and
+// returns it as stored (with the hand-off prefix when it was handed out
+// more than once).
+func (b *Box) Complete(ctx context.Context, caller, id string, c inflight.Capture) (inflight.Capture, error) {
+	if n := len(c.Stdout) + len(c.Stderr); n > b.cfg.MaxCaptureBytes {
+		return inflight.Capture{}, inflight.TooLarge(n, b.cfg.MaxCaptureBytes)
+	}
+	r, h := b.heldBy(caller, id)
+	var rec record
+	var rev uint64
+	if h != nil {
+		rec, rev = h.rec, h.rev
+	}
+	for attempt := 0; ; attempt++ {
+		if h == nil || attempt > 0 {
+			var err error
+			if rec, rev, err = b.read(ctx, id); err != nil {
+				return inflight.Capture{}, err
+			}
+		}
+		if rec.Client != caller || rec.Capture != nil {
+			return inflight.Capture{}, inflight.Absent(id)
+		}
+		stored := inflight.Rehanded(c, caller, rec.Handoffs)
+		rec.Capture = &stored
+		newRev, err := b.slots.Update(ctx, id, rec.encode(), rev)
+		if errors.Is(err, jetstream.ErrKeyExists) && attempt < 3 {
+			continue // a cancel, an expiry or a hand-off count changed it meanwhile: read again
+		}
+		if err != nil {
+			return inflight.Capture{}, unavailable("storing the capture", err)
+		}
+		if r != nil {
+			r.answered(id)
+		} else {
+			b.announce(readPrefix+caller+".ack", []byte(id))
+		}
+		b.announceAnswer(id, newRev, stored)
+		return stored, nil
+	}
+}
+
+// read returns the slot of id; a missing one is the absent sentence.
+func (b *Box) read(ctx context.Context, id string) (record, uint64, error) {
+	e, err := b.slots.Get(ctx, id)
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrInvalidKey):
+		return record{}, 0, inflight.Absent(id)
+	case err != nil:
+		return record{}, 0, unavailable("reading the invocation", err)
+	}
+	rec, err := decodeRecord(id, e.Value())
+	if err != nil {
+		return record{}, 0, status.Error(codes.Internal, err.Error())
+	}
+	return rec, e.Revision(), nil
+}
+
+// Collect returns the capture of an invocation posted by caller, taking the
+// slot (read once), or nil while it runs. With wait > 0 it waits that long
+// (bounded by ctx) for the answer first.
+func (b *Box) Collect(ctx context.Context, caller, id string, wait time.Duration) (*inflight.Capture, error) {
+	if wait <= 0 {
+		return b.collect(ctx, caller, id)
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	return b.await(ctx, caller, id)
+}
+
+// Await waits until the invocation is answered or ctx ends; it returns the
+// capture (taking the slot) or nil when ctx ended first.
+func (b *Box) Await(ctx context.Context, caller, id string) (*inflight.Capture, error) {
+	return b.await(ctx, caller, id)
+}
+
+func (b *Box) await(ctx context.Context, caller, id string) (*inflight.Capture, error) {
+	// Listen before reading, so an answer between the two is not missed.
+	ch := make(chan *nats.Msg, 1)
+	sub, err := b.nc.ChanSubscribe(donePrefix+id, ch)
+	if err != nil {
+		return nil, unavailable("waiting for the capture", err)
+	}
+	defer sub.Unsubscribe()
+	if c, err := b.collect(ctx, caller, id); c != nil || err != nil {
+		return c, err
+	}
+	select {
+	case m := <-ch:
+		var a answer
+		if err := json.Unmarshal(m.Data, &a); err == nil && len(m.Data) > 0 {
+			if c, err := b.take(ctx, id, a); c != nil || err != nil {
+				return c, err
+			}
+		}
+	case <-ctx.Done():
+	case <-b.closing:
+	}
+	// The wait ended (or its answer was taken by someone else): the slot
+	// says how it stands.
+	return b.collect(context.WithoutCancel(ctx), caller, id)
+}
+
+// collect reads the slot once: absent for someone else's, nil while it
+// runs, the capture (and the slot taken) once answered.
+func (b *Box) collect(ctx context.Context, caller, id string) (*inflight.Capture, error) {
+	rec, rev, err := b.read(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Poster != caller {
+		return nil, inflight.Absent(id)
+	}
+	if rec.Capture == nil {
+		return nil, nil
+	}
+	return b.take(ctx, id, answer{Revision: rev, Capture: *rec.Capture})
+}
+
+// take removes an answered slot if it is still at the revision a, so the
+// capture is handed to exactly one collector.
+func (b *Box) take(ctx context.Context, id string, a answer) (*inflight.Capture, error) {
+	err := b.slots.Purge(ctx, id, jetstream.LastRevision(a.Revision), jetstream.PurgeTTL(time.Second))
+	switch {
+	case errors.Is(err, jetstream.ErrKeyExists):
+		return nil, inflight.Absent(id) // collected or cancelled by another call meanwhile
+	case err != nil:
+		return nil, unavailable("taking the capture", err)
+	}
+	c := a.Capture
+	return &c, nil
+}
+
+// Cancel answers an invocation posted by caller with the cancelled capture
+// and removes it, telling the replica that holds the host's read. One
+// answered already returns (and yields) its capture.
+func (b *Box) Cancel(ctx context.Context, caller, id, reason string) (inflight.Capture, error) {
+	for attempt := 0; ; attempt++ {
+		rec, rev, err := b.read(ctx, id)
+		if err != nil {
+			return inflight.Capture{}, err
+		}
+		if rec.Poster != caller {
+			return inflight.Capture{}, inflight.Absent(id)
+		}
+		if rec.Capture != nil {
+			c, err := b.take(ctx, id, answer{Revision: rev, Capture: *rec.Capture})
+			if err != nil {
+				return inflight.Capture{}, err
+			}
+			return *c, nil
+		}
+		err = b.slots.Purge(ctx, id, jetstream.LastRevision(rev), jetstream.PurgeTTL(time.Second))
+		if errors.Is(err, jetstream.ErrKeyExists) && attempt < 3 {
+			continue // answered or handed again meanwhile
+		}
+		if err != nil {
+			return inflight.Capture{}, unavailable("cancelling the invocation", err)
+		}
+		b.announce(readPrefix+rec.Client+".cancel", []byte(id))
+		b.announce(donePrefix+id, nil) // waiters wake and find the slot gone
+		return inflight.Cancelled(id, reason), nil
+	}
+}
+
+// announceAnswer tells the waiters of id that it is answered.
+func (b *Box) announceAnswer(id string, rev uint64, c inflight.Capture) {
+	data, _ := json.Marshal(answer{Revision: rev, Capture: c})
+	b.announce(donePrefix+id, data)
+}
+
+// announce publishes a wake-up on core NATS. It is best effort by design:
+// every reader of an announcement re-reads the slot when it matters.
+func (b *Box) announce(subject string, data []byte) {
+	if err := b.nc.Publish(subject, data); err != nil {
+		b.log.Debug("an announcement was not sent", "subject", subject, "err", err)
+	}
+}
+
+// heldBy returns the read this replica holds for client and its hand-off
+// of id, when it holds them.
+func (b *Box) heldBy(client, id string) (*Read, *held) {
+	b.mu.Lock()
+	r := b.reads[client]
+	b.mu.Unlock()
+	if r == nil {
+		return nil, nil
+	}
+	if h := r.holding(id); h != nil {
+		return r, h
+	}
+	return nil, nil
+}
+
+func (b *Box) isClosed() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.closed
+}
+
+// Close ends every read this replica holds (their invocations go back to
+// the queue at once) and refuses new acts.
+func (b *Box) Close() {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return
+	}
+	b.closed = true
+	close(b.closing)
+	reads := make([]*Read, 0, len(b.reads))
+	for _, r := range b.reads {
+		reads = append(reads, r)
+	}
+	b.mu.Unlock()
+	for _, r := range reads {
+		r.Close()
+	}
+}
+
+// unavailable is the refusal when NATS could not be asked: the act may be
+// tried again once it is reachable.
+func unavailable(act string, err error) error {
+	if s, ok := status.FromError(err); ok && s.Code() != codes.Unknown {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return status.FromContextError(err).Err()
+	}
+	return status.Errorf(codes.Unavailable, "%s: the mailbox cannot reach NATS right now (%v); try again in a moment", act, err)
+}
