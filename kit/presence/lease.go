@@ -41,6 +41,7 @@ type Lease struct {
 	lost    chan struct{}
 	lostErr error
 	once    sync.Once
+	release sync.Once
 	stop    chan struct{}
 	wg      sync.WaitGroup
 }
@@ -160,8 +161,12 @@ func (le *Lease) keep() {
 }
 
 // Release gives the read up: the key is deleted (unless it moved on) and
-// last_seen recorded.
+// last_seen recorded. A second call does nothing.
 func (le *Lease) Release() {
+	le.release.Do(le.giveUp)
+}
+
+func (le *Lease) giveUp() {
 	close(le.stop)
 	le.wg.Wait()
 	le.mu.Lock()

@@ -149,7 +149,7 @@ func TestRefusals(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			e := serve(t, "", func(c *registry.Config) { c.MaxTools = 3 })
+			e := serve(t, nil, func(c *registry.Config) { c.MaxTools = 3 })
 			if tt.setup != nil {
 				tt.setup(e)
 			}
@@ -169,7 +169,7 @@ func createToken(id, grade, note string) func(*env) error {
 // list, with the guard's sentence.
 func TestGrades(t *testing.T) {
 	t.Parallel()
-	e := serve(t, "")
+	e := serve(t, nil)
 	call := func(ctx context.Context, method string) error {
 		switch method {
 		case "ListClients":
