@@ -46,12 +46,12 @@ type state struct {
 	applied  uint64        // the records bucket's revision the view holds
 	progress chan struct{} // closed and replaced whenever applied moves
 	closed   bool
-	adverts  map[string]*advert            // client → set in force (absent: none)
-	seen     map[string]time.Time          // client → last unchanged advertise, or read opened/closed
-	members  map[string]map[string]bool    // workspace → its clients
-	joined   map[string]map[string]bool    // client → its workspaces
-	present  map[string]*presence.Read     // client → its read (absent: none)
-	byName   map[string]presentedTool      // presented name → tool
+	adverts  map[string]*advert           // client → set in force (absent: none)
+	seen     map[string]time.Time         // client → last unchanged advertise, or read opened/closed
+	members  map[string]map[string]bool   // workspace → its clients
+	joined   map[string]map[string]bool   // client → its workspaces
+	present  map[string]*presence.Read    // client → its read (absent: none)
+	byName   map[string]presentedTool     // presented name → tool
 	tokens   map[string]*registryv1.Token // hash hex → record
 }
 

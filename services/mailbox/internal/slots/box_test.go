@@ -143,4 +143,3 @@ func TestExpiryBySweeperWithoutAnotherPost(t *testing.T) {
 		t.Fatalf("an expired invocation was handed out: %+v", got)
 	}
 }
-
