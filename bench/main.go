@@ -73,9 +73,10 @@ func measure(ctx context.Context, t testkit.TB, r *report) error {
 	for _, n := range []string{"registry", "mailbox", "bridge", "gateway", "echo", "dev", "dev-http"} {
 		addr[n] = testkit.FreeAddr(t)
 	}
-	regProc := testkit.Start(t, bins["registry"], "--dev", "--listen", addr["registry"], "--data-dir", dir+"/data", "--log-level", "warn")
+	ns := testkit.NATS(t) // the split deployment's NATS, in this process
+	regProc := testkit.Start(t, bins["registry"], "--dev", "--listen", addr["registry"], "--nats", ns.ClientURL(), "--log-level", "warn")
 	regConn := healthy(t, addr["registry"], "")
-	mbProc := testkit.Start(t, bins["mailbox"], "--dev", "--listen", addr["mailbox"], "--registry", addr["registry"], "--log-level", "warn")
+	mbProc := testkit.Start(t, bins["mailbox"], "--dev", "--listen", addr["mailbox"], "--registry", addr["registry"], "--nats", ns.ClientURL(), "--log-level", "warn")
 	mbConn := healthy(t, addr["mailbox"], "switchboard.mailbox.v1.MailboxService")
 	brProc := testkit.Start(t, bins["bridge"], "--dev", "--listen", addr["bridge"], "--registry", addr["registry"], "--mailbox", addr["mailbox"], "--log-level", "warn")
 	brConn := healthy(t, addr["bridge"], "switchboard.bridge.v1.BridgeService")

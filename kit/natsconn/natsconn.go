@@ -45,7 +45,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 // Check refuses settings that cannot work, naming the flag.
 func (c Config) Check() error {
 	var errs []error
-	if c.Replicas < 1 || c.Replicas > 5 {
+	if c.Replicas < 0 || c.Replicas > 5 { // 0 is JetStream's default, 1
 		errs = append(errs, fmt.Errorf("--nats-replicas %d: JetStream keeps 1 to 5 copies", c.Replicas))
 	}
 	if (c.Cert == "") != (c.Key == "") {

@@ -5,6 +5,7 @@
 package natsserver
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,6 +22,11 @@ import (
 // startTimeout bounds how long a server may take to accept connections.
 const startTimeout = 30 * time.Second
 
+// MaxPayload is the largest message the embedded server takes: above the
+// suite's 16 MiB message limit, so an input or a capture at that limit is
+// stored whole (NATS's default is 1 MiB).
+const MaxPayload = 24 << 20
+
 // Options configure one server.
 type Options struct {
 	// Dir holds JetStream's file storage. Required.
@@ -35,6 +41,9 @@ type Options struct {
 	// MaxStore bounds JetStream's disk use in bytes (0: the server's default,
 	// most of the free disk).
 	MaxStore int64
+	// TLS, when set, is required of clients and of the cluster's routes;
+	// its ClientCAs verify the peers' certificates (mutual TLS).
+	TLS *tls.Config
 	// Log receives the server's warnings and errors (nil: discarded).
 	Log *slog.Logger
 }
@@ -68,6 +77,7 @@ func Start(o Options) (*Server, error) {
 		StoreDir:               o.Dir,
 		JetStreamMaxStore:      o.MaxStore,
 		NoSigs:                 true,
+		MaxPayload:             MaxPayload,
 		DisableJetStreamBanner: true,
 		DontListen:             o.Listen == "",
 	}
@@ -84,6 +94,12 @@ func Start(o Options) (*Server, error) {
 	if c := o.Cluster; c != nil {
 		if err := clusterOptions(opts, c); err != nil {
 			return nil, err
+		}
+	}
+	if o.TLS != nil {
+		opts.TLSConfig, opts.TLSVerify, opts.TLSTimeout = o.TLS, o.TLS.ClientCAs != nil, 5
+		if o.Cluster != nil {
+			opts.Cluster.TLSConfig, opts.Cluster.TLSTimeout = o.TLS, 5
 		}
 	}
 	ns, err := server.NewServer(opts)

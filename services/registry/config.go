@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/switchboard-run/switchboard/kit/natsconn"
 	"github.com/switchboard-run/switchboard/kit/ports"
 	"github.com/switchboard-run/switchboard/kit/process"
-	"github.com/switchboard-run/switchboard/kit/natsconn"
 )
 
 // Defaults of the registry's flags.

@@ -21,6 +21,5 @@ var Policy = identity.Policy{
 	registryv1.RegistryService_CreateToken_FullMethodName:       {identity.Operator},
 	registryv1.RegistryService_ListTokens_FullMethodName:        {identity.Operator},
 	registryv1.RegistryService_RevokeToken_FullMethodName:       {identity.Operator},
-	registryv1.RegistryService_ReportPresence_FullMethodName:    {identity.Service},
 	registryv1.RegistryService_AuthenticateToken_FullMethodName: {identity.Service},
 }

@@ -184,13 +184,6 @@ func TestGrades(t *testing.T) {
 		case "AuthenticateToken":
 			_, err := e.reg.AuthenticateToken(ctx, &registryv1.AuthenticateTokenRequest{Secret: "x"})
 			return err
-		case "ReportPresence":
-			stream, err := e.reg.ReportPresence(ctx)
-			if err != nil {
-				return err
-			}
-			_, err = stream.CloseAndRecv()
-			return err
 		case "WatchTools":
 			stream, err := e.reg.WatchTools(ctx, &registryv1.WatchToolsRequest{})
 			if err != nil {
@@ -214,7 +207,6 @@ func TestGrades(t *testing.T) {
 		{"a service may not register clients", "gw", identity.Service, "RegisterClient"},
 		{"a service may not mint tokens", "gw", identity.Service, "CreateToken"},
 		{"an operator may not authenticate tokens", "ops", identity.Operator, "AuthenticateToken"},
-		{"an operator may not report presence", "ops", identity.Operator, "ReportPresence"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

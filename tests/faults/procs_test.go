@@ -25,7 +25,7 @@ const module = "github.com/switchboard-run/switchboard/"
 type split struct {
 	t                         *testing.T
 	bins                      map[string]string
-	data                      string
+	nats                      string // the NATS server every process keeps its state in
 	regAddr, mbAddr, httpAddr string
 	regProc, mbProc, gwProc   *testkit.Proc
 	reg                       registryv1.RegistryServiceClient
@@ -35,7 +35,7 @@ type split struct {
 
 func newSplit(t *testing.T) *split {
 	t.Helper()
-	s := &split{t: t, bins: map[string]string{}, data: t.TempDir(),
+	s := &split{t: t, bins: map[string]string{}, nats: testkit.NATS(t).ClientURL(),
 		regAddr: testkit.FreeAddr(t), mbAddr: testkit.FreeAddr(t), httpAddr: testkit.FreeAddr(t)}
 	for _, c := range []string{"registry", "mailbox", "gateway", "host"} {
 		s.bins[c] = testkit.Build(t, module+"services/"+c+"/cmd/"+c)
@@ -62,12 +62,12 @@ func newSplit(t *testing.T) *split {
 }
 
 func (s *split) startRegistry() {
-	s.regProc = testkit.Start(s.t, s.bins["registry"], "--dev", "--listen", s.regAddr, "--data-dir", s.data)
+	s.regProc = testkit.Start(s.t, s.bins["registry"], "--dev", "--listen", s.regAddr, "--nats", s.nats)
 	testkit.WaitHealthy(s.t, s.regAddr, registryv1.RegistryService_ServiceDesc.ServiceName, 20*time.Second)
 }
 
 func (s *split) startMailbox() {
-	s.mbProc = testkit.Start(s.t, s.bins["mailbox"], "--dev", "--listen", s.mbAddr, "--registry", s.regAddr)
+	s.mbProc = testkit.Start(s.t, s.bins["mailbox"], "--dev", "--listen", s.mbAddr, "--registry", s.regAddr, "--nats", s.nats)
 	testkit.WaitHealthy(s.t, s.mbAddr, mailboxv1.MailboxService_ServiceDesc.ServiceName, 20*time.Second)
 }
 

@@ -141,6 +141,9 @@ type Read interface {
 	// Requeued counts the invocations handed out earlier without an answer,
 	// which this read gets again first.
 	Requeued() int
+	// Backlogged reports whether invocations that were waiting when the
+	// read opened have yet to reach Take: a unary read answers them all.
+	Backlogged() bool
 	// Close ends the read; what it handed out without an answer goes back
 	// to the client's queue under the same id.
 	Close()

@@ -22,7 +22,6 @@ package jsbox
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
@@ -255,8 +254,7 @@ func (b *Box) await(ctx context.Context, caller, id string) (*inflight.Capture, 
 	}
 	select {
 	case m := <-ch:
-		var a answer
-		if err := json.Unmarshal(m.Data, &a); err == nil && len(m.Data) > 0 {
+		if a, ok := decodeAnswer(m.Data); ok {
 			if c, err := b.take(ctx, id, a); c != nil || err != nil {
 				return c, err
 			}
@@ -333,8 +331,7 @@ func (b *Box) Cancel(ctx context.Context, caller, id, reason string) (inflight.C
 
 // announceAnswer tells the waiters of id that it is answered.
 func (b *Box) announceAnswer(id string, rev uint64, c inflight.Capture) {
-	data, _ := json.Marshal(answer{Revision: rev, Capture: c})
-	b.announce(donePrefix+id, data)
+	b.announce(donePrefix+id, encodeAnswer(rev, c))
 }
 
 // announce publishes a wake-up on core NATS. It is best effort by design:
@@ -394,6 +391,9 @@ func unavailable(act string, err error) error {
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return status.FromContextError(err).Err()
+	}
+	if errors.Is(err, nats.ErrMaxPayload) {
+		return status.Errorf(codes.ResourceExhausted, "%s: the record is larger than NATS takes in one message (max_payload)", act)
 	}
 	return status.Errorf(codes.Unavailable, "%s: the mailbox cannot reach NATS right now (%v); try again in a moment", act, err)
 }

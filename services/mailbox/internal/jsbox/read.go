@@ -40,6 +40,10 @@ type Read struct {
 	stopKeep chan struct{}
 	requeued int
 
+	// backlog counts the deliveries the read still expects from what was
+	// waiting when it opened (its first pull's worth, at most).
+	backlog int
+
 	mu       sync.Mutex
 	incoming []jetstream.Msg // delivered by JetStream, not yet taken
 	held     map[string]*held
@@ -76,7 +80,8 @@ func (b *Box) OpenRead(ctx context.Context, client string) (inflight.Read, error
 		return nil, unavailable("opening the read", err)
 	}
 	r := &Read{box: b, client: client, wake: make(chan struct{}, 1), ended: make(chan struct{}),
-		stopKeep: make(chan struct{}), held: map[string]*held{}, requeued: info.NumAckPending}
+		stopKeep: make(chan struct{}), held: map[string]*held{}, requeued: info.NumAckPending,
+		backlog: min(int(info.NumPending)+info.NumAckPending, pullBatch)}
 	// Acks and cancels for this client, from replicas that do not hold
 	// the read, reach it here.
 	if r.notices, err = b.nc.Subscribe(readPrefix+client+".*", r.notice); err != nil {
@@ -143,6 +148,14 @@ func (b *Box) consumer(ctx context.Context, client string) (jetstream.Consumer, 
 // Requeued counts the invocations handed out earlier without an answer,
 // which this read gets again first.
 func (r *Read) Requeued() int { return r.requeued }
+
+// Backlogged reports whether deliveries of what was waiting when the read
+// opened have yet to reach Take.
+func (r *Read) Backlogged() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.backlog > 0 && !r.done
+}
 
 // Wake is signalled when there may be something to Take.
 func (r *Read) Wake() <-chan struct{} { return r.wake }
@@ -225,6 +238,7 @@ func (r *Read) Take(withCancels bool) ([]inflight.Invocation, []string) {
 	}
 	msgs := r.incoming
 	r.incoming = nil
+	r.backlog -= len(msgs)
 	cancels := r.cancels
 	r.cancels = nil
 	r.mu.Unlock()

@@ -1,48 +1,74 @@
 package jsbox
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 
 	"github.com/nats-io/nats.go"
+	"google.golang.org/protobuf/proto"
+
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/capture"
 
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
 
-// record is a slot as the bucket keeps it, under the invocation id: who
-// posted it, who it is for, and — once answered — its capture. JSON, so an
-// operator can read a slot with `nats kv get`. The input is not here: it
-// travels once, in the queue message.
+// record is a slot as the bucket keeps it, under the invocation id
+// (mailboxv1.StoredSlot on the wire): who posted it, who it is for, and —
+// once answered — its capture. The input is not here: it travels once, in
+// the queue message.
 type record struct {
-	Client string `json:"client"`
-	Poster string `json:"poster"`
-	Tool   string `json:"tool"`
+	Client string
+	Poster string
+	Tool   string
 	// Handoffs is written from the second hand-off on (a first hand-off
 	// changes nothing a capture would say).
-	Handoffs int32             `json:"handoffs,omitempty"`
-	Capture  *inflight.Capture `json:"capture,omitempty"`
+	Handoffs int32
+	Capture  *inflight.Capture
 }
 
 func (r *record) encode() []byte {
-	b, _ := json.Marshal(r) // plain strings and numbers: cannot fail
+	m := &mailboxv1.StoredSlot{Client: r.Client, Poster: r.Poster, Tool: r.Tool, Handoffs: r.Handoffs}
+	if r.Capture != nil {
+		m.Capture = capture.New(r.Capture.Stdout, r.Capture.Stderr, r.Capture.ExitCode)
+	}
+	b, _ := proto.Marshal(m) // strings and numbers: cannot fail
 	return b
 }
 
 func decodeRecord(id string, b []byte) (record, error) {
-	var r record
-	if err := json.Unmarshal(b, &r); err != nil {
+	var m mailboxv1.StoredSlot
+	if err := proto.Unmarshal(b, &m); err != nil {
 		return record{}, fmt.Errorf("the slot of %s in the bucket is not a record this mailbox reads: %w", id, err)
+	}
+	r := record{Client: m.GetClient(), Poster: m.GetPoster(), Tool: m.GetTool(), Handoffs: m.GetHandoffs()}
+	if c := m.GetCapture(); c != nil {
+		r.Capture = &inflight.Capture{Stdout: c.GetStdout(), Stderr: c.GetStderr(), ExitCode: c.GetExitCode()}
 	}
 	return r, nil
 }
 
-// answer is what a completion tells the callers waiting for it: the slot's
-// revision once answered, so a waiter can take it (compare-and-purge)
+// encodeAnswer is what a completion tells the callers waiting for it: the
+// slot's revision once answered, so a waiter can take it (compare-and-purge)
 // without reading it again, and the capture.
+func encodeAnswer(rev uint64, c inflight.Capture) []byte {
+	b, _ := proto.Marshal(&mailboxv1.StoredAnswer{Revision: rev, Capture: capture.New(c.Stdout, c.Stderr, c.ExitCode)})
+	return b
+}
+
+func decodeAnswer(b []byte) (answer, bool) {
+	var m mailboxv1.StoredAnswer
+	if len(b) == 0 || proto.Unmarshal(b, &m) != nil || m.GetCapture() == nil {
+		return answer{}, false
+	}
+	c := m.GetCapture()
+	return answer{Revision: m.GetRevision(), Capture: inflight.Capture{Stdout: c.GetStdout(), Stderr: c.GetStderr(), ExitCode: c.GetExitCode()}}, true
+}
+
+// answer is a decoded StoredAnswer.
 type answer struct {
-	Revision uint64           `json:"rev"`
-	Capture  inflight.Capture `json:"capture"`
+	Revision uint64
+	Capture  inflight.Capture
 }
 
 // Queue message headers. The body is the input, byte for byte.

@@ -66,6 +66,9 @@ func (b *Box) answerInDoubt(s *slot) {
 // Requeued counts the invocations the opening put back on the queue.
 func (r *Read) Requeued() int { return r.requeued }
 
+// Backlogged is always false: Take hands out the whole queue at once.
+func (r *Read) Backlogged() bool { return false }
+
 // Wake is signalled when there may be something to Take.
 func (r *Read) Wake() <-chan struct{} { return r.wake }
 
