@@ -72,4 +72,3 @@ func natsTLS(f certs.Files) (*tls.Config, error) {
 	c.ClientAuth = tls.RequireAndVerifyClientCert
 	return c, nil
 }
-
