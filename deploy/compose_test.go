@@ -17,7 +17,7 @@ const (
 	healthy   = types.ServiceConditionHealthy
 )
 
-// wantDependsOn is DESIGN.md's DAG as compose must start it: every service
+// wantDependsOn is docs/design.md's graph as compose must start it: every service
 // waits for the one-shot certs step and for the health of what it dials.
 var wantDependsOn = map[string]map[string]string{
 	"certs":        {},

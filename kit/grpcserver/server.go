@@ -30,7 +30,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/identity"
 )
 
-// MaxMessageBytes bounds every gRPC message and HTTP body (DESIGN §4).
+// MaxMessageBytes bounds every gRPC message and HTTP body (docs/design.md §4).
 const MaxMessageBytes = 16 << 20
 
 // Options configures a Server.

@@ -104,6 +104,25 @@ func (l *Leases) touch(client string) {
 	_, _ = l.kv.Put(ctx, seenKey(client), at)
 }
 
+// Hold marks the read open at the mailbox: from now on the registry shows
+// the client present.
+func (le *Lease) Hold(ctx context.Context) error {
+	le.mu.Lock()
+	defer le.mu.Unlock()
+	var r Read
+	if err := json.Unmarshal(le.data, &r); err != nil {
+		return err
+	}
+	r.Held = true
+	data, _ := json.Marshal(r)
+	rev, err := le.l.put(ctx, le.client, data, le.rev)
+	if err != nil {
+		return err
+	}
+	le.data, le.rev = data, rev
+	return nil
+}
+
 // Lost is closed when the lease is lost; Err then says why.
 func (le *Lease) Lost() <-chan struct{} { return le.lost }
 
@@ -140,15 +159,14 @@ func (le *Lease) keep() {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), every)
 		le.mu.Lock()
-		rev := le.rev
+		newRev, err := le.l.put(ctx, le.client, le.data, le.rev)
+		if err == nil {
+			le.rev = newRev
+		}
 		le.mu.Unlock()
-		newRev, err := le.l.put(ctx, le.client, le.data, rev)
 		cancel()
 		switch {
 		case err == nil:
-			le.mu.Lock()
-			le.rev = newRev
-			le.mu.Unlock()
 			last = time.Now()
 		case errors.Is(err, ErrHeld):
 			le.lose(errors.New("the read was taken over by a read of the same session on another mailbox replica"))

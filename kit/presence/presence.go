@@ -41,6 +41,10 @@ type Read struct {
 	Replica string `json:"replica"`
 	// Opened is when the read opened.
 	Opened time.Time `json:"opened"`
+	// Held is set once the read is open at the mailbox: a client is
+	// present only then, so that a caller who sees it present knows its
+	// read is being served.
+	Held bool `json:"held,omitempty"`
 }
 
 // Declare returns the bucket, creating it when missing.

@@ -32,6 +32,13 @@ func (r reads) open(ctx context.Context, client, session string) (inflight.Read,
 		lease.Release()
 		return nil, err
 	}
+	// Present only now: whoever sees the client present may count on its
+	// read being served.
+	if err := lease.Hold(ctx); err != nil {
+		read.Close()
+		lease.Release()
+		return nil, status.Errorf(codes.Unavailable, "invocations: the mailbox cannot reach NATS to hold the read of %q (%v); read again in a moment", client, err)
+	}
 	return &leasedRead{Read: read, lease: lease, ended: merge(read.Ended(), lease.Lost())}, nil
 }
 

@@ -164,6 +164,9 @@ func TestConcurrentAdvertisersAndWatchers(t *testing.T) {
 			return true
 		}
 		l, err := p.leases.Acquire(context.Background(), client(i), session(i))
+		if err == nil {
+			err = l.Hold(context.Background())
+		}
 		if err != nil {
 			errs <- fmt.Errorf("presence of %s: %w", client(i), err)
 			return false

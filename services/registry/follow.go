@@ -77,7 +77,7 @@ func (s *state) followPresence(ctx context.Context, synced chan struct{}) {
 				s.applyPresence(e)
 				return
 			}
-			if e.Read != nil {
+			if e.Read != nil && e.Read.Held {
 				reads[e.Client] = e.Read
 			}
 			if !e.Seen.IsZero() {
@@ -165,13 +165,15 @@ func (s *state) applyPresence(e presence.Event) {
 		return
 	}
 	was := s.present[e.Client] != nil
-	if e.Read != nil {
+	if e.Read != nil && e.Read.Held {
 		s.present[e.Client] = e.Read
+	} else if e.Read != nil {
+		return // opening: not present until the mailbox holds it
 	} else {
 		delete(s.present, e.Client)
 		s.touch(e.Client, e.At) // a read that timed out: last heard of then
 	}
-	if now := e.Read != nil; now != was {
+	if now := s.present[e.Client] != nil; now != was {
 		s.publishPresence(e.Client, now)
 	}
 }

@@ -187,6 +187,9 @@ func (p *presence) send(client string, open bool, session string) {
 		return
 	}
 	l, err := p.leases.Acquire(context.Background(), client, session)
+	if err == nil {
+		err = l.Hold(context.Background())
+	}
 	if err != nil {
 		p.t.Fatalf("opening the read of %s: %v", client, err)
 	}

@@ -5,7 +5,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/identity"
 )
 
-// Policy is which grades may call each RegistryService method (DESIGN §4).
+// Policy is which grades may call each RegistryService method (docs/design.md §4).
 // Tool hosts may only advertise; reading is for operators and the suite's
 // services; the mailbox alone reports presence and the gateway alone
 // authenticates tokens.

@@ -17,7 +17,7 @@ import (
 
 var opField = field{"op", kindString, true}
 
-// The request shapes of DESIGN §2, field by field.
+// The request shapes of docs/design.md §2, field by field.
 var (
 	advertiseShape   = []field{opField, {"tools", kindArray, true}}
 	invokeShape      = []field{opField, {"client", kindString, true}, {"tool", kindString, true}, {"input", kindAny, true}, {"cwd", kindString, false}}

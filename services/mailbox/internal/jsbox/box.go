@@ -49,7 +49,7 @@ const (
 
 // Config bounds a box.
 type Config struct {
-	// TTL is how long a slot lives (DESIGN: an hour), and a queued
+	// TTL is how long a slot lives (docs/design.md: an hour), and a queued
 	// invocation with it.
 	TTL time.Duration
 	// Lease is how long a hand-off lasts without word from the replica that
