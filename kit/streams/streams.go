@@ -166,5 +166,6 @@ func tunablesDiffer(want, have jetstream.StreamConfig) bool {
 	return have.Replicas != max(want.Replicas, 1) || have.MaxAge != want.MaxAge ||
 		have.MaxBytes != orUnlimited(want.MaxBytes) || have.MaxMsgSize != orUnlimited32(want.MaxMsgSize) ||
 		have.MaxMsgsPerSubject != orUnlimited(want.MaxMsgsPerSubject) || have.Discard != want.Discard ||
-		have.DiscardNewPerSubject != want.DiscardNewPerSubject || have.SubjectDeleteMarkerTTL != want.SubjectDeleteMarkerTTL
+		have.DiscardNewPerSubject != want.DiscardNewPerSubject || have.SubjectDeleteMarkerTTL != want.SubjectDeleteMarkerTTL ||
+		(want.MaxConsumers > 0 && have.MaxConsumers != want.MaxConsumers) || have.MaxMsgs != orUnlimited(want.MaxMsgs)
 }

@@ -45,6 +45,9 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	c.Flags.Register(fs)
 }
 
+// DefaultMaxClients bounds the clients with a queue at once.
+const DefaultMaxClients = 100_000
+
 // DefaultMaxInputBytes bounds an input: well under the 16 MiB message
 // limit, so a queue holds many, and a model's tool call is far smaller.
 const DefaultMaxInputBytes = 1 << 20
@@ -83,6 +86,9 @@ func (s *Store) Register(fs *flag.FlagSet) {
 func (b Bounds) withDefaults() Bounds {
 	if b.MaxInputBytes == 0 {
 		b.MaxInputBytes = DefaultMaxInputBytes
+	}
+	if b.MaxClients == 0 {
+		b.MaxClients = DefaultMaxClients
 	}
 	return b
 }
@@ -127,6 +133,9 @@ type Bounds struct {
 	MaxCaptureBytes int
 	// MaxInputBytes bounds one invocation's input.
 	MaxInputBytes int
+	// MaxClients bounds the clients the JetStream store keeps a queue
+	// consumer for at once.
+	MaxClients int
 	// MaxQueueBytes bounds the bytes of every queued and handed
 	// invocation together (the JetStream store; 0 is no bound).
 	MaxQueueBytes int64
@@ -138,6 +147,7 @@ func (b *Bounds) Register(fs *flag.FlagSet) {
 	fs.IntVar(&b.MaxQueued, "max-queued", 10_000, "invocations queued for one client before Invoke is refused")
 	fs.IntVar(&b.MaxSlots, "max-slots", 1_000_000, "invocations held in all before Invoke is refused")
 	fs.IntVar(&b.MaxCaptureBytes, "max-capture-bytes", 4<<20, "bytes of stdout and stderr one capture may hold")
+	fs.IntVar(&b.MaxClients, "max-clients", DefaultMaxClients, "clients with a queue (a JetStream consumer) at once; one unread for --ttl is forgotten")
 	fs.IntVar(&b.MaxInputBytes, "max-input-bytes", DefaultMaxInputBytes, "bytes one invocation's input may hold")
 	fs.Int64Var(&b.MaxQueueBytes, "max-queue-bytes", 1<<30, "bytes of queued and handed invocations in all before Invoke is refused")
 }

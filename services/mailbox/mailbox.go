@@ -66,7 +66,7 @@ func New(ctx context.Context, cfg Config, nc *nats.Conn, reg registryv1.Registry
 		box = slots.New(slots.Config{TTL: cfg.TTL, MaxQueued: cfg.MaxQueued, MaxSlots: cfg.MaxSlots, MaxCaptureBytes: cfg.MaxCaptureBytes})
 	} else {
 		b, err := jsbox.New(ctx, nc, jsbox.Config{TTL: cfg.TTL, Lease: cfg.Store.Lease, MaxQueued: cfg.MaxQueued, MaxSlots: cfg.MaxSlots,
-			MaxQueueBytes: cfg.MaxQueueBytes, MaxCaptureBytes: cfg.MaxCaptureBytes, Replicas: cfg.NATS.Replicas}, log)
+			MaxQueueBytes: cfg.MaxQueueBytes, MaxCaptureBytes: cfg.MaxCaptureBytes, Replicas: cfg.NATS.Replicas, MaxClients: cfg.MaxClients}, log)
 		if err != nil {
 			return nil, err
 		}

@@ -65,6 +65,10 @@ type Config struct {
 	MaxCaptureBytes int
 	// Replicas is how many copies JetStream keeps.
 	Replicas int
+	// MaxClients bounds the clients with a consumer at once (a consumer is
+	// forgotten a TTL after its client's last read). JetStream would
+	// otherwise stop at its default of 1,000 consumers per stream.
+	MaxClients int
 }
 
 // Box is the mailbox's state in JetStream.
@@ -101,6 +105,7 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Box
 		MaxMsgs:              int64(cfg.MaxSlots),
 		MaxBytes:             orUnlimited(cfg.MaxQueueBytes),
 		MaxMsgsPerSubject:    int64(cfg.MaxQueued),
+		MaxConsumers:         max(cfg.MaxClients, 1),
 		Discard:              jetstream.DiscardNew,
 		DiscardNewPerSubject: true,
 	})

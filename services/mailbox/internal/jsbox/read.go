@@ -136,6 +136,11 @@ func (b *Box) consumer(ctx context.Context, client string) (jetstream.Consumer, 
 		PriorityGroups:    []string{readerGroup},
 		PinnedTTL:         b.cfg.Lease,
 	})
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeMaximumConsumersLimit {
+		return nil, status.Errorf(codes.ResourceExhausted,
+			"invocations: the mailbox keeps queues for at most %d clients at once (--max-clients), and has as many; a queue unread for --ttl is forgotten", b.cfg.MaxClients)
+	}
 	if err != nil {
 		return nil, unavailable("opening the read", err)
 	}
