@@ -32,41 +32,50 @@ func (s *Service) Invoke(ctx context.Context, req *mailboxv1.InvokeRequest) (*ma
 	return &mailboxv1.InvokeResponse{Invocation: id}, nil
 }
 
-// post checks an invocation and queues it. The one substantive check is
-// that the client advertises the tool right now; presence is not checked.
+// post checks an invocation and queues it.
 func (s *Service) post(ctx context.Context, client, tool, input string, cwd *string) (string, error) {
-	caller, err := identity.Caller(ctx)
+	p, err := s.check(ctx, client, tool, input, cwd)
 	if err != nil {
 		return "", err
 	}
+	if err := s.box.Post(ctx, p); err != nil {
+		return "", err
+	}
+	return p.ID, nil
+}
+
+// check refuses an invocation that may not be posted, and names it. The
+// one substantive check is that the client advertises the tool right now;
+// presence is not checked.
+func (s *Service) check(ctx context.Context, client, tool, input string, cwd *string) (inflight.Post, error) {
+	caller, err := identity.Caller(ctx)
+	if err != nil {
+		return inflight.Post{}, err
+	}
 	if err := names.CheckClient(client); err != nil {
-		return "", status.Error(codes.InvalidArgument, "invoke: "+err.Error())
+		return inflight.Post{}, status.Error(codes.InvalidArgument, "invoke: "+err.Error())
 	}
 	switch {
 	case tool == "":
-		return "", status.Error(codes.InvalidArgument, `missing field "tool"`)
+		return inflight.Post{}, status.Error(codes.InvalidArgument, `missing field "tool"`)
 	case input == "":
-		return "", status.Error(codes.InvalidArgument, `missing field "input": send the tool's input as JSON text, e.g. "{}"`)
+		return inflight.Post{}, status.Error(codes.InvalidArgument, `missing field "input": send the tool's input as JSON text, e.g. "{}"`)
 	}
 	if len(input) > s.bounds.MaxInputBytes {
-		return "", status.Errorf(codes.ResourceExhausted,
+		return inflight.Post{}, status.Errorf(codes.ResourceExhausted,
 			"input: %d bytes is more than the %d this mailbox takes for one invocation (--max-input-bytes)", len(input), s.bounds.MaxInputBytes)
 	}
 	if err := jsontext.Check("input", input); err != nil {
-		return "", status.Error(codes.InvalidArgument, err.Error())
+		return inflight.Post{}, status.Error(codes.InvalidArgument, err.Error())
 	}
 	ok, err := s.view.Advertises(ctx, client, tool)
 	if err != nil {
-		return "", err
+		return inflight.Post{}, err
 	}
 	if !ok {
-		return "", status.Errorf(codes.NotFound, "client %q advertises no tool %q right now", client, tool)
+		return inflight.Post{}, status.Errorf(codes.NotFound, "client %q advertises no tool %q right now", client, tool)
 	}
-	id := inflight.NewID()
-	if err := s.box.Post(ctx, inflight.Post{ID: id, Client: client, Poster: caller.Name, Tool: tool, Input: input, Cwd: cwd}); err != nil {
-		return "", err
-	}
-	return id, nil
+	return inflight.Post{ID: inflight.NewID(), Client: client, Poster: caller.Name, Tool: tool, Input: input, Cwd: cwd}, nil
 }
 
 // Invocations is the unary read: it holds until something is queued (and
@@ -217,11 +226,7 @@ func (s *Service) Capture(ctx context.Context, req *mailboxv1.CaptureRequest) (*
 // Call posts and waits. The wait ends a little before the caller's
 // deadline, so the caller gets its handle back rather than a bare timeout.
 func (s *Service) Call(ctx context.Context, req *mailboxv1.CallRequest) (*mailboxv1.CallResponse, error) {
-	caller, err := identity.Caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	id, err := s.post(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd)
+	p, err := s.check(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd)
 	if err != nil {
 		return nil, err
 	}
@@ -232,11 +237,11 @@ func (s *Service) Call(ctx context.Context, req *mailboxv1.CallRequest) (*mailbo
 		waitCtx, cancel = context.WithDeadline(ctx, deadline.Add(-margin))
 		defer cancel()
 	}
-	c, err := s.box.Await(waitCtx, caller.Name, id)
+	c, err := s.box.Call(ctx, waitCtx, p)
 	if err != nil {
 		return nil, err
 	}
-	return &mailboxv1.CallResponse{Invocation: id, Capture: toProto(c)}, nil
+	return &mailboxv1.CallResponse{Invocation: p.ID, Capture: toProto(c)}, nil
 }
 
 // Cancel abandons an invocation for its poster.

@@ -167,6 +167,9 @@ type Store interface {
 	Collect(ctx context.Context, caller, id string, wait time.Duration) (*Capture, error)
 	// Await waits until the invocation is answered or ctx ends.
 	Await(ctx context.Context, caller, id string) (*Capture, error)
+	// Call posts p and awaits its answer until wait ends (the post itself
+	// is bounded by ctx): Post then Await, with nothing missed between.
+	Call(ctx, wait context.Context, p Post) (*Capture, error)
 	// Cancel answers an invocation posted by caller as cancelled and
 	// removes it.
 	Cancel(ctx context.Context, caller, id, reason string) (Capture, error)

@@ -26,6 +26,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -43,6 +44,11 @@ const (
 	SlotBucket  = "sb_slots"
 
 	queuePrefix = "sb.queue."
+	// anchorSubject is no client's ("_" is not in a client name), so no
+	// consumer ever takes it; see anchor.
+	anchorSubject = queuePrefix + "_anchor"
+	// anchorEvery is how many posts a replica makes between anchors.
+	anchorEvery = 1024
 	donePrefix  = "sb.done."
 	readPrefix  = "sb.read."
 )
@@ -80,6 +86,8 @@ type Box struct {
 	slots jetstream.KeyValue
 	log   *slog.Logger
 
+	posts atomic.Uint64 // posts made by this replica, for anchor
+
 	mu        sync.Mutex
 	consumers map[string]jetstream.Consumer // per client, once declared
 	reads     map[string]*Read              // the reads this replica holds
@@ -108,6 +116,7 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Box
 		MaxConsumers:         max(cfg.MaxClients, 1),
 		Discard:              jetstream.DiscardNew,
 		DiscardNewPerSubject: true,
+		AllowRollup:          true, // the anchor keeps one message
 	})
 	if err != nil {
 		return nil, err
@@ -152,7 +161,26 @@ func (b *Box) Post(ctx context.Context, p inflight.Post) error {
 		_ = b.slots.Purge(context.WithoutCancel(ctx), p.ID, jetstream.LastRevision(rev), jetstream.PurgeTTL(time.Second))
 		return b.refusePost(p.Client, err)
 	}
+	if b.posts.Add(1)%anchorEvery == 1 {
+		b.anchor()
+	}
 	return nil
+}
+
+// anchor keeps one message in the queue stream's newest file block. A
+// work-queue stream deletes each invocation once answered, and when that
+// empties its newest block, JetStream's file store removes the block's file
+// and creates another: a few file operations for every answer of a queue
+// that drains as fast as it fills, which is most of the store's cost at
+// low depth. An anchor in the block keeps it from emptying. It is written
+// again every anchorEvery posts, rolling up the one before, so a new block
+// soon has one too.
+func (b *Box) anchor() {
+	m := nats.NewMsg(anchorSubject)
+	m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
+	if _, err := b.js.PublishMsgAsync(m); err != nil {
+		b.log.Debug("the queue's anchor was not written", "err", err)
+	}
 }
 
 // refusePost turns the queue's refusal into the bound's sentence.
@@ -246,17 +274,46 @@ func (b *Box) Await(ctx context.Context, caller, id string) (*inflight.Capture, 
 	return b.await(ctx, caller, id)
 }
 
-func (b *Box) await(ctx context.Context, caller, id string) (*inflight.Capture, error) {
-	// Listen before reading, so an answer between the two is not missed.
+// Call posts p and awaits its answer until wait ends. It listens for the
+// answer before it posts, so it need not read the slot to learn what it
+// knows already: that the invocation is not answered yet.
+func (b *Box) Call(ctx, wait context.Context, p inflight.Post) (*inflight.Capture, error) {
+	ch, stop, err := b.listen(p.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	if err := b.Post(ctx, p); err != nil {
+		return nil, err
+	}
+	return b.waitAnswer(wait, p.Poster, p.ID, ch)
+}
+
+// listen subscribes to the answer of id.
+func (b *Box) listen(id string) (<-chan *nats.Msg, func(), error) {
 	ch := make(chan *nats.Msg, 1)
 	sub, err := b.nc.ChanSubscribe(donePrefix+id, ch)
 	if err != nil {
-		return nil, unavailable("waiting for the capture", err)
+		return nil, nil, unavailable("waiting for the capture", err)
 	}
-	defer sub.Unsubscribe()
+	return ch, func() { _ = sub.Unsubscribe() }, nil
+}
+
+func (b *Box) await(ctx context.Context, caller, id string) (*inflight.Capture, error) {
+	// Listen before reading, so an answer between the two is not missed.
+	ch, stop, err := b.listen(id)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
 	if c, err := b.collect(ctx, caller, id); c != nil || err != nil {
 		return c, err
 	}
+	return b.waitAnswer(ctx, caller, id, ch)
+}
+
+// waitAnswer waits on ch for id's answer until ctx ends, and takes it.
+func (b *Box) waitAnswer(ctx context.Context, caller, id string, ch <-chan *nats.Msg) (*inflight.Capture, error) {
 	select {
 	case m := <-ch:
 		if a, ok := decodeAnswer(m.Data); ok {

@@ -113,6 +113,14 @@ func (b *Box) Collect(ctx context.Context, caller, id string, wait time.Duration
 	return b.collect(ctx, caller, id, wait > 0)
 }
 
+// Call posts p and awaits its answer until wait ends.
+func (b *Box) Call(ctx, wait context.Context, p inflight.Post) (*Capture, error) {
+	if err := b.Post(ctx, p); err != nil {
+		return nil, err
+	}
+	return b.Await(wait, p.Poster, p.ID)
+}
+
 // Await waits until the invocation is answered or ctx ends; it returns the
 // capture (removing the slot) or nil when ctx ended first.
 func (b *Box) Await(ctx context.Context, caller, id string) (*Capture, error) {
