@@ -56,19 +56,26 @@ func Ensure(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamCon
 
 // EnsureKV returns the bucket cfg describes, declared as Ensure declares
 // streams (a bucket is the stream KV_<bucket>).
+//
+// With more than one replica, its reads are served by the bucket's leader,
+// not by any replica: a replica may not have a write yet, and the suite
+// acts on what it reads (a token just revoked, a slot just created). The
+// client library turns direct reads on for every bucket it makes; they are
+// turned off here. With one replica there is nobody to lag, and direct
+// reads (raw, not JSON) stay.
 func EnsureKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
 	cfg.Metadata = mark(cfg.Metadata)
 	kv, err := js.KeyValue(ctx, cfg.Bucket)
 	switch {
 	case errors.Is(err, jetstream.ErrBucketNotFound):
-		kv, err = js.CreateKeyValue(ctx, cfg)
+		_, err = js.CreateKeyValue(ctx, cfg)
 		if errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			return EnsureKV(ctx, js, cfg)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("creating the key-value bucket %q: %w", cfg.Bucket, err)
 		}
-		return kv, nil
+		return reads(ctx, js, cfg)
 	case err != nil:
 		return nil, fmt.Errorf("reading the key-value bucket %q: %w", cfg.Bucket, err)
 	}
@@ -85,11 +92,32 @@ func EnsureKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValu
 		return nil, fmt.Errorf("the key-value bucket %q exists with %s; it was made by something other than this version of Switchboard, so it is not reused: remove it, or point --nats at another cluster", cfg.Bucket, d)
 	}
 	if tunablesDiffer(want, have) {
-		if kv, err = js.UpdateKeyValue(ctx, cfg); err != nil {
+		if _, err = js.UpdateKeyValue(ctx, cfg); err != nil {
 			return nil, fmt.Errorf("updating the limits of the key-value bucket %q: %w", cfg.Bucket, err)
 		}
+		return reads(ctx, js, cfg)
+	}
+	if have.AllowDirect != (cfg.Replicas <= 1) {
+		return reads(ctx, js, cfg)
 	}
 	return kv, nil
+}
+
+// reads sets the bucket's direct reads for its replicas (see EnsureKV) and
+// returns a handle that reads the way they say.
+func reads(ctx context.Context, js jetstream.JetStream, kvcfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	s, err := js.Stream(ctx, "KV_"+kvcfg.Bucket)
+	if err != nil {
+		return nil, fmt.Errorf("reading the key-value bucket %q: %w", kvcfg.Bucket, err)
+	}
+	direct := kvcfg.Replicas <= 1
+	if cfg := s.CachedInfo().Config; cfg.AllowDirect != direct {
+		cfg.AllowDirect = direct
+		if _, err := js.UpdateStream(ctx, cfg); err != nil {
+			return nil, fmt.Errorf("setting the direct reads of the key-value bucket %q: %w", kvcfg.Bucket, err)
+		}
+	}
+	return js.KeyValue(ctx, kvcfg.Bucket)
 }
 
 // kvStreamConfig is the stream settings a bucket's config asks for, in the

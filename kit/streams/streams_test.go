@@ -83,10 +83,17 @@ func TestABucketIsDeclaredLikeAStream(t *testing.T) {
 	if _, err := streams.EnsureKV(ctx, js, cfg); err != nil {
 		t.Fatalf("declaring the same bucket again: %v", err)
 	}
+	st, err := js.Stream(ctx, "KV_b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.CachedInfo().Config.AllowDirect {
+		t.Fatal("a bucket of one replica reads through its leader; it has nobody to lag")
+	}
 	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "foreign"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := streams.EnsureKV(ctx, js, jetstream.KeyValueConfig{Bucket: "foreign"})
+	_, err = streams.EnsureKV(ctx, js, jetstream.KeyValueConfig{Bucket: "foreign"})
 	if err == nil || !strings.Contains(err.Error(), `the key-value bucket "foreign" exists with no Switchboard layout mark`) {
 		t.Fatalf("err = %v", err)
 	}
@@ -115,5 +122,15 @@ func TestAThreeNodeClusterKeepsThreeCopies(t *testing.T) {
 	}
 	if n := len(s.CachedInfo().Cluster.Replicas); n != 2 {
 		t.Fatalf("the stream has %d replicas besides its leader, want 2", n)
+	}
+	if _, err := streams.EnsureKV(context.Background(), js, jetstream.KeyValueConfig{Bucket: "b", Replicas: 3}); err != nil {
+		t.Fatal(err)
+	}
+	kvs, err := js.Stream(context.Background(), "KV_b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kvs.CachedInfo().Config.AllowDirect {
+		t.Fatal("a bucket of three replicas allows direct reads, which a replica behind its leader may serve")
 	}
 }

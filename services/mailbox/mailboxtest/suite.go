@@ -55,6 +55,9 @@ type Suite struct {
 	Registry registryv1.RegistryServiceClient
 	Mailbox  mailboxv1.MailboxServiceClient
 	Service  *mailbox.Service
+
+	bounds mailbox.Bounds
+	store  mailbox.Store
 }
 
 // New serves a suite until the test ends, once the mailbox's view of the
@@ -97,6 +100,7 @@ func New(t testing.TB, o Options) *Suite {
 	if store == (mailbox.Store{}) {
 		store = StoreDefaults
 	}
+	s.bounds, s.store = bounds, store
 	s.Service, err = mailbox.New(context.Background(), mailbox.Config{Bounds: bounds, Store: store, NATS: one, Flags: process.Flags{Security: sec}},
 		nc, s.Registry, sec.Self("mailbox"), log)
 	if err != nil {
@@ -125,4 +129,49 @@ func New(t testing.TB, o Options) *Suite {
 		t.Fatal("the mailbox's view never synced with the registry")
 	}
 	return s
+}
+
+// Replica serves a second mailbox replica of the suite — the same NATS and
+// registry, its own process state and listener, as another machine would —
+// until the test ends, and returns a client of it.
+func (s *Suite) Replica(t testing.TB) mailboxv1.MailboxServiceClient {
+	t.Helper()
+	log := logging.Discard()
+	sec := process.Security{Dev: true}
+	nc, err := nats.Connect("", s.NATS.InProcess())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	svc, err := mailbox.New(context.Background(), mailbox.Config{Bounds: s.bounds, Store: s.store, NATS: natsconn.Config{Replicas: 1},
+		Flags: process.Flags{Security: sec}}, nc, s.Registry, sec.Self("mailbox"), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpcserver.New(grpcserver.Options{Logger: log, ShutdownGrace: time.Second,
+		Guard: identity.Guard{Auth: sec.Authenticator(), Policy: mailbox.Policy}})
+	svc.Register(srv)
+	ctx, cancel := context.WithCancel(context.Background())
+	svc.Start(ctx)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, lis) }()
+	conn, err := grpcclient.Dial(lis.Addr().String(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		conn.Close()
+	})
+	select {
+	case <-svc.Synced():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the replica's view never synced with the registry")
+	}
+	return mailboxv1.NewMailboxServiceClient(conn)
 }

@@ -13,7 +13,8 @@
 //     addressee and, once answered, the capture. The bucket's TTL is the
 //     slot's hour.
 //   - Wake-ups travel on core NATS: a completion is announced on
-//     sb.done.<id> to whoever waits for the capture, and on
+//     sb.done.<id>, which every replica hears through one subscription and
+//     hands to its call waiting for that capture, and on
 //     sb.read.<client>.{ack,cancel} to the replica holding the client's read.
 //     A lost announcement costs latency, never an answer: waits re-read the
 //     slot when they end, and a redelivered invocation whose slot is answered
@@ -23,7 +24,9 @@ package jsbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -88,9 +91,12 @@ type Box struct {
 
 	posts atomic.Uint64 // posts made by this replica, for anchor
 
+	done *nats.Subscription // sb.done.*, for the waiters of this replica
+
 	mu        sync.Mutex
 	consumers map[string]jetstream.Consumer // per client, once declared
 	reads     map[string]*Read              // the reads this replica holds
+	waiters   map[string][]chan *nats.Msg   // invocation id → the calls waiting for its answer
 	closed    bool
 	closing   chan struct{}
 }
@@ -134,8 +140,31 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Box
 	if err != nil {
 		return nil, err
 	}
-	return &Box{cfg: cfg, nc: nc, js: js, queue: queue, slots: slots, log: log,
-		consumers: map[string]jetstream.Consumer{}, reads: map[string]*Read{}, closing: make(chan struct{})}, nil
+	b := &Box{cfg: cfg, nc: nc, js: js, queue: queue, slots: slots, log: log,
+		consumers: map[string]jetstream.Consumer{}, reads: map[string]*Read{}, waiters: map[string][]chan *nats.Msg{},
+		closing: make(chan struct{})}
+	// One subscription for every answer, held for the replica's life: a
+	// subscription made per call would race its own interest across a
+	// cluster's routes, and an answer published on another node before that
+	// interest arrived would be lost.
+	if b.done, err = nc.Subscribe(donePrefix+"*", b.deliverAnswer); err != nil {
+		return nil, fmt.Errorf("listening for answers: %w", err)
+	}
+	return b, nil
+}
+
+// deliverAnswer hands an answer to the calls of this replica waiting for
+// it.
+func (b *Box) deliverAnswer(m *nats.Msg) {
+	id := m.Subject[len(donePrefix):]
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, ch := range b.waiters[id] {
+		select {
+		case ch <- m:
+		default: // it has one already
+		}
+	}
 }
 
 func orUnlimited(n int64) int64 {
@@ -289,14 +318,22 @@ func (b *Box) Call(ctx, wait context.Context, p inflight.Post) (*inflight.Captur
 	return b.waitAnswer(wait, p.Poster, p.ID, ch)
 }
 
-// listen subscribes to the answer of id.
-func (b *Box) listen(id string) (<-chan *nats.Msg, func(), error) {
+// listen registers for the answer of id until stop is called.
+func (b *Box) listen(id string) (_ <-chan *nats.Msg, stop func(), _ error) {
 	ch := make(chan *nats.Msg, 1)
-	sub, err := b.nc.ChanSubscribe(donePrefix+id, ch)
-	if err != nil {
-		return nil, nil, unavailable("waiting for the capture", err)
-	}
-	return ch, func() { _ = sub.Unsubscribe() }, nil
+	b.mu.Lock()
+	b.waiters[id] = append(b.waiters[id], ch)
+	b.mu.Unlock()
+	return ch, func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		w := slices.DeleteFunc(b.waiters[id], func(c chan *nats.Msg) bool { return c == ch })
+		if len(w) == 0 {
+			delete(b.waiters, id)
+		} else {
+			b.waiters[id] = w
+		}
+	}, nil
 }
 
 func (b *Box) await(ctx context.Context, caller, id string) (*inflight.Capture, error) {
@@ -321,6 +358,8 @@ func (b *Box) waitAnswer(ctx context.Context, caller, id string, ch <-chan *nats
 				return c, err
 			}
 		}
+		// A cancel, a capture too large to announce, or an answer another
+		// collector took: the slot says how it stands.
 	case <-ctx.Done():
 	case <-b.closing:
 	}
@@ -391,8 +430,16 @@ func (b *Box) Cancel(ctx context.Context, caller, id, reason string) (inflight.C
 	}
 }
 
+// maxAnnounced bounds a capture carried in an answer: every replica hears
+// every answer, so a larger one is only announced, and its waiter reads it.
+const maxAnnounced = 16 << 10
+
 // announceAnswer tells the waiters of id that it is answered.
 func (b *Box) announceAnswer(id string, rev uint64, c inflight.Capture) {
+	if len(c.Stdout)+len(c.Stderr) > maxAnnounced {
+		b.announce(donePrefix+id, nil)
+		return
+	}
 	b.announce(donePrefix+id, encodeAnswer(rev, c))
 }
 
@@ -440,6 +487,7 @@ func (b *Box) Close() {
 		reads = append(reads, r)
 	}
 	b.mu.Unlock()
+	_ = b.done.Unsubscribe()
 	for _, r := range reads {
 		r.Close()
 	}
