@@ -41,7 +41,12 @@ func TestManyCallsOnACluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer nc.Close()
-		b, err := jsbox.New(ctx, nc, config(storetest.Defaults, 3), logging.Discard())
+		// A queue bound well above the calls in flight: a client's count
+		// holds an answered invocation until its acknowledgement reaches
+		// the stream, which on a cluster is a moment later.
+		bounds := storetest.Defaults
+		bounds.MaxQueued = 10_000
+		b, err := jsbox.New(ctx, nc, config(bounds, 3), logging.Discard())
 		if err != nil {
 			t.Fatal(err)
 		}
