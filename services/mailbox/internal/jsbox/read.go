@@ -79,6 +79,11 @@ func (b *Box) OpenRead(ctx context.Context, client string) (inflight.Read, error
 	if err != nil {
 		return nil, unavailable("opening the read", err)
 	}
+	// The read lease makes this the client's one reader, so a pin left by
+	// an earlier read is stale: a replica that died holds it for a whole
+	// PinnedTTL (a lease), and the client's queue would stall that long
+	// although its host has redialed.
+	b.unpin(ctx, client)
 	r := &Read{box: b, client: client, wake: make(chan struct{}, 1), ended: make(chan struct{}),
 		stopKeep: make(chan struct{}), held: map[string]*held{}, requeued: info.NumAckPending,
 		backlog: min(int(info.NumPending)+info.NumAckPending, pullBatch)}
@@ -363,10 +368,7 @@ func (r *Read) Close() {
 	// Unpinned before the invocations go back: they must reach the next
 	// read, not a pull request this one left behind.
 	ctx, cancel := context.WithTimeout(context.Background(), r.box.cfg.Lease/3)
-	if err := r.box.queue.UnpinConsumer(ctx, consumerName(r.client), readerGroup); err != nil &&
-		!errors.Is(err, jetstream.ErrConsumerNotFound) {
-		r.box.log.Debug("unpinning a closed read", "client", r.client, "err", err)
-	}
+	r.box.unpin(ctx, r.client)
 	cancel()
 	for _, m := range back {
 		_ = m.Nak()
@@ -378,6 +380,16 @@ func (r *Read) Close() {
 	}
 	b.mu.Unlock()
 	r.end()
+}
+
+// unpin frees client's consumer for the next pull request without a pin:
+// pull requests still pinned to an earlier read are refused from now on.
+// Best effort: at worst the pin times out after a lease (PinnedTTL).
+func (b *Box) unpin(ctx context.Context, client string) {
+	if err := b.queue.UnpinConsumer(ctx, consumerName(client), readerGroup); err != nil &&
+		!errors.Is(err, jetstream.ErrConsumerNotFound) {
+		b.log.Debug("unpinning the consumer of a read", "client", client, "err", err)
+	}
 }
 
 func consumerName(client string) string { return "c-" + client }
