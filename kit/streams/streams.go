@@ -55,7 +55,8 @@ func Ensure(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamCon
 }
 
 // EnsureKV returns the bucket cfg describes, declared as Ensure declares
-// streams (a bucket is the stream KV_<bucket>).
+// streams (a bucket is the stream KV_<bucket>). Each request to the bucket
+// it returns is bounded by natsconn.RequestTimeout.
 func EnsureKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
 	cfg.Metadata = mark(cfg.Metadata)
 	kv, err := js.KeyValue(ctx, cfg.Bucket)
@@ -68,7 +69,7 @@ func EnsureKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValu
 		if err != nil {
 			return nil, fmt.Errorf("creating the key-value bucket %q: %w", cfg.Bucket, err)
 		}
-		return kv, nil
+		return bounded{kv}, nil
 	case err != nil:
 		return nil, fmt.Errorf("reading the key-value bucket %q: %w", cfg.Bucket, err)
 	}
@@ -89,7 +90,7 @@ func EnsureKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValu
 			return nil, fmt.Errorf("updating the limits of the key-value bucket %q: %w", cfg.Bucket, err)
 		}
 	}
-	return kv, nil
+	return bounded{kv}, nil
 }
 
 // kvStreamConfig is the stream settings a bucket's config asks for, in the

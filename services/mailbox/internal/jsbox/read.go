@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/switchboard-run/switchboard/kit/natsconn"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
 
@@ -75,7 +76,8 @@ func (b *Box) OpenRead(ctx context.Context, client string) (inflight.Read, error
 	if err != nil {
 		return nil, err
 	}
-	info, err := cons.Info(ctx)
+	var info *jetstream.ConsumerInfo
+	err = natsconn.Request(ctx, func(ctx context.Context) (err error) { info, err = cons.Info(ctx); return err })
 	if err != nil {
 		return nil, unavailable("opening the read", err)
 	}
@@ -129,7 +131,7 @@ func (b *Box) consumer(ctx context.Context, client string) (jetstream.Consumer, 
 	if c != nil {
 		return c, nil
 	}
-	c, err := b.queue.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+	cfg := jetstream.ConsumerConfig{
 		Durable:           consumerName(client),
 		FilterSubject:     queuePrefix + client,
 		AckPolicy:         jetstream.AckExplicitPolicy,
@@ -140,6 +142,10 @@ func (b *Box) consumer(ctx context.Context, client string) (jetstream.Consumer, 
 		PriorityPolicy:    jetstream.PriorityPolicyPinned,
 		PriorityGroups:    []string{readerGroup},
 		PinnedTTL:         b.cfg.Lease,
+	}
+	err := natsconn.Request(ctx, func(ctx context.Context) (err error) {
+		c, err = b.queue.CreateOrUpdateConsumer(ctx, cfg)
+		return err
 	})
 	if err != nil {
 		return nil, unavailable("opening the read", err)
@@ -386,7 +392,8 @@ func (r *Read) Close() {
 // pull requests still pinned to an earlier read are refused from now on.
 // Best effort: at worst the pin times out after a lease (PinnedTTL).
 func (b *Box) unpin(ctx context.Context, client string) {
-	if err := b.queue.UnpinConsumer(ctx, consumerName(client), readerGroup); err != nil &&
+	err := natsconn.Request(ctx, func(ctx context.Context) error { return b.queue.UnpinConsumer(ctx, consumerName(client), readerGroup) })
+	if err != nil &&
 		!errors.Is(err, jetstream.ErrConsumerNotFound) {
 		b.log.Debug("unpinning the consumer of a read", "client", client, "err", err)
 	}
