@@ -148,14 +148,33 @@ func (p *Proc) Stop(timeout time.Duration) error {
 		return nil
 	}
 	_ = p.Cmd.Process.Signal(syscall.SIGTERM)
+	_, err := p.wait(timeout)
+	return err
+}
+
+// Exit waits up to timeout for the process to end by itself, and returns
+// its exit error (nil for a clean exit). A process still running then is
+// killed and the test fails.
+func (p *Proc) Exit(t TB, timeout time.Duration) error {
+	t.Helper()
+	exited, err := p.wait(timeout)
+	if !exited {
+		t.Fatalf("%s did not exit within %v:\n%s", filepath.Base(p.Cmd.Path), timeout, p.Output())
+	}
+	return err
+}
+
+// wait reaps the process, killing its group when it has not exited after
+// timeout; exited says whether it ended by itself.
+func (p *Proc) wait(timeout time.Duration) (exited bool, err error) {
 	done := make(chan error, 1)
 	go func() { done <- p.Cmd.Wait() }()
 	select {
 	case err := <-done:
-		return err
+		return true, err
 	case <-time.After(timeout):
 		_ = syscall.Kill(-p.Cmd.Process.Pid, syscall.SIGKILL)
-		return <-done
+		return false, <-done
 	}
 }
 
