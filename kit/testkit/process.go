@@ -16,6 +16,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/switchboard-run/switchboard/kit/grpcclient"
 )
 
 var builds sync.Map // import path → *build
@@ -176,6 +178,18 @@ func (p *Proc) wait(timeout time.Duration) (exited bool, err error) {
 		_ = syscall.Kill(-p.Cmd.Process.Pid, syscall.SIGKILL)
 		return false, <-done
 	}
+}
+
+// Dial connects to the suite's gRPC server at addr (plaintext, dev mode)
+// for the rest of the test.
+func Dial(t TB, addr string) *grpc.ClientConn {
+	t.Helper()
+	cc, err := grpcclient.Dial(addr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	return cc
 }
 
 // WaitHealthy waits until the gRPC server at addr (plaintext, dev mode)

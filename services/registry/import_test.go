@@ -9,10 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/grpcclient"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/registry"
 	"github.com/switchboard-run/switchboard/services/registry/registrytest"
@@ -32,7 +29,7 @@ func TestImportBringsAnEarlierRegistryDBAlong(t *testing.T) {
 	bin := testkit.Build(t, "github.com/switchboard-run/switchboard/services/registry/cmd/registry")
 	ns := startNATS(t)
 	addr := testkit.FreeAddr(t)
-	reg := registryv1.NewRegistryServiceClient(dial(t, addr))
+	reg := registryv1.NewRegistryServiceClient(testkit.Dial(t, addr))
 	start := func() *testkit.Proc {
 		p := testkit.Start(t, bin, "--dev", "--listen", addr, "--nats", ns.ClientURL(), "--import", db)
 		testkit.WaitHealthy(t, addr, registryv1.RegistryService_ServiceDesc.ServiceName, 20*time.Second)
@@ -59,17 +56,6 @@ func TestImportBringsAnEarlierRegistryDBAlong(t *testing.T) {
 	if _, err := os.Stat(db); !os.IsNotExist(err) {
 		t.Fatalf("a second start with --import left %s behind: %v", db, err)
 	}
-}
-
-// dial connects to the registry at addr for the rest of the test.
-func dial(t *testing.T, addr string) *grpc.ClientConn {
-	t.Helper()
-	cc, err := grpcclient.Dial(addr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cc.Close() })
-	return cc
 }
 
 // `--import` of a file that is not there (and was not imported before) is

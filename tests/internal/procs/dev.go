@@ -28,7 +28,7 @@ func StartDev(t *testing.T, args ...string) *Dev {
 	t.Helper()
 	d := &Dev{t: t, bin: testkit.Build(t, Module+"cli/cmd/switchboard"), args: args,
 		Data: t.TempDir(), GRPCAddr: testkit.FreeAddr(t), HTTPAddr: testkit.FreeAddr(t)}
-	cc := Dial(t, d.GRPCAddr)
+	cc := testkit.Dial(t, d.GRPCAddr)
 	d.Reg, d.MB = registryv1.NewRegistryServiceClient(cc), mailboxv1.NewMailboxServiceClient(cc)
 	d.Start()
 	return d

@@ -12,11 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/grpcclient"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
@@ -73,10 +70,10 @@ func NewSplit(t *testing.T, o Options) *Split {
 		s.bins[c] = testkit.Build(t, Module+"services/"+c+"/cmd/"+c)
 	}
 	s.StartRegistry()
-	s.Reg = registryv1.NewRegistryServiceClient(Dial(t, s.RegAddr))
+	s.Reg = registryv1.NewRegistryServiceClient(testkit.Dial(t, s.RegAddr))
 	for range max(o.Replicas, 1) {
 		r := &Replica{Addr: testkit.FreeAddr(t)}
-		r.MB = mailboxv1.NewMailboxServiceClient(Dial(t, r.Addr))
+		r.MB = mailboxv1.NewMailboxServiceClient(testkit.Dial(t, r.Addr))
 		s.Mailboxes = append(s.Mailboxes, r)
 		s.StartMailbox(len(s.Mailboxes) - 1)
 	}
@@ -149,17 +146,6 @@ func WaitPresent(t *testing.T, reg registryv1.RegistryServiceClient, client stri
 		res, err := reg.GetClient(Driver(), &registryv1.GetClientRequest{Client: client})
 		return err == nil && res.GetRow().GetPresent() == present
 	})
-}
-
-// Dial connects to addr for the rest of the test.
-func Dial(t *testing.T, addr string) *grpc.ClientConn {
-	t.Helper()
-	cc, err := grpcclient.Dial(addr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cc.Close() })
-	return cc
 }
 
 // Driver is a context calling as the operator "driver".
