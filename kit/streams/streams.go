@@ -56,7 +56,8 @@ func Ensure(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamCon
 
 // EnsureKV returns the bucket cfg describes, declared as Ensure declares
 // streams (a bucket is the stream KV_<bucket>). Each request to the bucket
-// it returns is bounded by natsconn.RequestTimeout.
+// it returns is bounded by natsconn.RequestTimeout, and a bucket kept in
+// more than one copy is read from its leader.
 func EnsureKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
 	cfg.Metadata = mark(cfg.Metadata)
 	kv, err := js.KeyValue(ctx, cfg.Bucket)
@@ -69,7 +70,7 @@ func EnsureKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValu
 		if err != nil {
 			return nil, fmt.Errorf("creating the key-value bucket %q: %w", cfg.Bucket, err)
 		}
-		return bounded{kv}, nil
+		return leaderReads(ctx, js, cfg, kv)
 	case err != nil:
 		return nil, fmt.Errorf("reading the key-value bucket %q: %w", cfg.Bucket, err)
 	}
@@ -89,6 +90,33 @@ func EnsureKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValu
 		if kv, err = js.UpdateKeyValue(ctx, cfg); err != nil {
 			return nil, fmt.Errorf("updating the limits of the key-value bucket %q: %w", cfg.Bucket, err)
 		}
+	}
+	return leaderReads(ctx, js, cfg, kv)
+}
+
+// leaderReads returns kv, bounded, reading from the bucket's leader when
+// the bucket is kept in more than one copy. JetStream makes every bucket
+// answer reads from any copy (direct gets), and a copy that lags — for a
+// while after a node is lost — answers "no such key" for a key written a
+// moment ago: the mailbox would tell a driver its invocation is absent, and
+// a revoked token could still authenticate. One copy has none to lag.
+func leaderReads(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig, kv jetstream.KeyValue) (jetstream.KeyValue, error) {
+	if cfg.Replicas <= 1 {
+		return bounded{kv}, nil
+	}
+	s, err := js.Stream(ctx, "KV_"+cfg.Bucket)
+	if err != nil {
+		return nil, fmt.Errorf("reading the key-value bucket %q: %w", cfg.Bucket, err)
+	}
+	if sc := s.CachedInfo().Config; sc.AllowDirect {
+		sc.AllowDirect = false
+		if _, err := js.UpdateStream(ctx, sc); err != nil {
+			return nil, fmt.Errorf("making the key-value bucket %q read from its leader: %w", cfg.Bucket, err)
+		}
+	}
+	// A bucket's handle reads the way its stream said when it was bound.
+	if kv, err = js.KeyValue(ctx, cfg.Bucket); err != nil {
+		return nil, fmt.Errorf("reading the key-value bucket %q: %w", cfg.Bucket, err)
 	}
 	return bounded{kv}, nil
 }
