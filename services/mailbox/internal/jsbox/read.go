@@ -20,6 +20,13 @@ import (
 // count close to what the host was really handed.
 const pullBatch = 16
 
+// maxPullExpiry bounds how long a read's pull request waits at the server
+// (half a lease, at most this): the requests are lost with the node that
+// leads the consumer, and the read hears of it only when two heartbeats (a
+// pull expiry) have gone missing. At the client library's default (30 s) a
+// node lost stalled every read on it for half a minute.
+const maxPullExpiry = 5 * time.Second
+
 // readerGroup is the consumers' one priority group. Its policy pins the
 // consumer to one reader's pull requests at a time; a read that ends unpins
 // it, so pull requests it left at the server (which a cluster may not have
@@ -95,6 +102,7 @@ func (b *Box) OpenRead(ctx context.Context, client string) (inflight.Read, error
 		return nil, unavailable("opening the read", err)
 	}
 	r.consume, err = cons.Consume(r.deliver, jetstream.PullMaxMessages(pullBatch), jetstream.PullPriorityGroup(readerGroup),
+		jetstream.PullExpiry(min(maxPullExpiry, b.cfg.Lease/2)),
 		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 			if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) {
 				r.end()
