@@ -1,8 +1,12 @@
 package testkit
 
 import (
+	"context"
 	"os"
 	"strings"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/switchboard-run/switchboard/kit/natsserver"
 )
@@ -65,4 +69,31 @@ func tempDir(t TB) string {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
+}
+
+// StreamLeader returns the node of nodes that leads stream, and how many
+// copies the stream keeps besides the leader's.
+func StreamLeader(t TB, nodes []*natsserver.Server, stream string) (leader *natsserver.Server, followers int) {
+	t.Helper()
+	nc, err := nats.Connect(URLs(nodes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := js.Stream(context.Background(), stream)
+	if err != nil {
+		t.Fatalf("reading the stream %s: %v", stream, err)
+	}
+	c := s.CachedInfo().Cluster
+	for _, n := range nodes {
+		if n.Name() == c.Leader {
+			return n, len(c.Replicas)
+		}
+	}
+	t.Fatalf("no node is named %q, the leader of %s", c.Leader, stream)
+	return nil, 0
 }

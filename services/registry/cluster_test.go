@@ -1,18 +1,14 @@
 package registry_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/natsserver"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/registry/internal/records"
 )
@@ -52,7 +48,10 @@ func TestTwoReplicasOnAThreeNodeClusterLoseNothingWhenANodeGoes(t *testing.T) {
 	}
 	before := snapshotOf(t, a)
 
-	leader := bucketLeader(t, nodes)
+	leader, copies := testkit.StreamLeader(t, nodes, "KV_"+records.Bucket)
+	if copies != len(nodes)-1 {
+		t.Fatalf("the registry's bucket keeps %d copies besides its leader's, want %d", copies, len(nodes)-1)
+	}
 	t.Logf("shutting down %s, the leader of the registry's bucket", leader.Name())
 	leader.Shutdown()
 
@@ -96,31 +95,4 @@ func snapshotOf(t *testing.T, reg registryv1.RegistryServiceClient) *registryv1.
 		t.Fatal(err)
 	}
 	return res
-}
-
-// bucketLeader is the node leading the registry's bucket, which keeps a
-// copy on every node.
-func bucketLeader(t *testing.T, nodes []*natsserver.Server) *natsserver.Server {
-	t.Helper()
-	nc, err := nats.Connect(testkit.URLs(nodes))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	s, err := js.Stream(context.Background(), "KV_"+records.Bucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := s.CachedInfo().Cluster
-	if len(c.Replicas) != len(nodes)-1 {
-		t.Fatalf("the registry's bucket has %d copies besides its leader's, want %d", len(c.Replicas), len(nodes)-1)
-	}
-	for _, n := range nodes {
-		if n.Name() == c.Leader {
-			return n
-		}
-	}
-	t.Fatalf("no node is named %q, the bucket's leader", c.Leader)
-	return nil
 }

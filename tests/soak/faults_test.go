@@ -1,14 +1,9 @@
 package soak
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/switchboard-run/switchboard/kit/natsserver"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/tests/internal/procs"
 )
@@ -66,7 +61,7 @@ func TestANATSNodeShutDownUnderLoadLosesNothing(t *testing.T) {
 	echoHosts(t, s.RegAddr, addrs, hostNames())
 	l := startLoad(t, faultDrivers, addrs, hostNames())
 	l.phase(t, beforeFault, "before the NATS node is shut down")
-	leader := streamLeader(t, nodes, queueStream)
+	leader, _ := testkit.StreamLeader(t, nodes, queueStream)
 	t.Logf("shutting down %s, the leader of %s", leader.Name(), queueStream)
 	leader.Shutdown()
 	l.phase(t, afterFault, "after the NATS node was shut down")
@@ -88,29 +83,4 @@ func TestTheEmbeddedSuiteRestartedUnderLoadLosesNothing(t *testing.T) {
 	d.Start()
 	l.phase(t, afterFault, "after the suite restarted")
 	l.finish(d.MB)
-}
-
-// streamLeader is the node that leads stream.
-func streamLeader(t *testing.T, nodes []*natsserver.Server, stream string) *natsserver.Server {
-	t.Helper()
-	nc, err := nats.Connect(testkit.URLs(nodes))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := js.Stream(context.Background(), stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range nodes {
-		if n.Name() == s.CachedInfo().Cluster.Leader {
-			return n
-		}
-	}
-	t.Fatalf("no node is named %q, the leader of %s", s.CachedInfo().Cluster.Leader, stream)
-	return nil
 }
