@@ -9,6 +9,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/switchboard-run/switchboard/kit/natsconn"
 )
 
 // Leases takes and keeps read leases for one mailbox replica.
@@ -84,7 +86,11 @@ func (l *Leases) takeOver(ctx context.Context, client, session string, data []by
 func (l *Leases) put(ctx context.Context, client string, data []byte, rev uint64) (uint64, error) {
 	m := nats.NewMsg(l.subject + readKey(client))
 	m.Data = data
-	ack, err := l.js.PublishMsg(ctx, m, jetstream.WithExpectLastSequencePerSubject(rev), jetstream.WithMsgTTL(l.ttl))
+	var ack *jetstream.PubAck
+	err := natsconn.Request(ctx, func(ctx context.Context) (err error) {
+		ack, err = l.js.PublishMsg(ctx, m, jetstream.WithExpectLastSequencePerSubject(rev), jetstream.WithMsgTTL(l.ttl))
+		return err
+	})
 	if err != nil {
 		var apiErr *jetstream.APIError
 		if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {

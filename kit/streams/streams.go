@@ -55,14 +55,16 @@ func Ensure(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamCon
 }
 
 // EnsureKV returns the bucket cfg describes, declared as Ensure declares
-// streams (a bucket is the stream KV_<bucket>).
+// streams (a bucket is the stream KV_<bucket>). Each request to the bucket
+// it returns is bounded by natsconn.RequestTimeout.
 //
-// With more than one replica, its reads are served by the bucket's leader,
-// not by any replica: a replica may not have a write yet, and the suite
-// acts on what it reads (a token just revoked, a slot just created). The
-// client library turns direct reads on for every bucket it makes; they are
-// turned off here. With one replica there is nobody to lag, and direct
-// reads (raw, not JSON) stay.
+// With more than one copy, its reads are served by the bucket's leader, not
+// by any copy: JetStream makes every bucket answer reads from any copy
+// (direct gets), and a copy that lags — for a while after a node is lost —
+// answers "no such key" for a key written a moment ago: the mailbox would
+// tell a driver its invocation is absent, and a revoked token could still
+// authenticate. With one copy there is none to lag, and direct reads (raw,
+// not JSON) stay.
 func EnsureKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
 	cfg.Metadata = mark(cfg.Metadata)
 	kv, err := js.KeyValue(ctx, cfg.Bucket)
@@ -100,7 +102,7 @@ func EnsureKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValu
 	if have.AllowDirect != (cfg.Replicas <= 1) {
 		return reads(ctx, js, cfg)
 	}
-	return kv, nil
+	return bounded{kv}, nil
 }
 
 // reads sets the bucket's direct reads for its replicas (see EnsureKV) and
@@ -117,7 +119,11 @@ func reads(ctx context.Context, js jetstream.JetStream, kvcfg jetstream.KeyValue
 			return nil, fmt.Errorf("setting the direct reads of the key-value bucket %q: %w", kvcfg.Bucket, err)
 		}
 	}
-	return js.KeyValue(ctx, kvcfg.Bucket)
+	kv, err := js.KeyValue(ctx, kvcfg.Bucket) // a handle reads the way its stream said when it was bound
+	if err != nil {
+		return nil, fmt.Errorf("reading the key-value bucket %q: %w", kvcfg.Bucket, err)
+	}
+	return bounded{kv}, nil
 }
 
 // kvStreamConfig is the stream settings a bucket's config asks for, in the

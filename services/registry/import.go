@@ -20,11 +20,24 @@ import (
 // ImportedSuffix is added to a registry.db's name once it is imported.
 const ImportedSuffix = ".imported"
 
+// errImportedBefore says the registry.db to import is gone and the file it
+// was renamed to is there: it was imported by an earlier start.
+var errImportedBefore = errors.New("imported before")
+
 // importBolt copies the registry.db at path into rec and renames it. A
-// record already in the bucket is kept: the bucket is newer.
+// record already in the bucket is kept: the bucket is newer. A path
+// imported before is errImportedBefore (a service's command line keeps
+// --import across restarts); one that was never there is refused, rather
+// than opened, which would create an empty file.
 func importBolt(ctx context.Context, path string, rec *records.Records) (int, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		path = filepath.Join(path, store.FileName)
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(path + ImportedSuffix); err == nil {
+			return 0, errImportedBefore
+		}
+		return 0, fmt.Errorf("--import %s: there is no such file (nor %s%s, as an earlier import leaves it)", path, path, ImportedSuffix)
 	}
 	st, err := store.Open(filepath.Dir(path), OpenTimeout)
 	if err != nil {

@@ -9,6 +9,7 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -58,11 +59,14 @@ func New(ctx context.Context, cfg Config, nc *nats.Conn, log *slog.Logger) (*Ser
 		return nil, err
 	}
 	if cfg.Import != "" {
-		n, err := importBolt(ctx, cfg.Import, rec)
-		if err != nil {
+		switch n, err := importBolt(ctx, cfg.Import, rec); {
+		case errors.Is(err, errImportedBefore):
+			log.Info("the registry.db of an earlier version was imported by an earlier start; nothing to import", "file", cfg.Import)
+		case err != nil:
 			return nil, err
+		default:
+			log.Info("imported a registry.db of an earlier version into NATS", "file", cfg.Import, "records", n)
 		}
-		log.Info("imported a registry.db of an earlier version into NATS", "file", cfg.Import, "records", n)
 	}
 	hub := watch.NewHub(cfg.WatchBuffer)
 	autoJoin := ""

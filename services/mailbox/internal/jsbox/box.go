@@ -37,6 +37,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/switchboard-run/switchboard/kit/natsconn"
 	"github.com/switchboard-run/switchboard/kit/streams"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
@@ -186,7 +187,11 @@ func (b *Box) Post(ctx context.Context, p inflight.Post) error {
 	if err != nil {
 		return unavailable("storing the invocation", err)
 	}
-	if _, err := b.js.PublishMsg(ctx, queueMessage(queuePrefix+p.Client, p)); err != nil {
+	err = natsconn.Request(ctx, func(ctx context.Context) error {
+		_, err := b.js.PublishMsg(ctx, queueMessage(queuePrefix+p.Client, p))
+		return err
+	})
+	if err != nil {
 		_ = b.slots.Purge(context.WithoutCancel(ctx), p.ID, jetstream.LastRevision(rev), jetstream.PurgeTTL(time.Second))
 		return b.refusePost(p.Client, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/switchboard-run/switchboard/kit/natsconn"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
 
@@ -18,6 +19,13 @@ import (
 // JetStream counts a delivery when it sends, so a small batch keeps the
 // count close to what the host was really handed.
 const pullBatch = 16
+
+// maxPullExpiry bounds how long a read's pull request waits at the server
+// (half a lease, at most this): the requests are lost with the node that
+// leads the consumer, and the read hears of it only when two heartbeats (a
+// pull expiry) have gone missing. At the client library's default (30 s) a
+// node lost stalled every read on it for half a minute.
+const maxPullExpiry = 5 * time.Second
 
 // readerGroup is the consumers' one priority group. Its policy pins the
 // consumer to one reader's pull requests at a time; a read that ends unpins
@@ -75,10 +83,16 @@ func (b *Box) OpenRead(ctx context.Context, client string) (inflight.Read, error
 	if err != nil {
 		return nil, err
 	}
-	info, err := cons.Info(ctx)
+	var info *jetstream.ConsumerInfo
+	err = natsconn.Request(ctx, func(ctx context.Context) (err error) { info, err = cons.Info(ctx); return err })
 	if err != nil {
 		return nil, unavailable("opening the read", err)
 	}
+	// The read lease makes this the client's one reader, so a pin left by
+	// an earlier read is stale: a replica that died holds it for a whole
+	// PinnedTTL (a lease), and the client's queue would stall that long
+	// although its host has redialed.
+	b.unpin(ctx, client)
 	r := &Read{box: b, client: client, wake: make(chan struct{}, 1), ended: make(chan struct{}),
 		stopKeep: make(chan struct{}), held: map[string]*held{}, requeued: info.NumAckPending,
 		backlog: min(int(info.NumPending)+info.NumAckPending, pullBatch)}
@@ -88,6 +102,7 @@ func (b *Box) OpenRead(ctx context.Context, client string) (inflight.Read, error
 		return nil, unavailable("opening the read", err)
 	}
 	r.consume, err = cons.Consume(r.deliver, jetstream.PullMaxMessages(pullBatch), jetstream.PullPriorityGroup(readerGroup),
+		jetstream.PullExpiry(min(maxPullExpiry, b.cfg.Lease/2)),
 		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 			if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) {
 				r.end()
@@ -124,7 +139,7 @@ func (b *Box) consumer(ctx context.Context, client string) (jetstream.Consumer, 
 	if c != nil {
 		return c, nil
 	}
-	c, err := b.queue.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+	cfg := jetstream.ConsumerConfig{
 		Durable:           consumerName(client),
 		FilterSubject:     queuePrefix + client,
 		AckPolicy:         jetstream.AckExplicitPolicy,
@@ -135,6 +150,10 @@ func (b *Box) consumer(ctx context.Context, client string) (jetstream.Consumer, 
 		PriorityPolicy:    jetstream.PriorityPolicyPinned,
 		PriorityGroups:    []string{readerGroup},
 		PinnedTTL:         b.cfg.Lease,
+	}
+	err := natsconn.Request(ctx, func(ctx context.Context) (err error) {
+		c, err = b.queue.CreateOrUpdateConsumer(ctx, cfg)
+		return err
 	})
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeMaximumConsumersLimit {
@@ -368,10 +387,7 @@ func (r *Read) Close() {
 	// Unpinned before the invocations go back: they must reach the next
 	// read, not a pull request this one left behind.
 	ctx, cancel := context.WithTimeout(context.Background(), r.box.cfg.Lease/3)
-	if err := r.box.queue.UnpinConsumer(ctx, consumerName(r.client), readerGroup); err != nil &&
-		!errors.Is(err, jetstream.ErrConsumerNotFound) {
-		r.box.log.Debug("unpinning a closed read", "client", r.client, "err", err)
-	}
+	r.box.unpin(ctx, r.client)
 	cancel()
 	for _, m := range back {
 		_ = m.Nak()
@@ -383,6 +399,17 @@ func (r *Read) Close() {
 	}
 	b.mu.Unlock()
 	r.end()
+}
+
+// unpin frees client's consumer for the next pull request without a pin:
+// pull requests still pinned to an earlier read are refused from now on.
+// Best effort: at worst the pin times out after a lease (PinnedTTL).
+func (b *Box) unpin(ctx context.Context, client string) {
+	err := natsconn.Request(ctx, func(ctx context.Context) error { return b.queue.UnpinConsumer(ctx, consumerName(client), readerGroup) })
+	if err != nil &&
+		!errors.Is(err, jetstream.ErrConsumerNotFound) {
+		b.log.Debug("unpinning the consumer of a read", "client", client, "err", err)
+	}
 }
 
 func consumerName(client string) string { return "c-" + client }
