@@ -216,7 +216,10 @@ func (s *Service) Capture(ctx context.Context, req *mailboxv1.CaptureRequest) (*
 			return nil, err
 		}
 	}
-	c, err := s.box.Collect(ctx, caller.Name, req.GetInvocation(), wait)
+	if k := req.GetRetryKey(); req.RetryKey != nil && !sessionRE.MatchString(k) {
+		return nil, status.Errorf(codes.InvalidArgument, "capture: retry_key %q is not 1–64 chars of [A-Za-z0-9._-]", k)
+	}
+	c, err := s.box.Collect(ctx, caller.Name, req.GetInvocation(), wait, req.GetRetryKey())
 	if err != nil {
 		return nil, err
 	}

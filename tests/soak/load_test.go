@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/resolver"
 	"google.golang.org/grpc/resolver/manual"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
@@ -126,13 +127,16 @@ func (l *load) refuse(input string, err error) {
 }
 
 // collect waits for the capture of id through the driver's replica,
-// moving to the next replica while one is unavailable.
+// moving to the next replica while one is unavailable. Every try names the
+// one collection with a retry key: a replica that took the capture and died
+// before its reply was sent leaves it to the next try.
 func (l *load) collect(dr *driver, id, input string) {
 	deadline := time.Now().Add(collectWithin)
 	var trail []string // the collects that failed, for the report of a lost one
+	key := proto.String("soak-collect")
 	for time.Now().Before(deadline) {
 		ctx, cancel := context.WithTimeout(procs.Driver(), 15*time.Second)
-		res, err := l.replicas[dr.at].Capture(ctx, &mailboxv1.CaptureRequest{Invocation: id, Wait: durationpb.New(10 * time.Second)})
+		res, err := l.replicas[dr.at].Capture(ctx, &mailboxv1.CaptureRequest{Invocation: id, Wait: durationpb.New(10 * time.Second), RetryKey: key})
 		cancel()
 		if err != nil {
 			trail = append(trail, fmt.Sprintf("replica %d: %v", dr.at, status.Code(err)))

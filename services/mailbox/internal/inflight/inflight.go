@@ -164,7 +164,9 @@ type Store interface {
 	Complete(ctx context.Context, caller, id string, c Capture) (Capture, error)
 	// Collect returns the capture of an invocation posted by caller (taking
 	// the slot), or nil while it runs, waiting up to wait for the answer.
-	Collect(ctx context.Context, caller, id string, wait time.Duration) (*Capture, error)
+	// With a retry key, a Collect with the same key within a minute gets
+	// the capture again; any other finds it gone.
+	Collect(ctx context.Context, caller, id string, wait time.Duration, retryKey string) (*Capture, error)
 	// Await waits until the invocation is answered or ctx ends.
 	Await(ctx context.Context, caller, id string) (*Capture, error)
 	// Call posts p and awaits its answer until wait ends (the post itself

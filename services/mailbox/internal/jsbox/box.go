@@ -293,19 +293,19 @@ func (b *Box) read(ctx context.Context, id string) (record, uint64, error) {
 // Collect returns the capture of an invocation posted by caller, taking the
 // slot (read once), or nil while it runs. With wait > 0 it waits that long
 // (bounded by ctx) for the answer first.
-func (b *Box) Collect(ctx context.Context, caller, id string, wait time.Duration) (*inflight.Capture, error) {
+func (b *Box) Collect(ctx context.Context, caller, id string, wait time.Duration, retryKey string) (*inflight.Capture, error) {
 	if wait <= 0 {
-		return b.collect(ctx, caller, id)
+		return b.collect(ctx, caller, id, retryKey)
 	}
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	return b.await(ctx, caller, id)
+	return b.await(ctx, caller, id, retryKey)
 }
 
 // Await waits until the invocation is answered or ctx ends; it returns the
 // capture (taking the slot) or nil when ctx ended first.
 func (b *Box) Await(ctx context.Context, caller, id string) (*inflight.Capture, error) {
-	return b.await(ctx, caller, id)
+	return b.await(ctx, caller, id, "")
 }
 
 // Call posts p and awaits its answer until wait ends. It listens for the
@@ -320,7 +320,7 @@ func (b *Box) Call(ctx, wait context.Context, p inflight.Post) (*inflight.Captur
 	if err := b.Post(ctx, p); err != nil {
 		return nil, err
 	}
-	return b.waitAnswer(wait, p.Poster, p.ID, ch)
+	return b.waitAnswer(wait, p.Poster, p.ID, "", ch)
 }
 
 // listen registers for the answer of id until stop is called.
@@ -341,25 +341,27 @@ func (b *Box) listen(id string) (_ <-chan *nats.Msg, stop func(), _ error) {
 	}, nil
 }
 
-func (b *Box) await(ctx context.Context, caller, id string) (*inflight.Capture, error) {
+func (b *Box) await(ctx context.Context, caller, id, retryKey string) (*inflight.Capture, error) {
 	// Listen before reading, so an answer between the two is not missed.
 	ch, stop, err := b.listen(id)
 	if err != nil {
 		return nil, err
 	}
 	defer stop()
-	if c, err := b.collect(ctx, caller, id); c != nil || err != nil {
+	if c, err := b.collect(ctx, caller, id, retryKey); c != nil || err != nil {
 		return c, err
 	}
-	return b.waitAnswer(ctx, caller, id, ch)
+	return b.waitAnswer(ctx, caller, id, retryKey, ch)
 }
 
 // waitAnswer waits on ch for id's answer until ctx ends, and takes it.
-func (b *Box) waitAnswer(ctx context.Context, caller, id string, ch <-chan *nats.Msg) (*inflight.Capture, error) {
+func (b *Box) waitAnswer(ctx context.Context, caller, id, retryKey string, ch <-chan *nats.Msg) (*inflight.Capture, error) {
 	select {
 	case m := <-ch:
-		if a, ok := decodeAnswer(m.Data); ok {
-			if c, err := b.take(ctx, id, a); c != nil || err != nil {
+		// The answer names the revision to purge at; a collection with a
+		// retry key keeps the slot a while instead, and reads it for that.
+		if a, ok := decodeAnswer(m.Data); ok && retryKey == "" {
+			if c, err := b.purge(ctx, id, a); c != nil || err != nil {
 				return c, err
 			}
 		}
@@ -370,28 +372,76 @@ func (b *Box) waitAnswer(ctx context.Context, caller, id string, ch <-chan *nats
 	}
 	// The wait ended (or its answer was taken by someone else): the slot
 	// says how it stands.
-	return b.collect(context.WithoutCancel(ctx), caller, id)
+	return b.collect(context.WithoutCancel(ctx), caller, id, retryKey)
 }
 
 // collect reads the slot once: absent for someone else's, nil while it
 // runs, the capture (and the slot taken) once answered.
-func (b *Box) collect(ctx context.Context, caller, id string) (*inflight.Capture, error) {
+func (b *Box) collect(ctx context.Context, caller, id, retryKey string) (*inflight.Capture, error) {
 	rec, rev, err := b.read(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if rec.Poster != caller {
+	switch {
+	case rec.Poster != caller:
 		return nil, inflight.Absent(id)
-	}
-	if rec.Capture == nil {
+	case rec.TakenBy != "":
+		return retaken(id, rec, retryKey)
+	case rec.Capture == nil:
 		return nil, nil
+	case retryKey != "":
+		return b.takeKeeping(ctx, id, rec, rev, retryKey)
 	}
-	return b.take(ctx, id, answer{Revision: rev, Capture: *rec.Capture})
+	return b.purge(ctx, id, answer{Revision: rev, Capture: *rec.Capture})
 }
 
-// take removes an answered slot if it is still at the revision a, so the
+// retaken answers a collection of a slot taken already: the capture again
+// for a retry of the collection that took it, absent for any other.
+func retaken(id string, rec record, retryKey string) (*inflight.Capture, error) {
+	if retryKey == "" || retryKey != rec.TakenBy || rec.Capture == nil {
+		return nil, inflight.Absent(id)
+	}
+	c := *rec.Capture
+	return &c, nil
+}
+
+// retryGrace is how long a capture taken with a retry key stays for a
+// retry of that collection.
+const retryGrace = time.Minute
+
+// takeKeeping takes the capture for the collection named retryKey: the slot
+// is marked taken by it (at the revision read, so one collection wins) and
+// removed by JetStream a minute later. A retry whose first try did take it
+// — the reply was lost, or the mark's acknowledgement — finds the mark and
+// gets the capture again.
+func (b *Box) takeKeeping(ctx context.Context, id string, rec record, rev uint64, retryKey string) (*inflight.Capture, error) {
+	rec.TakenBy = retryKey
+	m := nats.NewMsg("$KV." + SlotBucket + "." + id)
+	m.Data = rec.encode()
+	err := natsconn.Request(ctx, func(ctx context.Context) error {
+		_, err := b.js.PublishMsg(ctx, m, jetstream.WithExpectLastSequencePerSubject(rev), jetstream.WithMsgTTL(retryGrace))
+		return err
+	})
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
+		// Changed meanwhile: taken by this very collection (an earlier try
+		// whose acknowledgement was lost), by another, or cancelled.
+		now, _, err := b.read(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return retaken(id, now, retryKey)
+	}
+	if err != nil {
+		return nil, unavailable("taking the capture", err)
+	}
+	c := *rec.Capture
+	return &c, nil
+}
+
+// purge removes an answered slot if it is still at the revision a, so the
 // capture is handed to exactly one collector.
-func (b *Box) take(ctx context.Context, id string, a answer) (*inflight.Capture, error) {
+func (b *Box) purge(ctx context.Context, id string, a answer) (*inflight.Capture, error) {
 	err := b.slots.Purge(ctx, id, jetstream.LastRevision(a.Revision), jetstream.PurgeTTL(time.Second))
 	switch {
 	case errors.Is(err, jetstream.ErrKeyExists):
@@ -412,11 +462,11 @@ func (b *Box) Cancel(ctx context.Context, caller, id, reason string) (inflight.C
 		if err != nil {
 			return inflight.Capture{}, err
 		}
-		if rec.Poster != caller {
+		if rec.Poster != caller || rec.TakenBy != "" {
 			return inflight.Capture{}, inflight.Absent(id)
 		}
 		if rec.Capture != nil {
-			c, err := b.take(ctx, id, answer{Revision: rev, Capture: *rec.Capture})
+			c, err := b.purge(ctx, id, answer{Revision: rev, Capture: *rec.Capture})
 			if err != nil {
 				return inflight.Capture{}, err
 			}

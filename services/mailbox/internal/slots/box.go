@@ -29,6 +29,7 @@ type Box struct {
 	slots   map[string]*slot
 	queues  map[string]*queue
 	expiry  list // every slot, oldest first: TTL is constant, so this is expiry order
+	taken   takenSet
 	sweep   Timer
 	closed  bool
 	closing chan struct{} // closed by Close: ends every read
@@ -104,13 +105,13 @@ func (b *Box) Complete(_ context.Context, caller, id string, c Capture) (Capture
 // the slot (read once), or nil while it is running. With wait > 0 it waits
 // that long (bounded by ctx) for the capture first; a wait wakes on the
 // answer, not on a tick.
-func (b *Box) Collect(ctx context.Context, caller, id string, wait time.Duration) (*Capture, error) {
+func (b *Box) Collect(ctx context.Context, caller, id string, wait time.Duration, retryKey string) (*Capture, error) {
 	if wait > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, wait)
 		defer cancel()
 	}
-	return b.collect(ctx, caller, id, wait > 0)
+	return b.collect(ctx, caller, id, wait > 0, retryKey)
 }
 
 // Call posts p and awaits its answer until wait ends.
@@ -124,14 +125,18 @@ func (b *Box) Call(ctx, wait context.Context, p inflight.Post) (*Capture, error)
 // Await waits until the invocation is answered or ctx ends; it returns the
 // capture (removing the slot) or nil when ctx ended first.
 func (b *Box) Await(ctx context.Context, caller, id string) (*Capture, error) {
-	return b.collect(ctx, caller, id, true)
+	return b.collect(ctx, caller, id, true, "")
 }
 
-func (b *Box) collect(ctx context.Context, caller, id string, wait bool) (*Capture, error) {
+func (b *Box) collect(ctx context.Context, caller, id string, wait bool, retryKey string) (*Capture, error) {
 	b.mu.Lock()
 	s := b.slots[id]
 	if s == nil || s.poster != caller {
+		again := b.taken.again(b.cfg.Clock.Now(), id, caller, retryKey)
 		b.mu.Unlock()
+		if again != nil {
+			return again, nil
+		}
 		return nil, inflight.Absent(id)
 	}
 	if s.state != answered && wait {
@@ -156,6 +161,9 @@ func (b *Box) collect(ctx context.Context, caller, id string, wait bool) (*Captu
 		return nil, nil
 	}
 	b.remove(s)
+	if retryKey != "" {
+		b.taken.keep(b.cfg.Clock.Now(), id, caller, retryKey, *s.capture)
+	}
 	return s.capture, nil
 }
 

@@ -106,7 +106,7 @@ func TestACollectedSlotIsNotRetained(t *testing.T) {
 	if _, err := b.Complete(ctx, "laptop", id, Capture{Stdout: "hi"}); err != nil {
 		t.Fatal(err)
 	}
-	if c, err := b.Collect(ctx, "driver", id, 0); err != nil || c == nil {
+	if c, err := b.Collect(ctx, "driver", id, 0, ""); err != nil || c == nil {
 		t.Fatalf("collect: %v %v", c, err)
 	}
 	if b.Len() != 0 || b.expiry.n != 0 || len(b.queues) != 1 {
@@ -132,7 +132,7 @@ func TestExpiryBySweeperWithoutAnotherPost(t *testing.T) {
 		t.Fatal("not expired after the TTL")
 	}
 	wantAbsent(t, <-waiting, id) // the waiter is woken and told
-	_, err := b.Collect(context.Background(), "driver", id, 0)
+	_, err := b.Collect(context.Background(), "driver", id, 0, "")
 	wantAbsent(t, err, id)
 	r, err := b.OpenRead(ctx, "laptop")
 	if err != nil {

@@ -47,6 +47,7 @@ func Run(t *testing.T, open Open, parallel bool) {
 		{"CancelReachesTheHostAndAnswers130", cancelReachesTheHostAndAnswers130},
 		{"CancelOfAQueuedInvocationTakesItOffTheQueue", cancelOfAQueuedInvocationTakesItOffTheQueue},
 		{"AParkedReadGetsAPostAtOnce", aParkedReadGetsAPostAtOnce},
+		{"ARetriedCollectionGetsTheSameCapture", aRetriedCollectionGetsTheSameCapture},
 		{"AWaitWakesOnTheAnswer", aWaitWakesOnTheAnswer},
 		{"AnUncollectedSlotExpires", anUncollectedSlotExpires},
 		{"BoundsRefuseWithASentence", boundsRefuseWithASentence},
@@ -172,20 +173,20 @@ func foreignIdentitiesGetTheAbsentSentence(t *testing.T, o Open) {
 	id := post(t, s, "laptop", "echo")
 	_, err := s.Complete(ctx, "mallory", id, inflight.Capture{Stdout: "x"})
 	wantAbsent(t, err, id)
-	_, err = s.Collect(ctx, "mallory", id, 0)
+	_, err = s.Collect(ctx, "mallory", id, 0, "")
 	wantAbsent(t, err, id)
 	_, err = s.Cancel(ctx, "mallory", id, "")
 	wantAbsent(t, err, id)
 	_, err = s.Complete(ctx, "laptop", "inv-unknown", inflight.Capture{})
 	wantAbsent(t, err, "inv-unknown")
-	_, err = s.Collect(ctx, "driver", "not a handle at all", 0)
+	_, err = s.Collect(ctx, "driver", "not a handle at all", 0, "")
 	wantAbsent(t, err, "not a handle at all")
 }
 
 func captureIsAbsentWhileRunningThenReadOnce(t *testing.T, o Open) {
 	s := o(t, Defaults)
 	id := post(t, s, "laptop", "echo")
-	c, err := s.Collect(ctx, "driver", id, 0)
+	c, err := s.Collect(ctx, "driver", id, 0, "")
 	if err != nil || c != nil {
 		t.Fatalf("running: %v %v, want no capture", c, err)
 	}
@@ -198,11 +199,11 @@ func captureIsAbsentWhileRunningThenReadOnce(t *testing.T, o Open) {
 	}
 	_, err = s.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "again"})
 	wantAbsent(t, err, id) // answered already
-	c, err = s.Collect(ctx, "driver", id, 0)
+	c, err = s.Collect(ctx, "driver", id, 0, "")
 	if err != nil || c == nil || c.Stdout != "hi" || c.ExitCode != 3 {
 		t.Fatalf("collect: %+v %v", c, err)
 	}
-	_, err = s.Collect(ctx, "driver", id, 0)
+	_, err = s.Collect(ctx, "driver", id, 0, "")
 	wantAbsent(t, err, id) // read once
 	takeNone(t, s, r, "laptop")
 }
@@ -220,7 +221,7 @@ func threeHandOffsProduceTheInDoubtCapture(t *testing.T, o Open) {
 	r := open(t, s, "laptop")
 	defer r.Close()
 	takeNone(t, s, r, "laptop") // not handed out a fourth time
-	c, err := s.Collect(ctx, "driver", id, 0)
+	c, err := s.Collect(ctx, "driver", id, 0, "")
 	want := `this invocation was handed to "laptop" 3 times and never answered; each hand-off may have run it; read the world before acting again`
 	if err != nil || c == nil || c.ExitCode != 1 || c.Stderr != want || c.Stdout != "" {
 		t.Fatalf("in-doubt capture: %+v %v", c, err)
@@ -303,7 +304,7 @@ func aWaitWakesOnTheAnswer(t *testing.T, o Open) {
 	got := make(chan *inflight.Capture, 1)
 	go func() {
 		// An hour's wait: only the answer can end it within the test.
-		c, err := s.Collect(ctx, "driver", id, time.Hour)
+		c, err := s.Collect(ctx, "driver", id, time.Hour, "")
 		if err != nil {
 			t.Error(err)
 		}
@@ -328,7 +329,7 @@ func anUncollectedSlotExpires(t *testing.T, o Open) {
 	// Expiry is the store's own doing: nothing else touches the box.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		_, err := s.Collect(ctx, "driver", id, 0)
+		_, err := s.Collect(ctx, "driver", id, 0, "")
 		if status.Code(err) == codes.NotFound {
 			wantAbsent(t, err, id)
 			break
@@ -370,5 +371,51 @@ func closeEndsReadsAndRefusesPosts(t *testing.T, o Open) {
 	}
 	if err := s.Post(ctx, inflight.Post{ID: inflight.NewID(), Client: "laptop", Poster: "d", Tool: "t", Input: "1"}); status.Code(err) != codes.Unavailable {
 		t.Fatalf("post after close: %v", err)
+	}
+}
+
+// aRetriedCollectionGetsTheSameCapture: a collection named by a retry key
+// may be asked again (its reply may have been lost); any other collection
+// finds the capture gone, as read-once says.
+func aRetriedCollectionGetsTheSameCapture(t *testing.T, o Open) {
+	s := o(t, Defaults)
+	id := post(t, s, "laptop", "echo")
+	r := open(t, s, "laptop")
+	defer r.Close()
+	take(t, r, 1)
+	if _, err := s.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "once"}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		c, err := s.Collect(ctx, "driver", id, 0, "try-1")
+		if err != nil || c == nil || c.Stdout != "once" {
+			t.Fatalf("collection try-1: %+v %v", c, err)
+		}
+	}
+	_, err := s.Collect(ctx, "driver", id, 0, "try-2")
+	wantAbsent(t, err, id)
+	_, err = s.Collect(ctx, "driver", id, 0, "")
+	wantAbsent(t, err, id)
+	_, err = s.Collect(ctx, "mallory", id, 0, "try-1")
+	wantAbsent(t, err, id)
+	// A waiting collection with a key takes the answer the same way.
+	id2 := post(t, s, "laptop", "echo")
+	got := make(chan *inflight.Capture, 1)
+	go func() {
+		c, err := s.Collect(ctx, "driver", id2, time.Hour, "wait-1")
+		if err != nil {
+			t.Error(err)
+		}
+		got <- c
+	}()
+	take(t, r, 1)
+	if _, err := s.Complete(ctx, "laptop", id2, inflight.Capture{Stdout: "twice"}); err != nil {
+		t.Fatal(err)
+	}
+	if c := <-got; c == nil || c.Stdout != "twice" {
+		t.Fatalf("waiting collection: %+v", c)
+	}
+	if c, err := s.Collect(ctx, "driver", id2, 0, "wait-1"); err != nil || c == nil || c.Stdout != "twice" {
+		t.Fatalf("retry of the waiting collection: %+v %v", c, err)
 	}
 }

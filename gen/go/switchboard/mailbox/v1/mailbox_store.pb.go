@@ -35,7 +35,10 @@ type StoredSlot struct {
 	// handoffs counts the hand-offs, written from the second one on.
 	Handoffs int32 `protobuf:"varint,4,opt,name=handoffs,proto3" json:"handoffs,omitempty"`
 	// capture is set once the invocation is answered.
-	Capture       *Capture `protobuf:"bytes,5,opt,name=capture,proto3" json:"capture,omitempty"`
+	Capture *Capture `protobuf:"bytes,5,opt,name=capture,proto3" json:"capture,omitempty"`
+	// taken_by is the retry key of the collection that took the capture; the
+	// slot then lives a minute more, for a retry of that collection only.
+	TakenBy       string `protobuf:"bytes,6,opt,name=taken_by,json=takenBy,proto3" json:"taken_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -105,6 +108,13 @@ func (x *StoredSlot) GetCapture() *Capture {
 	return nil
 }
 
+func (x *StoredSlot) GetTakenBy() string {
+	if x != nil {
+		return x.TakenBy
+	}
+	return ""
+}
+
 // StoredAnswer is what a mailbox replica announces on core NATS when it
 // stores a capture, to the replicas whose callers wait for it.
 type StoredAnswer struct {
@@ -166,14 +176,15 @@ var File_switchboard_mailbox_v1_mailbox_store_proto protoreflect.FileDescriptor
 
 const file_switchboard_mailbox_v1_mailbox_store_proto_rawDesc = "" +
 	"\n" +
-	"*switchboard/mailbox/v1/mailbox_store.proto\x12\x16switchboard.mailbox.v1\x1a$switchboard/mailbox/v1/mailbox.proto\"\xa7\x01\n" +
+	"*switchboard/mailbox/v1/mailbox_store.proto\x12\x16switchboard.mailbox.v1\x1a$switchboard/mailbox/v1/mailbox.proto\"\xc2\x01\n" +
 	"\n" +
 	"StoredSlot\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\tR\x06client\x12\x16\n" +
 	"\x06poster\x18\x02 \x01(\tR\x06poster\x12\x12\n" +
 	"\x04tool\x18\x03 \x01(\tR\x04tool\x12\x1a\n" +
 	"\bhandoffs\x18\x04 \x01(\x05R\bhandoffs\x129\n" +
-	"\acapture\x18\x05 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acapture\"e\n" +
+	"\acapture\x18\x05 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acapture\x12\x19\n" +
+	"\btaken_by\x18\x06 \x01(\tR\atakenBy\"e\n" +
 	"\fStoredAnswer\x12\x1a\n" +
 	"\brevision\x18\x01 \x01(\x04R\brevision\x129\n" +
 	"\acapture\x18\x02 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acaptureBPZNgithub.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1;mailboxv1b\x06proto3"
