@@ -30,6 +30,6 @@ COPY --from=build /out/everything-server /usr/local/bin/everything-server
 COPY --from=build --chown=65532:65532 /out/certs /certs
 COPY --from=build --chown=65532:65532 /out/data /data
 USER 65532:65532
-EXPOSE 7731 7732 7733 8080
+EXPOSE 4222 7731 7732 7733 8080
 ENTRYPOINT ["/switchboard"]
 CMD ["help"]

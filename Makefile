@@ -64,8 +64,8 @@ images: ## build the container image (needs a Docker engine)
 	docker build -t switchboard:dev .
 
 SOAK ?= 2m
-soak: build tools ## the long forms: load for $(SOAK) (SOAK=10m make soak) and the fault tests five times over
-	SWITCHBOARD_SOAK=$(SOAK) go test -race -count=1 -timeout 60m -v -run TestDriversAndHostsLoseNothing ./tests/soak/
+soak: build tools ## the long forms: load for $(SOAK), alone and under each fault (SOAK=10m make soak), and the fault tests five times over
+	SWITCHBOARD_SOAK=$(SOAK) go test -race -count=1 -timeout 60m -v -run 'TestDriversAndHostsLoseNothing|UnderLoadLosesNothing' ./tests/soak/
 	go test -race -count=5 -timeout 60m ./tests/faults/
 
 clean: ## remove bin/ and the dev data dir

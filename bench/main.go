@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -25,6 +26,7 @@ func main() {
 	warm := flag.Int("warm", 300, "untimed warm-up calls before each latency")
 	window := flag.Duration("window", 3*time.Second, "how long each throughput run lasts")
 	echoAddr := flag.String("serve-echo", "", "internal: serve the echo floor on this address")
+	only := flag.String("only", "", "run only the steps whose name holds this text (the echo floor always runs)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -36,6 +38,7 @@ func main() {
 		return
 	}
 	r := newReport(*warm, *samples, *window)
+	r.only = *only
 	if err := run(ctx, r); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -73,9 +76,10 @@ func measure(ctx context.Context, t testkit.TB, r *report) error {
 	for _, n := range []string{"registry", "mailbox", "bridge", "gateway", "echo", "dev", "dev-http"} {
 		addr[n] = testkit.FreeAddr(t)
 	}
-	regProc := testkit.Start(t, bins["registry"], "--dev", "--listen", addr["registry"], "--data-dir", dir+"/data", "--log-level", "warn")
+	ns := testkit.NATS(t) // the split deployment's NATS, in this process
+	regProc := testkit.Start(t, bins["registry"], "--dev", "--listen", addr["registry"], "--nats", ns.ClientURL(), "--log-level", "warn")
 	regConn := healthy(t, addr["registry"], "")
-	mbProc := testkit.Start(t, bins["mailbox"], "--dev", "--listen", addr["mailbox"], "--registry", addr["registry"], "--log-level", "warn")
+	mbProc := testkit.Start(t, bins["mailbox"], "--dev", "--listen", addr["mailbox"], "--registry", addr["registry"], "--nats", ns.ClientURL(), "--log-level", "warn")
 	mbConn := healthy(t, addr["mailbox"], "switchboard.mailbox.v1.MailboxService")
 	brProc := testkit.Start(t, bins["bridge"], "--dev", "--listen", addr["bridge"], "--registry", addr["registry"], "--mailbox", addr["mailbox"], "--log-level", "warn")
 	brConn := healthy(t, addr["bridge"], "switchboard.bridge.v1.BridgeService")
@@ -103,11 +107,16 @@ func measure(ctx context.Context, t testkit.TB, r *report) error {
 		br: bridgev1.NewBridgeServiceClient(brConn)}
 	embedded := &suite{reg: registryv1.NewRegistryServiceClient(devConn), mb: mailboxv1.NewMailboxServiceClient(devConn),
 		br: bridgev1.NewBridgeServiceClient(devConn)}
+	var echoFloor floor
 	steps := []struct {
 		name string
 		run  func() error
 	}{
-		{"echo floor and mailbox round trip", func() error { return floorAndMailbox(ctx, r, s, echoConn) }},
+		{"echo floor and mailbox round trip", func() error { return floorAndMailbox(ctx, r, s, echoConn, &echoFloor) }},
+		{"the embedded suite's mailbox with each store", func() error {
+			return stores(ctx, r, t, bins["switchboard"], dir, echoFloor.latency, echoFloor.perSec[64])
+		}},
+		{"two mailbox replicas on a three-node NATS cluster", func() error { return replicas(ctx, r, t, bins) }},
 		{"the gateway round trip", func() error { return gatewayRoundTrip(ctx, r, s, "http://"+addr["gateway"]) }},
 		{"an MCP call, direct and through the suite", func() error {
 			return mcpCall(ctx, r, embedded, s, everything)
@@ -115,7 +124,10 @@ func measure(ctx context.Context, t testkit.TB, r *report) error {
 		{"1,000 parked hosts", func() error { return parked(ctx, r, s) }},
 		{"bytes per queued invocation", func() error { return queuedBytes(ctx, r, s) }},
 	}
-	for _, st := range steps {
+	for i, st := range steps {
+		if i > 0 && r.only != "" && !strings.Contains(st.name, r.only) {
+			continue
+		}
 		fmt.Fprintf(os.Stderr, "measuring %s…\n", st.name)
 		if err := st.run(); err != nil {
 			return fmt.Errorf("%s: %w", st.name, err)

@@ -13,6 +13,7 @@ import (
 // report collects figures in the order they are measured, prints them as a
 // table and writes them as JSON.
 type report struct {
+	only          string // run only the steps whose name holds it
 	warm, samples int
 	window        time.Duration
 

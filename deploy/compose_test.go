@@ -17,12 +17,13 @@ const (
 	healthy   = types.ServiceConditionHealthy
 )
 
-// wantDependsOn is DESIGN.md's DAG as compose must start it: every service
+// wantDependsOn is docs/design.md's graph as compose must start it: every service
 // waits for the one-shot certs step and for the health of what it dials.
 var wantDependsOn = map[string]map[string]string{
 	"certs":        {},
-	"registry":     {"certs": completed},
-	"mailbox":      {"certs": completed, "registry": healthy},
+	"nats":         {"certs": completed},
+	"registry":     {"certs": completed, "nats": healthy},
+	"mailbox":      {"certs": completed, "nats": healthy, "registry": healthy},
 	"bridge":       {"certs": completed, "registry": healthy, "mailbox": healthy},
 	"gateway":      {"certs": completed, "registry": healthy, "mailbox": healthy, "bridge": healthy},
 	"example-host": {"certs": completed, "registry": healthy, "mailbox": healthy},
@@ -125,6 +126,12 @@ func TestComposeHealthchecksRunTheHealthCommand(t *testing.T) {
 				u, err := url.Parse(raw)
 				if err != nil || u.Scheme != "https" {
 					t.Fatalf("healthcheck --http=%s: want an https URL (the gateway serves TLS)", raw)
+				}
+				host, hport = u.Hostname(), u.Port()
+			} else if raw := hv["nats"]; raw != "" {
+				u, err := url.Parse(raw)
+				if err != nil || u.Scheme != "tls" {
+					t.Fatalf("healthcheck --nats=%s: want a tls:// URL (NATS serves mutual TLS)", raw)
 				}
 				host, hport = u.Hostname(), u.Port()
 			} else if host, hport, err = net.SplitHostPort(hv["addr"]); err != nil {

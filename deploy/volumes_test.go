@@ -22,19 +22,19 @@ func TestComposeVolumes(t *testing.T) {
 	certs := svcs["certs"]
 	certsMount, _ := certs.mountAt(certs.flags["dir"])
 
-	t.Run("the registry's data dir is on a named volume", func(t *testing.T) {
+	t.Run("NATS keeps the suite's state on a named volume", func(t *testing.T) {
 		t.Parallel()
-		reg := svcs["registry"]
-		dir := reg.flags["data-dir"]
-		m, ok := reg.mountAt(dir)
+		ns := svcs["nats"]
+		dir := ns.flags["data"]
+		m, ok := ns.mountAt(dir)
 		if dir == "" || !ok || m.Target != dir {
-			t.Fatalf("the registry keeps its store in %q, which is no mount point", dir)
+			t.Fatalf("NATS keeps its storage in %q, which is no mount point", dir)
 		}
 		if v, named := p.Volumes[m.Source]; m.Type != types.VolumeTypeVolume || !named || bool(v.External) || m.ReadOnly {
-			t.Errorf("the registry's %s is mounted %+v; want a writable named volume of this file", dir, m)
+			t.Errorf("NATS's %s is mounted %+v; want a writable named volume of this file", dir, m)
 		}
 		if m.Source == certsMount.Source {
-			t.Errorf("the registry's data shares the certs volume %q", m.Source)
+			t.Errorf("NATS's data shares the certs volume %q", m.Source)
 		}
 	})
 

@@ -1,9 +1,10 @@
 // Package dev wires the whole suite into one process on loopback (`switchboard
-// dev`, what `make run` runs): the registry, mailbox and bridge on one gRPC
-// server, the HTTP gateway beside it, and optionally a local tool host and
-// MCP servers mounted at start. The services are the same code as the split
-// deployment; they reach each other through gRPC clients dialed to the
-// process's own listener, exactly as they would across machines.
+// dev`, what `make run` runs): a NATS server with JetStream storage under
+// --data (or the cluster --nats names), the registry, mailbox and bridge on
+// one gRPC server, the HTTP gateway beside it, and optionally a local tool
+// host and MCP servers mounted at start. The services are the same code as
+// the split deployment; they reach each other through gRPC clients dialed
+// to the process's own listener, exactly as they would across machines.
 package dev
 
 import (
@@ -14,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/nats-io/nats.go"
 	"golang.org/x/sync/errgroup"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
@@ -22,6 +24,8 @@ import (
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/listen"
+	"github.com/switchboard-run/switchboard/kit/natsconn"
+	"github.com/switchboard-run/switchboard/kit/natsserver"
 	"github.com/switchboard-run/switchboard/kit/process"
 	"github.com/switchboard-run/switchboard/services/bridge"
 	"github.com/switchboard-run/switchboard/services/gateway"
@@ -32,19 +36,25 @@ import (
 
 // Options are `switchboard dev`'s flags.
 type Options struct {
-	GRPC, HTTP  string
+	GRPC, HTTP string
+	// DataDir holds the embedded NATS server's storage (DataDir/nats); a
+	// registry.db an earlier version left there is imported once.
 	DataDir     string
 	MCPConfig   string
 	ToolsFile   string
 	ToolsClient string
 	Mailbox     mailbox.Bounds
-	Log         *slog.Logger
+	Store       mailbox.Store
+	// NATS, when it names servers, holds the state instead of the embedded
+	// server.
+	NATS natsconn.Config
+	Log  *slog.Logger
 	// Ready, when set, is called once everything listens, with the
 	// addresses actually bound (tests listen on port 0).
 	Ready func(grpcAddr, httpAddr string)
 }
 
-// DefaultDataDir is where the registry keeps its store when --data is not
+// DefaultDataDir is where the suite keeps its state when --data is not
 // given: $XDG_DATA_HOME/switchboard, or ~/.local/share/switchboard.
 func DefaultDataDir() string {
 	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
@@ -72,8 +82,18 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer httpLis.Close()
-	reg, err := registry.New(registry.Config{DataDir: o.DataDir, WatchBuffer: registry.DefaultWatchBuffer,
-		MaxTools: registry.DefaultMaxTools, Flags: process.Flags{Security: sec}}, log.With("service", "registry"))
+	nc, where, stopNATS, err := connectNATS(o, log)
+	if err != nil {
+		return err
+	}
+	defer stopNATS()
+	defer nc.Close()
+	regCfg := registry.Config{WatchBuffer: registry.DefaultWatchBuffer, MaxTools: registry.DefaultMaxTools,
+		NATS: o.NATS, Flags: process.Flags{Security: sec}}
+	if old := filepath.Join(o.DataDir, "registry.db"); o.DataDir != "" && exists(old) {
+		regCfg.Import = old // an earlier version's store: copied in once, then renamed
+	}
+	reg, err := registry.New(ctx, regCfg, nc, log.With("service", "registry"))
 	if err != nil {
 		return err
 	}
@@ -86,7 +106,10 @@ func Run(ctx context.Context, o Options) error {
 	regClient := registryv1.NewRegistryServiceClient(conn)
 	mbClient := mailboxv1.NewMailboxServiceClient(conn)
 
-	mb := mailbox.New(mailbox.Config{Bounds: o.Mailbox}, regClient, sec.Self("mailbox"), log.With("service", "mailbox"))
+	mb, err := mailbox.New(ctx, mailbox.Config{Bounds: o.Mailbox, Store: o.Store, NATS: o.NATS}, nc, regClient, sec.Self("mailbox"), log.With("service", "mailbox"))
+	if err != nil {
+		return err
+	}
 	br, err := bridge.New(bridge.Config{}, regClient, mbClient, log.With("service", "bridge"))
 	if err != nil {
 		return err
@@ -110,7 +133,7 @@ func Run(ctx context.Context, o Options) error {
 	g.Go(func() error { return srv.Serve(ctx, grpcLis) })
 	g.Go(func() error { return gw.Serve(ctx, httpLis) })
 	log.Info("switchboard dev is up",
-		"grpc", grpcLis.Addr().String(), "http", "http://"+httpLis.Addr().String(), "data", o.DataDir,
+		"grpc", grpcLis.Addr().String(), "http", "http://"+httpLis.Addr().String(), "nats", where, "store", o.Store.Kind,
 		"try", fmt.Sprintf("grpcurl -plaintext -H 'switchboard-identity: me' %s list", grpcLis.Addr()))
 	// The extras advertise and follow: they start once the mailbox's view
 	// of the registry holds its first snapshot, so the invoke check sees
@@ -128,6 +151,32 @@ func Run(ctx context.Context, o Options) error {
 		o.Ready(grpcLis.Addr().String(), httpLis.Addr().String())
 	}
 	return g.Wait()
+}
+
+// connectNATS starts the embedded NATS server under DataDir (unless o.NATS
+// names servers) and connects to it in process. stop shuts the embedded
+// server down once the services are done with it.
+func connectNATS(o Options, log *slog.Logger) (nc *nats.Conn, where string, stop func(), err error) {
+	if o.NATS.URLs != "" {
+		nc, err = o.NATS.Connect("switchboard dev", log)
+		return nc, o.NATS.URLs, func() {}, err
+	}
+	dir := filepath.Join(o.DataDir, "nats")
+	ns, err := natsserver.Start(natsserver.Options{Dir: dir, Log: log.With("service", "nats")})
+	if err != nil {
+		return nil, "", nil, err
+	}
+	nc, err = o.NATS.Connect("switchboard dev", log, ns.InProcess())
+	if err != nil {
+		ns.Shutdown()
+		return nil, "", nil, err
+	}
+	return nc, "embedded, storage in " + dir, ns.Shutdown, nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // startExtras mounts the MCP servers of --mcp-config and runs the tool host

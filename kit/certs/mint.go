@@ -1,6 +1,6 @@
 // Package certs mints and loads the suite's mutual-TLS material with Go's
 // crypto/x509 (no openssl): a CA, and leaves whose subject CN is an identity
-// and whose OU is its grade (DESIGN §4).
+// and whose OU is its grade (docs/design.md §4).
 package certs
 
 import (

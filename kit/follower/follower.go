@@ -1,4 +1,4 @@
-// Package follower is the core every tool host shares (DESIGN §5, §6): it
+// Package follower is the core every tool host shares (docs/design.md §5, §6): it
 // follows one client's queue on the mailbox, redialing when the stream
 // breaks; runs each invocation once, answering a redelivery of one it has
 // answered already from memory; completes it with its capture; and cancels

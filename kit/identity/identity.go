@@ -1,4 +1,4 @@
-// Package identity is who is calling and what they may do (DESIGN §4).
+// Package identity is who is calling and what they may do (docs/design.md §4).
 //
 // An identity is derived per request — from the client certificate in
 // production, from metadata in dev mode — and never cached on the

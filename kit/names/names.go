@@ -1,5 +1,5 @@
 // Package names checks the names the suite's vocabulary is built from
-// (DESIGN §1): clients and workspaces.
+// (docs/design.md §1): clients and workspaces.
 package names
 
 import (

@@ -7,12 +7,14 @@ import (
 	"net"
 	"sync"
 
+	"github.com/nats-io/nats.go"
 	"google.golang.org/grpc"
 
 	"github.com/switchboard-run/switchboard/kit/grpcclient"
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/listen"
+	"github.com/switchboard-run/switchboard/kit/natsconn"
 )
 
 // Running is a started process (see Start): its logger, and the listeners,
@@ -67,4 +69,10 @@ func (r *Running) GRPCServer(policy identity.Policy) (*grpcserver.Server, error)
 	}
 	return grpcserver.New(grpcserver.Options{Logger: r.Log, TLS: c,
 		Guard: identity.Guard{Auth: r.security.Authenticator(), Policy: policy}}), nil
+}
+
+// NATS connects to the NATS servers c names, as "switchboard <name>", with
+// the process's logger hearing of losses and recoveries.
+func (r *Running) NATS(c natsconn.Config) (*nats.Conn, error) {
+	return c.Connect("switchboard "+r.name, r.Log)
 }

@@ -36,7 +36,7 @@ type Policy struct {
 
 // Default is the policy of every redial and watch in the suite that has no
 // reason of its own to differ: 0.5 s doubling to 30 s (the supervision
-// timing of DESIGN §5), a fifth of jitter, and a run of 30 s counts as
+// timing of docs/design.md §5), a fifth of jitter, and a run of 30 s counts as
 // healthy.
 var Default = Policy{
 	Base:       500 * time.Millisecond,

@@ -33,7 +33,7 @@ func TestTheWaitsGrowToTheCapAndResetToBase(t *testing.T) {
 			[]time.Duration{300 * ms, 300 * ms}},
 		{"a huge multiplier does not overflow past the cap", Policy{Base: time.Hour, Max: 1 << 62, Multiplier: 1e30},
 			[]time.Duration{time.Hour, 1 << 62, 1 << 62}},
-		{"the default is DESIGN §5's timing before jitter", Policy{Base: Default.Base, Max: Default.Max, Multiplier: Default.Multiplier},
+		{"the default is docs/design.md §5's timing before jitter", Policy{Base: Default.Base, Max: Default.Max, Multiplier: Default.Multiplier},
 			[]time.Duration{500 * ms, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 30 * time.Second}},
 	}
 	for _, tt := range tests {

@@ -16,6 +16,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/switchboard-run/switchboard/kit/grpcclient"
 )
 
 var builds sync.Map // import path → *build
@@ -148,15 +150,46 @@ func (p *Proc) Stop(timeout time.Duration) error {
 		return nil
 	}
 	_ = p.Cmd.Process.Signal(syscall.SIGTERM)
+	_, err := p.wait(timeout)
+	return err
+}
+
+// Exit waits up to timeout for the process to end by itself, and returns
+// its exit error (nil for a clean exit). A process still running then is
+// killed and the test fails.
+func (p *Proc) Exit(t TB, timeout time.Duration) error {
+	t.Helper()
+	exited, err := p.wait(timeout)
+	if !exited {
+		t.Fatalf("%s did not exit within %v:\n%s", filepath.Base(p.Cmd.Path), timeout, p.Output())
+	}
+	return err
+}
+
+// wait reaps the process, killing its group when it has not exited after
+// timeout; exited says whether it ended by itself.
+func (p *Proc) wait(timeout time.Duration) (exited bool, err error) {
 	done := make(chan error, 1)
 	go func() { done <- p.Cmd.Wait() }()
 	select {
 	case err := <-done:
-		return err
+		return true, err
 	case <-time.After(timeout):
 		_ = syscall.Kill(-p.Cmd.Process.Pid, syscall.SIGKILL)
-		return <-done
+		return false, <-done
 	}
+}
+
+// Dial connects to the suite's gRPC server at addr (plaintext, dev mode)
+// for the rest of the test.
+func Dial(t TB, addr string) *grpc.ClientConn {
+	t.Helper()
+	cc, err := grpcclient.Dial(addr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	return cc
 }
 
 // WaitHealthy waits until the gRPC server at addr (plaintext, dev mode)

@@ -14,7 +14,7 @@ const (
 	DefaultListen   = ports.BridgeAddr
 	DefaultRegistry = ports.RegistryAddr
 	DefaultMailbox  = ports.MailboxAddr
-	// DefaultMaxInFlight bounds concurrent calls to one server (DESIGN §5).
+	// DefaultMaxInFlight bounds concurrent calls to one server (docs/design.md §5).
 	DefaultMaxInFlight = 8
 )
 

@@ -91,7 +91,7 @@ func newMount(s *Service, client string, cfg *bridgev1.ServerConfig) *mount {
 	}
 	slots := maxInFlight
 	if cfg.GetPlugin() != nil {
-		slots = 1 // a backend takes calls one at a time, in order (DESIGN §7)
+		slots = 1 // a backend takes calls one at a time, in order (docs/design.md §7)
 	}
 	m.follower = follower.New(follower.Options{
 		Mailbox: m.peers.mb,

@@ -16,7 +16,7 @@ import (
 )
 
 // runner is one started server as a run serves it: an MCP session, or a
-// plugin backend (DESIGN §7). Both are supervised, followed and completed
+// plugin backend (docs/design.md §7). Both are supervised, followed and completed
 // the same way (kit/follower); they differ in how a call reaches them.
 type runner interface {
 	// Run serves one invocation: the follower's runner.
@@ -115,7 +115,7 @@ func (m *mount) startPlugin(ctx context.Context) (supervise.Run, error) {
 	return m.serveRun(ctx, pluginRunner{Backend: b, m: m}), nil
 }
 
-// LoadPluginManifest reads a plugin manifest file (DESIGN §7) into the
+// LoadPluginManifest reads a plugin manifest file (docs/design.md §7) into the
 // manifest Mount takes, refusing with a sentence what the bridge could not
 // run. Relative paths in it are left as written.
 func LoadPluginManifest(path string) (*bridgev1.PluginManifest, error) {

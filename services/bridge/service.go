@@ -1,5 +1,5 @@
-// Package bridge is the MCP bridge (DESIGN §5): it mounts MCP servers, over
-// stdio or Streamable HTTP, and JSON-lines plugin backends (DESIGN §7) as
+// Package bridge is the MCP bridge (docs/design.md §5): it mounts MCP servers, over
+// stdio or Streamable HTTP, and JSON-lines plugin backends (docs/design.md §7) as
 // tool hosts. Each mounted server is its own client identity: the bridge
 // advertises the server's tools under it, follows its queue on the mailbox,
 // runs its invocations upstream and completes them with captures, and

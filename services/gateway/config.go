@@ -1,4 +1,4 @@
-// Package gateway is the JSON gateway (DESIGN §2, §4): HTTP+JSON for
+// Package gateway is the JSON gateway (docs/design.md §2, §4): HTTP+JSON for
 // clients that do not speak gRPC. It serves the act endpoint (POST /v1/act)
 // with the act wire shapes byte for byte, the REST routes grpc-gateway
 // generates for the registry, mailbox and bridge, the OpenAPI document, a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"io"
 	"net/http"
 	"strings"
@@ -29,10 +30,11 @@ func startProcSuite(t testing.TB) *procSuite {
 	mbBin := testkit.Build(t, module+"services/mailbox/cmd/mailbox")
 	gwBin := testkit.Build(t, module+"services/gateway/cmd/gateway")
 	regAddr, mbAddr, bridgeAddr, gwAddr := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
-	testkit.Start(t, regBin, "--dev", "--listen", regAddr, "--data-dir", t.TempDir())
+	ns := testkit.NATS(t)
+	testkit.Start(t, regBin, "--dev", "--listen", regAddr, "--nats", ns.ClientURL())
 	testkit.WaitHealthy(t, regAddr, "", 20*time.Second)
-	testkit.Start(t, mbBin, "--dev", "--listen", mbAddr, "--registry", regAddr)
-	testkit.WaitHealthy(t, mbAddr, "switchboard.mailbox.v1.MailboxService", 20*time.Second)
+	testkit.Start(t, mbBin, "--dev", "--listen", mbAddr, "--registry", regAddr, "--nats", ns.ClientURL())
+	testkit.WaitHealthy(t, mbAddr, mailboxv1.MailboxService_ServiceDesc.ServiceName, 20*time.Second)
 	testkit.Start(t, gwBin, "--dev", "--listen", gwAddr, "--registry", regAddr, "--mailbox", mbAddr, "--bridge", bridgeAddr)
 	s := &procSuite{url: "http://" + gwAddr, mailboxAddr: mbAddr}
 	testkit.Eventually(t, "the gateway to answer", 20*time.Second, func() bool {

@@ -1,4 +1,4 @@
-// Package host is the local tool host (`switchboard host`, DESIGN §6): it
+// Package host is the local tool host (`switchboard host`, docs/design.md §6): it
 // advertises the tools of a tools file under its client identity, follows
 // its queue on the mailbox, runs each invocation's argv with the input JSON
 // on stdin, and completes it with the capture. The following is

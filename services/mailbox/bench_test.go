@@ -3,6 +3,9 @@ package mailbox_test
 import (
 	"testing"
 
+	"github.com/switchboard-run/switchboard/services/mailbox"
+	"github.com/switchboard-run/switchboard/services/mailbox/mailboxtest"
+
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
 )
@@ -11,7 +14,16 @@ import (
 // that answers at once, over loopback gRPC in one process. `make bench`
 // measures the same across processes against an echo floor.
 func BenchmarkCallRoundTrip(b *testing.B) {
-	s := newSuite(b)
+	for _, kind := range []string{mailbox.StoreNATS, mailbox.StoreMem} {
+		b.Run(kind, func(b *testing.B) {
+			store := mailboxtest.StoreDefaults
+			store.Kind = kind
+			callRoundTrip(b, newSuiteOn(b, store))
+		})
+	}
+}
+
+func callRoundTrip(b *testing.B, s *suite) {
 	s.advertise(b, "laptop", "echo")
 	stream, stop := s.follow(b, "laptop")
 	defer stop()

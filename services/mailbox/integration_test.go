@@ -27,9 +27,10 @@ func TestRealProcessesEveryInvokeGetsExactlyOneCapture(t *testing.T) {
 	hostBin := testkit.Build(t, module+"services/host/cmd/host")
 
 	regAddr, mbAddr := testkit.FreeAddr(t), testkit.FreeAddr(t)
-	testkit.Start(t, regBin, "--dev", "--listen", regAddr, "--data-dir", t.TempDir())
+	ns := testkit.NATS(t)
+	testkit.Start(t, regBin, "--dev", "--listen", regAddr, "--nats", ns.ClientURL())
 	testkit.WaitHealthy(t, regAddr, "", 20*time.Second)
-	testkit.Start(t, mbBin, "--dev", "--listen", mbAddr, "--registry", regAddr)
+	testkit.Start(t, mbBin, "--dev", "--listen", mbAddr, "--registry", regAddr, "--nats", ns.ClientURL())
 	testkit.WaitHealthy(t, mbAddr, mailboxv1.MailboxService_ServiceDesc.ServiceName, 20*time.Second)
 
 	tools := filepath.Join(t.TempDir(), "tools.json")

@@ -1,18 +1,32 @@
-// Package mailbox is the mailbox service: invocations in flight, a queue per
-// client and a slot per invocation, in RAM (DESIGN §3). Drivers post and
+// Package mailbox is the mailbox service (docs/design.md §3): invocations
+// in flight, a queue per client and a slot per invocation. Drivers post and
 // collect; hosts read (long poll or stream) and complete. Delivery is
 // at-least-once with leases; the invocation id is the idempotency key.
+//
+// The invocations live in a store: NATS JetStream by default (package
+// jsbox), shared by any number of mailbox replicas and kept across
+// restarts, or RAM (`--store mem`, package slots) for one replica that may
+// forget. Reads are held under leases in the presence bucket either way.
 package mailbox
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
 	"log/slog"
+	"os"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/services/mailbox/internal/presence"
+	"github.com/switchboard-run/switchboard/kit/presence"
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/jsbox"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/slots"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/view"
 )
@@ -21,31 +35,79 @@ import (
 type Service struct {
 	mailboxv1.UnimplementedMailboxServiceServer
 
-	box      *slots.Box
-	view     *view.View
-	presence *presence.Reporter
-	log      *slog.Logger
+	bounds Bounds
+	box    inflight.Store
+	reads  reads
+	view   *view.View
+	log    *slog.Logger
 }
 
-// New returns a mailbox within cfg's bounds that checks invocations against
-// reg's tools and reports presence to it, calling as self. Start runs those
-// two streams.
-func New(cfg Config, reg registryv1.RegistryServiceClient, self identity.Self, log *slog.Logger) *Service {
-	p := presence.New(reg, self, log)
-	return &Service{
-		box: slots.New(slots.Config{TTL: cfg.TTL, MaxQueued: cfg.MaxQueued, MaxSlots: cfg.MaxSlots,
-			MaxCaptureBytes: cfg.MaxCaptureBytes, Presence: p}),
-		view:     view.New(reg, self, log),
-		presence: p,
-		log:      log,
+// New returns the mailbox: its store within cfg's bounds (on nc's
+// JetStream, or in RAM), its read leases, and a view of reg's tools that
+// Start follows, calling as self.
+func New(ctx context.Context, cfg Config, nc *nats.Conn, reg registryv1.RegistryServiceClient, self identity.Self, log *slog.Logger) (*Service, error) {
+	cfg.Store, cfg.Bounds = cfg.Store.withDefaults(), cfg.Bounds.withDefaults()
+	if err := cfg.Store.check(); err != nil {
+		return nil, err
 	}
+	if err := fitsNATS(nc, cfg.Bounds); err != nil {
+		return nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	kv, err := presence.Declare(ctx, js, cfg.NATS.Replicas)
+	if err != nil {
+		return nil, err
+	}
+	var box inflight.Store
+	if cfg.Store.Kind == StoreMem {
+		box = slots.New(slots.Config{TTL: cfg.TTL, MaxQueued: cfg.MaxQueued, MaxSlots: cfg.MaxSlots, MaxCaptureBytes: cfg.MaxCaptureBytes})
+	} else {
+		b, err := jsbox.New(ctx, nc, jsbox.Config{TTL: cfg.TTL, Lease: cfg.Store.Lease, MaxQueued: cfg.MaxQueued, MaxSlots: cfg.MaxSlots,
+			MaxQueueBytes: cfg.MaxQueueBytes, MaxCaptureBytes: cfg.MaxCaptureBytes, Replicas: cfg.NATS.Replicas, MaxClients: cfg.MaxClients}, log)
+		if err != nil {
+			return nil, err
+		}
+		box = b
+	}
+	return &Service{
+		bounds: cfg.Bounds,
+		box:    box,
+		reads:  reads{store: box, leases: presence.NewLeases(js, kv, replicaName(), cfg.Store.PresenceTTL)},
+		view:   view.New(reg, self, log),
+		log:    log,
+	}, nil
 }
 
-// Start follows the registry's watch stream and keeps the presence stream
-// until ctx ends.
+// natsHeadroom is what a stored record adds to the input or capture it
+// carries: headers, ids, names.
+const natsHeadroom = 64 << 10
+
+// fitsNATS refuses bounds the NATS servers could not store: a capture or
+// input at its bound must fit one message (max_payload).
+func fitsNATS(nc *nats.Conn, b Bounds) error {
+	need := int64(max(b.MaxCaptureBytes, b.MaxInputBytes)) + natsHeadroom
+	if got := nc.MaxPayload(); got < need {
+		return fmt.Errorf("NATS at %s takes messages of at most %d bytes (max_payload), but the mailbox stores captures of up to %d and inputs of up to %d bytes: raise max_payload to %d or more, or lower --max-capture-bytes and --max-input-bytes",
+			nc.ConnectedUrlRedacted(), got, b.MaxCaptureBytes, b.MaxInputBytes, need)
+	}
+	return nil
+}
+
+// replicaName names this process in the presence bucket: the host and a
+// random suffix, so two replicas on one host differ.
+func replicaName() string {
+	host, _ := os.Hostname()
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("mailbox@%s-%s", host, hex.EncodeToString(b[:]))
+}
+
+// Start follows the registry's watch stream until ctx ends.
 func (s *Service) Start(ctx context.Context) {
 	go s.view.Run(ctx)
-	go s.presence.Run(ctx)
 }
 
 // Synced is closed once the local view of the registry holds a snapshot.
@@ -57,6 +119,3 @@ func (s *Service) Register(srv *grpcserver.Server) {
 	srv.Serving(mailboxv1.MailboxService_ServiceDesc.ServiceName)
 	srv.OnDrain(s.box.Close)
 }
-
-// Len is the number of invocations held (queued, running or answered).
-func (s *Service) Len() int { return s.box.Len() }

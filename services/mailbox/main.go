@@ -2,6 +2,7 @@ package mailbox
 
 import (
 	"context"
+	"errors"
 	"io"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
@@ -30,9 +31,22 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	svc := New(cfg, registryv1.NewRegistryServiceClient(conn), cfg.Security.Self("mailbox"), p.Log)
+	defer lis.Close()
+	if cfg.NATS.URLs == "" {
+		return errors.New("the mailbox keeps its reads (and, with --store nats, its invocations) in NATS: name its servers with --nats nats://host:4222 (switchboard dev runs one in process)")
+	}
+	nc, err := p.NATS(cfg.NATS)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	svc, err := New(ctx, cfg, nc, registryv1.NewRegistryServiceClient(conn), cfg.Security.Self("mailbox"), p.Log)
+	if err != nil {
+		return err
+	}
 	svc.Register(srv)
 	svc.Start(ctx)
-	p.Log.Info("mailbox listening", "grpc", lis.Addr().String(), "registry", cfg.Registry, "dev", cfg.Security.Dev)
+	p.Log.Info("mailbox listening", "grpc", lis.Addr().String(), "registry", cfg.Registry, "dev", cfg.Security.Dev,
+		"store", cfg.Store.Kind, "nats", nc.ConnectedUrlRedacted())
 	return srv.Serve(ctx, lis)
 }

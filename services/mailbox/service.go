@@ -13,7 +13,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/jsontext"
 	"github.com/switchboard-run/switchboard/kit/names"
-	"github.com/switchboard-run/switchboard/services/mailbox/internal/slots"
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
 
 const (
@@ -32,33 +32,50 @@ func (s *Service) Invoke(ctx context.Context, req *mailboxv1.InvokeRequest) (*ma
 	return &mailboxv1.InvokeResponse{Invocation: id}, nil
 }
 
-// post checks an invocation and queues it. The one substantive check is
-// that the client advertises the tool right now; presence is not checked.
+// post checks an invocation and queues it.
 func (s *Service) post(ctx context.Context, client, tool, input string, cwd *string) (string, error) {
-	caller, err := identity.Caller(ctx)
+	p, err := s.check(ctx, client, tool, input, cwd)
 	if err != nil {
 		return "", err
 	}
+	if err := s.box.Post(ctx, p); err != nil {
+		return "", err
+	}
+	return p.ID, nil
+}
+
+// check refuses an invocation that may not be posted, and names it. The
+// one substantive check is that the client advertises the tool right now;
+// presence is not checked.
+func (s *Service) check(ctx context.Context, client, tool, input string, cwd *string) (inflight.Post, error) {
+	caller, err := identity.Caller(ctx)
+	if err != nil {
+		return inflight.Post{}, err
+	}
 	if err := names.CheckClient(client); err != nil {
-		return "", status.Error(codes.InvalidArgument, "invoke: "+err.Error())
+		return inflight.Post{}, status.Error(codes.InvalidArgument, "invoke: "+err.Error())
 	}
 	switch {
 	case tool == "":
-		return "", status.Error(codes.InvalidArgument, `missing field "tool"`)
+		return inflight.Post{}, status.Error(codes.InvalidArgument, `missing field "tool"`)
 	case input == "":
-		return "", status.Error(codes.InvalidArgument, `missing field "input": send the tool's input as JSON text, e.g. "{}"`)
+		return inflight.Post{}, status.Error(codes.InvalidArgument, `missing field "input": send the tool's input as JSON text, e.g. "{}"`)
+	}
+	if len(input) > s.bounds.MaxInputBytes {
+		return inflight.Post{}, status.Errorf(codes.ResourceExhausted,
+			"input: %d bytes is more than the %d this mailbox takes for one invocation (--max-input-bytes)", len(input), s.bounds.MaxInputBytes)
 	}
 	if err := jsontext.Check("input", input); err != nil {
-		return "", status.Error(codes.InvalidArgument, err.Error())
+		return inflight.Post{}, status.Error(codes.InvalidArgument, err.Error())
 	}
 	ok, err := s.view.Advertises(ctx, client, tool)
 	if err != nil {
-		return "", err
+		return inflight.Post{}, err
 	}
 	if !ok {
-		return "", status.Errorf(codes.NotFound, "client %q advertises no tool %q right now", client, tool)
+		return inflight.Post{}, status.Errorf(codes.NotFound, "client %q advertises no tool %q right now", client, tool)
 	}
-	return s.box.Post(client, caller.Name, tool, input, cwd)
+	return inflight.Post{ID: inflight.NewID(), Client: client, Poster: caller.Name, Tool: tool, Input: input, Cwd: cwd}, nil
 }
 
 // Invocations is the unary read: it holds until something is queued (and
@@ -78,16 +95,22 @@ func (s *Service) Invocations(ctx context.Context, req *mailboxv1.InvocationsReq
 	defer read.Close()
 	timer := time.NewTimer(hold)
 	defer timer.Stop()
+	// Everything queued when the read opened is answered together: a store
+	// may deliver the backlog in several pieces, and the read says when it
+	// has.
+	var taken []inflight.Invocation
 	for {
-		if invs, _ := read.Take(false); len(invs) > 0 {
-			return &mailboxv1.InvocationsResponse{Rows: rows(invs)}, nil
+		invs, _ := read.Take(false)
+		taken = append(taken, invs...)
+		if len(taken) > 0 && !read.Backlogged() {
+			return &mailboxv1.InvocationsResponse{Rows: rows(taken)}, nil
 		}
 		select {
 		case <-read.Wake():
 		case <-timer.C:
-			return &mailboxv1.InvocationsResponse{}, nil
+			return &mailboxv1.InvocationsResponse{Rows: rows(taken)}, nil
 		case <-read.Ended():
-			return &mailboxv1.InvocationsResponse{}, nil
+			return &mailboxv1.InvocationsResponse{Rows: rows(taken)}, nil
 		case <-ctx.Done():
 			return nil, status.FromContextError(ctx.Err()).Err()
 		}
@@ -103,7 +126,7 @@ func (s *Service) Follow(req *mailboxv1.FollowRequest, stream mailboxv1.MailboxS
 		return err
 	}
 	defer read.Close()
-	opened := &mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Opened{Opened: &mailboxv1.Opened{Requeued: int32(read.Requeued)}}}
+	opened := &mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Opened{Opened: &mailboxv1.Opened{Requeued: int32(read.Requeued())}}}
 	if err := stream.Send(opened); err != nil {
 		return err
 	}
@@ -131,8 +154,10 @@ func (s *Service) Follow(req *mailboxv1.FollowRequest, stream mailboxv1.MailboxS
 	}
 }
 
-// openRead claims the caller's queue.
-func (s *Service) openRead(ctx context.Context, session string) (*slots.Read, error) {
+// openRead claims the caller's queue: the read lease first (one reader
+// per client across every replica, and the client's presence), then the
+// store's read.
+func (s *Service) openRead(ctx context.Context, session string) (inflight.Read, error) {
 	caller, err := identity.Caller(ctx)
 	if err != nil {
 		return nil, err
@@ -143,7 +168,7 @@ func (s *Service) openRead(ctx context.Context, session string) (*slots.Read, er
 	if session != "" && !sessionRE.MatchString(session) {
 		return nil, status.Errorf(codes.InvalidArgument, "session %q is not 1–64 chars of [A-Za-z0-9._-]", session)
 	}
-	return s.box.OpenRead(caller.Name, session)
+	return s.reads.open(ctx, caller.Name, session)
 }
 
 // Complete stores a capture from the host the invocation was addressed to.
@@ -156,7 +181,7 @@ func (s *Service) Complete(ctx context.Context, req *mailboxv1.CompleteRequest) 
 	if err != nil {
 		return nil, err
 	}
-	stored, err := s.box.Complete(caller.Name, req.GetInvocation(), c)
+	stored, err := s.box.Complete(ctx, caller.Name, req.GetInvocation(), c)
 	if err != nil {
 		return nil, err
 	}
@@ -165,18 +190,18 @@ func (s *Service) Complete(ctx context.Context, req *mailboxv1.CompleteRequest) 
 
 // strictCapture refuses a capture with a field missing: a capture is an
 // instruction to a model, so nothing defaults silently.
-func strictCapture(c *mailboxv1.Capture) (slots.Capture, error) {
+func strictCapture(c *mailboxv1.Capture) (inflight.Capture, error) {
 	switch {
 	case c == nil:
-		return slots.Capture{}, status.Error(codes.InvalidArgument, `missing field "capture"`)
+		return inflight.Capture{}, status.Error(codes.InvalidArgument, `missing field "capture"`)
 	case c.Stdout == nil:
-		return slots.Capture{}, status.Error(codes.InvalidArgument, `capture: missing field "stdout"`)
+		return inflight.Capture{}, status.Error(codes.InvalidArgument, `capture: missing field "stdout"`)
 	case c.Stderr == nil:
-		return slots.Capture{}, status.Error(codes.InvalidArgument, `capture: missing field "stderr"`)
+		return inflight.Capture{}, status.Error(codes.InvalidArgument, `capture: missing field "stderr"`)
 	case c.ExitCode == nil:
-		return slots.Capture{}, status.Error(codes.InvalidArgument, `capture: missing field "exit_code"`)
+		return inflight.Capture{}, status.Error(codes.InvalidArgument, `capture: missing field "exit_code"`)
 	}
-	return slots.Capture{Stdout: c.GetStdout(), Stderr: c.GetStderr(), ExitCode: c.GetExitCode()}, nil
+	return inflight.Capture{Stdout: c.GetStdout(), Stderr: c.GetStderr(), ExitCode: c.GetExitCode()}, nil
 }
 
 // Capture collects a capture for its poster, waiting when asked.
@@ -191,7 +216,10 @@ func (s *Service) Capture(ctx context.Context, req *mailboxv1.CaptureRequest) (*
 			return nil, err
 		}
 	}
-	c, err := s.box.Collect(ctx, caller.Name, req.GetInvocation(), wait)
+	if k := req.GetRetryKey(); req.RetryKey != nil && !sessionRE.MatchString(k) {
+		return nil, status.Errorf(codes.InvalidArgument, "capture: retry_key %q is not 1–64 chars of [A-Za-z0-9._-]", k)
+	}
+	c, err := s.box.Collect(ctx, caller.Name, req.GetInvocation(), wait, req.GetRetryKey())
 	if err != nil {
 		return nil, err
 	}
@@ -201,11 +229,7 @@ func (s *Service) Capture(ctx context.Context, req *mailboxv1.CaptureRequest) (*
 // Call posts and waits. The wait ends a little before the caller's
 // deadline, so the caller gets its handle back rather than a bare timeout.
 func (s *Service) Call(ctx context.Context, req *mailboxv1.CallRequest) (*mailboxv1.CallResponse, error) {
-	caller, err := identity.Caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	id, err := s.post(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd)
+	p, err := s.check(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd)
 	if err != nil {
 		return nil, err
 	}
@@ -216,11 +240,11 @@ func (s *Service) Call(ctx context.Context, req *mailboxv1.CallRequest) (*mailbo
 		waitCtx, cancel = context.WithDeadline(ctx, deadline.Add(-margin))
 		defer cancel()
 	}
-	c, err := s.box.Await(waitCtx, caller.Name, id)
+	c, err := s.box.Call(ctx, waitCtx, p)
 	if err != nil {
 		return nil, err
 	}
-	return &mailboxv1.CallResponse{Invocation: id, Capture: toProto(c)}, nil
+	return &mailboxv1.CallResponse{Invocation: p.ID, Capture: toProto(c)}, nil
 }
 
 // Cancel abandons an invocation for its poster.
@@ -229,7 +253,7 @@ func (s *Service) Cancel(ctx context.Context, req *mailboxv1.CancelRequest) (*ma
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.box.Cancel(caller.Name, req.GetInvocation(), req.GetReason())
+	c, err := s.box.Cancel(ctx, caller.Name, req.GetInvocation(), req.GetReason())
 	if err != nil {
 		return nil, err
 	}
@@ -249,18 +273,18 @@ func duration(act string, d time.Duration, invalid error, most time.Duration) (t
 	return d, nil
 }
 
-func toProto(c *slots.Capture) *mailboxv1.Capture {
+func toProto(c *inflight.Capture) *mailboxv1.Capture {
 	if c == nil {
 		return nil // absent while running: never an empty capture
 	}
 	return capture.New(c.Stdout, c.Stderr, c.ExitCode)
 }
 
-func row(inv *slots.Invocation) *mailboxv1.Invocation {
+func row(inv *inflight.Invocation) *mailboxv1.Invocation {
 	return &mailboxv1.Invocation{Invocation: inv.ID, Tool: inv.Tool, Input: inv.Input, Cwd: inv.Cwd, Delivery: inv.Delivery}
 }
 
-func rows(invs []slots.Invocation) []*mailboxv1.Invocation {
+func rows(invs []inflight.Invocation) []*mailboxv1.Invocation {
 	out := make([]*mailboxv1.Invocation, len(invs))
 	for i := range invs {
 		out[i] = row(&invs[i])

@@ -2,7 +2,9 @@ package mailbox_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
 	"github.com/switchboard-run/switchboard/kit/testkit"
+	"github.com/switchboard-run/switchboard/services/mailbox/mailboxtest"
 )
 
 func TestInvokeChecksTheAdvertisementOnly(t *testing.T) {
@@ -281,4 +284,48 @@ func waitPresent(t testing.TB, s *suite, client string, want bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatalf("%s never became present=%v", client, want)
+}
+
+// TestTwoReplicasShareTheQueues: a host reads on one replica while drivers
+// call, capture and cancel through another, many at once.
+func TestTwoReplicasShareTheQueues(t *testing.T) {
+	t.Parallel()
+	ms := mailboxtest.New(t, mailboxtest.Options{})
+	s := &suite{reg: ms.Registry, mb: ms.Mailbox, svc: ms.Service}
+	other := ms.Replica(t)
+	s.advertise(t, "laptop", "echo")
+	stream, stop := s.follow(t, "laptop")
+	defer stop()
+	go func() {
+		for {
+			ev, err := stream.Recv()
+			if err != nil {
+				return
+			}
+			if inv := ev.GetInvocation(); inv != nil {
+				go s.mb.Complete(host("laptop"), &mailboxv1.CompleteRequest{Invocation: inv.GetInvocation(), Capture: capture.New(inv.GetInput(), "", 0)})
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for d := range 32 {
+		wg.Go(func() {
+			for n := range 20 {
+				input := fmt.Sprintf(`{"d":%d,"n":%d}`, d, n)
+				ctx, cancel := context.WithTimeout(driver, 30*time.Second)
+				res, err := other.Call(ctx, &mailboxv1.CallRequest{Client: "laptop", Tool: "echo", Input: input})
+				cancel()
+				if err != nil || res.GetCapture().GetStdout() != input {
+					errs <- fmt.Errorf("call %s through the other replica: %v, %v", input, res, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
 }

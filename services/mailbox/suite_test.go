@@ -24,11 +24,17 @@ type suite struct {
 
 func newSuite(t testing.TB, tune ...func(*mailbox.Bounds)) *suite {
 	t.Helper()
+	return newSuiteOn(t, mailboxtest.StoreDefaults, tune...)
+}
+
+// newSuiteOn is newSuite with the invocations in store.
+func newSuiteOn(t testing.TB, store mailbox.Store, tune ...func(*mailbox.Bounds)) *suite {
+	t.Helper()
 	cfg := mailboxtest.Defaults
 	for _, f := range tune {
 		f(&cfg)
 	}
-	s := mailboxtest.New(t, mailboxtest.Options{Mailbox: cfg})
+	s := mailboxtest.New(t, mailboxtest.Options{Mailbox: cfg, Store: store})
 	return &suite{reg: s.Registry, mb: s.Mailbox, svc: s.Service}
 }
 

@@ -11,7 +11,7 @@ import (
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/names"
-	"github.com/switchboard-run/switchboard/services/registry/internal/store"
+	"github.com/switchboard-run/switchboard/services/registry/internal/records"
 	"github.com/switchboard-run/switchboard/services/registry/internal/toolset"
 )
 
@@ -41,7 +41,7 @@ func (s *Service) Advertise(ctx context.Context, req *registryv1.AdvertiseReques
 		return nil, status.Errorf(codes.Internal, "advertise: encoding the set of %q: %v", id.Name, err)
 	}
 	next := &advert{tools: tools, names: presentedNames, encoded: encoded, schemas: schemas}
-	wrote, err := s.st.advertise(id.Name, next, req.GetSession(), time.Now().UTC())
+	wrote, err := s.st.advertise(ctx, id.Name, next, req.GetSession(), time.Now().UTC())
 	if err != nil {
 		return nil, err
 	}
@@ -50,12 +50,12 @@ func (s *Service) Advertise(ctx context.Context, req *registryv1.AdvertiseReques
 
 // RegisterClient adds a client to a workspace, creating the workspace with
 // its first member.
-func (s *Service) RegisterClient(_ context.Context, req *registryv1.RegisterClientRequest) (*registryv1.RegisterClientResponse, error) {
+func (s *Service) RegisterClient(ctx context.Context, req *registryv1.RegisterClientRequest) (*registryv1.RegisterClientResponse, error) {
 	m, err := membership(req.GetWorkspace(), req.GetClient())
 	if err != nil {
 		return nil, err
 	}
-	wrote, err := s.st.setMembership(m, true)
+	wrote, err := s.st.setMembership(ctx, m, true)
 	if err != nil {
 		return nil, err
 	}
@@ -64,12 +64,12 @@ func (s *Service) RegisterClient(_ context.Context, req *registryv1.RegisterClie
 
 // UnregisterClient removes a client from a workspace; the client's set is
 // kept.
-func (s *Service) UnregisterClient(_ context.Context, req *registryv1.UnregisterClientRequest) (*registryv1.UnregisterClientResponse, error) {
+func (s *Service) UnregisterClient(ctx context.Context, req *registryv1.UnregisterClientRequest) (*registryv1.UnregisterClientResponse, error) {
 	m, err := membership(req.GetWorkspace(), req.GetClient())
 	if err != nil {
 		return nil, err
 	}
-	wrote, err := s.st.setMembership(m, false)
+	wrote, err := s.st.setMembership(ctx, m, false)
 	if err != nil {
 		return nil, err
 	}
@@ -77,12 +77,12 @@ func (s *Service) UnregisterClient(_ context.Context, req *registryv1.Unregister
 }
 
 // membership checks the names of a membership request.
-func membership(workspace, client string) (store.Membership, error) {
+func membership(workspace, client string) (records.Member, error) {
 	if err := names.CheckWorkspace(workspace); err != nil {
-		return store.Membership{}, status.Error(codes.InvalidArgument, err.Error())
+		return records.Member{}, status.Error(codes.InvalidArgument, err.Error())
 	}
 	if err := names.CheckClient(client); err != nil {
-		return store.Membership{}, status.Error(codes.InvalidArgument, err.Error())
+		return records.Member{}, status.Error(codes.InvalidArgument, err.Error())
 	}
-	return store.Membership{Workspace: workspace, Client: client}, nil
+	return records.Member{Workspace: workspace, Client: client}, nil
 }

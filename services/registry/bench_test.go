@@ -29,7 +29,7 @@ func benchSet(gen int) []*registryv1.Tool {
 
 // benchEnv is a registry holding 1,000 clients × 20 tools in "default".
 func benchEnv(b *testing.B) *env {
-	e := serve(b, "")
+	e := serve(b, nil)
 	for c := range benchClients {
 		e.advertise(fmt.Sprintf("client-%04d", c), benchSet(0)...)
 	}

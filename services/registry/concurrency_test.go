@@ -104,7 +104,7 @@ func follow(stream grpc.ServerStreamingClient[registryv1.WatchToolsResponse], ws
 func TestConcurrentAdvertisersAndWatchers(t *testing.T) {
 	t.Parallel()
 	const clients, rounds = 300, 4
-	e := serve(t, "", func(c *registry.Config) { c.WatchBuffer = 64 })
+	e := serve(t, nil, func(c *registry.Config) { c.WatchBuffer = 64 })
 	client := func(i int) string { return fmt.Sprintf("c%03d", i) }
 	session := func(i int) string { return "s-" + client(i) }
 	marker := "ws-a/zz-marker"
@@ -152,17 +152,27 @@ func TestConcurrentAdvertisersAndWatchers(t *testing.T) {
 	release := make(chan struct{})
 	watchOn("slow", registryv1.NewRegistryServiceClient(slowConn), nil, release)
 
-	// Presence: stream a opens and closes reads of c000–c049, stream b
-	// holds reads of c050–c079 to the end.
-	pa, pb := e.presence(), e.presence()
+	// Presence: replica a opens and closes reads of c000–c049, replica b
+	// holds reads of c050–c079 to the end; a dies at the end, and its
+	// reads time out.
+	pa, pb := e.presence(2*time.Second), e.presence()
 	var wg sync.WaitGroup
 	errs := make(chan error, clients+2)
 	report := func(p *presence, i int, open bool) bool {
-		err := p.stream.Send(&registryv1.ReportPresenceRequest{Client: client(i), Open: open, Session: proto.String(session(i))})
+		if !open {
+			p.held[client(i)].Release()
+			return true
+		}
+		l, err := p.leases.Acquire(context.Background(), client(i), session(i))
+		if err == nil {
+			err = l.Hold(context.Background())
+		}
 		if err != nil {
 			errs <- fmt.Errorf("presence of %s: %w", client(i), err)
+			return false
 		}
-		return err == nil
+		p.held[client(i)] = l
+		return true
 	}
 	wg.Go(func() {
 		for i := range 50 {
@@ -220,14 +230,17 @@ func TestConcurrentAdvertisersAndWatchers(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	// Stream a ends (its reads are withdrawn); b stays. Sentinels show
-	// that each stream's messages were applied before the marker.
+	// Replica a dies (its reads time out); b stays. Sentinels show that
+	// each replica's reads reached the registry before the marker.
 	pb.send("zz-sent-b", true, "")
 	pa.send("zz-sent-a", true, "")
 	waitPresent(e, "zz-sent-b", true)
 	waitPresent(e, "zz-sent-a", true)
-	pa.cancel()
+	pa.die()
 	waitPresent(e, "zz-sent-a", false)
+	for i := 1; i < 50; i += 2 {
+		waitPresent(e, client(i), false)
+	}
 	e.register("ws-a", "zz-marker")
 	close(release)
 

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"path/filepath"
 
+	"github.com/switchboard-run/switchboard/kit/natsconn"
 	"github.com/switchboard-run/switchboard/kit/ports"
 	"github.com/switchboard-run/switchboard/kit/process"
 )
@@ -21,8 +23,14 @@ const (
 type Config struct {
 	// Listen is the gRPC listen address.
 	Listen string
-	// DataDir is the directory holding registry.db. Required.
-	DataDir string
+	// NATS is where the state lives.
+	NATS natsconn.Config
+	// Import names a registry.db written by an earlier version (bbolt), to
+	// copy into NATS once.
+	Import string
+	// gone holds --data-dir, which earlier versions took: it is refused
+	// with a sentence rather than left unknown.
+	gone string
 	// WatchBuffer is how many events a watcher may lag before it is told to
 	// resync.
 	WatchBuffer int
@@ -36,7 +44,9 @@ type Config struct {
 // Register adds the registry's flags to fs, with their defaults.
 func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Listen, "listen", DefaultListen, "gRPC listen address")
-	fs.StringVar(&c.DataDir, "data-dir", "", "directory holding registry.db (required)")
+	c.NATS.Register(fs)
+	fs.StringVar(&c.gone, "data-dir", "", "gone: the registry keeps its state in NATS (see --nats and --import)")
+	fs.StringVar(&c.Import, "import", "", "a registry.db of an earlier version to copy into NATS (once; the file is renamed registry.db.imported)")
 	fs.IntVar(&c.WatchBuffer, "watch-buffer", DefaultWatchBuffer, "events a watcher may lag before it is told to resync")
 	fs.IntVar(&c.MaxTools, "max-tools", DefaultMaxTools, "most tools one client may advertise")
 	c.Flags.Register(fs)
@@ -46,8 +56,8 @@ func (c *Config) Register(fs *flag.FlagSet) {
 // Security are checked by Main, which uses them; New needs the rest.
 func (c Config) check() error {
 	var errs []error
-	if c.DataDir == "" {
-		errs = append(errs, errors.New("--data-dir is empty: name the directory where the registry keeps registry.db"))
+	if c.gone != "" {
+		errs = append(errs, fmt.Errorf("--data-dir is gone: the registry keeps its state in NATS (--nats); to bring the registry.db of an earlier version along, start once with --import %s", filepath.Join(c.gone, "registry.db")))
 	}
 	if c.WatchBuffer < 1 {
 		errs = append(errs, fmt.Errorf("--watch-buffer %d is below 1: a watcher must be able to lag at least one event", c.WatchBuffer))
@@ -56,4 +66,13 @@ func (c Config) check() error {
 		errs = append(errs, fmt.Errorf("--max-tools %d is below 1: a client must be able to advertise at least one tool", c.MaxTools))
 	}
 	return errors.Join(errs...)
+}
+
+// checkAlone refuses what the registry run alone cannot work without: the
+// embedded suite passes its own NATS connection instead.
+func (c Config) checkAlone() error {
+	if c.NATS.URLs == "" {
+		return errors.New("the registry keeps its state in NATS: name its servers with --nats nats://host:4222 (switchboard dev runs one in process)")
+	}
+	return nil
 }

@@ -6,7 +6,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/services/registry/internal/store"
+	"github.com/switchboard-run/switchboard/services/registry/internal/records"
 	"github.com/switchboard-run/switchboard/services/registry/internal/watch"
 )
 
@@ -30,7 +30,7 @@ func presenceEvent(rev uint64, client string, present bool, at time.Time) *watch
 	}}
 }
 
-func membershipEvent(rev uint64, m store.Membership, joined bool) *watch.Event {
+func membershipEvent(rev uint64, m records.Member, joined bool) *watch.Event {
 	pm := &registryv1.Membership{Workspace: m.Workspace, Client: m.Client}
 	if joined {
 		return &watch.Event{Revision: rev, Change: &registryv1.WatchToolsResponse_Registered{Registered: pm}}
@@ -52,34 +52,36 @@ func (s *state) publishAdvertised(client string) {
 	if a := s.adverts[client]; a != nil {
 		tools = a.tools
 	}
-	s.hub.Publish(advertisedEvent(s.bump(), client, tools), s.toMembersOf(client))
+	s.hub.Publish(advertisedEvent(s.applied, client, tools), s.toMembersOf(client))
 }
 
 // publishJoined announces a new membership. The watchers of that workspace
 // did not follow the client until now, so they also get its set and its
 // presence: a workspace's watcher always holds its members' whole state.
-func (s *state) publishJoined(m store.Membership) {
-	rev := s.bump()
+func (s *state) publishJoined(m records.Member) {
+	rev := s.applied
 	s.hub.Publish(membershipEvent(rev, m, true), func(ws string) bool { return ws == "" || ws == m.Workspace })
 	only := func(ws string) bool { return ws == m.Workspace }
 	if a := s.adverts[m.Client]; a != nil {
 		s.hub.Publish(advertisedEvent(rev, m.Client, a.tools), only)
 	}
 	if s.present[m.Client] != nil {
-		s.hub.Publish(presenceEvent(rev, m.Client, true, s.seen[m.Client]), only)
+		seen, _ := s.lastSeen(m.Client)
+		s.hub.Publish(presenceEvent(rev, m.Client, true, seen), only)
 	}
 }
 
 // publishLeft announces a membership removed. It goes to the watchers of
 // that workspace too, though the client is no longer a member: they drop
 // the client on it.
-func (s *state) publishLeft(m store.Membership) {
-	s.hub.Publish(membershipEvent(s.bump(), m, false), func(ws string) bool { return ws == "" || ws == m.Workspace })
+func (s *state) publishLeft(m records.Member) {
+	s.hub.Publish(membershipEvent(s.applied, m, false), func(ws string) bool { return ws == "" || ws == m.Workspace })
 }
 
 // publishPresence announces client's presence after a 0↔1 change.
 func (s *state) publishPresence(client string, present bool) {
-	s.hub.Publish(presenceEvent(s.bump(), client, present, s.seen[client]), s.toMembersOf(client))
+	seen, _ := s.lastSeen(client)
+	s.hub.Publish(presenceEvent(s.applied, client, present, seen), s.toMembersOf(client))
 }
 
 // snapshot is the state as a watcher of workspace ("" for everything) sees
@@ -87,7 +89,7 @@ func (s *state) publishPresence(client string, present bool) {
 // one presence per present client, then synced; each carries the current
 // revision.
 func (s *state) snapshot(workspace string) []*watch.Event {
-	rev := s.revision
+	rev := s.applied
 	var clients []string
 	if workspace == "" {
 		clients = sortedKeys(s.adverts)
@@ -106,13 +108,14 @@ func (s *state) snapshot(workspace string) []*watch.Event {
 	}
 	for _, ws := range workspaces {
 		for _, c := range sortedKeys(s.members[ws]) {
-			out = append(out, membershipEvent(rev, store.Membership{Workspace: ws, Client: c}, true))
+			out = append(out, membershipEvent(rev, records.Member{Workspace: ws, Client: c}, true))
 		}
 	}
 	present := sortedKeys(s.present)
 	for _, c := range present {
 		if workspace == "" || s.members[workspace][c] {
-			out = append(out, presenceEvent(rev, c, true, s.seen[c]))
+			seen, _ := s.lastSeen(c)
+			out = append(out, presenceEvent(rev, c, true, seen))
 		}
 	}
 	return append(out, syncedEvent(rev))
@@ -134,5 +137,5 @@ func (s *state) resnapshot(w *watch.Watcher, reason string) []*watch.Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w.Reset()
-	return append([]*watch.Event{resyncEvent(s.revision, reason)}, s.snapshot(w.Workspace)...)
+	return append([]*watch.Event{resyncEvent(s.applied, reason)}, s.snapshot(w.Workspace)...)
 }

@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/grpc"
-	"google.golang.org/protobuf/proto"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/grpcclient"
@@ -17,35 +18,56 @@ import (
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/listen"
 	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/kit/natsserver"
+	kitpresence "github.com/switchboard-run/switchboard/kit/presence"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/registry"
 )
 
 // env is a registry served in-process, in dev mode, on a real loopback
-// listener, with a client connection to it.
+// listener, with a client connection to it, keeping its state in a real
+// NATS server.
 type env struct {
-	t   testing.TB
-	dir string
-	reg registryv1.RegistryServiceClient
-	cc  *grpc.ClientConn
-	svc *registry.Service
+	t    testing.TB
+	nats *natsserver.Server
+	nc   *nats.Conn
+	reg  registryv1.RegistryServiceClient
+	cc   *grpc.ClientConn
+	svc  *registry.Service
 
 	stop func()
 }
 
-// serve starts a registry on dir (a fresh temp dir when empty); tune edits
-// its configuration first. It stops when the test ends.
-func serve(t testing.TB, dir string, tune ...func(*registry.Config)) *env {
+// startNATS runs a NATS server with JetStream for the test, listening on a
+// loopback port (the registry binary dials it) and in process.
+func startNATS(t testing.TB) *natsserver.Server {
 	t.Helper()
-	if dir == "" {
-		dir = t.TempDir()
+	ns, err := natsserver.Start(natsserver.Options{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	cfg := registry.Config{DataDir: dir, WatchBuffer: registry.DefaultWatchBuffer, MaxTools: registry.DefaultMaxTools}
+	t.Cleanup(ns.Shutdown)
+	return ns
+}
+
+// serve starts a registry on ns (a fresh NATS server when nil); tune edits
+// its configuration first. It stops when the test ends.
+func serve(t testing.TB, ns *natsserver.Server, tune ...func(*registry.Config)) *env {
+	t.Helper()
+	if ns == nil {
+		ns = startNATS(t)
+	}
+	cfg := registry.Config{WatchBuffer: registry.DefaultWatchBuffer, MaxTools: registry.DefaultMaxTools}
+	cfg.NATS.Replicas = 1
 	cfg.Security.Dev = true
 	for _, f := range tune {
 		f(&cfg)
 	}
-	svc, err := registry.New(cfg, logging.Discard())
+	nc, err := nats.Connect("", ns.InProcess())
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := registry.New(context.Background(), cfg, nc, logging.Discard())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +87,7 @@ func serve(t testing.TB, dir string, tune ...func(*registry.Config)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, dir: dir, reg: registryv1.NewRegistryServiceClient(cc), cc: cc, svc: svc}
+	e := &env{t: t, nats: ns, nc: nc, reg: registryv1.NewRegistryServiceClient(cc), cc: cc, svc: svc}
 	var once sync.Once
 	e.stop = func() {
 		once.Do(func() {
@@ -77,6 +99,7 @@ func serve(t testing.TB, dir string, tune ...func(*registry.Config)) *env {
 			if err := svc.Close(); err != nil {
 				t.Errorf("close: %v", err)
 			}
+			nc.Close()
 		})
 	}
 	t.Cleanup(e.stop)
@@ -122,34 +145,65 @@ func (e *env) register(ws, client string) bool {
 	return res.Wrote
 }
 
-// presence is an open ReportPresence stream.
+// presence writes reads into the presence bucket as one mailbox replica
+// does, over a NATS connection of its own: closing that connection is the
+// replica dying.
 type presence struct {
 	t      testing.TB
-	stream grpc.ClientStreamingClient[registryv1.ReportPresenceRequest, registryv1.ReportPresenceResponse]
-	cancel context.CancelFunc
+	nc     *nats.Conn
+	leases *kitpresence.Leases
+	held   map[string]*kitpresence.Lease
 }
 
-func (e *env) presence() *presence {
+// presence returns a writer whose reads outlive its last refresh by ttl
+// (kitpresence.DefaultTTL when zero).
+func (e *env) presence(ttl ...time.Duration) *presence {
 	e.t.Helper()
-	ctx, cancel := context.WithCancel(svc)
-	stream, err := e.reg.ReportPresence(ctx)
+	nc, err := nats.Connect("", e.nats.InProcess())
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	e.t.Cleanup(cancel)
-	return &presence{t: e.t, stream: stream, cancel: cancel}
+	e.t.Cleanup(nc.Close)
+	js, _ := jetstream.New(nc)
+	kv, err := js.KeyValue(context.Background(), kitpresence.Bucket)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	d := kitpresence.DefaultTTL
+	if len(ttl) > 0 {
+		d = ttl[0]
+	}
+	return &presence{t: e.t, nc: nc, leases: kitpresence.NewLeases(js, kv, "test", d), held: map[string]*kitpresence.Lease{}}
 }
 
+// send opens or closes client's read.
 func (p *presence) send(client string, open bool, session string) {
 	p.t.Helper()
-	m := &registryv1.ReportPresenceRequest{Client: client, Open: open}
-	if session != "" {
-		m.Session = proto.String(session)
+	if !open {
+		if l := p.held[client]; l != nil {
+			l.Release()
+			delete(p.held, client)
+		}
+		return
 	}
-	if err := p.stream.Send(m); err != nil {
-		p.t.Fatal(err)
+	l, err := p.leases.Acquire(context.Background(), client, session)
+	if err == nil {
+		err = l.Hold(context.Background())
 	}
+	if err != nil {
+		p.t.Fatalf("opening the read of %s: %v", client, err)
+	}
+	p.held[client] = l
+	p.t.Cleanup(func() {
+		if p.held[client] == l {
+			l.Release()
+		}
+	})
 }
+
+// die closes the writer's connection without releasing anything: its reads
+// time out.
+func (p *presence) die() { p.nc.Close() }
 
 // watcher is an open WatchTools stream.
 type watcher struct {

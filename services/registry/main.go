@@ -10,7 +10,7 @@ import (
 )
 
 // Main runs the registry alone: it parses args (with SWITCHBOARD_* env
-// fallbacks), serves until ctx ends, then shuts down and closes the store.
+// fallbacks), connects to NATS, serves until ctx ends, then shuts down.
 // Both cmd/registry and `switchboard registry` call it.
 func Main(ctx context.Context, args []string, stderr io.Writer) (err error) {
 	var cfg Config
@@ -18,11 +18,24 @@ func Main(ctx context.Context, args []string, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
+	if err := errors.Join(cfg.check(), cfg.checkAlone()); err != nil {
+		return err
+	}
 	srv, err := p.GRPCServer(Policy)
 	if err != nil {
 		return err
 	}
-	svc, err := New(cfg, p.Log)
+	lis, err := p.Listen(cfg.Listen)
+	if err != nil {
+		return err
+	}
+	defer lis.Close()
+	nc, err := p.NATS(cfg.NATS)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	svc, err := New(ctx, cfg, nc, p.Log)
 	if err != nil {
 		return err
 	}
@@ -31,11 +44,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) (err error) {
 			err = errors.Join(err, fmt.Errorf("closing the registry: %w", cerr))
 		}
 	}()
-	lis, err := p.Listen(cfg.Listen)
-	if err != nil {
-		return err
-	}
 	svc.Register(srv)
-	p.Log.Info("registry listening", "addr", lis.Addr().String(), "dev", cfg.Security.Dev, "store", svc.store.Path())
+	p.Log.Info("registry listening", "addr", lis.Addr().String(), "dev", cfg.Security.Dev, "nats", nc.ConnectedUrlRedacted())
 	return srv.Serve(ctx, lis)
 }

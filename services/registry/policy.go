@@ -5,7 +5,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/identity"
 )
 
-// Policy is which grades may call each RegistryService method (DESIGN §4).
+// Policy is which grades may call each RegistryService method (docs/design.md §4).
 // Tool hosts may only advertise; reading is for operators and the suite's
 // services; the mailbox alone reports presence and the gateway alone
 // authenticates tokens.
@@ -21,6 +21,5 @@ var Policy = identity.Policy{
 	registryv1.RegistryService_CreateToken_FullMethodName:       {identity.Operator},
 	registryv1.RegistryService_ListTokens_FullMethodName:        {identity.Operator},
 	registryv1.RegistryService_RevokeToken_FullMethodName:       {identity.Operator},
-	registryv1.RegistryService_ReportPresence_FullMethodName:    {identity.Service},
 	registryv1.RegistryService_AuthenticateToken_FullMethodName: {identity.Service},
 }

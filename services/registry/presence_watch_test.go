@@ -1,6 +1,8 @@
 package registry_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -9,8 +11,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	kitpresence "github.com/switchboard-run/switchboard/kit/presence"
 	"github.com/switchboard-run/switchboard/kit/testkit"
-	"github.com/switchboard-run/switchboard/services/registry"
 )
 
 // describe is an event in a short form tests compare.
@@ -56,35 +58,46 @@ func TestPresenceAndWatchRules(t *testing.T) {
 		name string
 		run  func(t *testing.T, e *env)
 	}{
-		{name: "presence is a refcount across streams with one event per 0↔1 change", run: func(t *testing.T, e *env) {
+		{name: "presence follows the read key with one event per change", run: func(t *testing.T, e *env) {
 			w := e.watch(nil)
 			w.expect("synced")
-			a, b := e.presence(), e.presence()
-			a.send("box", true, "")
+			a := e.presence()
+			a.send("box", true, "s1")
 			w.expect("presence box true")
-			// Messages of one stream are applied in order, so a marker
-			// opened after a message shows that the message was applied.
-			b.send("box", true, "")
-			b.send("m1", true, "")
+			a.send("m1", true, "")
 			w.expect("presence m1 true")
 			a.send("box", false, "")
-			a.send("m2", true, "")
-			w.expect("presence m2 true") // box stayed present: b holds a read
-			b.send("box", false, "")
 			w.expect("presence box false")
-			// A stream closed cleanly is answered, and still withdraws.
-			if _, err := b.stream.CloseAndRecv(); err != nil {
-				t.Fatalf("closing the presence stream: %v", err)
-			}
-			w.expect("presence m1 false")
 		}},
-		{name: "reports about identities that cannot be clients change nothing", run: func(t *testing.T, e *env) {
+		{name: "a second read of the same client is refused, one of the same session takes over", run: func(t *testing.T, e *env) {
+			a, b := e.presence(), e.presence()
+			a.send("box", true, "s1")
+			if _, err := b.leases.Acquire(context.Background(), "box", "s2"); !errors.Is(err, kitpresence.ErrHeld) {
+				t.Fatalf("a second read in another session: %v, want ErrHeld", err)
+			}
+			l, err := b.leases.Acquire(context.Background(), "box", "s1")
+			if err != nil {
+				t.Fatalf("the same session on another replica: %v", err)
+			}
+			defer l.Release()
+			select {
+			case <-a.held["box"].Lost():
+			case <-time.After(30 * time.Second):
+				t.Fatal("the first replica never heard that its read was taken over")
+			}
+		}},
+		{name: "a read whose replica dies goes absent within its lease", run: func(t *testing.T, e *env) {
 			w := e.watch(nil)
 			w.expect("synced")
-			p := e.presence()
-			p.send("Alice Smith", true, "")
-			p.send("box", true, "")
-			w.expect("presence box true")
+			p := e.presence(time.Second)
+			p.send("box", true, "s1")
+			p.send("car", true, "")
+			w.expect("presence box true", "presence car true")
+			p.die() // the mailbox replica crashed: nothing is released
+			a, b := describe(w.next()), describe(w.next())
+			if !(a == "presence box false" && b == "presence car false" || a == "presence car false" && b == "presence box false") {
+				t.Fatalf("after the replica died: %q, %q; want both absent", a, b)
+			}
 		}},
 		{name: "opening and closing reads updates last_seen", run: func(t *testing.T, e *env) {
 			e.register("team", "box")
@@ -95,37 +108,6 @@ func TestPresenceAndWatchRules(t *testing.T) {
 			if seen := getClient(t, e, "box").Row.LastSeen.AsTime(); seen.Before(before) {
 				t.Fatalf("last_seen %v is before the read opened at %v", seen, before)
 			}
-		}},
-		{name: "a stream that ends withdraws everything it opened", run: func(t *testing.T, e *env) {
-			w := e.watch(nil)
-			w.expect("synced")
-			p := e.presence()
-			p.send("box", true, "s1")
-			p.send("box", true, "s2")
-			p.send("car", true, "")
-			w.expect("presence box true", "presence car true")
-			p.cancel() // the mailbox crashed
-			a, b := describe(w.next()), describe(w.next())
-			if !(a == "presence box false" && b == "presence car false" || a == "presence car false" && b == "presence box false") {
-				t.Fatalf("after the stream ended: %q, %q; want both absent", a, b)
-			}
-		}},
-		{name: "a close without a matching open from the same stream is ignored", run: func(t *testing.T, e *env) {
-			w := e.watch(nil)
-			w.expect("synced")
-			a, b := e.presence(), e.presence()
-			a.send("box", true, "s1")
-			w.expect("presence box true")
-			b.send("box", false, "s1") // not b's read
-			b.send("mb", true, "")
-			w.expect("presence mb true")
-			a.send("box", false, "s2") // not this session
-			a.send("box", false, "")   // nor a read without one
-			a.send("ghost", false, "")
-			a.send("ma", true, "")
-			w.expect("presence ma true")
-			a.send("box", false, "s1")
-			w.expect("presence box false")
 		}},
 		{name: "the serving guard lets the set in force and the holding session through", run: func(t *testing.T, e *env) {
 			e.advertise("box", tool("grep"))
@@ -185,7 +167,7 @@ func TestPresenceAndWatchRules(t *testing.T) {
 			e.register("team", "zz")
 			w.expect("unregistered team/car", "registered team/zz")
 		}},
-		{name: "draining the server ends watch and presence streams", run: func(t *testing.T, e *env) {
+		{name: "draining the server ends watch streams", run: func(t *testing.T, e *env) {
 			w := e.watch(nil)
 			w.expect("synced")
 			p := e.presence()
@@ -196,10 +178,7 @@ func TestPresenceAndWatchRules(t *testing.T) {
 			if _, err := w.stream.Recv(); err == nil {
 				t.Fatal("the watch stream outlived the drain")
 			} else {
-				testkit.Refused(t, err, codes.Unavailable, "the registry is shutting down; reconnect to the restarted registry")
-			}
-			if _, err := p.stream.CloseAndRecv(); err == nil {
-				t.Fatal("the presence stream outlived the drain")
+				testkit.Refused(t, err, codes.Unavailable, "the registry is shutting down; reconnect to another replica or the restarted registry")
 			}
 			select {
 			case <-done:
@@ -211,7 +190,7 @@ func TestPresenceAndWatchRules(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			tt.run(t, serve(t, "", func(c *registry.Config) {}))
+			tt.run(t, serve(t, nil))
 		})
 	}
 }

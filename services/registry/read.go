@@ -24,7 +24,7 @@ func (s *state) row(client string) *registryv1.ClientRow {
 	if a := s.adverts[client]; a != nil {
 		r.Tools = a.tools
 	}
-	if t, ok := s.seen[client]; ok {
+	if t, ok := s.lastSeen(client); ok {
 		r.LastSeen = timestamppb.New(t)
 	}
 	return r

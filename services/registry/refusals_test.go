@@ -149,7 +149,7 @@ func TestRefusals(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			e := serve(t, "", func(c *registry.Config) { c.MaxTools = 3 })
+			e := serve(t, nil, func(c *registry.Config) { c.MaxTools = 3 })
 			if tt.setup != nil {
 				tt.setup(e)
 			}
@@ -169,7 +169,7 @@ func createToken(id, grade, note string) func(*env) error {
 // list, with the guard's sentence.
 func TestGrades(t *testing.T) {
 	t.Parallel()
-	e := serve(t, "")
+	e := serve(t, nil)
 	call := func(ctx context.Context, method string) error {
 		switch method {
 		case "ListClients":
@@ -183,13 +183,6 @@ func TestGrades(t *testing.T) {
 			return err
 		case "AuthenticateToken":
 			_, err := e.reg.AuthenticateToken(ctx, &registryv1.AuthenticateTokenRequest{Secret: "x"})
-			return err
-		case "ReportPresence":
-			stream, err := e.reg.ReportPresence(ctx)
-			if err != nil {
-				return err
-			}
-			_, err = stream.CloseAndRecv()
 			return err
 		case "WatchTools":
 			stream, err := e.reg.WatchTools(ctx, &registryv1.WatchToolsRequest{})
@@ -214,7 +207,6 @@ func TestGrades(t *testing.T) {
 		{"a service may not register clients", "gw", identity.Service, "RegisterClient"},
 		{"a service may not mint tokens", "gw", identity.Service, "CreateToken"},
 		{"an operator may not authenticate tokens", "ops", identity.Operator, "AuthenticateToken"},
-		{"an operator may not report presence", "ops", identity.Operator, "ReportPresence"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -11,23 +11,24 @@ import (
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/grpcclient"
-	"github.com/switchboard-run/switchboard/kit/logging"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/registry"
 )
 
 // TestStateSurvivesARestart restarts an in-process registry on the same
-// data directory: sets, memberships, last_seen and tokens come back;
-// presence does not.
+// NATS: sets, memberships, last_seen and tokens come back, and presence is
+// what the mailbox holds (a read kept open across the restart stays).
 func TestStateSurvivesARestart(t *testing.T) {
 	t.Parallel()
-	e := serve(t, "")
+	e := serve(t, nil)
 	e.advertise("box", tool("grep"), tool("read file"))
 	e.register("team", "box")
 	e.register("team", "idle")
 	p := e.presence()
-	p.send("idle", true, "") // last_seen from presence alone is kept at Close
+	p.send("idle", true, "")
 	waitPresent(e, "idle", true)
+	p.send("idle", false, "")
+	waitPresent(e, "idle", false)
 	tok, err := e.reg.CreateToken(op, &registryv1.CreateTokenRequest{Identity: "alice", Grade: "host"})
 	if err != nil {
 		t.Fatal(err)
@@ -36,17 +37,11 @@ func TestStateSurvivesARestart(t *testing.T) {
 	beforeTools, _ := e.reg.ListTools(op, &registryv1.ListToolsRequest{Workspace: "team"})
 	e.stop()
 
-	e = serve(t, e.dir)
+	e = serve(t, e.nats)
 	after := listClients(t, e, "team")
 	if len(after) != 2 || after[1].Present {
 		t.Fatalf("after restart rows = %v; want box and idle, absent", after)
 	}
-	// Presence is live, never stored; the read idle held was open until the
-	// registry stopped, so that is when it was last seen.
-	if a, b := after[1].LastSeen.AsTime(), before[1].LastSeen.AsTime(); a.Before(b) {
-		t.Fatalf("idle's last_seen went back from %v to %v", b, a)
-	}
-	before[1].Present, before[1].LastSeen = false, after[1].LastSeen
 	for i := range before {
 		if !proto.Equal(before[i], after[i]) {
 			t.Fatalf("row %d before restart %v, after %v", i, before[i], after[i])
@@ -61,12 +56,33 @@ func TestStateSurvivesARestart(t *testing.T) {
 	}
 }
 
-func TestSecondRegistryOnTheSameDirectoryFails(t *testing.T) {
+// TestTwoReplicasServeOneState runs two registries on one NATS: what one
+// stores, the other serves, and a write on either is read back at once on
+// that replica.
+func TestTwoReplicasServeOneState(t *testing.T) {
 	t.Parallel()
-	e := serve(t, "")
-	_, err := registry.New(registry.Config{DataDir: e.dir, WatchBuffer: 1, MaxTools: 1}, logging.Discard())
-	if err == nil || !strings.Contains(err.Error(), "is locked by another process (another registry on the same --data-dir?)") {
-		t.Fatalf("second New: %v, want the locked sentence", err)
+	a := serve(t, nil)
+	b := serve(t, a.nats)
+	if !a.advertise("box", tool("grep")) {
+		t.Fatal("the first set did not write")
+	}
+	if b.advertise("box", tool("grep")) {
+		t.Fatal("re-presenting the set in force on the other replica wrote")
+	}
+	b.register("team", "box")
+	if rows := listClients(t, b, "team"); len(rows) != 1 || len(rows[0].Tools) != 1 {
+		t.Fatalf("replica b lists %v", rows)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res, err := a.reg.ListClients(op, &registryv1.ListClientsRequest{Workspace: "team"})
+		if err == nil && len(res.Rows) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica a never saw the membership made on b: %v, %v", res, err)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -77,11 +93,13 @@ func TestMainRefusesBadConfiguration(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no data directory", []string{"--dev"}, "--data-dir is empty: name the directory where the registry keeps registry.db"},
-		{"dev mode on a public address", []string{"--dev", "--data-dir", "d", "--listen", "0.0.0.0:7731"}, `dev mode refuses to listen on "0.0.0.0:7731"`},
-		{"neither dev mode nor TLS", []string{"--data-dir", "d"}, "no TLS material named"},
-		{"a watch buffer of zero", []string{"--dev", "--data-dir", "d", "--watch-buffer", "0"}, "--watch-buffer 0 is below 1"},
-		{"an unknown log level", []string{"--dev", "--data-dir", "d", "--log-level", "loud"}, `log level "loud"`},
+		{"no NATS", []string{"--dev"}, "the registry keeps its state in NATS: name its servers with --nats"},
+		{"NATS out of reach", []string{"--dev", "--nats", "nats://127.0.0.1:1"}, "cannot reach NATS at nats://127.0.0.1:1"},
+		{"the data directory of an earlier version", []string{"--dev", "--data-dir", "d"}, "--data-dir is gone: the registry keeps its state in NATS"},
+		{"dev mode on a public address", []string{"--dev", "--nats", "nats://127.0.0.1:1", "--listen", "0.0.0.0:7731"}, `dev mode refuses to listen on "0.0.0.0:7731"`},
+		{"neither dev mode nor TLS", []string{"--nats", "nats://127.0.0.1:1"}, "no TLS material named"},
+		{"a watch buffer of zero", []string{"--dev", "--nats", "nats://127.0.0.1:1", "--watch-buffer", "0"}, "--watch-buffer 0 is below 1"},
+		{"an unknown log level", []string{"--dev", "--nats", "nats://127.0.0.1:1", "--log-level", "loud"}, `log level "loud"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,14 +120,14 @@ func TestMainRefusesBadConfiguration(t *testing.T) {
 }
 
 // TestProcessRestart runs the real registry binary, stops it with SIGTERM
-// and starts it again on the same data directory.
+// and starts it again on the same NATS.
 func TestProcessRestart(t *testing.T) {
 	t.Parallel()
 	bin := testkit.Build(t, "github.com/switchboard-run/switchboard/services/registry/cmd/registry")
-	dir := t.TempDir()
+	ns := startNATS(t)
 	addr := testkit.FreeAddr(t)
 	start := func() (registryv1.RegistryServiceClient, *testkit.Proc) {
-		p := testkit.Start(t, bin, "--dev", "--listen", addr, "--data-dir", dir)
+		p := testkit.Start(t, bin, "--dev", "--listen", addr, "--nats", ns.ClientURL())
 		testkit.WaitHealthy(t, addr, registryv1.RegistryService_ServiceDesc.ServiceName, 20*time.Second)
 		cc, err := grpcclient.Dial(addr, nil)
 		if err != nil {

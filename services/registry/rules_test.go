@@ -175,7 +175,7 @@ func TestAdvertiseAndReadRules(t *testing.T) {
 			}
 			e.advertise("other", tool("x")) // another client joining changes nothing
 			e.stop()
-			e = serve(t, e.dir)
+			e = serve(t, e.nats)
 			for i, n := range presentedNames(t, e, "default") {
 				if n == "other_x" {
 					continue
@@ -223,7 +223,7 @@ func TestAdvertiseAndReadRules(t *testing.T) {
 			if tt.tune != nil {
 				tune = append(tune, tt.tune)
 			}
-			tt.run(t, serve(t, "", tune...))
+			tt.run(t, serve(t, nil, tune...))
 		})
 	}
 }

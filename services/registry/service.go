@@ -1,61 +1,89 @@
-// Package registry is the registry service (DESIGN §1–§4): which clients
-// exist, the tool set each advertises and the names a model sees them
-// under, workspace membership, presence as the mailbox reports it, a watch
-// stream of every change, and API tokens. It is the bottom of the service
-// graph and calls nobody.
+// Package registry is the registry service (docs/design.md §1–§4): which
+// clients exist, the tool set each advertises and the names a model sees
+// them under, workspace membership, presence as the mailbox records it, a
+// watch stream of every change, and API tokens. It is the bottom of the
+// service graph and calls nobody. Its state lives in NATS JetStream
+// (package records, and the presence bucket of kit/presence): any number
+// of registry replicas serve it, each from its own view of the buckets.
 package registry
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
-	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
-	"github.com/switchboard-run/switchboard/services/registry/internal/store"
+	"github.com/switchboard-run/switchboard/kit/presence"
+	"github.com/switchboard-run/switchboard/services/registry/internal/records"
 	"github.com/switchboard-run/switchboard/services/registry/internal/watch"
 )
 
-// OpenTimeout bounds the wait for the store's file lock: a second registry
-// on the same data directory fails with a sentence instead of hanging.
-const OpenTimeout = time.Second
+// maxRecordBytes bounds one stored record: a set at the message limit.
+const maxRecordBytes = grpcserver.MaxMessageBytes
 
 // Service implements registryv1.RegistryServiceServer.
 type Service struct {
 	registryv1.UnimplementedRegistryServiceServer
 
-	cfg   Config
-	log   *slog.Logger
-	store *store.Store
-	hub   *watch.Hub
-	st    *state
+	cfg    Config
+	log    *slog.Logger
+	hub    *watch.Hub
+	st     *state
+	cancel context.CancelFunc
 
-	draining  chan struct{} // closed when the server drains: long streams end
-	drainOnce sync.Once
 	closeOnce sync.Once
-	closeErr  error
 }
 
-// New opens the store in cfg.DataDir and loads the registry's state.
-func New(cfg Config, log *slog.Logger) (*Service, error) {
+// New declares the registry's buckets on nc's JetStream and returns the
+// service once its view holds what they hold (bounded by ctx).
+func New(ctx context.Context, cfg Config, nc *nats.Conn, log *slog.Logger) (*Service, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	st, err := store.Open(cfg.DataDir, OpenTimeout)
+	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, err
+	}
+	rec, err := records.Open(ctx, js, cfg.NATS.Replicas, maxRecordBytes)
+	if err != nil {
+		return nil, err
+	}
+	pres, err := presence.Declare(ctx, js, cfg.NATS.Replicas)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Import != "" {
+		switch n, err := importBolt(ctx, cfg.Import, rec); {
+		case errors.Is(err, errImportedBefore):
+			log.Info("the registry.db of an earlier version was imported by an earlier start; nothing to import", "file", cfg.Import)
+		case err != nil:
+			return nil, err
+		default:
+			log.Info("imported a registry.db of an earlier version into NATS", "file", cfg.Import, "records", n)
+		}
 	}
 	hub := watch.NewHub(cfg.WatchBuffer)
 	autoJoin := ""
 	if cfg.Security.Dev {
 		autoJoin = DefaultWorkspace
 	}
-	state, err := newState(st, hub, autoJoin)
-	if err != nil {
-		return nil, errors.Join(err, st.Close())
+	st := newState(rec, pres, hub, autoJoin, log)
+	followCtx, cancel := context.WithCancel(context.Background())
+	ready := make(chan struct{})
+	go st.follow(followCtx, ready)
+	select {
+	case <-ready:
+	case <-ctx.Done():
+		cancel()
+		return nil, fmt.Errorf("the registry's view of NATS did not fill: %w", ctx.Err())
 	}
-	return &Service{cfg: cfg, log: log, store: st, hub: hub, st: state, draining: make(chan struct{})}, nil
+	return &Service{cfg: cfg, log: log, hub: hub, st: st, cancel: cancel}, nil
 }
 
 // Register registers the service on srv, marks it SERVING, and registers
@@ -63,28 +91,16 @@ func New(cfg Config, log *slog.Logger) (*Service, error) {
 func (s *Service) Register(srv *grpcserver.Server) {
 	registryv1.RegisterRegistryServiceServer(srv.GRPC, s)
 	srv.Serving(registryv1.RegistryService_ServiceDesc.ServiceName)
-	srv.OnDrain(s.drain)
+	srv.OnDrain(s.hub.Close)
 }
 
-// drain ends every watch and presence stream so the graceful stop does not
-// wait out its grace on them.
-func (s *Service) drain() {
-	s.drainOnce.Do(func() {
-		// Watchers first: the presence streams ending below publish their
-		// withdrawals, which must not reach a watcher as live news of a
-		// registry that is stopping.
-		s.hub.Close()
-		close(s.draining)
-	})
-}
-
-// Close stores what is not yet stored (clients' last_seen since their last
-// change) and closes the store. Calls that arrive later are refused as
-// UNAVAILABLE. Safe to call twice.
+// Close stops following the buckets and refuses later calls as
+// UNAVAILABLE. Everything is stored already: nothing is lost. Safe to call
+// twice.
 func (s *Service) Close() error {
 	s.closeOnce.Do(func() {
-		s.drain()
-		s.closeErr = s.st.close()
+		s.cancel()
+		s.st.close()
 	})
-	return s.closeErr
+	return nil
 }

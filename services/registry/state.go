@@ -1,17 +1,22 @@
 package registry
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/presence"
 	"github.com/switchboard-run/switchboard/services/registry/internal/presented"
-	"github.com/switchboard-run/switchboard/services/registry/internal/store"
+	"github.com/switchboard-run/switchboard/services/registry/internal/records"
 	"github.com/switchboard-run/switchboard/services/registry/internal/toolset"
 	"github.com/switchboard-run/switchboard/services/registry/internal/watch"
 )
@@ -20,30 +25,34 @@ import (
 // advertises.
 const DefaultWorkspace = "default"
 
-// state is everything the registry knows, behind one mutex. Every change
-// is written to the store and published to the watchers while the mutex
-// is held, so the store, the maps and the watch stream see changes in one
-// order.
+// state is this replica's view of the registry: the records bucket and the
+// presence bucket, as their watches report them, behind one mutex. Every
+// replica's view follows the same buckets in the same order, so any replica
+// answers any call. Writes go to the bucket, and a call that wrote waits
+// until its own view holds the write before it answers (read your writes).
 //
-// Stored tool protos are never modified after they are stored: readers
-// hand them out without copying.
+// Stored tool protos are never modified once in the view: readers hand
+// them out without copying.
 type state struct {
 	// autoJoin, when set, is the workspace every advertising client joins
 	// (dev mode).
 	autoJoin string
+	records  *records.Records
+	presence jetstream.KeyValue
+	hub      *watch.Hub
+	log      *slog.Logger
 
 	mu       sync.Mutex
-	store    *store.Store
-	hub      *watch.Hub
+	applied  uint64        // the records bucket's revision the view holds
+	progress chan struct{} // closed and replaced whenever applied moves
 	closed   bool
-	revision uint64
-	adverts  map[string]*advert         // client → set in force (absent: none)
-	seen     map[string]time.Time       // client → last_seen
-	unsaved  map[string]bool            // clients whose last_seen is newer than the store's
-	members  map[string]map[string]bool // workspace → its clients
-	joined   map[string]map[string]bool // client → its workspaces
-	present  map[string]*reads          // client → its open follow reads (absent: none)
-	byName   map[string]presentedTool   // presented name → tool
+	adverts  map[string]*advert           // client → set in force (absent: none)
+	seen     map[string]time.Time         // client → last unchanged advertise, or read opened/closed
+	members  map[string]map[string]bool   // workspace → its clients
+	joined   map[string]map[string]bool   // client → its workspaces
+	present  map[string]*presence.Read    // client → its read (absent: none)
+	byName   map[string]presentedTool     // presented name → tool
+	tokens   map[string]*registryv1.Token // hash hex → record
 }
 
 // advert is one client's set in force.
@@ -52,6 +61,8 @@ type advert struct {
 	names   []string        // presented names, parallel to tools
 	encoded []byte          // toolset.Encode(tools)
 	schemas toolset.Schemas // the schema texts of tools, all of which compile
+	rev     uint64          // the bucket revision that stored it
+	at      time.Time       // when it was stored
 }
 
 // presentedTool is what a presented name resolves to.
@@ -60,48 +71,70 @@ type presentedTool struct {
 	tool   *registryv1.Tool
 }
 
-// reads is a client's presence: a refcount of open follow reads, and of
-// the named sessions among them (the serving guard's key).
-type reads struct {
-	count    int
-	sessions map[string]int
+func newState(rec *records.Records, pres jetstream.KeyValue, hub *watch.Hub, autoJoin string, log *slog.Logger) *state {
+	return &state{
+		autoJoin: autoJoin, records: rec, presence: pres, hub: hub, log: log,
+		progress: make(chan struct{}),
+		adverts:  map[string]*advert{}, seen: map[string]time.Time{},
+		members: map[string]map[string]bool{}, joined: map[string]map[string]bool{},
+		present: map[string]*presence.Read{}, byName: map[string]presentedTool{},
+		tokens: map[string]*registryv1.Token{},
+	}
 }
 
-// newState loads the stored state. The reverse map of presented names is
-// rebuilt from the stored sets: the names are a pure function of (client,
-// tool), so they come back the same.
-func newState(st *store.Store, hub *watch.Hub, autoJoin string) (*state, error) {
-	loaded, err := st.Load()
+// errClosed answers calls that arrive while the registry shuts down.
+var errClosed = status.Error(codes.Unavailable, "the registry is shutting down; retry against another replica or the restarted registry")
+
+// storeFailed is the refusal when the bucket could not be written.
+func storeFailed(act string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return status.FromContextError(err).Err()
+	}
+	return status.Errorf(codes.Unavailable, "%s: the registry cannot reach NATS right now (%v), so nothing changed; try again in a moment", act, err)
+}
+
+// waitApplied waits until the view holds revision rev of the records
+// bucket, so a caller that wrote reads its own write on this replica.
+func (s *state) waitApplied(ctx context.Context, rev uint64) error {
+	for {
+		s.mu.Lock()
+		if s.applied >= rev {
+			s.mu.Unlock()
+			return nil
+		}
+		if s.closed {
+			s.mu.Unlock()
+			return errClosed
+		}
+		progress := s.progress
+		s.mu.Unlock()
+		select {
+		case <-progress:
+		case <-ctx.Done():
+			return status.Errorf(codes.Unavailable, "the write is stored, but this registry's view did not reach it in time: %v", ctx.Err())
+		}
+	}
+}
+
+// catchUp waits until the view holds everything the bucket holds now: after
+// a write refused because the bucket moved on, the view is behind.
+func (s *state) catchUp(ctx context.Context) error {
+	rev, err := s.records.Latest(ctx)
 	if err != nil {
-		return nil, err
+		return storeFailed("reading the registry's revision", err)
 	}
-	s := &state{
-		autoJoin: autoJoin, store: st, hub: hub,
-		adverts: map[string]*advert{}, seen: loaded.Seen, unsaved: map[string]bool{},
-		members: map[string]map[string]bool{}, joined: map[string]map[string]bool{},
-		present: map[string]*reads{}, byName: map[string]presentedTool{},
+	return s.waitApplied(ctx, rev)
+}
+
+// setApplied moves the view's revision on and wakes the waiters. Call with
+// s.mu held.
+func (s *state) setApplied(rev uint64) {
+	if rev <= s.applied {
+		return
 	}
-	for client, encoded := range loaded.Adverts {
-		tools, err := toolset.Decode(encoded)
-		if err != nil {
-			return nil, fmt.Errorf("reading the stored set of %q in %s: %w", client, st.Path(), err)
-		}
-		names := make([]string, len(tools))
-		schemas := toolset.Schemas{}
-		for i, t := range tools {
-			names[i] = presented.Name(client, t.GetName())
-			// Stored sets were checked when they were advertised.
-			schemas[t.GetInputSchema()] = true
-			if t.OutputSchema != nil {
-				schemas[t.GetOutputSchema()] = true
-			}
-		}
-		s.setAdvert(client, &advert{tools: tools, names: names, encoded: encoded, schemas: schemas})
-	}
-	for _, m := range loaded.Members {
-		s.addMember(m)
-	}
-	return s, nil
+	s.applied = rev
+	close(s.progress)
+	s.progress = make(chan struct{})
 }
 
 // schemasOf returns the schema texts of client's set in force (nil when it
@@ -114,9 +147,6 @@ func (s *state) schemasOf(client string) toolset.Schemas {
 	}
 	return nil
 }
-
-// errClosed answers calls that arrive while the registry shuts down.
-var errClosed = status.Error(codes.Unavailable, "the registry is shutting down; retry against the restarted registry")
 
 // setAdvert puts a set in force (nil withdraws), keeping byName in step.
 func (s *state) setAdvert(client string, a *advert) {
@@ -135,7 +165,10 @@ func (s *state) setAdvert(client string, a *advert) {
 	}
 }
 
-func (s *state) addMember(m store.Membership) {
+func (s *state) addMember(m records.Member) bool {
+	if s.members[m.Workspace][m.Client] {
+		return false
+	}
 	if s.members[m.Workspace] == nil {
 		s.members[m.Workspace] = map[string]bool{}
 	}
@@ -144,9 +177,13 @@ func (s *state) addMember(m store.Membership) {
 		s.joined[m.Client] = map[string]bool{}
 	}
 	s.joined[m.Client][m.Workspace] = true
+	return true
 }
 
-func (s *state) removeMember(m store.Membership) {
+func (s *state) removeMember(m records.Member) bool {
+	if !s.members[m.Workspace][m.Client] {
+		return false
+	}
 	delete(s.members[m.Workspace], m.Client)
 	if len(s.members[m.Workspace]) == 0 {
 		delete(s.members, m.Workspace) // a workspace exists while it has members
@@ -155,19 +192,27 @@ func (s *state) removeMember(m store.Membership) {
 	if len(s.joined[m.Client]) == 0 {
 		delete(s.joined, m.Client)
 	}
+	return true
 }
 
-// touch records that client was seen now; the store catches up with the
-// next write of the client's set, or at Close.
-func (s *state) touch(client string, now time.Time) {
-	s.seen[client] = now
-	s.unsaved[client] = true
+// lastSeen is when client last advertised, or opened or closed a read.
+// Call with s.mu held.
+func (s *state) lastSeen(client string) (time.Time, bool) {
+	t, ok := s.seen[client]
+	if a := s.adverts[client]; a != nil && a.at.After(t) {
+		t, ok = a.at, true
+	}
+	if r := s.present[client]; r != nil && r.Opened.After(t) {
+		t, ok = r.Opened, true
+	}
+	return t, ok
 }
 
-// bump counts one change and returns the revision after it.
-func (s *state) bump() uint64 {
-	s.revision++
-	return s.revision
+// touch records client as seen at t, if that is later. Call with s.mu held.
+func (s *state) touch(client string, t time.Time) {
+	if t.After(s.seen[client]) {
+		s.seen[client] = t
+	}
 }
 
 // sortedKeys returns m's keys in order.
@@ -180,32 +225,32 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// close stores the last_seen values not yet stored, ends every watcher and
-// closes the store. Calls after it are answered with errClosed.
-func (s *state) close() error {
+// close ends every watcher and refuses later calls.
+func (s *state) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil
+		return
 	}
 	s.closed = true
+	close(s.progress)
+	s.progress = make(chan struct{})
 	s.hub.Close()
-	var flushErr error
-	if len(s.unsaved) > 0 {
-		flushErr = s.store.Update(func(tx *store.Tx) error {
-			for client := range s.unsaved {
-				if err := tx.PutSeen(client, s.seen[client]); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if flushErr != nil {
-			flushErr = fmt.Errorf("storing last_seen of %d clients: %w", len(s.unsaved), flushErr)
+}
+
+func decodeAdvert(client string, encoded []byte) (*advert, error) {
+	tools, err := toolset.Decode(encoded)
+	if err != nil {
+		return nil, fmt.Errorf("the stored set of %q: %w", client, err)
+	}
+	a := &advert{tools: tools, names: make([]string, len(tools)), encoded: encoded, schemas: toolset.Schemas{}}
+	for i, t := range tools {
+		a.names[i] = presented.Name(client, t.GetName())
+		// Stored sets were checked when they were advertised.
+		a.schemas[t.GetInputSchema()] = true
+		if t.OutputSchema != nil {
+			a.schemas[t.GetOutputSchema()] = true
 		}
 	}
-	if err := s.store.Close(); err != nil && flushErr == nil {
-		return fmt.Errorf("closing %s: %w", s.store.Path(), err)
-	}
-	return flushErr
+	return a, nil
 }

@@ -8,6 +8,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -15,7 +17,7 @@ import (
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/services/registry/internal/store"
+	"github.com/switchboard-run/switchboard/services/registry/internal/records"
 )
 
 // Token shapes: the secret carries 256 random bits; the id is only a
@@ -32,7 +34,7 @@ const (
 
 // CreateToken mints a token bound to an identity and grade. Only the
 // secret's hash is stored; the secret is returned this once.
-func (s *Service) CreateToken(_ context.Context, req *registryv1.CreateTokenRequest) (*registryv1.CreateTokenResponse, error) {
+func (s *Service) CreateToken(ctx context.Context, req *registryv1.CreateTokenRequest) (*registryv1.CreateTokenResponse, error) {
 	if err := identity.CheckName(req.GetIdentity()); err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "create token: %v", err)
 	}
@@ -53,12 +55,15 @@ func (s *Service) CreateToken(_ context.Context, req *registryv1.CreateTokenRequ
 			Note:     req.GetNote(),
 			Created:  timestamppb.Now(),
 		}
-		err := s.store.CreateToken(tok, sha256.Sum256([]byte(secret)))
-		if errors.Is(err, store.ErrTokenExists) {
+		rev, err := s.st.records.CreateToken(ctx, tok, sha256.Sum256([]byte(secret)))
+		if errors.Is(err, records.ErrChanged) {
 			continue // an id clash: draw again
 		}
 		if err != nil {
-			return nil, status.Errorf(codes.Internal, "create token: storing the token failed: %v", err)
+			return nil, storeFailed("create token: storing the token", err)
+		}
+		if err := s.st.waitApplied(ctx, rev); err != nil {
+			return nil, err
 		}
 		return &registryv1.CreateTokenResponse{Token: tok, Secret: secret}, nil
 	}
@@ -67,35 +72,42 @@ func (s *Service) CreateToken(_ context.Context, req *registryv1.CreateTokenRequ
 
 // ListTokens lists the token records, sorted by id; never their secrets.
 func (s *Service) ListTokens(context.Context, *registryv1.ListTokensRequest) (*registryv1.ListTokensResponse, error) {
-	toks, err := s.store.Tokens()
-	if err != nil {
-		return nil, status.Errorf(codes.Internal, "list tokens: reading the token store failed: %v", err)
+	s.st.mu.Lock()
+	toks := make([]*registryv1.Token, 0, len(s.st.tokens))
+	for _, t := range s.st.tokens {
+		toks = append(toks, t)
 	}
+	s.st.mu.Unlock()
+	slices.SortFunc(toks, func(a, b *registryv1.Token) int { return strings.Compare(a.GetId(), b.GetId()) })
 	return &registryv1.ListTokensResponse{Tokens: toks}, nil
 }
 
 // RevokeToken deletes a token; the next AuthenticateToken already refuses
 // it.
-func (s *Service) RevokeToken(_ context.Context, req *registryv1.RevokeTokenRequest) (*registryv1.RevokeTokenResponse, error) {
-	tok, err := s.store.RevokeToken(req.GetId())
-	if errors.Is(err, store.ErrNoToken) {
+func (s *Service) RevokeToken(ctx context.Context, req *registryv1.RevokeTokenRequest) (*registryv1.RevokeTokenResponse, error) {
+	tok, rev, err := s.st.records.RevokeToken(ctx, req.GetId())
+	if err != nil {
+		return nil, storeFailed(fmt.Sprintf("revoke token %q", req.GetId()), err)
+	}
+	if tok == nil {
 		return nil, status.Errorf(codes.NotFound, "no token %q", req.GetId())
 	}
-	if err != nil {
-		return nil, status.Errorf(codes.Internal, "revoke token %q: %v", req.GetId(), err)
+	if err := s.st.waitApplied(ctx, rev); err != nil {
+		return nil, err
 	}
 	return &registryv1.RevokeTokenResponse{Token: tok}, nil
 }
 
 // AuthenticateToken maps a bearer token to its identity and grade. It reads
-// the store every time, so a revocation takes effect at once.
-func (s *Service) AuthenticateToken(_ context.Context, req *registryv1.AuthenticateTokenRequest) (*registryv1.AuthenticateTokenResponse, error) {
-	tok, err := s.store.TokenByHash(sha256.Sum256([]byte(req.GetSecret())))
-	if errors.Is(err, store.ErrNoToken) {
-		return nil, status.Error(codes.Unauthenticated, tokenRefusal)
-	}
+// the bucket every time, not the view, so a revocation on any replica takes
+// effect at once.
+func (s *Service) AuthenticateToken(ctx context.Context, req *registryv1.AuthenticateTokenRequest) (*registryv1.AuthenticateTokenResponse, error) {
+	tok, err := s.st.records.TokenByHash(ctx, sha256.Sum256([]byte(req.GetSecret())))
 	if err != nil {
-		return nil, status.Errorf(codes.Internal, "authenticate token: reading the token store failed: %v", err)
+		return nil, storeFailed("authenticate token", err)
+	}
+	if tok == nil {
+		return nil, status.Error(codes.Unauthenticated, tokenRefusal)
 	}
 	return &registryv1.AuthenticateTokenResponse{Identity: tok.GetIdentity(), Grade: tok.GetGrade()}, nil
 }

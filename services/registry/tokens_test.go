@@ -13,7 +13,7 @@ import (
 
 func TestTokens(t *testing.T) {
 	t.Parallel()
-	e := serve(t, "")
+	e := serve(t, nil)
 	mint := func(id, grade, note string) *registryv1.CreateTokenResponse {
 		t.Helper()
 		res, err := e.reg.CreateToken(op, &registryv1.CreateTokenRequest{Identity: id, Grade: grade, Note: note})

@@ -10,6 +10,9 @@ import (
 	"github.com/switchboard-run/switchboard/services/registry/internal/watch"
 )
 
+// errDraining ends long-lived streams when the server shuts down.
+var errDraining = status.Error(codes.Unavailable, "the registry is shutting down; reconnect to another replica or the restarted registry")
+
 // WatchTools streams a snapshot closed by `synced`, then every change in
 // the registry's order. A watcher that lags more than --watch-buffer events
 // is sent `resync` and a fresh snapshot. A workspace watcher gets, with a

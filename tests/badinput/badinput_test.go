@@ -103,6 +103,10 @@ var rows = map[string]func(t *testing.T, s *suite){
 			t.Fatalf("stdout = %q", c.GetStdout())
 		}
 	},
+	"nats-unreachable": natsUnreachable,
+	"nats-lost":        natsLost,
+	"foreign-stream":   foreignStream,
+	"foreign-bucket":   foreignBucket,
 	"slowloris": func(t *testing.T, s *suite) {
 		conn, err := net.Dial("tcp", strings.TrimPrefix(s.httpBase, "http://"))
 		if err != nil {

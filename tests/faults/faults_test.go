@@ -1,3 +1,5 @@
+// Package faults kills and restarts the suite's real processes on loopback
+// and checks that nothing is lost and every failure says what happened.
 package faults
 
 import (
@@ -14,11 +16,13 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/testkit"
+	"github.com/switchboard-run/switchboard/tests/internal/procs"
 )
 
 func absent(id string) string {
@@ -30,12 +34,12 @@ func absent(id string) string {
 // gets exactly one capture, which says it may have run twice.
 func TestKilledHostGetsTheInvocationAgain(t *testing.T) {
 	t.Parallel()
-	s := newSplit(t)
+	s := procs.NewSplit(t, procs.Options{})
 	marks := t.TempDir()
 	tools := fmt.Sprintf(`[{"name":"slow","description":"","input_schema":{"type":"object"},
 		"command":["sh","-c","touch %s/$SWITCHBOARD_INVOCATION.$SWITCHBOARD_DELIVERY; sleep 1; echo ran $SWITCHBOARD_DELIVERY"]}]`, marks)
-	h := s.host("laptop", tools)
-	s.waitPresent("laptop")
+	h := s.Host("laptop", tools, 0)
+	s.WaitPresent("laptop", true, 20*time.Second)
 
 	type result struct {
 		res *mailboxv1.CallResponse
@@ -43,9 +47,9 @@ func TestKilledHostGetsTheInvocationAgain(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		ctx, cancel := context.WithTimeout(driver(), 60*time.Second)
+		ctx, cancel := context.WithTimeout(procs.Driver(), 60*time.Second)
 		defer cancel()
-		res, err := s.mb.Call(ctx, &mailboxv1.CallRequest{Client: "laptop", Tool: "slow", Input: "{}"})
+		res, err := s.MB().Call(ctx, &mailboxv1.CallRequest{Client: "laptop", Tool: "slow", Input: "{}"})
 		done <- result{res, err}
 	}()
 	var id string
@@ -58,7 +62,7 @@ func TestKilledHostGetsTheInvocationAgain(t *testing.T) {
 	})
 	h.Kill() // mid-invocation, the whole process group
 
-	s.host("laptop", tools) // a new host process on the same client
+	s.Host("laptop", tools, 0) // a new host process on the same client
 	r := <-done
 	if r.err != nil {
 		t.Fatalf("call: %v", r.err)
@@ -70,7 +74,7 @@ func TestKilledHostGetsTheInvocationAgain(t *testing.T) {
 	if !strings.HasPrefix(c.GetStderr(), `this invocation was handed to "laptop" 2 times`) {
 		t.Fatalf("stderr %q does not say the invocation was handed out twice", c.GetStderr())
 	}
-	_, err := s.mb.Capture(driver(), &mailboxv1.CaptureRequest{Invocation: id})
+	_, err := s.MB().Capture(procs.Driver(), &mailboxv1.CaptureRequest{Invocation: id})
 	if status.Convert(err).Message() != absent(id) {
 		t.Fatalf("a second capture: %v; want exactly one", err)
 	}
@@ -80,54 +84,69 @@ func TestKilledHostGetsTheInvocationAgain(t *testing.T) {
 // of the tools recovers through the watch stream by itself.
 func TestRegistryRestartKeepsStateAndTheMailboxViewRecovers(t *testing.T) {
 	t.Parallel()
-	s := newSplit(t)
+	s := procs.NewSplit(t, procs.Options{})
 	asHost := testkit.As("desk", identity.Host)
 	tool := &registryv1.Tool{Name: "grep", Description: "", InputSchema: `{"type":"object"}`}
-	if _, err := s.reg.Advertise(asHost, &registryv1.AdvertiseRequest{Tools: []*registryv1.Tool{tool}}); err != nil {
+	if _, err := s.Reg.Advertise(asHost, &registryv1.AdvertiseRequest{Tools: []*registryv1.Tool{tool}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.mb.Invoke(driver(), &mailboxv1.InvokeRequest{Client: "desk", Tool: "grep", Input: "{}"}); err != nil {
+	if _, err := s.MB().Invoke(procs.Driver(), &mailboxv1.InvokeRequest{Client: "desk", Tool: "grep", Input: "{}"}); err != nil {
 		t.Fatal(err)
 	}
-	s.regProc.Kill()
-	s.startRegistry()
-	res, err := s.reg.ListTools(driver(), &registryv1.ListToolsRequest{Workspace: "default"})
+	s.RegProc.Kill()
+	s.StartRegistry()
+	res, err := s.Reg.ListTools(procs.Driver(), &registryv1.ListToolsRequest{Workspace: "default"})
 	if err != nil || len(res.GetTools()) != 1 || res.GetTools()[0].GetPresentedName() != "desk_grep" {
 		t.Fatalf("after the restart ListTools = %v, %v", res, err)
 	}
 	// Withdraw the tool. Only a view fed by a fresh watch stream can know:
 	// a stale view would still accept the invoke.
-	if _, err := s.reg.Advertise(asHost, &registryv1.AdvertiseRequest{}); err != nil {
+	if _, err := s.Reg.Advertise(asHost, &registryv1.AdvertiseRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	testkit.Eventually(t, "the mailbox to see desk's grep gone", 20*time.Second, func() bool {
-		_, err := s.mb.Invoke(driver(), &mailboxv1.InvokeRequest{Client: "desk", Tool: "grep", Input: "{}"})
+		_, err := s.MB().Invoke(procs.Driver(), &mailboxv1.InvokeRequest{Client: "desk", Tool: "grep", Input: "{}"})
 		return status.Convert(err).Message() == `client "desk" advertises no tool "grep" right now`
 	})
 }
 
-// The mailbox restarts: a driver waiting on it gets a clear error at once,
-// not a hang; handles from before answer the absent sentence (which names
-// the restart); hosts follow again by themselves and calls work again.
-func TestMailboxRestart(t *testing.T) {
+// The mailbox is killed and started again. A driver waiting on it gets
+// UNAVAILABLE at once, not a hang. Nothing it held is lost: an invocation
+// the host was running is completed to the restarted mailbox, one queued
+// for a host that was away is handed to it when it comes, and both are
+// collected with the handles from before.
+func TestMailboxRestartLosesNothing(t *testing.T) {
 	t.Parallel()
-	s := newSplit(t)
-	s.host("laptop", `[{"name":"slow","description":"","input_schema":{"type":"object"},"command":["sleep","30"]},
-		{"name":"echo","description":"","input_schema":{"type":"object"},"command":["cat"]}]`)
-	s.waitPresent("laptop")
-	before, err := s.mb.Invoke(driver(), &mailboxv1.InvokeRequest{Client: "laptop", Tool: "slow", Input: "{}"})
+	s := procs.NewSplit(t, procs.Options{})
+	s.Host("laptop", `[{"name":"slow","description":"","input_schema":{"type":"object"},"command":["sh","-c","sleep 2; cat"]},
+		{"name":"echo","description":"","input_schema":{"type":"object"},"command":["cat"]}]`, 0)
+	s.WaitPresent("laptop", true, 20*time.Second)
+	// desk has advertised, but no host of it runs yet.
+	deskTools := `[{"name":"echo","description":"","input_schema":{"type":"object"},"command":["cat"]}]`
+	echo := &registryv1.Tool{Name: "echo", Description: "", InputSchema: `{"type":"object"}`}
+	if _, err := s.Reg.Advertise(testkit.As("desk", identity.Host), &registryv1.AdvertiseRequest{Tools: []*registryv1.Tool{echo}}); err != nil {
+		t.Fatal(err)
+	}
+	running, err := s.MB().Invoke(procs.Driver(), &mailboxv1.InvokeRequest{Client: "laptop", Tool: "slow", Input: `{"running":1}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	queued, err := s.MB().Invoke(procs.Driver(), &mailboxv1.InvokeRequest{Client: "desk", Tool: "echo", Input: `{"queued":1}`})
 	if err != nil {
 		t.Fatal(err)
 	}
 	waiting := make(chan error, 1)
 	go func() {
-		ctx, cancel := context.WithTimeout(driver(), 60*time.Second)
+		ctx, cancel := context.WithTimeout(procs.Driver(), 60*time.Second)
 		defer cancel()
-		_, err := s.mb.Call(ctx, &mailboxv1.CallRequest{Client: "laptop", Tool: "slow", Input: "{}"})
+		_, err := s.MB().Call(ctx, &mailboxv1.CallRequest{Client: "laptop", Tool: "slow", Input: "{}"})
 		waiting <- err
 	}()
-	time.Sleep(200 * time.Millisecond) // let the call reach the mailbox
-	s.mbProc.Kill()
+	testkit.Eventually(t, "the call to reach the mailbox", 10*time.Second, func() bool {
+		res, err := s.Reg.GetClient(procs.Driver(), &registryv1.GetClientRequest{Client: "laptop"})
+		return err == nil && res.GetRow().GetPresent()
+	})
+	s.Mailboxes[0].Proc.Kill()
 	select {
 	case err := <-waiting:
 		if status.Code(err) != codes.Unavailable {
@@ -136,16 +155,24 @@ func TestMailboxRestart(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the waiting driver hung after the mailbox died")
 	}
-	s.startMailbox()
-	_, err = s.mb.Capture(driver(), &mailboxv1.CaptureRequest{Invocation: before.GetInvocation()})
-	if status.Code(err) != codes.NotFound || status.Convert(err).Message() != absent(before.GetInvocation()) {
-		t.Fatalf("a handle from before the restart: %v", err)
+	s.StartMailbox(0)
+	s.Host("desk", deskTools, 0)
+	for _, c := range []struct {
+		id, want string
+	}{{running.GetInvocation(), `{"running":1}`}, {queued.GetInvocation(), `{"queued":1}`}} {
+		var got *mailboxv1.CaptureResponse
+		testkit.Eventually(t, "the capture of "+c.want, 60*time.Second, func() bool {
+			got, err = s.MB().Capture(procs.Driver(), &mailboxv1.CaptureRequest{Invocation: c.id, Wait: durationpb.New(10 * time.Second)})
+			return err == nil && got.GetCapture() != nil
+		})
+		if got.GetCapture().GetStdout() != c.want {
+			t.Fatalf("the capture of %s after the restart: %v", c.want, got)
+		}
 	}
-	s.waitPresent("laptop") // the host followed again by itself
 	testkit.Eventually(t, "a call to laptop to succeed again", 20*time.Second, func() bool {
-		ctx, cancel := context.WithTimeout(driver(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(procs.Driver(), 10*time.Second)
 		defer cancel()
-		res, err := s.mb.Call(ctx, &mailboxv1.CallRequest{Client: "laptop", Tool: "echo", Input: `{"after":1}`})
+		res, err := s.MB().Call(ctx, &mailboxv1.CallRequest{Client: "laptop", Tool: "echo", Input: `{"after":1}`})
 		return err == nil && res.GetCapture().GetStdout() == `{"after":1}`
 	})
 }
@@ -155,15 +182,15 @@ func TestMailboxRestart(t *testing.T) {
 // restart of its own.
 func TestGatewayAnswers503WhileTheMailboxIsDownAndRecovers(t *testing.T) {
 	t.Parallel()
-	s := newSplit(t)
-	s.startGateway()
+	s := procs.NewSplit(t, procs.Options{})
+	s.StartGateway()
 	asHost := testkit.As("laptop", identity.Host)
 	tool := &registryv1.Tool{Name: "echo", Description: "", InputSchema: `{"type":"object"}`}
-	if _, err := s.reg.Advertise(asHost, &registryv1.AdvertiseRequest{Tools: []*registryv1.Tool{tool}, Session: proto.String("x")}); err != nil {
+	if _, err := s.Reg.Advertise(asHost, &registryv1.AdvertiseRequest{Tools: []*registryv1.Tool{tool}, Session: proto.String("x")}); err != nil {
 		t.Fatal(err)
 	}
 	invoke := func() (int, string, error) {
-		req, _ := http.NewRequest(http.MethodPost, "http://"+s.httpAddr+"/v1/act",
+		req, _ := http.NewRequest(http.MethodPost, "http://"+s.HTTPAddr+"/v1/act",
 			bytes.NewBufferString(`{"op":"invoke","client":"laptop","tool":"echo","input":{}}`))
 		req.Header.Set("Switchboard-Identity", "driver")
 		client := &http.Client{Timeout: 30 * time.Second}
@@ -177,7 +204,7 @@ func TestGatewayAnswers503WhileTheMailboxIsDownAndRecovers(t *testing.T) {
 	}
 	testkit.Eventually(t, "the gateway to route an invoke", 20*time.Second, func() bool { code, _, err := invoke(); return err == nil && code == http.StatusOK })
 
-	s.mbProc.Kill()
+	s.Mailboxes[0].Proc.Kill()
 	start := time.Now()
 	code, body, err := invoke()
 	if err != nil || code != http.StatusServiceUnavailable || !strings.HasPrefix(body, `{"ok":false,"error":"`) {
@@ -186,7 +213,7 @@ func TestGatewayAnswers503WhileTheMailboxIsDownAndRecovers(t *testing.T) {
 	if took := time.Since(start); took > 10*time.Second {
 		t.Fatalf("the 503 took %v", took)
 	}
-	s.startMailbox()
+	s.StartMailbox(0)
 	testkit.Eventually(t, "the gateway to route an invoke once the mailbox is back", 20*time.Second, func() bool { code, _, err := invoke(); return err == nil && code == http.StatusOK })
 
 }

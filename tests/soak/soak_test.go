@@ -26,6 +26,9 @@ import (
 	"github.com/switchboard-run/switchboard/services/mailbox"
 )
 
+// soaking reports whether this is the long form (`make soak`).
+func soaking() bool { return os.Getenv("SWITCHBOARD_SOAK") != "" }
+
 // duration is 10 s in `make test`; `make soak` sets SWITCHBOARD_SOAK.
 func duration(t *testing.T) time.Duration {
 	if v := os.Getenv("SWITCHBOARD_SOAK"); v != "" {

@@ -33,6 +33,7 @@ func commands() map[string]command {
 		"bridge":   {"run the bridge service alone", service("bridge")},
 		"gateway":  {"run the HTTP gateway alone", service("gateway")},
 		"host":     {"serve a tools file as a tool host", service("host")},
+		"nats":     {"run a NATS server with JetStream for the suite's state (deployments without their own)", runNATS},
 		"clients":  {"list a workspace's clients and their presence", runClients},
 		"tools":    {"list a workspace's tools under their presented names", runTools},
 		"call":     {"call a tool by its presented name and print its capture", runCall},

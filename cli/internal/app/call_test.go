@@ -148,9 +148,10 @@ func TestCallAgainstASplitDeployment(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg, mb := testkit.FreeAddr(t), testkit.FreeAddr(t)
-	testkit.Start(t, bin, "registry", "--dev", "--listen", reg, "--data-dir", filepath.Join(dir, "data"))
+	ns := testkit.NATS(t)
+	testkit.Start(t, bin, "registry", "--dev", "--listen", reg, "--nats", ns.ClientURL())
 	testkit.WaitHealthy(t, reg, "", 20*time.Second)
-	testkit.Start(t, bin, "mailbox", "--dev", "--listen", mb, "--registry", reg)
+	testkit.Start(t, bin, "mailbox", "--dev", "--listen", mb, "--registry", reg, "--nats", ns.ClientURL())
 	testkit.WaitHealthy(t, mb, "", 20*time.Second)
 	testkit.Start(t, bin, "host", "--dev", "--client", "box", "--tools", toolsFile, "--registry", reg, "--mailbox", mb)
 	split := []string{"--registry", reg, "--mailbox", mb}

@@ -101,7 +101,7 @@ func mintSuite(dir, operator string, hosts []string, validity time.Duration, std
 			return err
 		}
 	}
-	for _, svc := range []string{"registry", "mailbox", "bridge", "gateway"} {
+	for _, svc := range []string{"registry", "mailbox", "bridge", "gateway", "nats"} {
 		if err := mintLeaf(dir, svc, "service", append([]string{svc}, hosts...), validity, std); err != nil {
 			return err
 		}

@@ -40,11 +40,13 @@ func runDev(ctx context.Context, args []string, std IO) int {
 	var o dev.Options
 	fs.StringVar(&o.GRPC, "grpc", ports.SuiteAddr, "gRPC address of every service (loopback only)")
 	fs.StringVar(&o.HTTP, "http", ports.GatewayAddr, "HTTP address of the gateway (loopback only)")
-	fs.StringVar(&o.DataDir, "data", dev.DefaultDataDir(), "directory of the registry's store")
+	fs.StringVar(&o.DataDir, "data", dev.DefaultDataDir(), "directory of the embedded NATS server's storage (the suite's state)")
 	fs.StringVar(&o.MCPConfig, "mcp-config", "", "an mcpServers JSON file whose servers to mount at start")
 	fs.StringVar(&o.ToolsFile, "tools", "", "a tools file to serve as a local tool host at start")
 	fs.StringVar(&o.ToolsClient, "tools-client", "local", "the client name the --tools host serves as")
 	o.Mailbox.Register(fs)
+	o.Store.Register(fs)
+	o.NATS.Register(fs)
 	// The log flags of every suite process; the security choice is not
 	// asked for: the embedded suite is always dev mode.
 	var lf process.Log

@@ -22,7 +22,7 @@ import (
 // running, before it gives up.
 const MetaTimeout = "run.switchboard/timeout"
 
-// maxCaptureWait is the longest wait one mailbox Capture takes (DESIGN §3).
+// maxCaptureWait is the longest wait one mailbox Capture takes (docs/design.md §3).
 const maxCaptureWait = 60 * time.Second
 
 // cancelTimeout bounds the Cancel sent after the client went away.

@@ -18,7 +18,7 @@ import (
 const listTimeout = 10 * time.Second
 
 // watch follows the workspace on WatchTools, reconnecting under the
-// suite's default backoff (DESIGN §5's timing: 0.5 s doubling to 30 s), and
+// suite's default backoff (docs/design.md §5's timing: 0.5 s doubling to 30 s), and
 // marks the mirror dirty whenever its tools may have changed. A stream that
 // reached `synced` worked: its end starts a new run of failures.
 func (m *Mirror) watch(ctx context.Context) {
@@ -58,7 +58,7 @@ func (m *Mirror) follow(ctx context.Context) (synced bool, err error) {
 			}
 		}
 		// Presence is not part of a tool listing: a busy host is absent and
-		// must still get work (DESIGN §1).
+		// must still get work (docs/design.md §1).
 	}
 }
 

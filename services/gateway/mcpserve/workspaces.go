@@ -147,7 +147,7 @@ func (w *Workspaces) start(name string) (*workspace, error) {
 	opts := mcp.StreamableHTTPOptions{
 		SessionTimeout: w.http.SessionTimeout,
 		Logger:         sdkLog(m.log),
-		// The suite's message limit, as for every other route (DESIGN §4).
+		// The suite's message limit, as for every other route (docs/design.md §4).
 		MaxRequestBodyBytes: grpcserver.MaxMessageBytes,
 		// Host and Origin are checked by Guard, which knows the names this
 		// gateway answers to; the SDK's own check would refuse a proxy on

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"google.golang.org/grpc"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
@@ -18,6 +19,8 @@ import (
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/kit/natsconn"
+	"github.com/switchboard-run/switchboard/kit/natsserver"
 	"github.com/switchboard-run/switchboard/kit/process"
 	"github.com/switchboard-run/switchboard/services/mailbox"
 	"github.com/switchboard-run/switchboard/services/registry"
@@ -27,6 +30,9 @@ import (
 type Options struct {
 	// Mailbox bounds the mailbox; zero bounds take Defaults.
 	Mailbox mailbox.Bounds
+	// Store is where the invocations live; zero takes StoreDefaults (the
+	// JetStream store).
+	Store mailbox.Store
 	// Policy is the grade policy of the services Register adds.
 	Policy identity.Policy
 	// Register adds more services to the server before it serves; conn
@@ -37,13 +43,21 @@ type Options struct {
 // Defaults are the mailbox bounds of a suite built with zero bounds.
 var Defaults = mailbox.Bounds{TTL: time.Hour, MaxQueued: 10_000, MaxSlots: 100_000, MaxCaptureBytes: 4 << 20}
 
+// StoreDefaults are the store of a suite built with a zero store.
+var StoreDefaults = mailbox.Store{Kind: mailbox.StoreNATS, Lease: 30 * time.Second, PresenceTTL: 15 * time.Second}
+
 // Suite is the running registry and mailbox (and whatever Register added).
 type Suite struct {
+	// NATS is the suite's NATS server, in process.
+	NATS     *natsserver.Server
 	Addr     string
 	Conn     *grpc.ClientConn
 	Registry registryv1.RegistryServiceClient
 	Mailbox  mailboxv1.MailboxServiceClient
 	Service  *mailbox.Service
+
+	bounds mailbox.Bounds
+	store  mailbox.Store
 }
 
 // New serves a suite until the test ends, once the mailbox's view of the
@@ -52,8 +66,19 @@ func New(t testing.TB, o Options) *Suite {
 	t.Helper()
 	log := logging.Discard()
 	sec := process.Security{Dev: true}
-	regSvc, err := registry.New(registry.Config{DataDir: t.TempDir(), WatchBuffer: registry.DefaultWatchBuffer,
-		MaxTools: registry.DefaultMaxTools, Flags: process.Flags{Security: sec}}, log)
+	ns, err := natsserver.Start(natsserver.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ns.Shutdown)
+	nc, err := nats.Connect("", ns.InProcess())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	one := natsconn.Config{Replicas: 1}
+	regSvc, err := registry.New(context.Background(), registry.Config{WatchBuffer: registry.DefaultWatchBuffer,
+		MaxTools: registry.DefaultMaxTools, NATS: one, Flags: process.Flags{Security: sec}}, nc, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,13 +90,22 @@ func New(t testing.TB, o Options) *Suite {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Suite{Addr: lis.Addr().String(), Conn: conn, Registry: registryv1.NewRegistryServiceClient(conn),
+	s := &Suite{NATS: ns, Addr: lis.Addr().String(), Conn: conn, Registry: registryv1.NewRegistryServiceClient(conn),
 		Mailbox: mailboxv1.NewMailboxServiceClient(conn)}
 	bounds := o.Mailbox
 	if bounds == (mailbox.Bounds{}) {
 		bounds = Defaults
 	}
-	s.Service = mailbox.New(mailbox.Config{Bounds: bounds, Flags: process.Flags{Security: sec}}, s.Registry, sec.Self("mailbox"), log)
+	store := o.Store
+	if store == (mailbox.Store{}) {
+		store = StoreDefaults
+	}
+	s.bounds, s.store = bounds, store
+	s.Service, err = mailbox.New(context.Background(), mailbox.Config{Bounds: bounds, Store: store, NATS: one, Flags: process.Flags{Security: sec}},
+		nc, s.Registry, sec.Self("mailbox"), log)
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := grpcserver.New(grpcserver.Options{Logger: log, ShutdownGrace: time.Second,
 		Guard: identity.Guard{Auth: sec.Authenticator(), Policy: identity.Merge(registry.Policy, mailbox.Policy, o.Policy)}})
 	regSvc.Register(srv)
@@ -95,4 +129,49 @@ func New(t testing.TB, o Options) *Suite {
 		t.Fatal("the mailbox's view never synced with the registry")
 	}
 	return s
+}
+
+// Replica serves a second mailbox replica of the suite — the same NATS and
+// registry, its own process state and listener, as another machine would —
+// until the test ends, and returns a client of it.
+func (s *Suite) Replica(t testing.TB) mailboxv1.MailboxServiceClient {
+	t.Helper()
+	log := logging.Discard()
+	sec := process.Security{Dev: true}
+	nc, err := nats.Connect("", s.NATS.InProcess())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	svc, err := mailbox.New(context.Background(), mailbox.Config{Bounds: s.bounds, Store: s.store, NATS: natsconn.Config{Replicas: 1},
+		Flags: process.Flags{Security: sec}}, nc, s.Registry, sec.Self("mailbox"), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpcserver.New(grpcserver.Options{Logger: log, ShutdownGrace: time.Second,
+		Guard: identity.Guard{Auth: sec.Authenticator(), Policy: mailbox.Policy}})
+	svc.Register(srv)
+	ctx, cancel := context.WithCancel(context.Background())
+	svc.Start(ctx)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, lis) }()
+	conn, err := grpcclient.Dial(lis.Addr().String(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		conn.Close()
+	})
+	select {
+	case <-svc.Synced():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the replica's view never synced with the registry")
+	}
+	return mailboxv1.NewMailboxServiceClient(conn)
 }

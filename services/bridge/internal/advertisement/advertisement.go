@@ -1,5 +1,5 @@
 // Package advertisement turns the tools an MCP server lists (or a plugin
-// manifest names) into the set the bridge advertises for it (DESIGN §5): the
+// manifest names) into the set the bridge advertises for it (docs/design.md §5): the
 // allow and deny lists applied, descriptions cut to 1,000 characters, at
 // most max_tools kept, a missing input schema replaced by
 // {"type":"object"}, annotations passed only for a trusted server. A tool the registry would refuse (an unusable name, a
@@ -22,7 +22,7 @@ import (
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 )
 
-// Defaults and bounds from DESIGN §5 and the registry's tool rules.
+// Defaults and bounds from docs/design.md §5 and the registry's tool rules.
 const (
 	DefaultMaxTools   = 128
 	MaxDescription    = 1000

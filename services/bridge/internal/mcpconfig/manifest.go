@@ -13,7 +13,7 @@ import (
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 )
 
-// A plugin manifest file (DESIGN §7) says how to run a JSON-lines backend
+// A plugin manifest file (docs/design.md §7) says how to run a JSON-lines backend
 // and which tools it serves:
 //
 //	{"command": ["bin/notebook", "-v"], "env": {"K": "v"}, "cwd": "/srv",

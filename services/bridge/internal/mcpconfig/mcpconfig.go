@@ -12,7 +12,7 @@
 // field, because a server silently mounted differently from what its file
 // says is worse than one not mounted at all.
 //
-// A "manifest" entry is a JSON-lines plugin backend (DESIGN §7): the path of
+// A "manifest" entry is a JSON-lines plugin backend (docs/design.md §7): the path of
 // its manifest file (see ParseManifest), relative to the config file's
 // directory; the manifest is read when the config is.
 package mcpconfig

@@ -1,4 +1,4 @@
-// Package plugin runs one JSON-lines plugin backend (DESIGN §7): a
+// Package plugin runs one JSON-lines plugin backend (docs/design.md §7): a
 // long-lived process that reads one JSON object per line on stdin and
 // writes one per line on stdout.
 //

@@ -9,7 +9,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/capture"
 )
 
-// The bridge's side of the JSON-lines wire (DESIGN §7): one JSON object per
+// The bridge's side of the JSON-lines wire (docs/design.md §7): one JSON object per
 // line, each with a "type".
 
 type initMsg struct {

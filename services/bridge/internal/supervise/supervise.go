@@ -1,6 +1,6 @@
 // Package supervise keeps one upstream server alive: it starts it, notices
 // when it dies, restarts it after a backoff that doubles, and gives up after
-// a number of crashes in a row (DESIGN §5, after the plugin-backend host).
+// a number of crashes in a row (docs/design.md §5, after the plugin-backend host).
 //
 // The states are bridgev1.State's: starting, running, crashed (a restart is
 // scheduled), failed (the crash limit was reached; it stays down until it is
@@ -22,7 +22,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/retry"
 )
 
-// Defaults from DESIGN §5.
+// Defaults from docs/design.md §5.
 const (
 	DefaultBackoff    = 500 * time.Millisecond
 	DefaultMaxBackoff = 30 * time.Second
@@ -134,7 +134,7 @@ func (s *Supervisor) loop(ctx context.Context) {
 	defer close(s.done)
 	defer s.set(func(st *Status) { st.State = bridgev1.State_STATE_STOPPED })
 	// No jitter: one supervisor restarts one local server, so there is no
-	// crowd of peers to spread out, and DESIGN §5 gives the exact timing.
+	// crowd of peers to spread out, and docs/design.md §5 gives the exact timing.
 	restarts := retry.Loop{Policy: retry.Policy{Base: s.opts.Backoff, Max: s.opts.MaxBackoff, Multiplier: 2}}
 	first := true
 	err := restarts.Forever(ctx, func(ctx context.Context) (stable bool, _ error) {

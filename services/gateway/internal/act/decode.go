@@ -17,13 +17,13 @@ import (
 
 var opField = field{"op", kindString, true}
 
-// The request shapes of DESIGN §2, field by field.
+// The request shapes of docs/design.md §2, field by field.
 var (
 	advertiseShape   = []field{opField, {"tools", kindArray, true}}
 	invokeShape      = []field{opField, {"client", kindString, true}, {"tool", kindString, true}, {"input", kindAny, true}, {"cwd", kindString, false}}
 	invocationsShape = []field{opField}
 	completeShape    = []field{opField, {"invocation", kindString, true}, {"capture", kindObject, true}}
-	captureShape     = []field{opField, {"invocation", kindString, true}, {"wait", kindString, false}}
+	captureShape     = []field{opField, {"invocation", kindString, true}, {"wait", kindString, false}, {"retry_key", kindString, false}}
 	clientsShape     = []field{opField, {"workspace", kindString, true}}
 	toolShape        = []field{
 		{"name", kindString, true}, {"description", kindString, true}, {"input_schema", kindObject, true},
@@ -224,5 +224,6 @@ func decodeCapture(ms []member) (*Request, error) {
 		}
 		req.Wait = durationpb.New(d)
 	}
+	req.RetryKey = optStr(got, "retry_key") // the mailbox checks its spelling
 	return &Request{Op: OpCapture, Capture: req}, nil
 }

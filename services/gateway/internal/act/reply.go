@@ -2,7 +2,7 @@ package act
 
 import "github.com/switchboard-run/switchboard/kit/jsontext"
 
-// The reply shapes of DESIGN §2, key by key in the shapes' order. The
+// The reply shapes of docs/design.md §2, key by key in the shapes' order. The
 // types carry the traps in their fields: exit_code an integer, capture
 // absent (not null or {}) while running, cwd and a tool's optional fields
 // only when set, rows [] when there are none, and JSON-valued fields

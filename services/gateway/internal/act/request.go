@@ -1,4 +1,4 @@
-// Package act is the act endpoint, POST /v1/act (DESIGN §2): one JSON object
+// Package act is the act endpoint, POST /v1/act (docs/design.md §2): one JSON object
 // in, one out. It holds the strict envelope decoder (each refusal names what
 // was wrong), the replies (encoding/json over structs in the shapes' order,
 // JSON-valued fields verbatim), and the dispatch of each op to its RPC.
@@ -12,7 +12,7 @@ import (
 // Op names an act: the request's "op".
 type Op string
 
-// The ops of DESIGN §2.
+// The ops of docs/design.md §2.
 const (
 	OpAdvertise   Op = "advertise"
 	OpInvoke      Op = "invoke"

@@ -1,5 +1,5 @@
 // Package bodylimit bounds request bodies at 16 MiB, the suite's message
-// limit (DESIGN §4), and remembers when a request hit it: the generated REST
+// limit (docs/design.md §4), and remembers when a request hit it: the generated REST
 // handlers turn every body-read error into INVALID_ARGUMENT, so the error
 // handler asks here whether the real cause was size, to answer 413.
 package bodylimit

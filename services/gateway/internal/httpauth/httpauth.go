@@ -1,4 +1,4 @@
-// Package httpauth says who an HTTP caller is (DESIGN §4): a bearer token
+// Package httpauth says who an HTTP caller is (docs/design.md §4): a bearer token
 // checked with the registry, the verified client certificate in production,
 // or the Switchboard-Identity header in dev mode. The identity it finds is
 // what the gateway forwards to the backends; the credentials themselves

@@ -1,4 +1,4 @@
-// Package run runs one invocation of a local tool (DESIGN §6): argv spawned
+// Package run runs one invocation of a local tool (docs/design.md §6): argv spawned
 // directly (no shell, no interpolation), the input JSON on stdin, stdout,
 // stderr and the exit code captured, and a deadline enforced with SIGTERM
 // then SIGKILL to the tool's whole process group.
@@ -22,7 +22,7 @@ import (
 
 // Limits bound one run.
 type Limits struct {
-	// Deadline is how long a tool may run (DESIGN: 2 min by default).
+	// Deadline is how long a tool may run (docs/design.md: 2 min by default).
 	Deadline time.Duration
 	// Grace is how long SIGTERM has before SIGKILL.
 	Grace time.Duration

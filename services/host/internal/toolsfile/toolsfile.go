@@ -1,4 +1,4 @@
-// Package toolsfile reads a tool host's tools file (DESIGN §6): a JSON array
+// Package toolsfile reads a tool host's tools file (docs/design.md §6): a JSON array
 // of {"name","description","input_schema","command":[argv…],"cwd"?,
 // "subject_cwd"?}. The advertisement is the file minus the local keys
 // (command, cwd). Decoding is strict: a tools file is configuration a model

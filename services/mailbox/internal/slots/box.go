@@ -5,24 +5,12 @@ import (
 	"sync"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
-
-// HandoffCap is how many times an invocation is handed out without a
-// capture before the mailbox answers it itself.
-const HandoffCap = 3
-
-// Presence hears every read opening and closing. Calls are made with the
-// box's lock held, in order, so they must not block or call back.
-type Presence interface {
-	Opened(client, session string)
-	Closed(client string)
-}
 
 // Config bounds a box.
 type Config struct {
-	// TTL is how long a slot lives uncollected (DESIGN: 1 h).
+	// TTL is how long a slot lives uncollected (docs/design.md §3: an hour).
 	TTL time.Duration
 	// MaxQueued bounds the invocations waiting for one client's read.
 	MaxQueued int
@@ -31,7 +19,6 @@ type Config struct {
 	// MaxCaptureBytes bounds a capture's stdout and stderr together.
 	MaxCaptureBytes int
 	Clock           Clock
-	Presence        Presence
 }
 
 // Box holds every invocation in flight.
@@ -42,6 +29,7 @@ type Box struct {
 	slots   map[string]*slot
 	queues  map[string]*queue
 	expiry  list // every slot, oldest first: TTL is constant, so this is expiry order
+	taken   takenSet
 	sweep   Timer
 	closed  bool
 	closing chan struct{} // closed by Close: ends every read
@@ -69,25 +57,23 @@ func New(cfg Config) *Box {
 	}
 }
 
-// Post queues one invocation for client and returns its handle. A reader
-// parked on the client's queue is woken at once (sync match).
-func (b *Box) Post(client, poster, tool, input string, cwd *string) (string, error) {
-	id := newID()
+// Post queues one invocation for its client. A reader parked on the
+// client's queue is woken at once (sync match).
+func (b *Box) Post(_ context.Context, p inflight.Post) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
-		return "", errShuttingDown
+		return inflight.ErrShuttingDown
 	}
 	if len(b.slots) >= b.cfg.MaxSlots {
-		return "", status.Errorf(codes.ResourceExhausted,
-			"the mailbox holds %d invocations, the most it may; collect captures or wait for some to be answered", len(b.slots))
+		return inflight.BoxFull(len(b.slots))
 	}
-	q := b.queueOf(client)
+	q := b.queueOf(p.Client)
 	if q.pending.n >= b.cfg.MaxQueued {
-		return "", status.Errorf(codes.ResourceExhausted,
-			"client %q has %d invocations queued, the most this mailbox queues for one client; it is not reading its queue fast enough", client, q.pending.n)
+		return inflight.QueueFull(p.Client, q.pending.n)
 	}
-	s := &slot{id: id, client: client, poster: poster, tool: tool, input: input, cwd: cwd,
+	id := p.ID
+	s := &slot{id: id, client: p.Client, poster: p.Poster, tool: p.Tool, input: p.Input, cwd: p.Cwd,
 		expires: b.cfg.Clock.Now().Add(b.cfg.TTL).UnixNano()}
 	b.slots[id] = s
 	b.expiry.pushBack(s)
@@ -96,31 +82,22 @@ func (b *Box) Post(client, poster, tool, input string, cwd *string) (string, err
 	if q.reader != nil {
 		q.reader.signal()
 	}
-	return id, nil
+	return nil
 }
 
 // Complete stores the capture of an invocation addressed to caller and
 // returns it as stored (re-read, with any hand-off prefix).
-func (b *Box) Complete(caller, id string, c Capture) (Capture, error) {
+func (b *Box) Complete(_ context.Context, caller, id string, c Capture) (Capture, error) {
 	if n := len(c.Stdout) + len(c.Stderr); n > b.cfg.MaxCaptureBytes {
-		return Capture{}, status.Errorf(codes.ResourceExhausted,
-			"capture: stdout and stderr hold %d bytes; this mailbox keeps at most %d — cut the output and complete again", n, b.cfg.MaxCaptureBytes)
+		return Capture{}, inflight.TooLarge(n, b.cfg.MaxCaptureBytes)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := b.slots[id]
 	if s == nil || s.client != caller || s.state == answered {
-		return Capture{}, absent(id)
+		return Capture{}, inflight.Absent(id)
 	}
-	if s.handoffs >= 2 {
-		prefix := rehandedPrefix(s.client, s.handoffs)
-		if c.Stderr == "" {
-			c.Stderr = prefix
-		} else {
-			c.Stderr = prefix + "\n" + c.Stderr
-		}
-	}
-	b.answer(s, c)
+	b.answer(s, inflight.Rehanded(c, s.client, s.handoffs))
 	return *s.capture, nil
 }
 
@@ -128,27 +105,39 @@ func (b *Box) Complete(caller, id string, c Capture) (Capture, error) {
 // the slot (read once), or nil while it is running. With wait > 0 it waits
 // that long (bounded by ctx) for the capture first; a wait wakes on the
 // answer, not on a tick.
-func (b *Box) Collect(ctx context.Context, caller, id string, wait time.Duration) (*Capture, error) {
+func (b *Box) Collect(ctx context.Context, caller, id string, wait time.Duration, retryKey string) (*Capture, error) {
 	if wait > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, wait)
 		defer cancel()
 	}
-	return b.collect(ctx, caller, id, wait > 0)
+	return b.collect(ctx, caller, id, wait > 0, retryKey)
+}
+
+// Call posts p and awaits its answer until wait ends.
+func (b *Box) Call(ctx, wait context.Context, p inflight.Post) (*Capture, error) {
+	if err := b.Post(ctx, p); err != nil {
+		return nil, err
+	}
+	return b.Await(wait, p.Poster, p.ID)
 }
 
 // Await waits until the invocation is answered or ctx ends; it returns the
 // capture (removing the slot) or nil when ctx ended first.
 func (b *Box) Await(ctx context.Context, caller, id string) (*Capture, error) {
-	return b.collect(ctx, caller, id, true)
+	return b.collect(ctx, caller, id, true, "")
 }
 
-func (b *Box) collect(ctx context.Context, caller, id string, wait bool) (*Capture, error) {
+func (b *Box) collect(ctx context.Context, caller, id string, wait bool, retryKey string) (*Capture, error) {
 	b.mu.Lock()
 	s := b.slots[id]
 	if s == nil || s.poster != caller {
+		again := b.taken.again(b.cfg.Clock.Now(), id, caller, retryKey)
 		b.mu.Unlock()
-		return nil, absent(id)
+		if again != nil {
+			return again, nil
+		}
+		return nil, inflight.Absent(id)
 	}
 	if s.state != answered && wait {
 		if s.done == nil {
@@ -164,7 +153,7 @@ func (b *Box) collect(ctx context.Context, caller, id string, wait bool) (*Captu
 		b.mu.Lock()
 		if b.slots[id] != s { // collected by another reader, cancelled, or expired meanwhile
 			b.mu.Unlock()
-			return nil, absent(id)
+			return nil, inflight.Absent(id)
 		}
 	}
 	defer b.mu.Unlock()
@@ -172,22 +161,25 @@ func (b *Box) collect(ctx context.Context, caller, id string, wait bool) (*Captu
 		return nil, nil
 	}
 	b.remove(s)
+	if retryKey != "" {
+		b.taken.keep(b.cfg.Clock.Now(), id, caller, retryKey, *s.capture)
+	}
 	return s.capture, nil
 }
 
 // Cancel answers an invocation posted by caller with the cancelled capture
 // (exit code 130), tells the host reading it, and returns the capture,
 // removing the slot. An invocation answered already returns its capture.
-func (b *Box) Cancel(caller, id, reason string) (Capture, error) {
+func (b *Box) Cancel(_ context.Context, caller, id, reason string) (Capture, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := b.slots[id]
 	if s == nil || s.poster != caller {
-		return Capture{}, absent(id)
+		return Capture{}, inflight.Absent(id)
 	}
 	if s.state != answered {
 		wasHanded := s.state == handed
-		b.answer(s, Capture{Stderr: cancelledStderr(id, reason), ExitCode: 130})
+		b.answer(s, inflight.Cancelled(id, reason))
 		if q := b.queues[s.client]; wasHanded && q != nil && q.reader != nil {
 			q.reader.cancelled(id)
 		}

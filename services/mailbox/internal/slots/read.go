@@ -1,5 +1,11 @@
 package slots
 
+import (
+	"context"
+
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
+)
+
 // Read is a client's claim on its queue: one per client identity at a
 // time. It is held by a Follow stream for as long as the stream lives, or
 // by an Invocations long poll for the length of one hold.
@@ -11,40 +17,37 @@ type Read struct {
 	cancel []string // cancellations to tell the host, in order
 	done   bool
 
-	// Requeued counts the invocations the opening put back on the queue.
-	Requeued int
+	// requeued counts the invocations the opening put back on the queue.
+	requeued int
 }
 
 // OpenRead claims client's queue. Lease, not latch: every invocation handed
 // to client that has no capture goes back on the queue, first, under the
 // same id — except one handed out HandoffCap times already, which the
 // mailbox answers itself, in doubt.
-func (b *Box) OpenRead(client, session string) (*Read, error) {
+func (b *Box) OpenRead(_ context.Context, client string) (inflight.Read, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
-		return nil, errShuttingDown
+		return nil, inflight.ErrShuttingDown
 	}
 	q := b.queueOf(client)
 	if q.reader != nil {
-		return nil, secondReader(client)
+		return nil, inflight.SecondReader(client)
 	}
 	r := &Read{box: b, q: q, wake: make(chan struct{}, 1), ended: b.closing}
 	requeue := list{at: queueLinks}
 	for s := q.handed.popFront(); s != nil; s = q.handed.popFront() {
-		if s.handoffs >= HandoffCap {
+		if s.handoffs >= inflight.HandoffCap {
 			b.answerInDoubt(s)
 			continue
 		}
 		s.state = queued
 		requeue.pushBack(s)
 	}
-	r.Requeued = requeue.n
+	r.requeued = requeue.n
 	q.pending.prepend(&requeue)
 	q.reader = r
-	if b.cfg.Presence != nil {
-		b.cfg.Presence.Opened(client, session)
-	}
 	return r, nil
 }
 
@@ -52,12 +55,19 @@ func (b *Box) OpenRead(client, session string) (*Read, error) {
 // hand-off cap. The slot is already off its queue's lists.
 func (b *Box) answerInDoubt(s *slot) {
 	s.state = answered
-	s.capture = &Capture{Stderr: inDoubt(s.client, s.handoffs), ExitCode: 1}
+	c := inflight.InDoubt(s.client, s.handoffs)
+	s.capture = &c
 	if s.done != nil {
 		close(s.done)
 		s.done = nil
 	}
 }
+
+// Requeued counts the invocations the opening put back on the queue.
+func (r *Read) Requeued() int { return r.requeued }
+
+// Backlogged is always false: Take hands out the whole queue at once.
+func (r *Read) Backlogged() bool { return false }
 
 // Wake is signalled when there may be something to Take.
 func (r *Read) Wake() <-chan struct{} { return r.wake }
@@ -68,22 +78,22 @@ func (r *Read) Ended() <-chan struct{} { return r.ended }
 // Take hands out every queued invocation, oldest first, and returns the
 // cancellations to tell the host (dropped when withCancels is false: a
 // unary read has no way to say them).
-func (r *Read) Take(withCancels bool) ([]Invocation, []string) {
+func (r *Read) Take(withCancels bool) ([]inflight.Invocation, []string) {
 	b := r.box
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if r.done {
 		return nil, nil
 	}
-	var out []Invocation
+	var out []inflight.Invocation
 	if n := r.q.pending.n; n > 0 {
-		out = make([]Invocation, 0, n)
+		out = make([]inflight.Invocation, 0, n)
 	}
 	for s := r.q.pending.popFront(); s != nil; s = r.q.pending.popFront() {
 		s.handoffs++
 		s.state = handed
 		r.q.handed.pushBack(s)
-		out = append(out, Invocation{ID: s.id, Tool: s.tool, Input: s.input, Cwd: s.cwd, Delivery: s.handoffs})
+		out = append(out, inflight.Invocation{ID: s.id, Tool: s.tool, Input: s.input, Cwd: s.cwd, Delivery: s.handoffs})
 	}
 	cancels := r.cancel
 	r.cancel = nil
@@ -109,9 +119,6 @@ func (r *Read) Close() {
 		if q.pending.n == 0 && q.handed.n == 0 {
 			delete(b.queues, q.client)
 		}
-	}
-	if b.cfg.Presence != nil {
-		b.cfg.Presence.Closed(q.client)
 	}
 }
 

@@ -1,36 +1,17 @@
-// Package slots is the mailbox's state: a queue per client and a slot per
-// invocation, in RAM, behind one lock (DESIGN §3).
-//
-// RAM, for the seed's reason: an invocation in flight is a fact about this
-// process for the seconds a tool takes to run, not a fact about the world.
-// A restart forgets every handle, and the absent sentence says so.
+// Package slots keeps the mailbox's invocations in RAM, behind one lock: a
+// queue per client and a slot per invocation (docs/design.md §3). It is the
+// `--store mem` option — one replica, nothing survives a restart (the
+// absent sentence says so), no NATS round trip on the hot path; the default
+// store is package jsbox.
 //
 // This file is what a slot IS; box.go is the map and the acts on it,
 // read.go the reader claim and the lease, expire.go the sweeper.
 package slots
 
-import (
-	"crypto/rand"
-	"encoding/hex"
-)
+import "github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 
 // Capture is a result as the mailbox keeps it.
-type Capture struct {
-	Stdout   string
-	Stderr   string
-	ExitCode int32
-}
-
-// Invocation is one hand-off, as a reader receives it.
-type Invocation struct {
-	ID    string
-	Tool  string
-	Input string
-	// Cwd is nil when the driver set none.
-	Cwd *string
-	// Delivery counts hand-offs including this one.
-	Delivery int32
-}
+type Capture = inflight.Capture
 
 type state uint8
 
@@ -121,12 +102,4 @@ func (l *list) prepend(front *list) {
 	l.head = front.head
 	l.n += front.n
 	front.head, front.tail, front.n = nil, nil, 0
-}
-
-// newID mints a handle: `inv-` and 128 random bits, unguessable, so holding
-// a handle is the only way to name an invocation.
-func newID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
-	return "inv-" + hex.EncodeToString(b[:])
 }

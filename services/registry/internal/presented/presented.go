@@ -1,5 +1,5 @@
 // Package presented maps a client's tool to the name a model sees
-// (DESIGN §1): `<client>_<tool>`, 1–64 chars of [A-Za-z0-9_-].
+// (docs/design.md §1): `<client>_<tool>`, 1–64 chars of [A-Za-z0-9_-].
 //
 // The mapping is a pure function of (client, tool): it depends on nothing
 // else the registry holds, so a name never changes when another client

@@ -40,6 +40,28 @@ func (s *Store) CreateToken(tok *registryv1.Token, hash Hash) error {
 	})
 }
 
+// HashedToken is a token record with the hash of its secret.
+type HashedToken struct {
+	Token *registryv1.Token
+	Hash  Hash
+}
+
+// TokensWithHashes lists every token record with its hash, sorted by id.
+func (s *Store) TokensWithHashes() ([]HashedToken, error) {
+	var out []HashedToken
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketTokens).ForEach(func(k, v []byte) error {
+			tok, hash, err := decodeToken(k, v)
+			if err != nil {
+				return err
+			}
+			out = append(out, HashedToken{Token: tok, Hash: hash})
+			return nil
+		})
+	})
+	return out, err
+}
+
 // Tokens lists every token record, sorted by id.
 func (s *Store) Tokens() ([]*registryv1.Token, error) {
 	var out []*registryv1.Token

@@ -1,4 +1,4 @@
-// Package toolset checks a client's advertised tool set (DESIGN §3,
+// Package toolset checks a client's advertised tool set (docs/design.md §3,
 // advertise) and encodes it for storing and comparing.
 package toolset
 

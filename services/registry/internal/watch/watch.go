@@ -148,3 +148,23 @@ func (w *Watcher) Reset() {
 	defer w.mu.Unlock()
 	w.buf, w.lost = nil, ""
 }
+
+// LoseAll marks every watcher lost with reason: their streams send resync
+// and a fresh snapshot. For when the state they follow was rebuilt.
+func (h *Hub) LoseAll(reason string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for w := range h.watchers {
+		w.lose(reason)
+	}
+}
+
+func (w *Watcher) lose(reason string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf, w.lost = nil, reason
+	select {
+	case w.ready <- struct{}{}:
+	default:
+	}
+}

@@ -609,7 +609,14 @@ type CaptureRequest struct {
 	Invocation string `protobuf:"bytes,1,opt,name=invocation,proto3" json:"invocation,omitempty"`
 	// wait, when set (at most 60 s), blocks until the capture arrives or the
 	// wait ends; absent never waits.
-	Wait          *durationpb.Duration `protobuf:"bytes,2,opt,name=wait,proto3" json:"wait,omitempty"`
+	Wait *durationpb.Duration `protobuf:"bytes,2,opt,name=wait,proto3" json:"wait,omitempty"`
+	// retry_key, when set (1–64 chars of [A-Za-z0-9._-]), names this
+	// collection so that it can be asked again: the reply that carries the
+	// capture may be lost with a mailbox replica that dies before it is sent,
+	// and a Capture with the same key within a minute gets the same capture
+	// again. Without it the capture is read once and gone; with it, another
+	// key (or none) finds it gone just the same.
+	RetryKey      *string `protobuf:"bytes,3,opt,name=retry_key,json=retryKey,proto3,oneof" json:"retry_key,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -656,6 +663,13 @@ func (x *CaptureRequest) GetWait() *durationpb.Duration {
 		return x.Wait
 	}
 	return nil
+}
+
+func (x *CaptureRequest) GetRetryKey() string {
+	if x != nil && x.RetryKey != nil {
+		return *x.RetryKey
+	}
+	return ""
 }
 
 // CaptureResponse carries the capture once answered.
@@ -1001,12 +1015,15 @@ const file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc = "" +
 	"\n" +
 	"invocation\x18\x01 \x01(\tR\n" +
 	"invocation\x129\n" +
-	"\acapture\x18\x02 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acapture\"_\n" +
+	"\acapture\x18\x02 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acapture\"\x8f\x01\n" +
 	"\x0eCaptureRequest\x12\x1e\n" +
 	"\n" +
 	"invocation\x18\x01 \x01(\tR\n" +
 	"invocation\x12-\n" +
-	"\x04wait\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x04wait\"l\n" +
+	"\x04wait\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x04wait\x12 \n" +
+	"\tretry_key\x18\x03 \x01(\tH\x00R\bretryKey\x88\x01\x01B\f\n" +
+	"\n" +
+	"_retry_key\"l\n" +
 	"\x0fCaptureResponse\x12\x1e\n" +
 	"\n" +
 	"invocation\x18\x01 \x01(\tR\n" +
@@ -1124,6 +1141,7 @@ func file_switchboard_mailbox_v1_mailbox_service_proto_init() {
 		(*FollowResponse_Invocation)(nil),
 		(*FollowResponse_Cancelled)(nil),
 	}
+	file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[10].OneofWrappers = []any{}
 	file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[12].OneofWrappers = []any{}
 	file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[14].OneofWrappers = []any{}
 	type x struct{}

@@ -1195,108 +1195,6 @@ func (x *UnregisterClientResponse) GetWrote() bool {
 	return false
 }
 
-// ReportPresenceRequest is one follow read opening or closing.
-type ReportPresenceRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// client is the client whose read opened or closed.
-	Client string `protobuf:"bytes,1,opt,name=client,proto3" json:"client,omitempty"`
-	// open is true when a read opened, false when it closed.
-	Open bool `protobuf:"varint,2,opt,name=open,proto3" json:"open,omitempty"`
-	// session is the read's session, when the host named one; Advertise
-	// accepts a changed set from the session currently holding the read.
-	Session       *string `protobuf:"bytes,3,opt,name=session,proto3,oneof" json:"session,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *ReportPresenceRequest) Reset() {
-	*x = ReportPresenceRequest{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[21]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *ReportPresenceRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*ReportPresenceRequest) ProtoMessage() {}
-
-func (x *ReportPresenceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[21]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use ReportPresenceRequest.ProtoReflect.Descriptor instead.
-func (*ReportPresenceRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{21}
-}
-
-func (x *ReportPresenceRequest) GetClient() string {
-	if x != nil {
-		return x.Client
-	}
-	return ""
-}
-
-func (x *ReportPresenceRequest) GetOpen() bool {
-	if x != nil {
-		return x.Open
-	}
-	return false
-}
-
-func (x *ReportPresenceRequest) GetSession() string {
-	if x != nil && x.Session != nil {
-		return *x.Session
-	}
-	return ""
-}
-
-// ReportPresenceResponse is sent when the stream ends.
-type ReportPresenceResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *ReportPresenceResponse) Reset() {
-	*x = ReportPresenceResponse{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[22]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *ReportPresenceResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*ReportPresenceResponse) ProtoMessage() {}
-
-func (x *ReportPresenceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[22]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use ReportPresenceResponse.ProtoReflect.Descriptor instead.
-func (*ReportPresenceResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{22}
-}
-
 // CreateTokenRequest describes the token to mint.
 type CreateTokenRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1312,7 +1210,7 @@ type CreateTokenRequest struct {
 
 func (x *CreateTokenRequest) Reset() {
 	*x = CreateTokenRequest{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[23]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1324,7 +1222,7 @@ func (x *CreateTokenRequest) String() string {
 func (*CreateTokenRequest) ProtoMessage() {}
 
 func (x *CreateTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[23]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1337,7 +1235,7 @@ func (x *CreateTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTokenRequest.ProtoReflect.Descriptor instead.
 func (*CreateTokenRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{23}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CreateTokenRequest) GetIdentity() string {
@@ -1374,7 +1272,7 @@ type CreateTokenResponse struct {
 
 func (x *CreateTokenResponse) Reset() {
 	*x = CreateTokenResponse{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[24]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1386,7 +1284,7 @@ func (x *CreateTokenResponse) String() string {
 func (*CreateTokenResponse) ProtoMessage() {}
 
 func (x *CreateTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[24]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1399,7 +1297,7 @@ func (x *CreateTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTokenResponse.ProtoReflect.Descriptor instead.
 func (*CreateTokenResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{24}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CreateTokenResponse) GetToken() *Token {
@@ -1425,7 +1323,7 @@ type ListTokensRequest struct {
 
 func (x *ListTokensRequest) Reset() {
 	*x = ListTokensRequest{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[25]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1437,7 +1335,7 @@ func (x *ListTokensRequest) String() string {
 func (*ListTokensRequest) ProtoMessage() {}
 
 func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[25]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1450,7 +1348,7 @@ func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTokensRequest.ProtoReflect.Descriptor instead.
 func (*ListTokensRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{25}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{23}
 }
 
 // ListTokensResponse lists tokens, sorted by id.
@@ -1464,7 +1362,7 @@ type ListTokensResponse struct {
 
 func (x *ListTokensResponse) Reset() {
 	*x = ListTokensResponse{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[26]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1476,7 +1374,7 @@ func (x *ListTokensResponse) String() string {
 func (*ListTokensResponse) ProtoMessage() {}
 
 func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[26]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1489,7 +1387,7 @@ func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTokensResponse.ProtoReflect.Descriptor instead.
 func (*ListTokensResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{26}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListTokensResponse) GetTokens() []*Token {
@@ -1510,7 +1408,7 @@ type RevokeTokenRequest struct {
 
 func (x *RevokeTokenRequest) Reset() {
 	*x = RevokeTokenRequest{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[27]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1522,7 +1420,7 @@ func (x *RevokeTokenRequest) String() string {
 func (*RevokeTokenRequest) ProtoMessage() {}
 
 func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[27]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1535,7 +1433,7 @@ func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenRequest.ProtoReflect.Descriptor instead.
 func (*RevokeTokenRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{27}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RevokeTokenRequest) GetId() string {
@@ -1556,7 +1454,7 @@ type RevokeTokenResponse struct {
 
 func (x *RevokeTokenResponse) Reset() {
 	*x = RevokeTokenResponse{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[28]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1568,7 +1466,7 @@ func (x *RevokeTokenResponse) String() string {
 func (*RevokeTokenResponse) ProtoMessage() {}
 
 func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[28]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1581,7 +1479,7 @@ func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenResponse.ProtoReflect.Descriptor instead.
 func (*RevokeTokenResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{28}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RevokeTokenResponse) GetToken() *Token {
@@ -1602,7 +1500,7 @@ type AuthenticateTokenRequest struct {
 
 func (x *AuthenticateTokenRequest) Reset() {
 	*x = AuthenticateTokenRequest{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[29]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1614,7 +1512,7 @@ func (x *AuthenticateTokenRequest) String() string {
 func (*AuthenticateTokenRequest) ProtoMessage() {}
 
 func (x *AuthenticateTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[29]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1627,7 +1525,7 @@ func (x *AuthenticateTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateTokenRequest.ProtoReflect.Descriptor instead.
 func (*AuthenticateTokenRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{29}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *AuthenticateTokenRequest) GetSecret() string {
@@ -1650,7 +1548,7 @@ type AuthenticateTokenResponse struct {
 
 func (x *AuthenticateTokenResponse) Reset() {
 	*x = AuthenticateTokenResponse{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[30]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1662,7 +1560,7 @@ func (x *AuthenticateTokenResponse) String() string {
 func (*AuthenticateTokenResponse) ProtoMessage() {}
 
 func (x *AuthenticateTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[30]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1675,7 +1573,7 @@ func (x *AuthenticateTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateTokenResponse.ProtoReflect.Descriptor instead.
 func (*AuthenticateTokenResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{30}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *AuthenticateTokenResponse) GetIdentity() string {
@@ -1766,14 +1664,7 @@ const file_switchboard_registry_v1_registry_service_proto_rawDesc = "" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x16\n" +
 	"\x06client\x18\x02 \x01(\tR\x06client\"0\n" +
 	"\x18UnregisterClientResponse\x12\x14\n" +
-	"\x05wrote\x18\x01 \x01(\bR\x05wrote\"n\n" +
-	"\x15ReportPresenceRequest\x12\x16\n" +
-	"\x06client\x18\x01 \x01(\tR\x06client\x12\x12\n" +
-	"\x04open\x18\x02 \x01(\bR\x04open\x12\x1d\n" +
-	"\asession\x18\x03 \x01(\tH\x00R\asession\x88\x01\x01B\n" +
-	"\n" +
-	"\b_session\"\x18\n" +
-	"\x16ReportPresenceResponse\"Z\n" +
+	"\x05wrote\x18\x01 \x01(\bR\x05wrote\"Z\n" +
 	"\x12CreateTokenRequest\x12\x1a\n" +
 	"\bidentity\x18\x01 \x01(\tR\bidentity\x12\x14\n" +
 	"\x05grade\x18\x02 \x01(\tR\x05grade\x12\x12\n" +
@@ -1792,7 +1683,8 @@ const file_switchboard_registry_v1_registry_service_proto_rawDesc = "" +
 	"\x06secret\x18\x01 \x01(\tR\x06secret\"M\n" +
 	"\x19AuthenticateTokenResponse\x12\x1a\n" +
 	"\bidentity\x18\x01 \x01(\tR\bidentity\x12\x14\n" +
-	"\x05grade\x18\x02 \x01(\tR\x05grade2\x92\v\n" +
+	"\x05grade\x18\x02 \x01(\tR\x05grade2\x9d\n" +
+	"\n" +
 	"\x0fRegistryService\x12b\n" +
 	"\tAdvertise\x12).switchboard.registry.v1.AdvertiseRequest\x1a*.switchboard.registry.v1.AdvertiseResponse\x12h\n" +
 	"\vListClients\x12+.switchboard.registry.v1.ListClientsRequest\x1a,.switchboard.registry.v1.ListClientsResponse\x12b\n" +
@@ -1802,8 +1694,7 @@ const file_switchboard_registry_v1_registry_service_proto_rawDesc = "" +
 	"\n" +
 	"WatchTools\x12*.switchboard.registry.v1.WatchToolsRequest\x1a+.switchboard.registry.v1.WatchToolsResponse0\x01\x12q\n" +
 	"\x0eRegisterClient\x12..switchboard.registry.v1.RegisterClientRequest\x1a/.switchboard.registry.v1.RegisterClientResponse\x12w\n" +
-	"\x10UnregisterClient\x120.switchboard.registry.v1.UnregisterClientRequest\x1a1.switchboard.registry.v1.UnregisterClientResponse\x12s\n" +
-	"\x0eReportPresence\x12..switchboard.registry.v1.ReportPresenceRequest\x1a/.switchboard.registry.v1.ReportPresenceResponse(\x01\x12h\n" +
+	"\x10UnregisterClient\x120.switchboard.registry.v1.UnregisterClientRequest\x1a1.switchboard.registry.v1.UnregisterClientResponse\x12h\n" +
 	"\vCreateToken\x12+.switchboard.registry.v1.CreateTokenRequest\x1a,.switchboard.registry.v1.CreateTokenResponse\x12e\n" +
 	"\n" +
 	"ListTokens\x12*.switchboard.registry.v1.ListTokensRequest\x1a+.switchboard.registry.v1.ListTokensResponse\x12h\n" +
@@ -1822,7 +1713,7 @@ func file_switchboard_registry_v1_registry_service_proto_rawDescGZIP() []byte {
 	return file_switchboard_registry_v1_registry_service_proto_rawDescData
 }
 
-var file_switchboard_registry_v1_registry_service_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_switchboard_registry_v1_registry_service_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_switchboard_registry_v1_registry_service_proto_goTypes = []any{
 	(*AdvertiseRequest)(nil),          // 0: switchboard.registry.v1.AdvertiseRequest
 	(*AdvertiseResponse)(nil),         // 1: switchboard.registry.v1.AdvertiseResponse
@@ -1845,39 +1736,37 @@ var file_switchboard_registry_v1_registry_service_proto_goTypes = []any{
 	(*RegisterClientResponse)(nil),    // 18: switchboard.registry.v1.RegisterClientResponse
 	(*UnregisterClientRequest)(nil),   // 19: switchboard.registry.v1.UnregisterClientRequest
 	(*UnregisterClientResponse)(nil),  // 20: switchboard.registry.v1.UnregisterClientResponse
-	(*ReportPresenceRequest)(nil),     // 21: switchboard.registry.v1.ReportPresenceRequest
-	(*ReportPresenceResponse)(nil),    // 22: switchboard.registry.v1.ReportPresenceResponse
-	(*CreateTokenRequest)(nil),        // 23: switchboard.registry.v1.CreateTokenRequest
-	(*CreateTokenResponse)(nil),       // 24: switchboard.registry.v1.CreateTokenResponse
-	(*ListTokensRequest)(nil),         // 25: switchboard.registry.v1.ListTokensRequest
-	(*ListTokensResponse)(nil),        // 26: switchboard.registry.v1.ListTokensResponse
-	(*RevokeTokenRequest)(nil),        // 27: switchboard.registry.v1.RevokeTokenRequest
-	(*RevokeTokenResponse)(nil),       // 28: switchboard.registry.v1.RevokeTokenResponse
-	(*AuthenticateTokenRequest)(nil),  // 29: switchboard.registry.v1.AuthenticateTokenRequest
-	(*AuthenticateTokenResponse)(nil), // 30: switchboard.registry.v1.AuthenticateTokenResponse
-	(*Tool)(nil),                      // 31: switchboard.registry.v1.Tool
-	(*ClientRow)(nil),                 // 32: switchboard.registry.v1.ClientRow
-	(*PresentedTool)(nil),             // 33: switchboard.registry.v1.PresentedTool
-	(*timestamppb.Timestamp)(nil),     // 34: google.protobuf.Timestamp
-	(*Token)(nil),                     // 35: switchboard.registry.v1.Token
+	(*CreateTokenRequest)(nil),        // 21: switchboard.registry.v1.CreateTokenRequest
+	(*CreateTokenResponse)(nil),       // 22: switchboard.registry.v1.CreateTokenResponse
+	(*ListTokensRequest)(nil),         // 23: switchboard.registry.v1.ListTokensRequest
+	(*ListTokensResponse)(nil),        // 24: switchboard.registry.v1.ListTokensResponse
+	(*RevokeTokenRequest)(nil),        // 25: switchboard.registry.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),       // 26: switchboard.registry.v1.RevokeTokenResponse
+	(*AuthenticateTokenRequest)(nil),  // 27: switchboard.registry.v1.AuthenticateTokenRequest
+	(*AuthenticateTokenResponse)(nil), // 28: switchboard.registry.v1.AuthenticateTokenResponse
+	(*Tool)(nil),                      // 29: switchboard.registry.v1.Tool
+	(*ClientRow)(nil),                 // 30: switchboard.registry.v1.ClientRow
+	(*PresentedTool)(nil),             // 31: switchboard.registry.v1.PresentedTool
+	(*timestamppb.Timestamp)(nil),     // 32: google.protobuf.Timestamp
+	(*Token)(nil),                     // 33: switchboard.registry.v1.Token
 }
 var file_switchboard_registry_v1_registry_service_proto_depIdxs = []int32{
-	31, // 0: switchboard.registry.v1.AdvertiseRequest.tools:type_name -> switchboard.registry.v1.Tool
-	32, // 1: switchboard.registry.v1.ListClientsResponse.rows:type_name -> switchboard.registry.v1.ClientRow
-	33, // 2: switchboard.registry.v1.ListToolsResponse.tools:type_name -> switchboard.registry.v1.PresentedTool
-	31, // 3: switchboard.registry.v1.ResolveToolResponse.tool:type_name -> switchboard.registry.v1.Tool
-	32, // 4: switchboard.registry.v1.GetClientResponse.row:type_name -> switchboard.registry.v1.ClientRow
+	29, // 0: switchboard.registry.v1.AdvertiseRequest.tools:type_name -> switchboard.registry.v1.Tool
+	30, // 1: switchboard.registry.v1.ListClientsResponse.rows:type_name -> switchboard.registry.v1.ClientRow
+	31, // 2: switchboard.registry.v1.ListToolsResponse.tools:type_name -> switchboard.registry.v1.PresentedTool
+	29, // 3: switchboard.registry.v1.ResolveToolResponse.tool:type_name -> switchboard.registry.v1.Tool
+	30, // 4: switchboard.registry.v1.GetClientResponse.row:type_name -> switchboard.registry.v1.ClientRow
 	12, // 5: switchboard.registry.v1.WatchToolsResponse.advertised:type_name -> switchboard.registry.v1.Advertised
 	13, // 6: switchboard.registry.v1.WatchToolsResponse.registered:type_name -> switchboard.registry.v1.Membership
 	13, // 7: switchboard.registry.v1.WatchToolsResponse.unregistered:type_name -> switchboard.registry.v1.Membership
 	14, // 8: switchboard.registry.v1.WatchToolsResponse.presence:type_name -> switchboard.registry.v1.Presence
 	15, // 9: switchboard.registry.v1.WatchToolsResponse.synced:type_name -> switchboard.registry.v1.Synced
 	16, // 10: switchboard.registry.v1.WatchToolsResponse.resync:type_name -> switchboard.registry.v1.Resync
-	31, // 11: switchboard.registry.v1.Advertised.tools:type_name -> switchboard.registry.v1.Tool
-	34, // 12: switchboard.registry.v1.Presence.last_seen:type_name -> google.protobuf.Timestamp
-	35, // 13: switchboard.registry.v1.CreateTokenResponse.token:type_name -> switchboard.registry.v1.Token
-	35, // 14: switchboard.registry.v1.ListTokensResponse.tokens:type_name -> switchboard.registry.v1.Token
-	35, // 15: switchboard.registry.v1.RevokeTokenResponse.token:type_name -> switchboard.registry.v1.Token
+	29, // 11: switchboard.registry.v1.Advertised.tools:type_name -> switchboard.registry.v1.Tool
+	32, // 12: switchboard.registry.v1.Presence.last_seen:type_name -> google.protobuf.Timestamp
+	33, // 13: switchboard.registry.v1.CreateTokenResponse.token:type_name -> switchboard.registry.v1.Token
+	33, // 14: switchboard.registry.v1.ListTokensResponse.tokens:type_name -> switchboard.registry.v1.Token
+	33, // 15: switchboard.registry.v1.RevokeTokenResponse.token:type_name -> switchboard.registry.v1.Token
 	0,  // 16: switchboard.registry.v1.RegistryService.Advertise:input_type -> switchboard.registry.v1.AdvertiseRequest
 	2,  // 17: switchboard.registry.v1.RegistryService.ListClients:input_type -> switchboard.registry.v1.ListClientsRequest
 	4,  // 18: switchboard.registry.v1.RegistryService.ListTools:input_type -> switchboard.registry.v1.ListToolsRequest
@@ -1886,26 +1775,24 @@ var file_switchboard_registry_v1_registry_service_proto_depIdxs = []int32{
 	10, // 21: switchboard.registry.v1.RegistryService.WatchTools:input_type -> switchboard.registry.v1.WatchToolsRequest
 	17, // 22: switchboard.registry.v1.RegistryService.RegisterClient:input_type -> switchboard.registry.v1.RegisterClientRequest
 	19, // 23: switchboard.registry.v1.RegistryService.UnregisterClient:input_type -> switchboard.registry.v1.UnregisterClientRequest
-	21, // 24: switchboard.registry.v1.RegistryService.ReportPresence:input_type -> switchboard.registry.v1.ReportPresenceRequest
-	23, // 25: switchboard.registry.v1.RegistryService.CreateToken:input_type -> switchboard.registry.v1.CreateTokenRequest
-	25, // 26: switchboard.registry.v1.RegistryService.ListTokens:input_type -> switchboard.registry.v1.ListTokensRequest
-	27, // 27: switchboard.registry.v1.RegistryService.RevokeToken:input_type -> switchboard.registry.v1.RevokeTokenRequest
-	29, // 28: switchboard.registry.v1.RegistryService.AuthenticateToken:input_type -> switchboard.registry.v1.AuthenticateTokenRequest
-	1,  // 29: switchboard.registry.v1.RegistryService.Advertise:output_type -> switchboard.registry.v1.AdvertiseResponse
-	3,  // 30: switchboard.registry.v1.RegistryService.ListClients:output_type -> switchboard.registry.v1.ListClientsResponse
-	5,  // 31: switchboard.registry.v1.RegistryService.ListTools:output_type -> switchboard.registry.v1.ListToolsResponse
-	7,  // 32: switchboard.registry.v1.RegistryService.ResolveTool:output_type -> switchboard.registry.v1.ResolveToolResponse
-	9,  // 33: switchboard.registry.v1.RegistryService.GetClient:output_type -> switchboard.registry.v1.GetClientResponse
-	11, // 34: switchboard.registry.v1.RegistryService.WatchTools:output_type -> switchboard.registry.v1.WatchToolsResponse
-	18, // 35: switchboard.registry.v1.RegistryService.RegisterClient:output_type -> switchboard.registry.v1.RegisterClientResponse
-	20, // 36: switchboard.registry.v1.RegistryService.UnregisterClient:output_type -> switchboard.registry.v1.UnregisterClientResponse
-	22, // 37: switchboard.registry.v1.RegistryService.ReportPresence:output_type -> switchboard.registry.v1.ReportPresenceResponse
-	24, // 38: switchboard.registry.v1.RegistryService.CreateToken:output_type -> switchboard.registry.v1.CreateTokenResponse
-	26, // 39: switchboard.registry.v1.RegistryService.ListTokens:output_type -> switchboard.registry.v1.ListTokensResponse
-	28, // 40: switchboard.registry.v1.RegistryService.RevokeToken:output_type -> switchboard.registry.v1.RevokeTokenResponse
-	30, // 41: switchboard.registry.v1.RegistryService.AuthenticateToken:output_type -> switchboard.registry.v1.AuthenticateTokenResponse
-	29, // [29:42] is the sub-list for method output_type
-	16, // [16:29] is the sub-list for method input_type
+	21, // 24: switchboard.registry.v1.RegistryService.CreateToken:input_type -> switchboard.registry.v1.CreateTokenRequest
+	23, // 25: switchboard.registry.v1.RegistryService.ListTokens:input_type -> switchboard.registry.v1.ListTokensRequest
+	25, // 26: switchboard.registry.v1.RegistryService.RevokeToken:input_type -> switchboard.registry.v1.RevokeTokenRequest
+	27, // 27: switchboard.registry.v1.RegistryService.AuthenticateToken:input_type -> switchboard.registry.v1.AuthenticateTokenRequest
+	1,  // 28: switchboard.registry.v1.RegistryService.Advertise:output_type -> switchboard.registry.v1.AdvertiseResponse
+	3,  // 29: switchboard.registry.v1.RegistryService.ListClients:output_type -> switchboard.registry.v1.ListClientsResponse
+	5,  // 30: switchboard.registry.v1.RegistryService.ListTools:output_type -> switchboard.registry.v1.ListToolsResponse
+	7,  // 31: switchboard.registry.v1.RegistryService.ResolveTool:output_type -> switchboard.registry.v1.ResolveToolResponse
+	9,  // 32: switchboard.registry.v1.RegistryService.GetClient:output_type -> switchboard.registry.v1.GetClientResponse
+	11, // 33: switchboard.registry.v1.RegistryService.WatchTools:output_type -> switchboard.registry.v1.WatchToolsResponse
+	18, // 34: switchboard.registry.v1.RegistryService.RegisterClient:output_type -> switchboard.registry.v1.RegisterClientResponse
+	20, // 35: switchboard.registry.v1.RegistryService.UnregisterClient:output_type -> switchboard.registry.v1.UnregisterClientResponse
+	22, // 36: switchboard.registry.v1.RegistryService.CreateToken:output_type -> switchboard.registry.v1.CreateTokenResponse
+	24, // 37: switchboard.registry.v1.RegistryService.ListTokens:output_type -> switchboard.registry.v1.ListTokensResponse
+	26, // 38: switchboard.registry.v1.RegistryService.RevokeToken:output_type -> switchboard.registry.v1.RevokeTokenResponse
+	28, // 39: switchboard.registry.v1.RegistryService.AuthenticateToken:output_type -> switchboard.registry.v1.AuthenticateTokenResponse
+	28, // [28:40] is the sub-list for method output_type
+	16, // [16:28] is the sub-list for method input_type
 	16, // [16:16] is the sub-list for extension type_name
 	16, // [16:16] is the sub-list for extension extendee
 	0,  // [0:16] is the sub-list for field type_name
@@ -1927,14 +1814,13 @@ func file_switchboard_registry_v1_registry_service_proto_init() {
 		(*WatchToolsResponse_Synced)(nil),
 		(*WatchToolsResponse_Resync)(nil),
 	}
-	file_switchboard_registry_v1_registry_service_proto_msgTypes[21].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_registry_v1_registry_service_proto_rawDesc), len(file_switchboard_registry_v1_registry_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   31,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

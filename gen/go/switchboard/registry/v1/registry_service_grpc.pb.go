@@ -27,7 +27,6 @@ const (
 	RegistryService_WatchTools_FullMethodName        = "/switchboard.registry.v1.RegistryService/WatchTools"
 	RegistryService_RegisterClient_FullMethodName    = "/switchboard.registry.v1.RegistryService/RegisterClient"
 	RegistryService_UnregisterClient_FullMethodName  = "/switchboard.registry.v1.RegistryService/UnregisterClient"
-	RegistryService_ReportPresence_FullMethodName    = "/switchboard.registry.v1.RegistryService/ReportPresence"
 	RegistryService_CreateToken_FullMethodName       = "/switchboard.registry.v1.RegistryService/CreateToken"
 	RegistryService_ListTokens_FullMethodName        = "/switchboard.registry.v1.RegistryService/ListTokens"
 	RegistryService_RevokeToken_FullMethodName       = "/switchboard.registry.v1.RegistryService/RevokeToken"
@@ -39,7 +38,7 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // RegistryService owns which clients exist, the tool set each advertises,
-// workspace membership, presence as the mailbox reports it, and API tokens.
+// workspace membership, presence as the mailbox records it, and API tokens.
 // It is the bottom of the service graph: it calls nobody.
 type RegistryServiceClient interface {
 	// Advertise is called by a tool host (host or operator grade) to replace its
@@ -70,11 +69,6 @@ type RegistryServiceClient interface {
 	// workspace; a workspace whose last member leaves stops existing. The
 	// client's advertisement is kept.
 	UnregisterClient(ctx context.Context, in *UnregisterClientRequest, opts ...grpc.CallOption) (*UnregisterClientResponse, error)
-	// ReportPresence is called by the mailbox (service grade) over one
-	// long-lived stream: one message per follow read opened or closed. Presence
-	// is a refcount of open reads; everything a stream contributed is withdrawn
-	// when the stream ends, so a crashed mailbox leaves no ghost presence.
-	ReportPresence(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[ReportPresenceRequest, ReportPresenceResponse], error)
 	// CreateToken is called by operators to mint an API token bound to an
 	// identity and grade. The secret is returned once; only its hash is stored.
 	CreateToken(ctx context.Context, in *CreateTokenRequest, opts ...grpc.CallOption) (*CreateTokenResponse, error)
@@ -185,19 +179,6 @@ func (c *registryServiceClient) UnregisterClient(ctx context.Context, in *Unregi
 	return out, nil
 }
 
-func (c *registryServiceClient) ReportPresence(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[ReportPresenceRequest, ReportPresenceResponse], error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &RegistryService_ServiceDesc.Streams[1], RegistryService_ReportPresence_FullMethodName, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	x := &grpc.GenericClientStream[ReportPresenceRequest, ReportPresenceResponse]{ClientStream: stream}
-	return x, nil
-}
-
-// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type RegistryService_ReportPresenceClient = grpc.ClientStreamingClient[ReportPresenceRequest, ReportPresenceResponse]
-
 func (c *registryServiceClient) CreateToken(ctx context.Context, in *CreateTokenRequest, opts ...grpc.CallOption) (*CreateTokenResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CreateTokenResponse)
@@ -243,7 +224,7 @@ func (c *registryServiceClient) AuthenticateToken(ctx context.Context, in *Authe
 // for forward compatibility.
 //
 // RegistryService owns which clients exist, the tool set each advertises,
-// workspace membership, presence as the mailbox reports it, and API tokens.
+// workspace membership, presence as the mailbox records it, and API tokens.
 // It is the bottom of the service graph: it calls nobody.
 type RegistryServiceServer interface {
 	// Advertise is called by a tool host (host or operator grade) to replace its
@@ -274,11 +255,6 @@ type RegistryServiceServer interface {
 	// workspace; a workspace whose last member leaves stops existing. The
 	// client's advertisement is kept.
 	UnregisterClient(context.Context, *UnregisterClientRequest) (*UnregisterClientResponse, error)
-	// ReportPresence is called by the mailbox (service grade) over one
-	// long-lived stream: one message per follow read opened or closed. Presence
-	// is a refcount of open reads; everything a stream contributed is withdrawn
-	// when the stream ends, so a crashed mailbox leaves no ghost presence.
-	ReportPresence(grpc.ClientStreamingServer[ReportPresenceRequest, ReportPresenceResponse]) error
 	// CreateToken is called by operators to mint an API token bound to an
 	// identity and grade. The secret is returned once; only its hash is stored.
 	CreateToken(context.Context, *CreateTokenRequest) (*CreateTokenResponse, error)
@@ -323,9 +299,6 @@ func (UnimplementedRegistryServiceServer) RegisterClient(context.Context, *Regis
 }
 func (UnimplementedRegistryServiceServer) UnregisterClient(context.Context, *UnregisterClientRequest) (*UnregisterClientResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method UnregisterClient not implemented")
-}
-func (UnimplementedRegistryServiceServer) ReportPresence(grpc.ClientStreamingServer[ReportPresenceRequest, ReportPresenceResponse]) error {
-	return status.Error(codes.Unimplemented, "method ReportPresence not implemented")
 }
 func (UnimplementedRegistryServiceServer) CreateToken(context.Context, *CreateTokenRequest) (*CreateTokenResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateToken not implemented")
@@ -497,13 +470,6 @@ func _RegistryService_UnregisterClient_Handler(srv interface{}, ctx context.Cont
 	return interceptor(ctx, in, info, handler)
 }
 
-func _RegistryService_ReportPresence_Handler(srv interface{}, stream grpc.ServerStream) error {
-	return srv.(RegistryServiceServer).ReportPresence(&grpc.GenericServerStream[ReportPresenceRequest, ReportPresenceResponse]{ServerStream: stream})
-}
-
-// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type RegistryService_ReportPresenceServer = grpc.ClientStreamingServer[ReportPresenceRequest, ReportPresenceResponse]
-
 func _RegistryService_CreateToken_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CreateTokenRequest)
 	if err := dec(in); err != nil {
@@ -633,11 +599,6 @@ var RegistryService_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "WatchTools",
 			Handler:       _RegistryService_WatchTools_Handler,
 			ServerStreams: true,
-		},
-		{
-			StreamName:    "ReportPresence",
-			Handler:       _RegistryService_ReportPresence_Handler,
-			ClientStreams: true,
 		},
 	},
 	Metadata: "switchboard/registry/v1/registry_service.proto",

@@ -1,5 +1,5 @@
 // Command fakebackend is a JSON-lines plugin backend for the bridge's tests:
-// each tool exercises one part of the wire (DESIGN §7). It keeps every
+// each tool exercises one part of the wire (docs/design.md §7). It keeps every
 // message type it receives, in order, so a test can ask what it was sent.
 //
 // With -stubborn it ignores `shutdown` and the end of its stdin, and stays

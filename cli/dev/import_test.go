@@ -1,0 +1,71 @@
+package dev
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/grpcclient"
+	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/services/mailbox"
+	"github.com/switchboard-run/switchboard/services/registry/registrytest"
+)
+
+// The registry.db an earlier version left in --data is imported by itself
+// at the first start and renamed; the next start on the same --data serves
+// the same state from NATS and leaves the imported file alone.
+func TestAnEarlierRegistryDBInTheDataDirIsImportedOnce(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	if err := registrytest.WriteEarlier(data, registrytest.Sample); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(data, "registry.db")
+	var imported []byte
+	for start := range 2 {
+		serve(t, data, func(reg registryv1.RegistryServiceClient) {
+			registrytest.CheckSample(t, reg)
+		})
+		if _, err := os.Stat(db); !os.IsNotExist(err) {
+			t.Fatalf("start %d left %s in place: %v", start+1, db, err)
+		}
+		b, err := os.ReadFile(db + ".imported")
+		if err != nil || (start > 0 && string(b) != string(imported)) {
+			t.Fatalf("after start %d, %s.imported: %d bytes, %v; want the file of the earlier version", start+1, db, len(b), err)
+		}
+		imported = b
+	}
+}
+
+// serve runs the suite on data until check, given a client of its
+// registry, has run.
+func serve(t *testing.T, data string, check func(registryv1.RegistryServiceClient)) {
+	t.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Options{GRPC: "127.0.0.1:0", HTTP: "127.0.0.1:0", DataDir: data, Log: logging.Discard(),
+			Mailbox: mailbox.Bounds{TTL: time.Hour, MaxQueued: 100, MaxSlots: 1000, MaxCaptureBytes: 1 << 20},
+			Ready:   func(grpcAddr, _ string) { ready <- grpcAddr }})
+	}()
+	select {
+	case addr := <-ready:
+		cc, err := grpcclient.Dial(addr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cc.Close()
+		check(registryv1.NewRegistryServiceClient(cc))
+	case err := <-done:
+		t.Fatalf("the suite did not start: %v", err)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("the suite stopped with %v", err)
+	}
+}

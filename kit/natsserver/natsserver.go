@@ -1,0 +1,203 @@
+// Package natsserver runs a real NATS server with JetStream inside the
+// process: the store of the embedded suite (`switchboard dev`), and the
+// NATS the tests run against — one node, or a cluster on loopback ports.
+// It is the nats-server module itself, not a stand-in.
+package natsserver
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// startTimeout bounds how long a server may take to accept connections.
+const startTimeout = 30 * time.Second
+
+// MaxPayload is the largest message the embedded server takes: above the
+// suite's 16 MiB message limit, so an input or a capture at that limit is
+// stored whole (NATS's default is 1 MiB).
+const MaxPayload = 24 << 20
+
+// Options configure one server.
+type Options struct {
+	// Dir holds JetStream's file storage. Required.
+	Dir string
+	// Listen is the client address ("127.0.0.1:4222", port 0 for any); empty
+	// serves in-process connections only (Connect).
+	Listen string
+	// Name names the server; required in a cluster, where names are unique.
+	Name string
+	// Cluster, when set, joins this server to a cluster.
+	Cluster *Cluster
+	// MaxStore bounds JetStream's disk use in bytes (0: the server's default,
+	// most of the free disk).
+	MaxStore int64
+	// TLS, when set, is required of clients and of the cluster's routes;
+	// its ClientCAs verify the peers' certificates (mutual TLS).
+	TLS *tls.Config
+	// Log receives the server's warnings and errors (nil: discarded).
+	Log *slog.Logger
+}
+
+// Cluster is a server's place in a cluster.
+type Cluster struct {
+	// Name is the cluster's name, the same on every node.
+	Name string
+	// Listen is this node's route address ("127.0.0.1:0" for any port).
+	Listen string
+	// Routes are the other nodes' route addresses (host:port).
+	Routes []string
+}
+
+// Server is one running server.
+type Server struct {
+	ns *server.Server
+}
+
+// Start runs a server and waits until it accepts connections.
+func Start(o Options) (*Server, error) {
+	if o.Dir == "" {
+		return nil, errors.New("natsserver: no storage directory: JetStream keeps its files in one")
+	}
+	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating the NATS storage directory: %w", err)
+	}
+	opts := &server.Options{
+		ServerName:             o.Name,
+		JetStream:              true,
+		StoreDir:               o.Dir,
+		JetStreamMaxStore:      o.MaxStore,
+		NoSigs:                 true,
+		MaxPayload:             MaxPayload,
+		DisableJetStreamBanner: true,
+		DontListen:             o.Listen == "",
+	}
+	if o.Listen != "" {
+		host, port, err := splitHostPort(o.Listen)
+		if err != nil {
+			return nil, fmt.Errorf("NATS listen address %q: %w", o.Listen, err)
+		}
+		opts.Host, opts.Port = host, port
+		if port == 0 {
+			opts.Port = server.RANDOM_PORT
+		}
+	}
+	if c := o.Cluster; c != nil {
+		if err := clusterOptions(opts, c); err != nil {
+			return nil, err
+		}
+	}
+	if o.TLS != nil {
+		opts.TLSConfig, opts.TLSVerify, opts.TLSTimeout = o.TLS, o.TLS.ClientCAs != nil, 5
+		if o.Cluster != nil {
+			opts.Cluster.TLSConfig, opts.Cluster.TLSTimeout = o.TLS, 5
+		}
+	}
+	ns, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("starting NATS: %w", err)
+	}
+	ns.SetLoggerV2(logAdapter{o.Log}, false, false, false)
+	go ns.Start()
+	if !ns.ReadyForConnections(startTimeout) {
+		ns.Shutdown()
+		return nil, fmt.Errorf("NATS with storage in %s did not accept connections within %v", o.Dir, startTimeout)
+	}
+	return &Server{ns: ns}, nil
+}
+
+func clusterOptions(opts *server.Options, c *Cluster) error {
+	if opts.ServerName == "" {
+		return errors.New("natsserver: a cluster node needs a name")
+	}
+	host, port, err := splitHostPort(c.Listen)
+	if err != nil {
+		return fmt.Errorf("NATS cluster address %q: %w", c.Listen, err)
+	}
+	opts.Cluster = server.ClusterOpts{Name: c.Name, Host: host, Port: port}
+	if port == 0 {
+		opts.Cluster.Port = server.RANDOM_PORT
+	}
+	for _, r := range c.Routes {
+		u, err := url.Parse("nats-route://" + r)
+		if err != nil {
+			return fmt.Errorf("NATS route %q: %w", r, err)
+		}
+		opts.Routes = append(opts.Routes, u)
+	}
+	return nil
+}
+
+func splitHostPort(addr string) (string, int, error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil || port < 0 || port > 65535 {
+		return "", 0, fmt.Errorf("port %q is not a number from 0 to 65535", p)
+	}
+	return host, port, nil
+}
+
+// ClientURL is the address clients dial ("nats://127.0.0.1:4222"); empty
+// when the server serves in-process connections only.
+func (s *Server) ClientURL() string {
+	if s.ns.Addr() == nil {
+		return ""
+	}
+	return s.ns.ClientURL()
+}
+
+// RouteAddr is this node's cluster address, for the other nodes' Routes.
+func (s *Server) RouteAddr() string {
+	if a := s.ns.ClusterAddr(); a != nil {
+		return a.String()
+	}
+	return ""
+}
+
+// Name is the server's name.
+func (s *Server) Name() string { return s.ns.Name() }
+
+// InProcess is the connection option that reaches this server without a
+// socket (what the embedded suite's services use).
+func (s *Server) InProcess() nats.Option { return nats.InProcessServer(s.ns) }
+
+// Shutdown stops the server and waits until it has.
+func (s *Server) Shutdown() {
+	s.ns.Shutdown()
+	s.ns.WaitForShutdown()
+}
+
+// logAdapter passes the server's warnings and errors to slog; its notices,
+// debug and trace lines are dropped (the suite logs what it does itself).
+type logAdapter struct{ log *slog.Logger }
+
+func (l logAdapter) Noticef(string, ...any) {}
+func (l logAdapter) Debugf(string, ...any)  {}
+func (l logAdapter) Tracef(string, ...any)  {}
+func (l logAdapter) Warnf(format string, v ...any) {
+	if l.log != nil {
+		l.log.Warn("nats: " + fmt.Sprintf(format, v...))
+	}
+}
+func (l logAdapter) Errorf(format string, v ...any) {
+	if l.log != nil {
+		l.log.Error("nats: " + fmt.Sprintf(format, v...))
+	}
+}
+func (l logAdapter) Fatalf(format string, v ...any) {
+	if l.log != nil {
+		l.log.Error("nats (fatal): " + fmt.Sprintf(format, v...))
+	}
+}

@@ -1,0 +1,180 @@
+// Package inflight is the mailbox's vocabulary, whatever store keeps the
+// invocations (RAM in package slots, JetStream in package jsbox): what an
+// invocation and a capture are, how handles are minted, and the sentences
+// of docs/design.md §3, byte for byte. Hosts and drivers — and the models
+// behind them — read those sentences, so they are contract, not prose.
+package inflight
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// HandoffCap is how many times an invocation is handed out without a
+// capture before the mailbox answers it itself.
+const HandoffCap = 3
+
+// ExitCancelled is the exit code of a cancelled invocation's capture.
+const ExitCancelled = 130
+
+// Capture is a result as the mailbox keeps it.
+type Capture struct {
+	Stdout   string `json:"stdout"`
+	Stderr   string `json:"stderr"`
+	ExitCode int32  `json:"exit_code"`
+}
+
+// Post is one invocation to queue.
+type Post struct {
+	ID     string
+	Client string // the addressee: only it may complete
+	Poster string // the driver: only it may collect or cancel
+	Tool   string
+	Input  string
+	Cwd    *string // nil when the driver set none
+}
+
+// Invocation is one hand-off, as a reader receives it.
+type Invocation struct {
+	ID    string
+	Tool  string
+	Input string
+	// Cwd is nil when the driver set none.
+	Cwd *string
+	// Delivery counts hand-offs including this one.
+	Delivery int32
+}
+
+// NewID mints a handle: `inv-` and 128 random bits, unguessable, so holding
+// a handle is the only way to name an invocation.
+func NewID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return "inv-" + hex.EncodeToString(b[:])
+}
+
+// Absent is the one answer for a handle that is unknown, expired, answered
+// already, or addressed to (or posted by) someone else: absent, never
+// "forbidden", so a handle reveals nothing about who holds it.
+func Absent(id string) error {
+	return status.Errorf(codes.NotFound,
+		"no invocation %q is in flight; it was answered already, it expired, or this engine restarted since it was posted — the box may have run it; read the world before acting again", id)
+}
+
+// SecondReader refuses a read while the client already holds one.
+func SecondReader(client string) error {
+	return status.Errorf(codes.FailedPrecondition,
+		"invocations: %q is already holding this engine's follow-class read — one machine's queue has one reader", client)
+}
+
+// InDoubt is the capture the mailbox writes itself when an invocation
+// reaches the hand-off cap.
+func InDoubt(client string, handoffs int32) Capture {
+	return Capture{ExitCode: 1, Stderr: fmt.Sprintf(
+		"this invocation was handed to %q %d times and never answered; each hand-off may have run it; read the world before acting again", client, handoffs)}
+}
+
+// Rehanded heads the stderr of a capture that arrives after two or more
+// hand-offs; fewer leave it as it is.
+func Rehanded(c Capture, client string, handoffs int32) Capture {
+	if handoffs < 2 {
+		return c
+	}
+	prefix := fmt.Sprintf("this invocation was handed to %q %d times; each hand-off may have run it, so what this capture reports may be the effect of more than one run; read the world before acting again", client, handoffs)
+	if c.Stderr == "" {
+		c.Stderr = prefix
+	} else {
+		c.Stderr = prefix + "\n" + c.Stderr
+	}
+	return c
+}
+
+// Cancelled is the capture of an invocation its poster cancelled.
+func Cancelled(id, reason string) Capture {
+	s := fmt.Sprintf("invocation %q was cancelled by its poster before it was answered", id)
+	if reason != "" {
+		s += ": " + reason
+	}
+	return Capture{Stderr: s, ExitCode: ExitCancelled}
+}
+
+// TooLarge refuses a capture over the bound.
+func TooLarge(n, most int) error {
+	return status.Errorf(codes.ResourceExhausted,
+		"capture: stdout and stderr hold %d bytes; this mailbox keeps at most %d — cut the output and complete again", n, most)
+}
+
+// QueueFull refuses a post to a client whose queue is at its bound.
+func QueueFull(client string, n int) error {
+	return status.Errorf(codes.ResourceExhausted,
+		"client %q has %d invocations queued, the most this mailbox queues for one client; it is not reading its queue fast enough", client, n)
+}
+
+// BoxFull refuses a post when the mailbox holds all it may.
+func BoxFull(n int) error {
+	return status.Errorf(codes.ResourceExhausted,
+		"the mailbox holds %d invocations, the most it may; collect captures or wait for some to be answered", n)
+}
+
+// ErrShuttingDown refuses acts on a box that is closing.
+var ErrShuttingDown = status.Error(codes.Unavailable, "the mailbox is shutting down; try again once it is back")
+
+// Read is a client's hold on its queue, whatever store keeps the queue: it
+// is held by a Follow stream for as long as the stream lives, or by an
+// Invocations long poll for the length of one hold.
+type Read interface {
+	// Take hands out every invocation waiting, oldest first, and returns
+	// the cancellations to tell the host (none when withCancels is false:
+	// a unary read has no way to say them).
+	Take(withCancels bool) ([]Invocation, []string)
+	// Wake is signalled when there may be something to Take.
+	Wake() <-chan struct{}
+	// Ended is closed when the read can go on no longer; the host should
+	// read again.
+	Ended() <-chan struct{}
+	// Requeued counts the invocations handed out earlier without an answer,
+	// which this read gets again first.
+	Requeued() int
+	// Backlogged reports whether invocations that were waiting when the
+	// read opened have yet to reach Take: a unary read answers them all.
+	Backlogged() bool
+	// Close ends the read; what it handed out without an answer goes back
+	// to the client's queue under the same id.
+	Close()
+}
+
+// Store keeps the invocations in flight: the RAM box (package slots) or the
+// JetStream box (package jsbox). Both answer with the sentences above, and
+// one conformance suite (package storetest) holds them to the same rules.
+type Store interface {
+	// Post queues an invocation; a reader parked on its client's queue gets
+	// it at once.
+	Post(ctx context.Context, p Post) error
+	// OpenRead opens client's read; a second read of the same client on the
+	// same store is refused.
+	OpenRead(ctx context.Context, client string) (Read, error)
+	// Complete stores the capture of an invocation addressed to caller and
+	// returns it as stored.
+	Complete(ctx context.Context, caller, id string, c Capture) (Capture, error)
+	// Collect returns the capture of an invocation posted by caller (taking
+	// the slot), or nil while it runs, waiting up to wait for the answer.
+	// With a retry key, a Collect with the same key within a minute gets
+	// the capture again; any other finds it gone.
+	Collect(ctx context.Context, caller, id string, wait time.Duration, retryKey string) (*Capture, error)
+	// Await waits until the invocation is answered or ctx ends.
+	Await(ctx context.Context, caller, id string) (*Capture, error)
+	// Call posts p and awaits its answer until wait ends (the post itself
+	// is bounded by ctx): Post then Await, with nothing missed between.
+	Call(ctx, wait context.Context, p Post) (*Capture, error)
+	// Cancel answers an invocation posted by caller as cancelled and
+	// removes it.
+	Cancel(ctx context.Context, caller, id, reason string) (Capture, error)
+	// Close ends every read and refuses new acts.
+	Close()
+}

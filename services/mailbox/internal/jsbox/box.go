@@ -1,0 +1,564 @@
+// Package jsbox keeps the mailbox's invocations in NATS JetStream, so that
+// any number of mailbox replicas share them and none is lost when a process
+// or a node dies (docs/design.md §3, §8; docs/architecture.md has the map).
+//
+//   - The queue is one work-queue stream, a subject per client
+//     (sb.queue.<client>), read through a durable consumer per client. The
+//     consumer's AckWait is the lease: the replica serving a host's read
+//     extends it while the read lives and gives the invocation back (a nak)
+//     when the read ends; if that replica dies, the lease runs out and
+//     JetStream redelivers under the same id. The delivery count is the
+//     hand-off count.
+//   - Slots are one key-value bucket keyed by invocation id: poster,
+//     addressee and, once answered, the capture. The bucket's TTL is the
+//     slot's hour.
+//   - Wake-ups travel on core NATS: a completion is announced on
+//     sb.done.<id>, which every replica hears through one subscription and
+//     hands to its call waiting for that capture, and on
+//     sb.read.<client>.{ack,cancel} to the replica holding the client's read.
+//     A lost announcement costs latency, never an answer: waits re-read the
+//     slot when they end, and a redelivered invocation whose slot is answered
+//     or gone is dropped, not handed out.
+package jsbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/switchboard-run/switchboard/kit/natsconn"
+	"github.com/switchboard-run/switchboard/kit/streams"
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
+)
+
+// Names of what the box declares in JetStream, and its core subjects.
+const (
+	QueueStream = "SB_QUEUE"
+	SlotBucket  = "sb_slots"
+
+	queuePrefix = "sb.queue."
+	// anchorSubject is no client's ("_" is not in a client name), so no
+	// consumer ever takes it; see anchor.
+	anchorSubject = queuePrefix + "_anchor"
+	// anchorEvery is how many posts a replica makes between anchors.
+	anchorEvery = 1024
+	donePrefix  = "sb.done."
+	readPrefix  = "sb.read."
+)
+
+// Config bounds a box.
+type Config struct {
+	// TTL is how long a slot lives (docs/design.md: an hour), and a queued
+	// invocation with it.
+	TTL time.Duration
+	// Lease is how long a hand-off lasts without word from the replica that
+	// made it (JetStream's AckWait).
+	Lease time.Duration
+	// MaxQueued bounds the invocations queued and handed for one client.
+	MaxQueued int
+	// MaxSlots bounds the invocations queued and handed in all.
+	MaxSlots int
+	// MaxQueueBytes bounds the queue's bytes in all (inputs and headers).
+	MaxQueueBytes int64
+	// MaxCaptureBytes bounds one capture's stdout and stderr together.
+	MaxCaptureBytes int
+	// Replicas is how many copies JetStream keeps.
+	Replicas int
+	// MaxClients bounds the clients with a consumer at once (a consumer is
+	// forgotten a TTL after its client's last read). JetStream would
+	// otherwise stop at its default of 1,000 consumers per stream.
+	MaxClients int
+}
+
+// Box is the mailbox's state in JetStream.
+type Box struct {
+	cfg   Config
+	nc    *nats.Conn
+	js    jetstream.JetStream
+	queue jetstream.Stream
+	slots jetstream.KeyValue
+	log   *slog.Logger
+
+	posts atomic.Uint64 // posts made by this replica, for anchor
+
+	done *nats.Subscription // sb.done.*, for the waiters of this replica
+
+	mu        sync.Mutex
+	consumers map[string]jetstream.Consumer // per client, once declared
+	reads     map[string]*Read              // the reads this replica holds
+	waiters   map[string][]chan *nats.Msg   // invocation id → the calls waiting for its answer
+	closed    bool
+	closing   chan struct{}
+}
+
+// New declares the queue stream and the slot bucket (created when missing,
+// refused when someone else's) and returns the box.
+func New(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Box, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	queue, err := streams.Ensure(ctx, js, jetstream.StreamConfig{
+		Name:                 QueueStream,
+		Description:          "Switchboard's queued invocations: one subject per client",
+		Subjects:             []string{queuePrefix + "*"},
+		Retention:            jetstream.WorkQueuePolicy,
+		Storage:              jetstream.FileStorage,
+		Replicas:             cfg.Replicas,
+		MaxAge:               cfg.TTL,
+		MaxMsgs:              int64(cfg.MaxSlots),
+		MaxBytes:             orUnlimited(cfg.MaxQueueBytes),
+		MaxMsgsPerSubject:    int64(cfg.MaxQueued),
+		MaxConsumers:         max(cfg.MaxClients, 1),
+		Discard:              jetstream.DiscardNew,
+		DiscardNewPerSubject: true,
+		AllowRollup:          true, // the anchor keeps one message
+	})
+	if err != nil {
+		return nil, err
+	}
+	slots, err := streams.EnsureKV(ctx, js, jetstream.KeyValueConfig{
+		Bucket:      SlotBucket,
+		Description: "Switchboard's invocation slots: poster, addressee and capture",
+		TTL:         cfg.TTL,
+		Storage:     jetstream.FileStorage,
+		Replicas:    cfg.Replicas,
+		// Purge markers of collected slots vanish a second later instead of
+		// holding disk for the rest of the hour.
+		LimitMarkerTTL: time.Second,
+	})
+	if err != nil {
+		return nil, err
+	}
+	b := &Box{cfg: cfg, nc: nc, js: js, queue: queue, slots: slots, log: log,
+		consumers: map[string]jetstream.Consumer{}, reads: map[string]*Read{}, waiters: map[string][]chan *nats.Msg{},
+		closing: make(chan struct{})}
+	// One subscription for every answer, held for the replica's life: a
+	// subscription made per call would race its own interest across a
+	// cluster's routes, and an answer published on another node before that
+	// interest arrived would be lost.
+	if b.done, err = nc.Subscribe(donePrefix+"*", b.deliverAnswer); err != nil {
+		return nil, fmt.Errorf("listening for answers: %w", err)
+	}
+	return b, nil
+}
+
+// deliverAnswer hands an answer to the calls of this replica waiting for
+// it.
+func (b *Box) deliverAnswer(m *nats.Msg) {
+	id := m.Subject[len(donePrefix):]
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, ch := range b.waiters[id] {
+		select {
+		case ch <- m:
+		default: // it has one already
+		}
+	}
+}
+
+func orUnlimited(n int64) int64 {
+	if n <= 0 {
+		return -1
+	}
+	return n
+}
+
+// Post queues one invocation. The slot is written first, so a delivered
+// invocation always finds its slot; the queue refuses a client or a box
+// at its bound, and the slot is then taken back.
+func (b *Box) Post(ctx context.Context, p inflight.Post) error {
+	if b.isClosed() {
+		return inflight.ErrShuttingDown
+	}
+	rec := record{Client: p.Client, Poster: p.Poster, Tool: p.Tool}
+	rev, err := b.slots.Create(ctx, p.ID, rec.encode())
+	if err != nil {
+		return unavailable("storing the invocation", err)
+	}
+	err = natsconn.Request(ctx, func(ctx context.Context) error {
+		_, err := b.js.PublishMsg(ctx, queueMessage(queuePrefix+p.Client, p))
+		return err
+	})
+	if err != nil {
+		_ = b.slots.Purge(context.WithoutCancel(ctx), p.ID, jetstream.LastRevision(rev), jetstream.PurgeTTL(time.Second))
+		return b.refusePost(p.Client, err)
+	}
+	if b.posts.Add(1)%anchorEvery == 1 {
+		b.anchor()
+	}
+	return nil
+}
+
+// anchor keeps one message in the queue stream's newest file block. A
+// work-queue stream deletes each invocation once answered, and when that
+// empties its newest block, JetStream's file store removes the block's file
+// and creates another: a few file operations for every answer of a queue
+// that drains as fast as it fills, which is most of the store's cost at
+// low depth. An anchor in the block keeps it from emptying. It is written
+// again every anchorEvery posts, rolling up the one before, so a new block
+// soon has one too.
+func (b *Box) anchor() {
+	m := nats.NewMsg(anchorSubject)
+	m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
+	if _, err := b.js.PublishMsgAsync(m); err != nil {
+		b.log.Debug("the queue's anchor was not written", "err", err)
+	}
+}
+
+// refusePost turns the queue's refusal into the bound's sentence.
+func (b *Box) refusePost(client string, err error) error {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "maximum messages per subject exceeded"):
+		return inflight.QueueFull(client, b.cfg.MaxQueued)
+	case strings.Contains(msg, "maximum messages exceeded"):
+		return inflight.BoxFull(b.cfg.MaxSlots)
+	case strings.Contains(msg, "maximum bytes exceeded"):
+		return status.Errorf(codes.ResourceExhausted,
+			"the mailbox's queue holds %d bytes, the most it may; wait for hosts to take their invocations", b.cfg.MaxQueueBytes)
+	}
+	return unavailable("queueing the invocation", err)
+}
+
+// Complete stores the capture of an invocation addressed to caller and
+// returns it as stored (with the hand-off prefix when it was handed out
+// more than once).
+func (b *Box) Complete(ctx context.Context, caller, id string, c inflight.Capture) (inflight.Capture, error) {
+	if n := len(c.Stdout) + len(c.Stderr); n > b.cfg.MaxCaptureBytes {
+		return inflight.Capture{}, inflight.TooLarge(n, b.cfg.MaxCaptureBytes)
+	}
+	r, h := b.heldBy(caller, id)
+	var rec record
+	var rev uint64
+	if h != nil {
+		rec, rev = h.rec, h.rev
+	}
+	for attempt := 0; ; attempt++ {
+		if h == nil || attempt > 0 {
+			var err error
+			if rec, rev, err = b.read(ctx, id); err != nil {
+				return inflight.Capture{}, err
+			}
+		}
+		if rec.Client != caller || rec.Capture != nil {
+			return inflight.Capture{}, inflight.Absent(id)
+		}
+		stored := inflight.Rehanded(c, caller, rec.Handoffs)
+		rec.Capture = &stored
+		newRev, err := b.slots.Update(ctx, id, rec.encode(), rev)
+		if errors.Is(err, jetstream.ErrKeyExists) && attempt < 3 {
+			continue // a cancel, an expiry or a hand-off count changed it meanwhile: read again
+		}
+		if err != nil {
+			return inflight.Capture{}, unavailable("storing the capture", err)
+		}
+		if r != nil {
+			r.answered(id)
+		} else {
+			b.announce(readPrefix+caller+".ack", []byte(id))
+		}
+		b.announceAnswer(id, newRev, stored)
+		return stored, nil
+	}
+}
+
+// read returns the slot of id; a missing one is the absent sentence.
+func (b *Box) read(ctx context.Context, id string) (record, uint64, error) {
+	e, err := b.slots.Get(ctx, id)
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrInvalidKey):
+		return record{}, 0, inflight.Absent(id)
+	case err != nil:
+		return record{}, 0, unavailable("reading the invocation", err)
+	}
+	rec, err := decodeRecord(id, e.Value())
+	if err != nil {
+		return record{}, 0, status.Error(codes.Internal, err.Error())
+	}
+	return rec, e.Revision(), nil
+}
+
+// Collect returns the capture of an invocation posted by caller, taking the
+// slot (read once), or nil while it runs. With wait > 0 it waits that long
+// (bounded by ctx) for the answer first.
+func (b *Box) Collect(ctx context.Context, caller, id string, wait time.Duration, retryKey string) (*inflight.Capture, error) {
+	if wait <= 0 {
+		return b.collect(ctx, caller, id, retryKey)
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	return b.await(ctx, caller, id, retryKey)
+}
+
+// Await waits until the invocation is answered or ctx ends; it returns the
+// capture (taking the slot) or nil when ctx ended first.
+func (b *Box) Await(ctx context.Context, caller, id string) (*inflight.Capture, error) {
+	return b.await(ctx, caller, id, "")
+}
+
+// Call posts p and awaits its answer until wait ends. It listens for the
+// answer before it posts, so it need not read the slot to learn what it
+// knows already: that the invocation is not answered yet.
+func (b *Box) Call(ctx, wait context.Context, p inflight.Post) (*inflight.Capture, error) {
+	ch, stop, err := b.listen(p.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	if err := b.Post(ctx, p); err != nil {
+		return nil, err
+	}
+	return b.waitAnswer(wait, p.Poster, p.ID, "", ch)
+}
+
+// listen registers for the answer of id until stop is called.
+func (b *Box) listen(id string) (_ <-chan *nats.Msg, stop func(), _ error) {
+	ch := make(chan *nats.Msg, 1)
+	b.mu.Lock()
+	b.waiters[id] = append(b.waiters[id], ch)
+	b.mu.Unlock()
+	return ch, func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		w := slices.DeleteFunc(b.waiters[id], func(c chan *nats.Msg) bool { return c == ch })
+		if len(w) == 0 {
+			delete(b.waiters, id)
+		} else {
+			b.waiters[id] = w
+		}
+	}, nil
+}
+
+func (b *Box) await(ctx context.Context, caller, id, retryKey string) (*inflight.Capture, error) {
+	// Listen before reading, so an answer between the two is not missed.
+	ch, stop, err := b.listen(id)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	if c, err := b.collect(ctx, caller, id, retryKey); c != nil || err != nil {
+		return c, err
+	}
+	return b.waitAnswer(ctx, caller, id, retryKey, ch)
+}
+
+// waitAnswer waits on ch for id's answer until ctx ends, and takes it.
+func (b *Box) waitAnswer(ctx context.Context, caller, id, retryKey string, ch <-chan *nats.Msg) (*inflight.Capture, error) {
+	select {
+	case m := <-ch:
+		// The answer names the revision to purge at; a collection with a
+		// retry key keeps the slot a while instead, and reads it for that.
+		if a, ok := decodeAnswer(m.Data); ok && retryKey == "" {
+			if c, err := b.purge(ctx, id, a); c != nil || err != nil {
+				return c, err
+			}
+		}
+		// A cancel, a capture too large to announce, or an answer another
+		// collector took: the slot says how it stands.
+	case <-ctx.Done():
+	case <-b.closing:
+	}
+	// The wait ended (or its answer was taken by someone else): the slot
+	// says how it stands.
+	return b.collect(context.WithoutCancel(ctx), caller, id, retryKey)
+}
+
+// collect reads the slot once: absent for someone else's, nil while it
+// runs, the capture (and the slot taken) once answered.
+func (b *Box) collect(ctx context.Context, caller, id, retryKey string) (*inflight.Capture, error) {
+	rec, rev, err := b.read(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case rec.Poster != caller:
+		return nil, inflight.Absent(id)
+	case rec.TakenBy != "":
+		return retaken(id, rec, retryKey)
+	case rec.Capture == nil:
+		return nil, nil
+	case retryKey != "":
+		return b.takeKeeping(ctx, id, rec, rev, retryKey)
+	}
+	return b.purge(ctx, id, answer{Revision: rev, Capture: *rec.Capture})
+}
+
+// retaken answers a collection of a slot taken already: the capture again
+// for a retry of the collection that took it, absent for any other.
+func retaken(id string, rec record, retryKey string) (*inflight.Capture, error) {
+	if retryKey == "" || retryKey != rec.TakenBy || rec.Capture == nil {
+		return nil, inflight.Absent(id)
+	}
+	c := *rec.Capture
+	return &c, nil
+}
+
+// retryGrace is how long a capture taken with a retry key stays for a
+// retry of that collection.
+const retryGrace = time.Minute
+
+// takeKeeping takes the capture for the collection named retryKey: the slot
+// is marked taken by it (at the revision read, so one collection wins) and
+// removed by JetStream a minute later. A retry whose first try did take it
+// — the reply was lost, or the mark's acknowledgement — finds the mark and
+// gets the capture again.
+func (b *Box) takeKeeping(ctx context.Context, id string, rec record, rev uint64, retryKey string) (*inflight.Capture, error) {
+	rec.TakenBy = retryKey
+	m := nats.NewMsg("$KV." + SlotBucket + "." + id)
+	m.Data = rec.encode()
+	err := natsconn.Request(ctx, func(ctx context.Context) error {
+		_, err := b.js.PublishMsg(ctx, m, jetstream.WithExpectLastSequencePerSubject(rev), jetstream.WithMsgTTL(retryGrace))
+		return err
+	})
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
+		// Changed meanwhile: taken by this very collection (an earlier try
+		// whose acknowledgement was lost), by another, or cancelled.
+		now, _, err := b.read(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return retaken(id, now, retryKey)
+	}
+	if err != nil {
+		return nil, unavailable("taking the capture", err)
+	}
+	c := *rec.Capture
+	return &c, nil
+}
+
+// purge removes an answered slot if it is still at the revision a, so the
+// capture is handed to exactly one collector.
+func (b *Box) purge(ctx context.Context, id string, a answer) (*inflight.Capture, error) {
+	err := b.slots.Purge(ctx, id, jetstream.LastRevision(a.Revision), jetstream.PurgeTTL(time.Second))
+	switch {
+	case errors.Is(err, jetstream.ErrKeyExists):
+		return nil, inflight.Absent(id) // collected or cancelled by another call meanwhile
+	case err != nil:
+		return nil, unavailable("taking the capture", err)
+	}
+	c := a.Capture
+	return &c, nil
+}
+
+// Cancel answers an invocation posted by caller with the cancelled capture
+// and removes it, telling the replica that holds the host's read. One
+// answered already returns (and yields) its capture.
+func (b *Box) Cancel(ctx context.Context, caller, id, reason string) (inflight.Capture, error) {
+	for attempt := 0; ; attempt++ {
+		rec, rev, err := b.read(ctx, id)
+		if err != nil {
+			return inflight.Capture{}, err
+		}
+		if rec.Poster != caller || rec.TakenBy != "" {
+			return inflight.Capture{}, inflight.Absent(id)
+		}
+		if rec.Capture != nil {
+			c, err := b.purge(ctx, id, answer{Revision: rev, Capture: *rec.Capture})
+			if err != nil {
+				return inflight.Capture{}, err
+			}
+			return *c, nil
+		}
+		err = b.slots.Purge(ctx, id, jetstream.LastRevision(rev), jetstream.PurgeTTL(time.Second))
+		if errors.Is(err, jetstream.ErrKeyExists) && attempt < 3 {
+			continue // answered or handed again meanwhile
+		}
+		if err != nil {
+			return inflight.Capture{}, unavailable("cancelling the invocation", err)
+		}
+		b.announce(readPrefix+rec.Client+".cancel", []byte(id))
+		b.announce(donePrefix+id, nil) // waiters wake and find the slot gone
+		return inflight.Cancelled(id, reason), nil
+	}
+}
+
+// maxAnnounced bounds a capture carried in an answer: every replica hears
+// every answer, so a larger one is only announced, and its waiter reads it.
+const maxAnnounced = 16 << 10
+
+// announceAnswer tells the waiters of id that it is answered.
+func (b *Box) announceAnswer(id string, rev uint64, c inflight.Capture) {
+	if len(c.Stdout)+len(c.Stderr) > maxAnnounced {
+		b.announce(donePrefix+id, nil)
+		return
+	}
+	b.announce(donePrefix+id, encodeAnswer(rev, c))
+}
+
+// announce publishes a wake-up on core NATS. It is best effort by design:
+// every reader of an announcement re-reads the slot when it matters.
+func (b *Box) announce(subject string, data []byte) {
+	if err := b.nc.Publish(subject, data); err != nil {
+		b.log.Debug("an announcement was not sent", "subject", subject, "err", err)
+	}
+}
+
+// heldBy returns the read this replica holds for client and its hand-off
+// of id, when it holds them.
+func (b *Box) heldBy(client, id string) (*Read, *held) {
+	b.mu.Lock()
+	r := b.reads[client]
+	b.mu.Unlock()
+	if r == nil {
+		return nil, nil
+	}
+	if h := r.holding(id); h != nil {
+		return r, h
+	}
+	return nil, nil
+}
+
+func (b *Box) isClosed() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.closed
+}
+
+// Close ends every read this replica holds (their invocations go back to
+// the queue at once) and refuses new acts.
+func (b *Box) Close() {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return
+	}
+	b.closed = true
+	close(b.closing)
+	reads := make([]*Read, 0, len(b.reads))
+	for _, r := range b.reads {
+		reads = append(reads, r)
+	}
+	b.mu.Unlock()
+	_ = b.done.Unsubscribe()
+	for _, r := range reads {
+		r.Close()
+	}
+}
+
+// unavailable is the refusal when NATS could not be asked: the act may be
+// tried again once it is reachable.
+func unavailable(act string, err error) error {
+	if s, ok := status.FromError(err); ok && s.Code() != codes.Unknown {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return status.FromContextError(err).Err()
+	}
+	if errors.Is(err, nats.ErrMaxPayload) {
+		return status.Errorf(codes.ResourceExhausted, "%s: the record is larger than NATS takes in one message (max_payload)", act)
+	}
+	return status.Errorf(codes.Unavailable, "%s: the mailbox cannot reach NATS right now (%v); try again in a moment", act, err)
+}

@@ -1,0 +1,417 @@
+package jsbox
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/switchboard-run/switchboard/kit/natsconn"
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
+)
+
+// pullBatch is how many invocations a read asks JetStream for at once.
+// JetStream counts a delivery when it sends, so a small batch keeps the
+// count close to what the host was really handed.
+const pullBatch = 16
+
+// maxPullExpiry bounds how long a read's pull request waits at the server
+// (half a lease, at most this): the requests are lost with the node that
+// leads the consumer, and the read hears of it only when two heartbeats (a
+// pull expiry) have gone missing. At the client library's default (30 s) a
+// node lost stalled every read on it for half a minute.
+const maxPullExpiry = 5 * time.Second
+
+// readerGroup is the consumers' one priority group. Its policy pins the
+// consumer to one reader's pull requests at a time; a read that ends unpins
+// it, so pull requests it left at the server (which a cluster may not have
+// dropped yet) are refused rather than handed an invocation nobody will
+// see — a delivery that would count as a hand-off.
+const readerGroup = "reader"
+
+// Read is this replica's hold on one client's queue: its consumer is being
+// consumed here, and every invocation handed out is held (its lease kept
+// alive) until it is answered, cancelled, or the read ends.
+type Read struct {
+	box      *Box
+	client   string
+	consume  jetstream.ConsumeContext
+	notices  *nats.Subscription
+	wake     chan struct{} // capacity 1: a delivery between Take and the wait is never lost
+	ended    chan struct{}
+	endOnce  sync.Once
+	stopKeep chan struct{}
+	requeued int
+
+	// backlog counts the deliveries the read still expects from what was
+	// waiting when it opened (its first pull's worth, at most).
+	backlog int
+
+	mu       sync.Mutex
+	incoming []jetstream.Msg // delivered by JetStream, not yet taken
+	held     map[string]*held
+	cancels  []string
+	done     bool
+}
+
+// held is one invocation handed out by this read, with the slot as the
+// hand-off left it (so a completion here needs no second read).
+type held struct {
+	msg jetstream.Msg
+	rec record
+	rev uint64
+}
+
+// OpenRead starts consuming client's queue on this replica. The caller
+// holds the client's read lease (one reader per client, across replicas).
+func (b *Box) OpenRead(ctx context.Context, client string) (inflight.Read, error) {
+	if b.isClosed() {
+		return nil, inflight.ErrShuttingDown
+	}
+	b.mu.Lock()
+	_, reading := b.reads[client]
+	b.mu.Unlock()
+	if reading { // the lease keeps other replicas out; this keeps this one honest
+		return nil, inflight.SecondReader(client)
+	}
+	cons, err := b.consumer(ctx, client)
+	if err != nil {
+		return nil, err
+	}
+	var info *jetstream.ConsumerInfo
+	err = natsconn.Request(ctx, func(ctx context.Context) (err error) { info, err = cons.Info(ctx); return err })
+	if err != nil {
+		return nil, unavailable("opening the read", err)
+	}
+	// The read lease makes this the client's one reader, so a pin left by
+	// an earlier read is stale: a replica that died holds it for a whole
+	// PinnedTTL (a lease), and the client's queue would stall that long
+	// although its host has redialed.
+	b.unpin(ctx, client)
+	r := &Read{box: b, client: client, wake: make(chan struct{}, 1), ended: make(chan struct{}),
+		stopKeep: make(chan struct{}), held: map[string]*held{}, requeued: info.NumAckPending,
+		backlog: min(int(info.NumPending)+info.NumAckPending, pullBatch)}
+	// Acks and cancels for this client, from replicas that do not hold
+	// the read, reach it here.
+	if r.notices, err = b.nc.Subscribe(readPrefix+client+".*", r.notice); err != nil {
+		return nil, unavailable("opening the read", err)
+	}
+	r.consume, err = cons.Consume(r.deliver, jetstream.PullMaxMessages(pullBatch), jetstream.PullPriorityGroup(readerGroup),
+		jetstream.PullExpiry(min(maxPullExpiry, b.cfg.Lease/2)),
+		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+			if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) {
+				r.end()
+			}
+		}))
+	if err != nil {
+		_ = r.notices.Unsubscribe()
+		return nil, unavailable("opening the read", err)
+	}
+	b.mu.Lock()
+	if b.closed || b.reads[client] != nil {
+		closed := b.closed
+		b.mu.Unlock()
+		r.Close()
+		if closed {
+			return nil, inflight.ErrShuttingDown
+		}
+		return nil, inflight.SecondReader(client)
+	}
+	b.reads[client] = r
+	b.mu.Unlock()
+	go r.keepLeases()
+	return r, nil
+}
+
+// consumer declares (once per process) the durable consumer of client's
+// subject. Its AckWait is the lease, MaxDeliver one past the hand-off cap
+// (the delivery past the cap is answered in doubt, not handed out), and it
+// is forgotten after a TTL without reads, like the invocations it held.
+func (b *Box) consumer(ctx context.Context, client string) (jetstream.Consumer, error) {
+	b.mu.Lock()
+	c := b.consumers[client]
+	b.mu.Unlock()
+	if c != nil {
+		return c, nil
+	}
+	cfg := jetstream.ConsumerConfig{
+		Durable:           consumerName(client),
+		FilterSubject:     queuePrefix + client,
+		AckPolicy:         jetstream.AckExplicitPolicy,
+		AckWait:           b.cfg.Lease,
+		MaxDeliver:        inflight.HandoffCap + 1,
+		MaxAckPending:     max(b.cfg.MaxQueued, 1),
+		InactiveThreshold: b.cfg.TTL,
+		PriorityPolicy:    jetstream.PriorityPolicyPinned,
+		PriorityGroups:    []string{readerGroup},
+		PinnedTTL:         b.cfg.Lease,
+	}
+	err := natsconn.Request(ctx, func(ctx context.Context) (err error) {
+		c, err = b.queue.CreateOrUpdateConsumer(ctx, cfg)
+		return err
+	})
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeMaximumConsumersLimit {
+		return nil, status.Errorf(codes.ResourceExhausted,
+			"invocations: the mailbox keeps queues for at most %d clients at once (--max-clients), and has as many; a queue unread for --ttl is forgotten", b.cfg.MaxClients)
+	}
+	if err != nil {
+		return nil, unavailable("opening the read", err)
+	}
+	b.mu.Lock()
+	b.consumers[client] = c
+	b.mu.Unlock()
+	return c, nil
+}
+
+// Requeued counts the invocations handed out earlier without an answer,
+// which this read gets again first.
+func (r *Read) Requeued() int { return r.requeued }
+
+// Backlogged reports whether deliveries of what was waiting when the read
+// opened have yet to reach Take.
+func (r *Read) Backlogged() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.backlog > 0 && !r.done
+}
+
+// Wake is signalled when there may be something to Take.
+func (r *Read) Wake() <-chan struct{} { return r.wake }
+
+// Ended is closed when the read can go on no longer (the mailbox shuts
+// down, the consumer is gone); the host should read again.
+func (r *Read) Ended() <-chan struct{} { return r.ended }
+
+func (r *Read) end() { r.endOnce.Do(func() { close(r.ended) }) }
+
+func (r *Read) signal() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// deliver is JetStream's callback for each message of the consumer.
+func (r *Read) deliver(m jetstream.Msg) {
+	r.mu.Lock()
+	if r.done {
+		r.mu.Unlock()
+		_ = m.Nak()
+		return
+	}
+	r.incoming = append(r.incoming, m)
+	r.mu.Unlock()
+	r.signal()
+}
+
+// notice handles an ack or a cancel announced by another replica.
+func (r *Read) notice(m *nats.Msg) {
+	id := string(m.Data)
+	switch m.Subject[len(m.Subject)-len("cancel"):] {
+	case "cancel":
+		r.mu.Lock()
+		h := r.held[id]
+		if h != nil {
+			delete(r.held, id)
+			r.cancels = append(r.cancels, id)
+		}
+		r.mu.Unlock()
+		if h != nil {
+			_ = h.msg.Ack()
+			r.signal()
+		}
+	default: // ".ack"
+		r.answered(id)
+	}
+}
+
+// holding returns the hand-off of id this read holds, if any.
+func (r *Read) holding(id string) *held {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.held[id]
+}
+
+// answered acks id's queue message: its capture is stored.
+func (r *Read) answered(id string) {
+	r.mu.Lock()
+	h := r.held[id]
+	delete(r.held, id)
+	r.mu.Unlock()
+	if h != nil {
+		_ = h.msg.Ack()
+	}
+}
+
+// Take hands out every invocation delivered since the last Take, oldest
+// first, and returns the cancellations to tell the host (dropped when
+// withCancels is false: a unary read has no way to say them). A delivery
+// whose slot is gone (cancelled, expired) or answered is dropped; one past
+// the hand-off cap is answered in doubt.
+func (r *Read) Take(withCancels bool) ([]inflight.Invocation, []string) {
+	r.mu.Lock()
+	if r.done {
+		r.mu.Unlock()
+		return nil, nil
+	}
+	msgs := r.incoming
+	r.incoming = nil
+	r.backlog -= len(msgs)
+	cancels := r.cancels
+	r.cancels = nil
+	r.mu.Unlock()
+	var out []inflight.Invocation
+	for _, m := range msgs {
+		if inv, ok := r.handOff(m); ok {
+			out = append(out, inv)
+		}
+	}
+	if !withCancels {
+		cancels = nil
+	}
+	return out, cancels
+}
+
+// handOff checks one delivery against its slot and holds it.
+func (r *Read) handOff(m jetstream.Msg) (inflight.Invocation, bool) {
+	b := r.box
+	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.Lease/3)
+	defer cancel()
+	md, err := m.Metadata()
+	if err != nil {
+		_ = m.Term()
+		return inflight.Invocation{}, false
+	}
+	delivery := int32(min(md.NumDelivered, uint64(inflight.HandoffCap+1)))
+	inv, err := invocation(m.Headers(), m.Data(), delivery)
+	if err != nil {
+		b.log.Warn("a queue message is not an invocation; dropped", "client", r.client, "err", err)
+		_ = m.Term()
+		return inflight.Invocation{}, false
+	}
+	rec, rev, err := b.read(ctx, inv.ID)
+	switch {
+	case err != nil && isAbsent(err):
+		_ = m.Ack() // cancelled or expired before it reached a host
+		return inflight.Invocation{}, false
+	case err != nil:
+		_ = m.Nak() // NATS did not answer: let it come back
+		return inflight.Invocation{}, false
+	case rec.Capture != nil:
+		_ = m.Ack() // answered by an earlier hand-off
+		return inflight.Invocation{}, false
+	case delivery > inflight.HandoffCap:
+		r.answerInDoubt(ctx, inv.ID, rec, rev)
+		_ = m.Term()
+		return inflight.Invocation{}, false
+	case delivery >= 2:
+		rec.Handoffs = delivery
+		if rev, err = b.slots.Update(ctx, inv.ID, rec.encode(), rev); err != nil {
+			_ = m.Nak() // changed meanwhile (answered, cancelled): the next delivery sees how
+			return inflight.Invocation{}, false
+		}
+	}
+	r.mu.Lock()
+	if r.done {
+		r.mu.Unlock()
+		_ = m.Nak()
+		return inflight.Invocation{}, false
+	}
+	r.held[inv.ID] = &held{msg: m, rec: rec, rev: rev}
+	r.mu.Unlock()
+	return inv, true
+}
+
+// answerInDoubt writes the capture of an invocation handed out HandoffCap
+// times without an answer.
+func (r *Read) answerInDoubt(ctx context.Context, id string, rec record, rev uint64) {
+	c := inflight.InDoubt(r.client, inflight.HandoffCap)
+	rec.Capture = &c
+	newRev, err := r.box.slots.Update(ctx, id, rec.encode(), rev)
+	if err != nil {
+		return // answered or gone meanwhile
+	}
+	r.box.announceAnswer(id, newRev, c)
+}
+
+// keepLeases tells JetStream, a third of a lease at a time, that every
+// invocation this read handed out is still being worked on: a host may run
+// a tool for longer than a lease, and only a dead replica should lose it.
+func (r *Read) keepLeases() {
+	t := time.NewTicker(r.box.cfg.Lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stopKeep:
+			return
+		case <-t.C:
+		}
+		r.mu.Lock()
+		msgs := make([]jetstream.Msg, 0, len(r.held))
+		for _, h := range r.held {
+			msgs = append(msgs, h.msg)
+		}
+		r.mu.Unlock()
+		for _, m := range msgs {
+			_ = m.InProgress()
+		}
+	}
+}
+
+// Close ends the read. What it handed out without an answer, and what was
+// delivered but not yet handed out, goes back to the queue at once, under
+// the same id, for the client's next read.
+func (r *Read) Close() {
+	r.mu.Lock()
+	if r.done {
+		r.mu.Unlock()
+		return
+	}
+	r.done = true
+	back := r.incoming
+	r.incoming = nil
+	for _, h := range r.held {
+		back = append(back, h.msg)
+	}
+	r.held = nil
+	r.mu.Unlock()
+	close(r.stopKeep)
+	r.consume.Stop()
+	_ = r.notices.Unsubscribe()
+	// Unpinned before the invocations go back: they must reach the next
+	// read, not a pull request this one left behind.
+	ctx, cancel := context.WithTimeout(context.Background(), r.box.cfg.Lease/3)
+	r.box.unpin(ctx, r.client)
+	cancel()
+	for _, m := range back {
+		_ = m.Nak()
+	}
+	b := r.box
+	b.mu.Lock()
+	if b.reads[r.client] == r {
+		delete(b.reads, r.client)
+	}
+	b.mu.Unlock()
+	r.end()
+}
+
+// unpin frees client's consumer for the next pull request without a pin:
+// pull requests still pinned to an earlier read are refused from now on.
+// Best effort: at worst the pin times out after a lease (PinnedTTL).
+func (b *Box) unpin(ctx context.Context, client string) {
+	err := natsconn.Request(ctx, func(ctx context.Context) error { return b.queue.UnpinConsumer(ctx, consumerName(client), readerGroup) })
+	if err != nil &&
+		!errors.Is(err, jetstream.ErrConsumerNotFound) {
+		b.log.Debug("unpinning the consumer of a read", "client", client, "err", err)
+	}
+}
+
+func consumerName(client string) string { return "c-" + client }
+
+func isAbsent(err error) bool { return status.Code(err) == codes.NotFound }

@@ -1,0 +1,109 @@
+package jsbox
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/nats-io/nats.go"
+	"google.golang.org/protobuf/proto"
+
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/capture"
+
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
+)
+
+// record is a slot as the bucket keeps it, under the invocation id
+// (mailboxv1.StoredSlot on the wire): who posted it, who it is for, and —
+// once answered — its capture. The input is not here: it travels once, in
+// the queue message.
+type record struct {
+	Client string
+	Poster string
+	Tool   string
+	// Handoffs is written from the second hand-off on (a first hand-off
+	// changes nothing a capture would say).
+	Handoffs int32
+	Capture  *inflight.Capture
+	// TakenBy is the retry key of the collection that took the capture.
+	TakenBy string
+}
+
+func (r *record) encode() []byte {
+	m := &mailboxv1.StoredSlot{Client: r.Client, Poster: r.Poster, Tool: r.Tool, Handoffs: r.Handoffs, TakenBy: r.TakenBy}
+	if r.Capture != nil {
+		m.Capture = capture.New(r.Capture.Stdout, r.Capture.Stderr, r.Capture.ExitCode)
+	}
+	b, _ := proto.Marshal(m) // strings and numbers: cannot fail
+	return b
+}
+
+func decodeRecord(id string, b []byte) (record, error) {
+	var m mailboxv1.StoredSlot
+	if err := proto.Unmarshal(b, &m); err != nil {
+		return record{}, fmt.Errorf("the slot of %s in the bucket is not a record this mailbox reads: %w", id, err)
+	}
+	r := record{Client: m.GetClient(), Poster: m.GetPoster(), Tool: m.GetTool(), Handoffs: m.GetHandoffs(), TakenBy: m.GetTakenBy()}
+	if c := m.GetCapture(); c != nil {
+		r.Capture = &inflight.Capture{Stdout: c.GetStdout(), Stderr: c.GetStderr(), ExitCode: c.GetExitCode()}
+	}
+	return r, nil
+}
+
+// encodeAnswer is what a completion tells the callers waiting for it: the
+// slot's revision once answered, so a waiter can take it (compare-and-purge)
+// without reading it again, and the capture.
+func encodeAnswer(rev uint64, c inflight.Capture) []byte {
+	b, _ := proto.Marshal(&mailboxv1.StoredAnswer{Revision: rev, Capture: capture.New(c.Stdout, c.Stderr, c.ExitCode)})
+	return b
+}
+
+func decodeAnswer(b []byte) (answer, bool) {
+	var m mailboxv1.StoredAnswer
+	if len(b) == 0 || proto.Unmarshal(b, &m) != nil || m.GetCapture() == nil {
+		return answer{}, false
+	}
+	c := m.GetCapture()
+	return answer{Revision: m.GetRevision(), Capture: inflight.Capture{Stdout: c.GetStdout(), Stderr: c.GetStderr(), ExitCode: c.GetExitCode()}}, true
+}
+
+// answer is a decoded StoredAnswer.
+type answer struct {
+	Revision uint64
+	Capture  inflight.Capture
+}
+
+// Queue message headers. The body is the input, byte for byte.
+const (
+	headerID   = "Sb-Invocation"
+	headerTool = "Sb-Tool"
+	headerCwd  = "Sb-Cwd" // strconv.Quote'd: a path may hold any byte
+)
+
+func queueMessage(subject string, p inflight.Post) *nats.Msg {
+	m := nats.NewMsg(subject)
+	m.Header.Set(nats.MsgIdHdr, p.ID) // a retried publish is stored once
+	m.Header.Set(headerID, p.ID)
+	m.Header.Set(headerTool, p.Tool)
+	if p.Cwd != nil {
+		m.Header.Set(headerCwd, strconv.Quote(*p.Cwd))
+	}
+	m.Data = []byte(p.Input)
+	return m
+}
+
+// invocation reads a queue message back; delivery is its hand-off count.
+func invocation(h nats.Header, data []byte, delivery int32) (inflight.Invocation, error) {
+	inv := inflight.Invocation{ID: h.Get(headerID), Tool: h.Get(headerTool), Input: string(data), Delivery: delivery}
+	if inv.ID == "" {
+		return inv, fmt.Errorf("a queue message has no %s header", headerID)
+	}
+	if q := h.Get(headerCwd); q != "" {
+		cwd, err := strconv.Unquote(q)
+		if err != nil {
+			return inv, fmt.Errorf("the %s header of %s is not a quoted string: %w", headerCwd, inv.ID, err)
+		}
+		inv.Cwd = &cwd
+	}
+	return inv, nil
+}

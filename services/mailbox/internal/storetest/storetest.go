@@ -1,0 +1,421 @@
+// Package storetest is the conformance suite of the mailbox's stores: the
+// rules of docs/design.md §3 that a store keeps (the lease, the hand-off cap,
+// read-once, cancel, expiry, the bounds and every sentence), run against the
+// RAM box and against the JetStream box on one node and on a cluster.
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
+)
+
+// Bounds are the limits every store of the suite is opened with.
+type Bounds struct {
+	TTL             time.Duration
+	MaxQueued       int
+	MaxCaptureBytes int
+}
+
+// Open returns a fresh, empty store for one test, closed when it ends.
+type Open func(t *testing.T, b Bounds) inflight.Store
+
+// Defaults are the bounds of every test but the expiry test.
+var Defaults = Bounds{TTL: time.Hour, MaxQueued: 100, MaxCaptureBytes: 1 << 20}
+
+// Run runs every rule against the stores open makes. parallel says whether
+// the tests may run at once (stores that share a cluster may not).
+func Run(t *testing.T, open Open, parallel bool) {
+	for _, tt := range []struct {
+		name string
+		f    func(*testing.T, Open)
+	}{
+		{"IdsAreUnguessableHandles", idsAreUnguessableHandles},
+		{"AHostThatDiesGetsTheInvocationAgainUnderTheSameID", aHostThatDiesGetsTheInvocationAgain},
+		{"ASecondReaderIsRefused", aSecondReaderIsRefused},
+		{"ForeignIdentitiesGetTheAbsentSentence", foreignIdentitiesGetTheAbsentSentence},
+		{"CaptureIsAbsentWhileRunningThenReadOnce", captureIsAbsentWhileRunningThenReadOnce},
+		{"ThreeHandOffsProduceTheInDoubtCapture", threeHandOffsProduceTheInDoubtCapture},
+		{"ACaptureAfterTwoHandOffsIsPrefixed", aCaptureAfterTwoHandOffsIsPrefixed},
+		{"CancelReachesTheHostAndAnswers130", cancelReachesTheHostAndAnswers130},
+		{"CancelOfAQueuedInvocationTakesItOffTheQueue", cancelOfAQueuedInvocationTakesItOffTheQueue},
+		{"AParkedReadGetsAPostAtOnce", aParkedReadGetsAPostAtOnce},
+		{"ARetriedCollectionGetsTheSameCapture", aRetriedCollectionGetsTheSameCapture},
+		{"AWaitWakesOnTheAnswer", aWaitWakesOnTheAnswer},
+		{"AnUncollectedSlotExpires", anUncollectedSlotExpires},
+		{"BoundsRefuseWithASentence", boundsRefuseWithASentence},
+		{"CloseEndsReadsAndRefusesPosts", closeEndsReadsAndRefusesPosts},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if parallel {
+				t.Parallel()
+			}
+			tt.f(t, open)
+		})
+	}
+}
+
+var ctx = context.Background()
+
+func post(t *testing.T, s inflight.Store, client, tool string) string {
+	t.Helper()
+	id := inflight.NewID()
+	if err := s.Post(ctx, inflight.Post{ID: id, Client: client, Poster: "driver", Tool: tool, Input: `{"n":1}`}); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func open(t *testing.T, s inflight.Store, client string) inflight.Read {
+	t.Helper()
+	r, err := s.OpenRead(ctx, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// take waits until the read has handed out n invocations (a store may
+// deliver them a moment after the post) and returns them.
+func take(t *testing.T, r inflight.Read, n int) []inflight.Invocation {
+	t.Helper()
+	var got []inflight.Invocation
+	deadline := time.After(10 * time.Second)
+	for len(got) < n {
+		invs, _ := r.Take(true)
+		got = append(got, invs...)
+		if len(got) >= n {
+			break
+		}
+		select {
+		case <-r.Wake():
+		case <-deadline:
+			t.Fatalf("the read handed out %d invocations, want %d: %+v", len(got), n, got)
+		}
+	}
+	return got
+}
+
+// takeNone checks that nothing is handed out: the post-and-settle of a
+// marker invocation proves the store has delivered everything before it.
+func takeNone(t *testing.T, s inflight.Store, r inflight.Read, client string) {
+	t.Helper()
+	marker := post(t, s, client, "marker")
+	got := take(t, r, 1)
+	if len(got) != 1 || got[0].ID != marker {
+		t.Fatalf("handed out %+v; want only the marker %s", got, marker)
+	}
+}
+
+func wantAbsent(t *testing.T, err error, id string) {
+	t.Helper()
+	want := `no invocation "` + id + `" is in flight; it was answered already, it expired, or this engine restarted since it was posted — the box may have run it; read the world before acting again`
+	if status.Code(err) != codes.NotFound || status.Convert(err).Message() != want {
+		t.Fatalf("got %v, want NOT_FOUND %q", err, want)
+	}
+}
+
+func idsAreUnguessableHandles(t *testing.T, o Open) {
+	s := o(t, Defaults)
+	seen := map[string]bool{}
+	for i := range 200 {
+		id := post(t, s, fmt.Sprint("host-", i%20), "echo")
+		if !strings.HasPrefix(id, "inv-") || len(id) != 4+32 || seen[id] {
+			t.Fatalf("bad or repeated id %q", id)
+		}
+		seen[id] = true
+	}
+}
+
+func aHostThatDiesGetsTheInvocationAgain(t *testing.T, o Open) {
+	s := o(t, Defaults)
+	id := post(t, s, "laptop", "echo")
+	r := open(t, s, "laptop")
+	got := take(t, r, 1)
+	if got[0].ID != id || got[0].Delivery != 1 || got[0].Input != `{"n":1}` {
+		t.Fatalf("first read: %+v", got)
+	}
+	r.Close() // the host died without completing
+
+	newer := post(t, s, "laptop", "echo")
+	r = open(t, s, "laptop")
+	defer r.Close()
+	if r.Requeued() != 1 {
+		t.Fatalf("requeued = %d, want 1", r.Requeued())
+	}
+	got = take(t, r, 2)
+	if got[0].ID != id || got[0].Delivery != 2 || got[1].ID != newer || got[1].Delivery != 1 {
+		t.Fatalf("second read: %+v (the requeued invocation goes first, same id)", got)
+	}
+}
+
+func aSecondReaderIsRefused(t *testing.T, o Open) {
+	s := o(t, Defaults)
+	r := open(t, s, "laptop")
+	_, err := s.OpenRead(ctx, "laptop")
+	want := `invocations: "laptop" is already holding this engine's follow-class read — one machine's queue has one reader`
+	if status.Code(err) != codes.FailedPrecondition || status.Convert(err).Message() != want {
+		t.Fatalf("second reader: %v", err)
+	}
+	r.Close()
+	open(t, s, "laptop").Close() // released: a new read is fine
+}
+
+func foreignIdentitiesGetTheAbsentSentence(t *testing.T, o Open) {
+	s := o(t, Defaults)
+	id := post(t, s, "laptop", "echo")
+	_, err := s.Complete(ctx, "mallory", id, inflight.Capture{Stdout: "x"})
+	wantAbsent(t, err, id)
+	_, err = s.Collect(ctx, "mallory", id, 0, "")
+	wantAbsent(t, err, id)
+	_, err = s.Cancel(ctx, "mallory", id, "")
+	wantAbsent(t, err, id)
+	_, err = s.Complete(ctx, "laptop", "inv-unknown", inflight.Capture{})
+	wantAbsent(t, err, "inv-unknown")
+	_, err = s.Collect(ctx, "driver", "not a handle at all", 0, "")
+	wantAbsent(t, err, "not a handle at all")
+}
+
+func captureIsAbsentWhileRunningThenReadOnce(t *testing.T, o Open) {
+	s := o(t, Defaults)
+	id := post(t, s, "laptop", "echo")
+	c, err := s.Collect(ctx, "driver", id, 0, "")
+	if err != nil || c != nil {
+		t.Fatalf("running: %v %v, want no capture", c, err)
+	}
+	r := open(t, s, "laptop")
+	defer r.Close()
+	take(t, r, 1)
+	receipt, err := s.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "hi", Stderr: "", ExitCode: 3})
+	if err != nil || receipt != (inflight.Capture{Stdout: "hi", ExitCode: 3}) {
+		t.Fatalf("receipt %+v %v", receipt, err)
+	}
+	_, err = s.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "again"})
+	wantAbsent(t, err, id) // answered already
+	c, err = s.Collect(ctx, "driver", id, 0, "")
+	if err != nil || c == nil || c.Stdout != "hi" || c.ExitCode != 3 {
+		t.Fatalf("collect: %+v %v", c, err)
+	}
+	_, err = s.Collect(ctx, "driver", id, 0, "")
+	wantAbsent(t, err, id) // read once
+	takeNone(t, s, r, "laptop")
+}
+
+func threeHandOffsProduceTheInDoubtCapture(t *testing.T, o Open) {
+	s := o(t, Defaults)
+	id := post(t, s, "laptop", "echo")
+	for i := range inflight.HandoffCap {
+		r := open(t, s, "laptop")
+		if got := take(t, r, 1); got[0].ID != id || got[0].Delivery != int32(i+1) {
+			t.Fatalf("hand-off %d: %+v", i+1, got)
+		}
+		r.Close()
+	}
+	r := open(t, s, "laptop")
+	defer r.Close()
+	takeNone(t, s, r, "laptop") // not handed out a fourth time
+	c, err := s.Collect(ctx, "driver", id, 0, "")
+	want := `this invocation was handed to "laptop" 3 times and never answered; each hand-off may have run it; read the world before acting again`
+	if err != nil || c == nil || c.ExitCode != 1 || c.Stderr != want || c.Stdout != "" {
+		t.Fatalf("in-doubt capture: %+v %v", c, err)
+	}
+}
+
+func aCaptureAfterTwoHandOffsIsPrefixed(t *testing.T, o Open) {
+	s := o(t, Defaults)
+	id := post(t, s, "laptop", "echo")
+	r := open(t, s, "laptop")
+	take(t, r, 1)
+	r.Close()
+	r = open(t, s, "laptop")
+	defer r.Close()
+	take(t, r, 1)
+	receipt, err := s.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "ok", Stderr: "warning"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `this invocation was handed to "laptop" 2 times; each hand-off may have run it, so what this capture reports may be the effect of more than one run; read the world before acting again` + "\nwarning"
+	if receipt.Stderr != want {
+		t.Fatalf("stderr = %q\nwant %q", receipt.Stderr, want)
+	}
+}
+
+func cancelReachesTheHostAndAnswers130(t *testing.T, o Open) {
+	s := o(t, Defaults)
+	id := post(t, s, "laptop", "slow")
+	r := open(t, s, "laptop")
+	defer r.Close()
+	take(t, r, 1)
+	c, err := s.Cancel(ctx, "driver", id, "the user pressed stop")
+	if err != nil || c.ExitCode != 130 || c.Stderr != `invocation "`+id+`" was cancelled by its poster before it was answered: the user pressed stop` {
+		t.Fatalf("cancel: %+v %v", c, err)
+	}
+	var cancels []string
+	for len(cancels) == 0 {
+		select {
+		case <-r.Wake():
+		case <-time.After(10 * time.Second):
+			t.Fatal("the reader was not woken for the cancellation")
+		}
+		_, cancels = r.Take(true)
+	}
+	if len(cancels) != 1 || cancels[0] != id {
+		t.Fatalf("cancels = %v", cancels)
+	}
+	_, err = s.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "late"})
+	wantAbsent(t, err, id)
+}
+
+func cancelOfAQueuedInvocationTakesItOffTheQueue(t *testing.T, o Open) {
+	s := o(t, Defaults)
+	id := post(t, s, "laptop", "echo")
+	if _, err := s.Cancel(ctx, "driver", id, ""); err != nil {
+		t.Fatal(err)
+	}
+	r := open(t, s, "laptop")
+	defer r.Close()
+	takeNone(t, s, r, "laptop")
+}
+
+func aParkedReadGetsAPostAtOnce(t *testing.T, o Open) {
+	s := o(t, Defaults)
+	r := open(t, s, "laptop")
+	defer r.Close()
+	if got, _ := r.Take(true); len(got) != 0 {
+		t.Fatalf("an empty queue handed out %+v", got)
+	}
+	id := post(t, s, "laptop", "echo")
+	// The read is woken by the post itself: there is no tick to wait for.
+	if got := take(t, r, 1); got[0].ID != id {
+		t.Fatalf("parked read got %+v", got)
+	}
+}
+
+func aWaitWakesOnTheAnswer(t *testing.T, o Open) {
+	s := o(t, Defaults)
+	id := post(t, s, "laptop", "echo")
+	got := make(chan *inflight.Capture, 1)
+	go func() {
+		// An hour's wait: only the answer can end it within the test.
+		c, err := s.Collect(ctx, "driver", id, time.Hour, "")
+		if err != nil {
+			t.Error(err)
+		}
+		got <- c
+	}()
+	r := open(t, s, "laptop")
+	defer r.Close()
+	take(t, r, 1)
+	if _, err := s.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "done"}); err != nil {
+		t.Fatal(err)
+	}
+	if c := <-got; c == nil || c.Stdout != "done" {
+		t.Fatalf("waiter got %+v", c)
+	}
+}
+
+func anUncollectedSlotExpires(t *testing.T, o Open) {
+	b := Defaults
+	b.TTL = time.Second
+	s := o(t, b)
+	id := post(t, s, "laptop", "echo")
+	// Expiry is the store's own doing: nothing else touches the box.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := s.Collect(ctx, "driver", id, 0, "")
+		if status.Code(err) == codes.NotFound {
+			wantAbsent(t, err, id)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the slot did not expire within 30 s of a 1 s TTL: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	r := open(t, s, "laptop")
+	defer r.Close()
+	takeNone(t, s, r, "laptop")
+}
+
+func boundsRefuseWithASentence(t *testing.T, o Open) {
+	s := o(t, Defaults)
+	for range Defaults.MaxQueued {
+		post(t, s, "laptop", "echo")
+	}
+	err := s.Post(ctx, inflight.Post{ID: inflight.NewID(), Client: "laptop", Poster: "driver", Tool: "echo", Input: "1"})
+	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), `client "laptop" has 100 invocations queued`) {
+		t.Fatalf("queue bound: %v", err)
+	}
+	id := post(t, s, "desk", "echo")
+	_, err = s.Complete(ctx, "desk", id, inflight.Capture{Stdout: strings.Repeat("x", Defaults.MaxCaptureBytes+1)})
+	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "at most 1048576") {
+		t.Fatalf("capture bound: %v", err)
+	}
+}
+
+func closeEndsReadsAndRefusesPosts(t *testing.T, o Open) {
+	s := o(t, Defaults)
+	r := open(t, s, "laptop")
+	s.Close()
+	select {
+	case <-r.Ended():
+	case <-time.After(10 * time.Second):
+		t.Fatal("read not ended")
+	}
+	if err := s.Post(ctx, inflight.Post{ID: inflight.NewID(), Client: "laptop", Poster: "d", Tool: "t", Input: "1"}); status.Code(err) != codes.Unavailable {
+		t.Fatalf("post after close: %v", err)
+	}
+}
+
+// aRetriedCollectionGetsTheSameCapture: a collection named by a retry key
+// may be asked again (its reply may have been lost); any other collection
+// finds the capture gone, as read-once says.
+func aRetriedCollectionGetsTheSameCapture(t *testing.T, o Open) {
+	s := o(t, Defaults)
+	id := post(t, s, "laptop", "echo")
+	r := open(t, s, "laptop")
+	defer r.Close()
+	take(t, r, 1)
+	if _, err := s.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "once"}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		c, err := s.Collect(ctx, "driver", id, 0, "try-1")
+		if err != nil || c == nil || c.Stdout != "once" {
+			t.Fatalf("collection try-1: %+v %v", c, err)
+		}
+	}
+	_, err := s.Collect(ctx, "driver", id, 0, "try-2")
+	wantAbsent(t, err, id)
+	_, err = s.Collect(ctx, "driver", id, 0, "")
+	wantAbsent(t, err, id)
+	_, err = s.Collect(ctx, "mallory", id, 0, "try-1")
+	wantAbsent(t, err, id)
+	// A waiting collection with a key takes the answer the same way.
+	id2 := post(t, s, "laptop", "echo")
+	got := make(chan *inflight.Capture, 1)
+	go func() {
+		c, err := s.Collect(ctx, "driver", id2, time.Hour, "wait-1")
+		if err != nil {
+			t.Error(err)
+		}
+		got <- c
+	}()
+	take(t, r, 1)
+	if _, err := s.Complete(ctx, "laptop", id2, inflight.Capture{Stdout: "twice"}); err != nil {
+		t.Fatal(err)
+	}
+	if c := <-got; c == nil || c.Stdout != "twice" {
+		t.Fatalf("waiting collection: %+v", c)
+	}
+	if c, err := s.Collect(ctx, "driver", id2, 0, "wait-1"); err != nil || c == nil || c.Stdout != "twice" {
+		t.Fatalf("retry of the waiting collection: %+v %v", c, err)
+	}
+}

@@ -1,0 +1,257 @@
+package registry
+
+import (
+	"bytes"
+	"context"
+	"time"
+
+	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/presence"
+	"github.com/switchboard-run/switchboard/services/registry/internal/records"
+)
+
+// Following the buckets. Each replica's view is built from two watches: the
+// records bucket (sets, memberships, tokens) and the presence bucket (reads
+// the mailbox holds). A change is applied and published to the registry's
+// own watchers under one lock, in the bucket's order.
+
+// follow keeps both watches until ctx ends. ready is closed once both have
+// delivered their snapshot, so the registry serves no call from a view
+// that is still filling. A watch that breaks (NATS lost) is opened again; the
+// view it rebuilds replaces the old one and every watcher is told to resync.
+func (s *state) follow(ctx context.Context, ready chan<- struct{}) {
+	recordsSynced, presenceSynced := make(chan struct{}), make(chan struct{})
+	go s.followRecords(ctx, recordsSynced)
+	go s.followPresence(ctx, presenceSynced)
+	for _, c := range []chan struct{}{recordsSynced, presenceSynced} {
+		select {
+		case <-c:
+		case <-ctx.Done():
+			return
+		}
+	}
+	close(ready)
+}
+
+// rewatchDelay is the pause before a broken watch is opened again; the NATS
+// connection itself reconnects on its own schedule.
+const rewatchDelay = 250 * time.Millisecond
+
+func (s *state) followRecords(ctx context.Context, synced chan struct{}) {
+	first := true
+	for ctx.Err() == nil {
+		fresh := newView()
+		live := false
+		err := s.records.Watch(ctx, func(c records.Change) {
+			if live {
+				s.applyRecord(c)
+				return
+			}
+			fresh.add(c, s.log)
+		}, func() {
+			live = true
+			s.replaceRecords(fresh, !first)
+			if first {
+				first = false
+				close(synced)
+			}
+		}, func(key string, err error) {
+			s.log.Warn("a record the registry does not read was skipped", "key", key, "err", err)
+		})
+		if ctx.Err() != nil {
+			return
+		}
+		s.log.Warn("the watch of the registry's records ended; watching again", "err", err)
+		sleep(ctx, rewatchDelay)
+	}
+}
+
+func (s *state) followPresence(ctx context.Context, synced chan struct{}) {
+	first := true
+	for ctx.Err() == nil {
+		reads := map[string]*presence.Read{}
+		seen := map[string]time.Time{}
+		live := false
+		err := presence.Watch(ctx, s.presence, func(e presence.Event) {
+			if live {
+				s.applyPresence(e)
+				return
+			}
+			if e.Read != nil && e.Read.Held {
+				reads[e.Client] = e.Read
+			}
+			if !e.Seen.IsZero() {
+				seen[e.Client] = e.Seen
+			}
+		}, func() {
+			live = true
+			s.replacePresence(reads, seen, !first)
+			if first {
+				first = false
+				close(synced)
+			}
+		})
+		if ctx.Err() != nil {
+			return
+		}
+		s.log.Warn("the watch of presence ended; watching again", "err", err)
+		sleep(ctx, rewatchDelay)
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// applyRecord applies one live change of the records bucket.
+func (s *state) applyRecord(c records.Change) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// The revision first: the events below carry it, and the callers it
+	// wakes read the view only once the lock is free.
+	s.setApplied(c.Revision)
+	switch {
+	case c.Advert != nil:
+		client := c.Advert.Client
+		var next *advert
+		if !c.Deleted {
+			a, err := decodeAdvert(client, c.Advert.Encoded)
+			if err != nil {
+				s.log.Warn("a stored set the registry cannot read was skipped", "client", client, "err", err)
+				break
+			}
+			a.rev, a.at = c.Revision, c.At
+			next = a
+		}
+		if old := s.adverts[client]; old != nil && next != nil && bytes.Equal(old.encoded, next.encoded) {
+			old.rev, old.at = next.rev, next.at
+			break
+		}
+		s.setAdvert(client, next)
+		s.touch(client, c.At)
+		s.publishAdvertised(client)
+	case c.Seen != nil:
+		if !c.Deleted {
+			s.touch(c.Seen.Client, c.Seen.At)
+		}
+	case c.Member != nil:
+		if c.Deleted {
+			if s.removeMember(*c.Member) {
+				s.publishLeft(*c.Member)
+			}
+		} else if s.addMember(*c.Member) {
+			s.publishJoined(*c.Member)
+		}
+	case c.Token != nil:
+		if c.Deleted {
+			delete(s.tokens, c.Token.Hash)
+		} else {
+			s.tokens[c.Token.Hash] = c.Token.Record
+		}
+	}
+}
+
+// applyPresence applies one live change of the presence bucket.
+func (s *state) applyPresence(e presence.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !e.Seen.IsZero() {
+		s.touch(e.Client, e.Seen)
+		return
+	}
+	was := s.present[e.Client] != nil
+	if e.Read != nil && e.Read.Held {
+		s.present[e.Client] = e.Read
+	} else if e.Read != nil {
+		return // opening: not present until the mailbox holds it
+	} else {
+		delete(s.present, e.Client)
+		s.touch(e.Client, e.At) // a read that timed out: last heard of then
+	}
+	if now := s.present[e.Client] != nil; now != was {
+		s.publishPresence(e.Client, now)
+	}
+}
+
+// view is a records snapshot being collected, before it replaces the
+// state's.
+type view struct {
+	adverts map[string]*advert
+	seen    map[string]time.Time
+	members []records.Member
+	tokens  map[string]*records.Token
+	rev     uint64
+}
+
+func newView() *view {
+	return &view{adverts: map[string]*advert{}, seen: map[string]time.Time{}, tokens: map[string]*records.Token{}}
+}
+
+func (v *view) add(c records.Change, log interface{ Warn(string, ...any) }) {
+	v.rev = max(v.rev, c.Revision)
+	if c.Deleted {
+		return // a snapshot holds what exists
+	}
+	switch {
+	case c.Advert != nil:
+		a, err := decodeAdvert(c.Advert.Client, c.Advert.Encoded)
+		if err != nil {
+			log.Warn("a stored set the registry cannot read was skipped", "client", c.Advert.Client, "err", err)
+			return
+		}
+		a.rev, a.at = c.Revision, c.At
+		v.adverts[c.Advert.Client] = a
+	case c.Seen != nil:
+		v.seen[c.Seen.Client] = c.Seen.At
+	case c.Member != nil:
+		v.members = append(v.members, *c.Member)
+	case c.Token != nil:
+		v.tokens[c.Token.Hash] = c.Token
+	}
+}
+
+// replaceRecords puts a snapshot in force. After a watch was lost (again),
+// watchers of the registry may have missed changes: they are told to resync.
+func (s *state) replaceRecords(v *view, again bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for client := range s.adverts {
+		s.setAdvert(client, nil)
+	}
+	for client, a := range v.adverts {
+		s.setAdvert(client, a)
+	}
+	for client, t := range v.seen {
+		s.touch(client, t)
+	}
+	s.members, s.joined = map[string]map[string]bool{}, map[string]map[string]bool{}
+	for _, m := range v.members {
+		s.addMember(m)
+	}
+	s.tokens = map[string]*registryv1.Token{}
+	for h, t := range v.tokens {
+		s.tokens[h] = t.Record
+	}
+	s.setApplied(v.rev)
+	if again {
+		s.hub.LoseAll("the registry's view of its records was rebuilt after NATS was lost")
+	}
+}
+
+// replacePresence puts a presence snapshot in force.
+func (s *state) replacePresence(reads map[string]*presence.Read, seen map[string]time.Time, again bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.present = reads
+	for client, t := range seen {
+		s.touch(client, t)
+	}
+	if again {
+		s.hub.LoseAll("the registry's view of presence was rebuilt after NATS was lost")
+	}
+}
