@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -255,10 +256,16 @@ func TestGrpcurlListsHealthAndReflection(t *testing.T) {
 			t.Errorf("grpcurl list lacks %s:\n%s", want, out)
 		}
 	}
-	// Health and reflection need no identity, so a bare probe works.
-	out = testkit.Run(t, grpcurl, "-plaintext", "-d", `{"service":"test.Whoami"}`, addr, "grpc.health.v1.Health/Check")
+	// Health needs no identity; the reflection grpcurl looks its
+	// descriptor up with does.
+	out = testkit.Run(t, grpcurl, "-plaintext", "-reflect-header", "switchboard-identity: me",
+		"-d", `{"service":"test.Whoami"}`, addr, "grpc.health.v1.Health/Check")
 	if !strings.Contains(out, `"SERVING"`) {
 		t.Errorf("health check: %s", out)
+	}
+	bare, err := exec.Command(grpcurl, "-plaintext", addr, "list").CombinedOutput()
+	if err == nil || !strings.Contains(string(bare), "no identity") {
+		t.Errorf("grpcurl list with no identity: %v\n%s\nwant a refusal saying there is no identity", err, bare)
 	}
 }
 
