@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/listen"
 	"github.com/switchboard-run/switchboard/kit/logging"
 )
 
@@ -37,7 +38,7 @@ func TestATLSPeerWithoutACertificateGetsOnlyHealth(t *testing.T) {
 		Guard: identity.Guard{Auth: identity.Authenticator{}, Policy: policy}})
 	srv.GRPC.RegisterService(&whoamiDesc, struct{}{})
 	srv.Serving("test.Whoami")
-	addr := serveServer(t, srv)
+	addr := serveServer(t, srv, false)
 	bare := &tls.Config{RootCAs: serverTLS.ClientCAs, MinVersion: tls.VersionTLS13} // trusts the server, presents nothing
 	cc := dial(t, addr, bare)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -81,9 +82,9 @@ func callAnyway(ctx context.Context, cc *grpc.ClientConn, method string) error {
 }
 
 // serveServer serves srv on a loopback port until the test ends.
-func serveServer(t *testing.T, srv *grpcserver.Server) string {
+func serveServer(t *testing.T, srv *grpcserver.Server, dev bool) string {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	lis, err := listen.TCP("127.0.0.1:0", dev)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,6 @@ import (
 	"github.com/switchboard-run/switchboard/kit/grpcclient"
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/listen"
 	"github.com/switchboard-run/switchboard/kit/logging"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
@@ -68,20 +67,7 @@ func serve(t *testing.T, dev bool, tlsCfg *tls.Config) string {
 	})
 	srv.GRPC.RegisterService(&whoamiDesc, struct{}{})
 	srv.Serving("test.Whoami")
-	lis, err := listen.TCP("127.0.0.1:0", dev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, lis) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	return lis.Addr().String()
+	return serveServer(t, srv, dev)
 }
 
 func dial(t *testing.T, addr string, tlsCfg *tls.Config) *grpc.ClientConn {
