@@ -3,7 +3,9 @@ package mcpconfig
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 
 	"golang.org/x/net/http/httpguts"
@@ -11,6 +13,7 @@ import (
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/jsontext"
+	"github.com/switchboard-run/switchboard/kit/listen"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/advertisement"
 )
 
@@ -47,6 +50,9 @@ func Check(cfg *bridgev1.ServerConfig) error {
 			if l := strings.ToLower(k); strings.HasPrefix(l, "mcp-") || l == "last-event-id" {
 				return fmt.Errorf("header %q belongs to the MCP transport, which sets it itself", k)
 			}
+		}
+		if err := checkCleartext(t.Http); err != nil {
+			return err
 		}
 	case *bridgev1.ServerConfig_Plugin:
 		if err := checkManifest(t.Plugin); err != nil {
@@ -146,6 +152,28 @@ func checkTool(t *registryv1.Tool) error {
 		}
 	}
 	return nil
+}
+
+// checkCleartext refuses credentials — the configured headers, or a user
+// and password in the url — that plain http would carry across the
+// network in the clear; to a loopback host they never leave the machine
+// (docs/security-transport.md).
+func checkCleartext(h *bridgev1.HttpTransport) error {
+	u, err := url.Parse(h.Url)
+	if err != nil || u.Scheme != "http" || listen.IsLoopbackHost(u.Hostname()) {
+		return nil
+	}
+	var what string
+	switch {
+	case len(h.Headers) > 0:
+		what = "headers " + strings.Join(slices.Sorted(maps.Keys(h.Headers)), ", ")
+	case u.User != nil:
+		what = "a user and password in the url"
+	default:
+		return nil
+	}
+	return fmt.Errorf("url %q is plain http, so the server's credentials (%s) would cross the network in the clear: use https://, or a loopback host",
+		u.Redacted(), what)
 }
 
 // CheckURL refuses an MCP endpoint that is not an absolute http(s) URL.
