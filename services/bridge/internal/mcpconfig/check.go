@@ -12,6 +12,7 @@ import (
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/childenv"
 	"github.com/switchboard-run/switchboard/kit/jsontext"
 	"github.com/switchboard-run/switchboard/kit/listen"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/advertisement"
@@ -30,7 +31,7 @@ func Check(cfg *bridgev1.ServerConfig) error {
 		if t.Stdio == nil || strings.TrimSpace(t.Stdio.Command) == "" {
 			return errors.New("the command is empty: name the program that runs the server")
 		}
-		if err := checkEnv(t.Stdio.Env); err != nil {
+		if err := childenv.Check(t.Stdio.Env); err != nil {
 			return err
 		}
 	case *bridgev1.ServerConfig_Http:
@@ -75,21 +76,6 @@ func Check(cfg *bridgev1.ServerConfig) error {
 	return nil
 }
 
-// checkEnv refuses environment variables exec cannot pass.
-func checkEnv(env map[string]string) error {
-	for k := range env {
-		if k == "" || strings.ContainsAny(k, "=\x00") {
-			return fmt.Errorf("environment variable name %q is not usable: it is empty or holds '=' or NUL", k)
-		}
-	}
-	for k, v := range env {
-		if strings.ContainsRune(v, 0) {
-			return fmt.Errorf("environment variable %q holds a NUL byte", k)
-		}
-	}
-	return nil
-}
-
 // checkManifest refuses a plugin manifest the bridge cannot run or
 // advertise as given: no command, an unusable environment, no tools, a
 // tool the registry would refuse, or a negative line bound.
@@ -108,7 +94,7 @@ func checkManifest(m *bridgev1.PluginManifest) error {
 	if strings.ContainsRune(m.Cwd, 0) {
 		return errors.New("the manifest's cwd holds a NUL byte")
 	}
-	if err := checkEnv(m.Env); err != nil {
+	if err := childenv.Check(m.Env); err != nil {
 		return err
 	}
 	if m.MaxLineBytes < 0 {
