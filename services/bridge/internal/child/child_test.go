@@ -1,8 +1,9 @@
 package child
 
 import (
-	"strings"
 	"testing"
+
+	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
 // A server or backend the bridge runs gets an allowlisted environment: the
@@ -18,11 +19,7 @@ func TestAChildGetsAnAllowlistedEnvironmentNotTheBridges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		k, v, _ := strings.Cut(line, "=")
-		got[k] = v
-	}
+	got := testkit.EnvMap(string(out))
 	if got["API_KEY"] != "for-this-server" || got["TZ"] != "Europe/Paris" {
 		t.Errorf("the config's env did not reach the child (the config wins over the fixed set): %v", got)
 	}

@@ -1,9 +1,9 @@
 package run
 
 import (
-	"strings"
 	"testing"
 
+	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/host/internal/toolsfile"
 )
 
@@ -25,11 +25,7 @@ func TestAToolGetsAnAllowlistedEnvironmentNotTheHosts(t *testing.T) {
 	if c.GetExitCode() != 0 {
 		t.Fatalf("env: %v", c)
 	}
-	got := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(c.GetStdout()), "\n") {
-		k, v, _ := strings.Cut(line, "=")
-		got[k] = v
-	}
+	got := testkit.EnvMap(c.GetStdout())
 	want := map[string]string{"GREETING": "hi", "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8",
 		"SWITCHBOARD_INVOCATION": "inv-1", "SWITCHBOARD_TOOL": "t", "SWITCHBOARD_DELIVERY": "2"}
 	for k, v := range want {
