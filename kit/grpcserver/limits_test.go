@@ -1,15 +1,11 @@
 package grpcserver_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
-	"net"
 	"testing"
 	"time"
 
-	"golang.org/x/net/http2"
-	"golang.org/x/net/http2/hpack"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -20,6 +16,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/listen"
 	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
 const noCertificate = "no client certificate: this server requires mutual TLS with a certificate signed by the suite's CA"
@@ -107,63 +104,12 @@ func serveServer(t *testing.T, srv *grpcserver.Server, dev bool) string {
 func TestAPeerIsHeldToTheStreamBoundPerConnection(t *testing.T) {
 	t.Parallel()
 	addr := serve(t, true, nil)
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
+	// A health watch sends no request message here, so each stays open.
+	bound, refused := testkit.StreamFlood(t, addr, "/grpc.health.v1.Health/Watch", grpcserver.MaxConcurrentStreams+1)
+	if bound != grpcserver.MaxConcurrentStreams {
+		t.Errorf("the server's SETTINGS_MAX_CONCURRENT_STREAMS = %d; want %d", bound, grpcserver.MaxConcurrentStreams)
 	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
-	if _, err := conn.Write([]byte(http2.ClientPreface)); err != nil {
-		t.Fatal(err)
-	}
-	fr := http2.NewFramer(conn, conn)
-	if err := fr.WriteSettings(); err != nil {
-		t.Fatal(err)
-	}
-	// The server says its bound in its first SETTINGS.
-	for {
-		f, err := fr.ReadFrame()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if sf, ok := f.(*http2.SettingsFrame); ok && !sf.IsAck() {
-			v, ok := sf.Value(http2.SettingMaxConcurrentStreams)
-			if !ok || v != grpcserver.MaxConcurrentStreams {
-				t.Fatalf("the server's SETTINGS_MAX_CONCURRENT_STREAMS = %d (set: %v); want %d", v, ok, grpcserver.MaxConcurrentStreams)
-			}
-			break
-		}
-	}
-	if err := fr.WriteSettingsAck(); err != nil {
-		t.Fatal(err)
-	}
-	// Open one health watch more than the bound. A watch sends no request
-	// message here, so each stays open, waiting for it.
-	var hdr bytes.Buffer
-	enc := hpack.NewEncoder(&hdr)
-	for _, f := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":authority", addr},
-		{":path", "/grpc.health.v1.Health/Watch"}, {"content-type", "application/grpc"}, {"te", "trailers"}} {
-		_ = enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
-	}
-	extra := uint32(1 + 2*grpcserver.MaxConcurrentStreams)
-	for id := uint32(1); id <= extra; id += 2 {
-		if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: hdr.Bytes(), EndHeaders: true}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The stream past the bound is refused, and no other.
-	for {
-		f, err := fr.ReadFrame()
-		if err != nil {
-			t.Fatalf("no RST_STREAM for stream %d, one past the bound: %v", extra, err)
-		}
-		rst, ok := f.(*http2.RSTStreamFrame)
-		if !ok {
-			continue
-		}
-		if rst.StreamID != extra || rst.ErrCode != http2.ErrCodeRefusedStream {
-			t.Fatalf("RST_STREAM %v for stream %d; want only REFUSED_STREAM for stream %d, one past the bound", rst.ErrCode, rst.StreamID, extra)
-		}
-		return
+	if extra := uint32(1 + 2*grpcserver.MaxConcurrentStreams); len(refused) != 1 || refused[0] != extra {
+		t.Errorf("streams refused: %v; want only stream %d, the one past the bound", refused, extra)
 	}
 }
