@@ -93,7 +93,11 @@ func mintLeaf(dir, name, grade string, hosts []string, validity time.Duration, o
 	if err != nil {
 		return err
 	}
-	leafDir := filepath.Join(dir, fileName(name))
+	file := fileName(name)
+	if file == "." || file == ".." {
+		return fmt.Errorf("--name %q cannot be a directory of its own under %s", name, dir)
+	}
+	leafDir := filepath.Join(dir, file)
 	if err := leaf.WriteDir(leafDir, ca, owner); err != nil {
 		return err
 	}
