@@ -29,6 +29,10 @@ COPY --from=build /out/switchboard-echo /usr/local/bin/switchboard-echo
 COPY --from=build /out/everything-server /usr/local/bin/everything-server
 COPY --from=build --chown=65532:65532 /out/certs /certs
 COPY --from=build --chown=65532:65532 /out/data /data
+# Every container runs as this user but three, which compose starts as
+# root: the certs step (it gives each process's directory to its reader),
+# and the bridge and the example host, which read a root-only key and then
+# become this user (--run-as) before they run anyone's programs.
 USER 65532:65532
 EXPOSE 4222 7731 7732 7733 8080
 ENTRYPOINT ["/switchboard"]

@@ -7,7 +7,6 @@ import (
 	"encoding/pem"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -30,10 +29,7 @@ func TestComposeCertificatesFitTheirUse(t *testing.T) {
 	// `docker compose up`) must succeed and keep the CA.
 	mint := func() []byte {
 		t.Helper()
-		out, err := exec.Command(bin, append(slices.Clone(certs.cfg.Command), "--dir="+vol)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("switchboard %v: %v\n%s", certs.cfg.Command, err, out)
-		}
+		mintInto(t, bin, certs, vol)
 		ca, err := os.ReadFile(filepath.Join(vol, "ca.pem"))
 		if err != nil {
 			t.Fatal(err)
@@ -50,14 +46,7 @@ func TestComposeCertificatesFitTheirUse(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			local := func(path string) string {
-				m, _ := s.mountAt(path)
-				rel, err := filepath.Rel(m.Target, path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return filepath.Join(vol, rel)
-			}
+			local := func(path string) string { return certsLocal(t, certs, s, path, vol) }
 			leaf, roots := loadLeaf(t, local(s.flags["tls-ca"]), local(s.flags["tls-cert"]), local(s.flags["tls-key"]))
 			if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}); err != nil {
 				t.Fatalf("%s's certificate does not verify against %s: %v", name, s.flags["tls-ca"], err)
@@ -76,7 +65,8 @@ func TestComposeCertificatesFitTheirUse(t *testing.T) {
 				}
 				host, _, _ := net.SplitHostPort(addr)
 				peer := svcs[host]
-				peerLeaf, _ := loadLeaf(t, local(peer.flags["tls-ca"]), local(peer.flags["tls-cert"]), local(peer.flags["tls-key"]))
+				peerLocal := func(path string) string { return certsLocal(t, certs, peer, path, vol) }
+				peerLeaf, _ := loadLeaf(t, peerLocal(peer.flags["tls-ca"]), peerLocal(peer.flags["tls-cert"]), peerLocal(peer.flags["tls-key"]))
 				if err := peerLeaf.VerifyHostname(host); err != nil {
 					t.Errorf("%s dials %s, but %s's certificate does not name it: %v", name, addr, host, err)
 				}
@@ -107,7 +97,8 @@ func TestComposeCertificatesFitTheirUse(t *testing.T) {
 
 	t.Run("the operator certificate the docs use is minted", func(t *testing.T) {
 		t.Parallel()
-		admin, _ := loadLeaf(t, filepath.Join(vol, "ca.pem"), filepath.Join(vol, "admin.pem"), filepath.Join(vol, "admin-key.pem"))
+		dir := filepath.Join(vol, "admin")
+		admin, _ := loadLeaf(t, filepath.Join(dir, "ca.pem"), filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"))
 		if admin.Subject.CommonName != "admin" || slices.Contains([]string{"host", "service"}, first(admin.Subject.OrganizationalUnit)) {
 			t.Errorf("admin.pem is CN=%s OU=%v; want an operator", admin.Subject.CommonName, admin.Subject.OrganizationalUnit)
 		}

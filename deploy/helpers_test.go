@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -202,3 +203,64 @@ func (s *service) mountAt(path string) (types.ServiceVolumeConfig, bool) {
 
 // formatPort prints a container port as --listen spells it.
 func formatPort(p uint32) string { return strconv.FormatUint(uint64(p), 10) }
+
+// certFiles are the files of the service's --tls-* and --nats-tls-* flags:
+// every piece of key material it reads.
+func (s *service) certFiles() []string {
+	var files []string
+	for _, f := range []string{"tls-ca", "tls-cert", "tls-key", "nats-tls-ca", "nats-tls-cert", "nats-tls-key"} {
+		if v := s.flags[f]; v != "" {
+			files = append(files, v)
+		}
+	}
+	return files
+}
+
+// certsMount is the certs step's mount of the volume m, if it mounts it.
+func (s *service) certsMount(m types.ServiceVolumeConfig) (types.ServiceVolumeConfig, bool) {
+	for _, v := range s.cfg.Volumes {
+		if v.Type == types.VolumeTypeVolume && v.Source == m.Source {
+			return v, true
+		}
+	}
+	return types.ServiceVolumeConfig{}, false
+}
+
+// certsLocal maps path, a file s reads in its container, to where the certs
+// step, run into vol (mintInto), wrote it: s mounts a volume the certs step
+// mounts at a directory under its --dir.
+func certsLocal(t testing.TB, certs, s *service, path, vol string) string {
+	t.Helper()
+	m, ok := s.mountAt(path)
+	if !ok {
+		t.Fatalf("%s reads %s, which no mount provides", s.name, path)
+	}
+	cm, ok := certs.certsMount(m)
+	if !ok {
+		t.Fatalf("%s reads %s from volume %q, which the certs step does not write", s.name, path, m.Source)
+	}
+	dir, err := filepath.Rel(certs.flags["dir"], cm.Target)
+	if err != nil || strings.HasPrefix(dir, "..") {
+		t.Fatalf("the certs step mounts %s at %s, outside its --dir %s", m.Source, cm.Target, certs.flags["dir"])
+	}
+	rel, err := filepath.Rel(m.Target, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(vol, dir, rel)
+}
+
+// mintInto runs the certs step's command as compose runs it, with --dir
+// vol. compose runs it as root, which may give directories away (--owner);
+// a test run by someone else gives them to itself instead.
+func mintInto(t testing.TB, bin string, certs *service, vol string) {
+	t.Helper()
+	args := append(slices.Clone(certs.cfg.Command), "--dir="+vol)
+	if os.Geteuid() != 0 {
+		args = append(args, fmt.Sprintf("--owner=%d:%d", os.Getuid(), os.Getgid()))
+	}
+	out, err := exec.Command(bin, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("switchboard %v: %v\n%s", args, err, out)
+	}
+}

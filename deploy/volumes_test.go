@@ -38,11 +38,12 @@ func TestComposeVolumes(t *testing.T) {
 		}
 	})
 
-	t.Run("every service that uses TLS mounts the certs volume read-only", func(t *testing.T) {
+	t.Run("each service mounts its own certs directory, read-only, and never the CA's", func(t *testing.T) {
 		t.Parallel()
 		if certsMount.Type != types.VolumeTypeVolume || certsMount.Source == "" {
 			t.Fatalf("certs writes to %+v; want a named volume", certsMount)
 		}
+		mountedBy := map[string]string{} // a certs-written volume → the service mounting it
 		for name, s := range svcs {
 			if name == "certs" {
 				continue
@@ -52,10 +53,23 @@ func TestComposeVolumes(t *testing.T) {
 				t.Errorf("%s runs with dev=%s and TLS files %v; every container uses mutual TLS", name, s.flags["dev"], s.tlsFiles())
 				continue
 			}
-			for _, f := range s.tlsFiles() {
+			own := filepath.Join(certs.flags["dir"], name)
+			for _, f := range s.certFiles() {
 				m, ok := s.mountAt(f)
-				if !ok || m.Type != types.VolumeTypeVolume || m.Source != certsMount.Source || !m.ReadOnly {
-					t.Errorf("%s reads %s, which is not on the certs volume mounted read-only (mount: %+v)", name, f, m)
+				cm, written := certs.certsMount(m)
+				if !ok || m.Type != types.VolumeTypeVolume || !written || cm.Target != own || !m.ReadOnly {
+					t.Errorf("%s reads %s, which is not on its own certs directory (the volume certs writes at %s) mounted read-only (mount: %+v)", name, f, own, m)
+				}
+			}
+			for _, m := range s.cfg.Volumes {
+				if m.Source == certsMount.Source {
+					t.Errorf("%s mounts %s, the volume of the CA's key", name, m.Source)
+				}
+				if _, written := certs.certsMount(m); written {
+					if other, ok := mountedBy[m.Source]; ok {
+						t.Errorf("%s and %s both mount %s: each process's key is its own", name, other, m.Source)
+					}
+					mountedBy[m.Source] = name
 				}
 			}
 		}

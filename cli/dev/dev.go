@@ -115,7 +115,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer br.Close()
-	gw, err := gateway.New(gateway.Config{Flags: process.Flags{Security: sec}, MCPSessionTimeout: gateway.DefaultMCPSessionTimeout}, gateway.Backends{Registry: conn, Mailbox: conn, Bridge: conn,
+	gw, err := gateway.New(gateway.Config{Listen: httpLis.Addr().String(), Flags: process.Flags{Security: sec}, MCPSessionTimeout: gateway.DefaultMCPSessionTimeout}, gateway.Backends{Registry: conn, Mailbox: conn, Bridge: conn,
 		Self: sec.Self("gateway")}, log.With("service", "gateway"))
 	if err != nil {
 		return err

@@ -5,6 +5,8 @@ import (
 	"encoding/pem"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -61,5 +63,68 @@ func TestMintedLeafChainsToItsCAAndKeysArePrivate(t *testing.T) {
 	}
 	if _, err := (Files{CA: "x"}).ClientConfig(""); err == nil {
 		t.Fatal("missing cert and key were accepted")
+	}
+}
+
+// A process directory holds the CA's certificate, the leaf and its key —
+// never the CA's key — and can be written again whatever is there.
+func TestWriteDirHoldsOneProcessesMaterialOnly(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	ca, err := MintCA("ca", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := ca.Mint(LeafSpec{Name: "bridge", Grade: "service", Hosts: []string{"bridge"}, Validity: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "bridge")
+	var owner *Owner
+	if os.Geteuid() == 0 {
+		owner = &Owner{UID: 65534, GID: 65534}
+	}
+	for range 2 { // the second time over what the first wrote
+		if err := leaf.WriteDir(dir, ca, owner); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != "ca.pem cert.pem key.pem" {
+		t.Fatalf("the directory holds %v; want ca.pem cert.pem key.pem", names)
+	}
+	for name, mode := range map[string]os.FileMode{"": 0o700, KeyFile: 0o600, CertFile: 0o644, CAFile: 0o644} {
+		st, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != mode {
+			t.Errorf("%s/%s has mode %04o, want %04o", filepath.Base(dir), name, st.Mode().Perm(), mode)
+		}
+		if s := st.Sys().(*syscall.Stat_t); owner != nil && (int(s.Uid) != owner.UID || int(s.Gid) != owner.GID) {
+			t.Errorf("%s/%s belongs to %d:%d, want %d:%d", filepath.Base(dir), name, s.Uid, s.Gid, owner.UID, owner.GID)
+		}
+	}
+	if _, err := DirFiles(dir).ServerConfig(); err != nil {
+		t.Fatalf("the directory's files do not load: %v", err)
+	}
+}
+
+func TestParseOwner(t *testing.T) {
+	t.Parallel()
+	if o, err := ParseOwner("65532:65533"); err != nil || *o != (Owner{65532, 65533}) {
+		t.Errorf("ParseOwner(65532:65533) = %v, %v", o, err)
+	}
+	for _, bad := range []string{"nonroot", "65532", "a:b", "-1:0", ""} {
+		if _, err := ParseOwner(bad); err == nil || !strings.Contains(err.Error(), "is not UID:GID") {
+			t.Errorf("ParseOwner(%q) = %v", bad, err)
+		}
 	}
 }

@@ -140,6 +140,31 @@ func (l *Leaf) Write(dir, name string) error {
 	return writePair(dir, name, l.CertPEM, l.KeyPEM)
 }
 
+// WriteDir makes dir one process's directory (see DirFiles): the CA's
+// certificate, never its key; the leaf; the leaf's key, 0600. The
+// directory is 0700. With owner, the directory and its files are given to
+// that user, so a process that runs as someone else than the writer can
+// read them. Each file is replaced whole, so writing again works whatever
+// the modes of what is there.
+func (l *Leaf) WriteDir(dir string, ca *CA, owner *Owner) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name string
+		data []byte
+		mode os.FileMode
+	}{{CAFile, ca.CertPEM(), 0o644}, {CertFile, l.CertPEM, 0o644}, {KeyFile, l.KeyPEM, 0o600}} {
+		if err := writeFile(filepath.Join(dir, f.name), f.data, f.mode, owner); err != nil {
+			return err
+		}
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return err
+	}
+	return owner.chown(dir)
+}
+
 // LoadCA reads a CA written by (*CA).Write.
 func LoadCA(dir string) (*CA, error) {
 	certPEM, err := os.ReadFile(filepath.Join(dir, "ca.pem"))
@@ -174,6 +199,30 @@ func writePair(dir, name string, certPEM, keyPEM []byte) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, name+"-key.pem"), keyPEM, 0o600)
+}
+
+// writeFile writes data to path through a temporary file renamed over it,
+// with mode and owner set before the rename.
+func writeFile(path string, data []byte, mode os.FileMode, owner *Owner) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // gone after the rename; a leftover otherwise
+	_, err = tmp.Write(data)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), mode)
+	}
+	if err == nil {
+		err = owner.chown(tmp.Name())
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	return err
 }
 
 func serialNumber() (*big.Int, error) {

@@ -1,6 +1,7 @@
 // Package grpcserver serves the suite's gRPC services the one way they are
 // all served: grpc.health.v1 and reflection registered, a 16 MiB message
-// limit, one interceptor chain (panic recovery, slog request logging,
+// limit, a bound on the streams of one connection, keepalive enforcement,
+// one interceptor chain (panic recovery, slog request logging,
 // identity and grade policy), and a graceful shutdown that ends with a hard
 // stop.
 package grpcserver
@@ -33,6 +34,15 @@ import (
 
 // MaxMessageBytes bounds every gRPC message and HTTP body (docs/design.md §4).
 const MaxMessageBytes = 16 << 20
+
+// MaxConcurrentStreams bounds the calls one connection may have open at
+// once (docs/security-transport.md): one peer cannot pile up handlers
+// without end. It sits well above what a suite peer holds on its one
+// connection — a bridge's Follow stream per mount, a gateway's waits on
+// behalf of its callers — and a grpc-go client that reaches it waits for a
+// call to end before it opens the next; a peer that ignores the bound has
+// the streams past it refused (REFUSED_STREAM).
+const MaxConcurrentStreams = 4096
 
 // Options configures a Server.
 type Options struct {
@@ -82,8 +92,11 @@ func New(opts Options) *Server {
 	sopts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(MaxMessageBytes),
 		grpc.MaxSendMsgSize(MaxMessageBytes),
+		grpc.MaxConcurrentStreams(MaxConcurrentStreams),
 		// Hosts park on Follow streams for hours: let them keep the
-		// connection alive, and drop peers that vanish without a FIN.
+		// connection alive, and drop peers that vanish without a FIN. A
+		// peer that pings more often than every 5 s is sent GOAWAY
+		// (too_many_pings): keepalives cannot be a flood.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
 		// Streams are served by a pool of goroutines whose stacks stay

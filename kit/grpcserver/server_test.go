@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,7 +19,6 @@ import (
 	"github.com/switchboard-run/switchboard/kit/grpcclient"
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/listen"
 	"github.com/switchboard-run/switchboard/kit/logging"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
@@ -67,20 +67,7 @@ func serve(t *testing.T, dev bool, tlsCfg *tls.Config) string {
 	})
 	srv.GRPC.RegisterService(&whoamiDesc, struct{}{})
 	srv.Serving("test.Whoami")
-	lis, err := listen.TCP("127.0.0.1:0", dev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, lis) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	return lis.Addr().String()
+	return serveServer(t, srv, dev)
 }
 
 func dial(t *testing.T, addr string, tlsCfg *tls.Config) *grpc.ClientConn {
@@ -255,10 +242,16 @@ func TestGrpcurlListsHealthAndReflection(t *testing.T) {
 			t.Errorf("grpcurl list lacks %s:\n%s", want, out)
 		}
 	}
-	// Health and reflection need no identity, so a bare probe works.
-	out = testkit.Run(t, grpcurl, "-plaintext", "-d", `{"service":"test.Whoami"}`, addr, "grpc.health.v1.Health/Check")
+	// Health needs no identity; the reflection grpcurl looks its
+	// descriptor up with does.
+	out = testkit.Run(t, grpcurl, "-plaintext", "-reflect-header", "switchboard-identity: me",
+		"-d", `{"service":"test.Whoami"}`, addr, "grpc.health.v1.Health/Check")
 	if !strings.Contains(out, `"SERVING"`) {
 		t.Errorf("health check: %s", out)
+	}
+	bare, err := exec.Command(grpcurl, "-plaintext", addr, "list").CombinedOutput()
+	if err == nil || !strings.Contains(string(bare), "no identity") {
+		t.Errorf("grpcurl list with no identity: %v\n%s\nwant a refusal saying there is no identity", err, bare)
 	}
 }
 

@@ -31,12 +31,18 @@ func Merge(ps ...Policy) Policy {
 var Any = []Grade{Operator, Host, Service}
 
 // openMethod needs no identity: health must answer probes that hold none,
-// and reflection describes the API, which the OpenAPI document publishes
-// anyway. Both change nothing. (In production a certificate, when given, is
-// still checked against the CA at the handshake.)
+// and says nothing but whether the server serves. (In production a
+// certificate, when given, is still checked against the CA at the
+// handshake.)
 func openMethod(method string) bool {
-	return strings.HasPrefix(method, "/grpc.health.v1.Health/") ||
-		strings.HasPrefix(method, "/grpc.reflection.")
+	return strings.HasPrefix(method, "/grpc.health.v1.Health/")
+}
+
+// describesTheAPI is server reflection: any identity may read the API's
+// shape (grpcurl needs it), but a peer with none is told nothing beyond
+// health (docs/security-transport.md).
+func describesTheAPI(method string) bool {
+	return strings.HasPrefix(method, "/grpc.reflection.")
 }
 
 // Guard authenticates every call and checks the policy.
@@ -53,6 +59,9 @@ func (g Guard) admit(ctx context.Context, method string) (context.Context, error
 	id, err := g.Auth.Authenticate(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if describesTheAPI(method) {
+		return NewContext(ctx, id), nil
 	}
 	grades, ok := g.Policy[method]
 	if !ok {

@@ -39,3 +39,15 @@ func CheckLoopback(addr string) error {
 	}
 	return nil
 }
+
+// IsLoopbackHost reports whether host (a name or an IP, without port or
+// brackets) is this machine: "localhost" or a loopback IP. Other names
+// ending in .localhost are left out: whether they resolve to loopback is
+// up to the resolver, not to the name.
+func IsLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}

@@ -40,3 +40,16 @@ func TestDevModeRefusesNonLoopback(t *testing.T) {
 	}
 	lis.Close()
 }
+
+func TestIsLoopbackHostNamesOnlyThisMachine(t *testing.T) {
+	t.Parallel()
+	for host, want := range map[string]bool{
+		"localhost": true, "127.0.0.1": true, "127.9.9.9": true, "::1": true,
+		"dev.localhost": false, // the resolver decides, not the name
+		"10.0.0.1":      false, "::": false, "0.0.0.0": false, "example.com": false, "": false,
+	} {
+		if got := IsLoopbackHost(host); got != want {
+			t.Errorf("IsLoopbackHost(%q) = %v, want %v", host, got, want)
+		}
+	}
+}

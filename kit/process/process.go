@@ -84,7 +84,7 @@ func Start(name string, cfg Config, args []string, stderr io.Writer) (*Running, 
 	if err != nil {
 		return nil, err
 	}
-	return &Running{Log: log, name: name, security: &f.Security}, nil
+	return newRunning(name, log, &f.Security), nil
 }
 
 // Main runs a process's Main as a command (cmd/<name>): SIGINT and SIGTERM

@@ -25,26 +25,31 @@ type Running struct {
 
 	name     string
 	security *Security
-
-	mu        sync.Mutex
-	clientTLS *tls.Config // loaded on the first dial, then shared
-	loaded    bool
+	// The TLS configs, each loaded once, then shared: after Confine the
+	// files may no longer be readable.
+	serverTLS, clientTLS func() (*tls.Config, error)
 }
+
+func newRunning(name string, log *slog.Logger, sec *Security) *Running {
+	once := func(load func() (*tls.Config, error)) func() (*tls.Config, error) {
+		return sync.OnceValues(func() (*tls.Config, error) {
+			c, err := load()
+			if err != nil {
+				return nil, fmt.Errorf("the %s's TLS: %w", name, err)
+			}
+			return c, nil
+		})
+	}
+	return &Running{Log: log, name: name, security: sec, serverTLS: once(sec.ServerTLS), clientTLS: once(sec.ClientTLS)}
+}
+
+// ServerTLS is the TLS config the process serves with (nil in dev mode),
+// loaded once.
+func (r *Running) ServerTLS() (*tls.Config, error) { return r.serverTLS() }
 
 // ClientTLS is the TLS config the process dials its peers with (nil in dev
 // mode), loaded once for every dial.
-func (r *Running) ClientTLS() (*tls.Config, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.loaded {
-		c, err := r.security.ClientTLS()
-		if err != nil {
-			return nil, fmt.Errorf("the %s's TLS: %w", r.name, err)
-		}
-		r.clientTLS, r.loaded = c, true
-	}
-	return r.clientTLS, nil
-}
+func (r *Running) ClientTLS() (*tls.Config, error) { return r.clientTLS() }
 
 // Dial returns a client connection to the peer at addr.
 func (r *Running) Dial(addr string) (*grpc.ClientConn, error) {
@@ -63,9 +68,9 @@ func (r *Running) Listen(addr string) (net.Listener, error) {
 // GRPCServer returns the process's gRPC server: its TLS (none in dev mode)
 // and the identity guard with policy.
 func (r *Running) GRPCServer(policy identity.Policy) (*grpcserver.Server, error) {
-	c, err := r.security.ServerTLS()
+	c, err := r.ServerTLS()
 	if err != nil {
-		return nil, fmt.Errorf("the %s's TLS: %w", r.name, err)
+		return nil, err
 	}
 	return grpcserver.New(grpcserver.Options{Logger: r.Log, TLS: c,
 		Guard: identity.Guard{Auth: r.security.Authenticator(), Policy: policy}}), nil

@@ -3,6 +3,7 @@ package testkit
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
@@ -116,7 +118,16 @@ func (s *syncBuffer) String() string {
 // when the test ends; a failed test shows what the process wrote.
 func Start(t TB, bin string, args ...string) *Proc {
 	t.Helper()
+	return StartEnv(t, nil, bin, args...)
+}
+
+// StartEnv is Start with env (NAME=value) added to the test's environment.
+func StartEnv(t TB, env []string, bin string, args ...string) *Proc {
+	t.Helper()
 	p := &Proc{Cmd: exec.Command(bin, args...), out: &syncBuffer{}}
+	if len(env) > 0 {
+		p.Cmd.Env = append(os.Environ(), env...)
+	}
 	p.Cmd.Stdout, p.Cmd.Stderr = p.out, p.out
 	p.Cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := p.Cmd.Start(); err != nil {
@@ -198,7 +209,17 @@ func Dial(t TB, addr string) *grpc.ClientConn {
 // to start, not a product path.
 func WaitHealthy(t TB, addr, service string, timeout time.Duration) {
 	t.Helper()
-	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	WaitHealthyTLS(t, addr, service, nil, timeout)
+}
+
+// WaitHealthyTLS is WaitHealthy over TLS with tlsCfg (nil: plaintext).
+func WaitHealthyTLS(t TB, addr, service string, tlsCfg *tls.Config, timeout time.Duration) {
+	t.Helper()
+	creds := insecure.NewCredentials()
+	if tlsCfg != nil {
+		creds = credentials.NewTLS(tlsCfg)
+	}
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,9 @@ type Config struct {
 	MCPConfig string
 	// Flags are dev mode or mutual TLS, and the log.
 	process.Flags
+	// Children keeps the bridge's key from the servers and backends it
+	// runs: --run-as, --children-may-read-key (Main only).
+	Children process.Children
 
 	// timing is for tests: supervision and open bounds, zero = defaults.
 	timing timing
@@ -70,4 +73,5 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Mailbox, "mailbox", DefaultMailbox, "mailbox gRPC address")
 	fs.StringVar(&c.MCPConfig, "mcp-config", "", `an mcpServers JSON file ({"mcpServers":{"<client>":{...}}}) whose servers are mounted at start`)
 	c.Flags.Register(fs)
+	c.Children.Register(fs)
 }

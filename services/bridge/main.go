@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 
+	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/process"
+	"github.com/switchboard-run/switchboard/services/bridge/internal/mcpconfig"
 )
 
 // Main runs the bridge alone until ctx ends: it parses args (flags with
@@ -17,6 +19,17 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	var cfg Config
 	p, err := process.Start("bridge", &cfg, args, stderr)
 	if err != nil {
+		return err
+	}
+	var servers map[string]*bridgev1.ServerConfig
+	if cfg.MCPConfig != "" {
+		if servers, err = mcpconfig.Load(cfg.MCPConfig); err != nil {
+			return err
+		}
+	}
+	// Everything read as the starting user is read: from here on the
+	// servers this bridge runs must not be able to read its key.
+	if err := p.Confine(cfg.Children); err != nil {
 		return err
 	}
 	srv, err := p.GRPCServer(Policy)
@@ -45,7 +58,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	svc.Register(srv)
 	if cfg.MCPConfig != "" {
-		if err := svc.MountConfig(ctx, cfg.MCPConfig); err != nil {
+		if err := svc.MountServers(ctx, cfg.MCPConfig, servers); err != nil {
 			lis.Close()
 			return err
 		}

@@ -95,6 +95,13 @@ func (s *Service) MountConfig(ctx context.Context, path string) error {
 	if err != nil {
 		return err
 	}
+	return s.MountServers(ctx, path, servers)
+}
+
+// MountServers mounts servers, each under its client name, as read from
+// the file at path (named in errors); it fails with every mount that
+// failed.
+func (s *Service) MountServers(ctx context.Context, path string, servers map[string]*bridgev1.ServerConfig) error {
 	clients := make([]string, 0, len(servers))
 	for c := range servers {
 		clients = append(clients, c)

@@ -3,7 +3,9 @@
 // with the act wire shapes byte for byte, the REST routes grpc-gateway
 // generates for the registry, mailbox and bridge, the OpenAPI document, a
 // health check of its backends, and the MCP endpoint (/mcp/{workspace},
-// package mcpserve). Every route but /healthz and /openapi.json needs an
+// package mcpserve). Every route, /healthz included, refuses a Host the
+// gateway does not answer to and an Origin it does not allow (package
+// hostguard). Every route but /healthz and /openapi.json needs an
 // identity: a client certificate, a bearer token, or (dev mode) the
 // Switchboard-Identity header; the gateway forwards it to the backends on
 // the caller's behalf.
@@ -32,10 +34,10 @@ type Config struct {
 	// ShutdownGrace bounds the graceful shutdown before open connections are
 	// closed (0: 35 s, enough for a held invocations read to end).
 	ShutdownGrace time.Duration
-	// MCPAllowedHosts lists (comma-separated) the Host names the MCP
-	// endpoint answers to besides the loopback names and the listen host;
-	// MCPAllowedOrigins the origins whose web pages may call it.
-	MCPAllowedHosts, MCPAllowedOrigins string
+	// HTTPHosts lists (comma-separated) the Host names every route answers
+	// to besides the loopback names and the listen host; HTTPOrigins the
+	// origins whose web pages may call it (docs/security-transport.md).
+	HTTPHosts, HTTPOrigins string
 	// MCPCallTimeout bounds an MCP tools/call (0: mcpserve.DefaultCallTimeout).
 	MCPCallTimeout time.Duration
 	// MCPSessionTimeout closes an MCP session no request touched for this
@@ -60,10 +62,10 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Registry, "registry", DefaultRegistry, "gRPC address of the registry")
 	fs.StringVar(&c.Mailbox, "mailbox", DefaultMailbox, "gRPC address of the mailbox")
 	fs.StringVar(&c.Bridge, "bridge", DefaultBridge, "gRPC address of the bridge")
-	fs.StringVar(&c.MCPAllowedHosts, "mcp-allowed-hosts", "",
-		"comma-separated Host names the MCP endpoint answers to besides localhost, 127.0.0.1, ::1 and the listen host (loopback names only in dev mode)")
-	fs.StringVar(&c.MCPAllowedOrigins, "mcp-allowed-origins", "",
-		"comma-separated origins (https://app.example.com) whose web pages may call the MCP endpoint")
+	fs.StringVar(&c.HTTPHosts, "http-hosts", "",
+		"comma-separated Host names every route answers to besides localhost, 127.0.0.1, ::1 and the listen host (loopback names only in dev mode); any other Host is refused")
+	fs.StringVar(&c.HTTPOrigins, "http-origins", "",
+		"comma-separated origins (https://app.example.com) whose web pages may call the gateway; a request with another Origin is refused")
 	fs.DurationVar(&c.MCPCallTimeout, "mcp-call-timeout", mcpserve.DefaultCallTimeout,
 		"how long an MCP tools/call waits for its capture before answering with the invocation handle")
 	fs.DurationVar(&c.MCPSessionTimeout, "mcp-session-timeout", DefaultMCPSessionTimeout,

@@ -19,6 +19,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/act"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/bodylimit"
+	"github.com/switchboard-run/switchboard/services/gateway/internal/hostguard"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httpauth"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/rest"
@@ -77,7 +78,9 @@ func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
 	mailbox := mailboxv1.NewMailboxServiceClient(b.Mailbox)
 	acts := act.Handler{Registry: registry, Mailbox: mailbox}
 	g.health = newHealth(b.Registry, b.Mailbox, b.Bridge)
-	guard, err := mcpserve.NewGuard(cfg.Listen, list(cfg.MCPAllowedHosts), list(cfg.MCPAllowedOrigins), cfg.Security.Dev)
+	// Every route, /healthz included, answers only the names and pages it
+	// should: a probe sends a loopback Host, which every gateway answers.
+	guard, err := hostguard.New(cfg.Listen, list(cfg.HTTPHosts), list(cfg.HTTPOrigins), cfg.Security.Dev)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +91,7 @@ func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	mcpRoute := guard.Wrap(who.Middleware(g.mcp))
+	mcpRoute := who.Middleware(g.mcp)
 
 	mux := http.NewServeMux()
 	mux.Handle("/healthz", getOnly(g.health))
@@ -97,7 +100,7 @@ func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
 	mux.Handle("/mcp", mcpRoute)
 	mux.Handle("/mcp/{workspace}", mcpRoute)
 	mux.Handle("/", who.Middleware(rest.Unbounded(routes)))
-	g.handler = logRequests(log, bodylimit.Wrap(mux))
+	g.handler = logRequests(log, guard.Wrap(bodylimit.Wrap(mux)))
 	return g, nil
 }
 

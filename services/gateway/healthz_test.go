@@ -56,6 +56,7 @@ func TestHealthzReflectsEachBackend(t *testing.T) {
 				t.Fatal(err)
 			}
 			req, _ := http.NewRequest(http.MethodGet, "/healthz", nil)
+			req.Host = "127.0.0.1:8080" // what a container's probe sends
 			rec := httptest.NewRecorder()
 			g.Handler().ServeHTTP(rec, req) // no identity: probes hold none
 			if rec.Code != tc.status || !strings.HasPrefix(rec.Body.String(), tc.want) {

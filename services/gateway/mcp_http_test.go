@@ -151,7 +151,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 
 func TestTheMCPEndpointRefusesForeignHostsAndOrigins(t *testing.T) {
 	t.Parallel()
-	s := newSuite(t, options{laptop: true, configure: func(c *Config) { c.MCPAllowedOrigins = "http://app.localhost:3000" }})
+	s := newSuite(t, options{laptop: true, configure: func(c *Config) { c.HTTPOrigins = "http://app.localhost:3000" }})
 	alice := as("alice", identity.Operator)
 	withOrigin := func(o string) http.Header {
 		h := alice.Clone()
@@ -166,9 +166,9 @@ func TestTheMCPEndpointRefusesForeignHostsAndOrigins(t *testing.T) {
 		want       string
 	}{
 		{"a rebinding Host is refused", "/mcp", alice, "evil.example:8080", http.StatusForbidden,
-			`the MCP endpoint does not answer to Host "evil.example:8080"`},
+			`this gateway does not answer to Host "evil.example:8080"`},
 		{"a foreign page is refused", "/mcp", withOrigin("http://evil.example"), "", http.StatusForbidden,
-			`the MCP endpoint refuses requests from Origin "http://evil.example": allow it with --mcp-allowed-origins if a page there should call this gateway`},
+			`this gateway refuses requests from Origin "http://evil.example": allow it with --http-origins if a page there should call this gateway`},
 		{"the refusal comes before credentials are looked at", "/mcp", http.Header{"Origin": {"http://evil.example"}}, "", http.StatusForbidden,
 			"refuses requests from Origin"},
 		{"a configured origin is let through", "/mcp", withOrigin("http://app.localhost:3000"), "", http.StatusOK, `"serverInfo":{"name":"switchboard"`},
@@ -217,10 +217,10 @@ func TestTheGatewayRefusesMCPSettingsItCannotServeSafely(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"a public name in dev mode", []string{"--mcp-allowed-hosts", "localhost,gateway.example.com"},
-			`--mcp-allowed-hosts: dev mode answers loopback names only, and "gateway.example.com" is not one`},
-		{"an origin that is a URL", []string{"--mcp-allowed-origins", "http://localhost:3000/app"},
-			`--mcp-allowed-origins: "http://localhost:3000/app" is not an origin such as https://app.example.com`},
+		{"a public name in dev mode", []string{"--http-hosts", "localhost,gateway.example.com"},
+			`--http-hosts: dev mode answers loopback names only, and "gateway.example.com" is not one`},
+		{"an origin that is a URL", []string{"--http-origins", "http://localhost:3000/app"},
+			`--http-origins: "http://localhost:3000/app" is not an origin such as https://app.example.com`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

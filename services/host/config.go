@@ -37,6 +37,9 @@ type Config struct {
 	MaxOutput int
 	// Flags are dev mode or mutual TLS, and the log.
 	process.Flags
+	// Children keeps the host's key from its tools: --run-as,
+	// --children-may-read-key.
+	Children process.Children
 }
 
 // Register adds the host's flags to fs, with their defaults.
@@ -49,6 +52,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.IntVar(&c.Concurrency, "concurrency", DefaultConcurrency, "tool runs at once")
 	fs.IntVar(&c.MaxOutput, "max-output", DefaultMaxOutput, "bytes of stdout and of stderr kept from one run; the rest is counted and dropped")
 	c.Flags.Register(fs)
+	c.Children.Register(fs)
 }
 
 // check refuses a configuration the host cannot run with.

@@ -30,6 +30,11 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Everything read as the starting user is read: from here on the
+	// tools this host runs must not be able to read its key.
+	if err := p.Confine(cfg.Children); err != nil {
+		return err
+	}
 	as := func(ctx context.Context) context.Context { return ctx } // TLS: the certificate speaks
 	if cfg.Security.Dev {
 		if as, err = devIdentity(cfg.Client); err != nil {

@@ -22,7 +22,7 @@ func runCerts(ctx context.Context, args []string, std IO) int {
 	}
 	sub, args := args[0], args[1:]
 	fset := envflag.NewFlagSet("certs "+sub, std.Stderr)
-	dir := fset.String("dir", "certs", "directory holding ca.pem, ca-key.pem and the leaves")
+	dir := fset.String("dir", "certs", "directory holding the CA (ca.pem, ca-key.pem) and a directory per leaf (<name>/ca.pem, cert.pem, key.pem)")
 	validity := fset.Duration("validity", 365*24*time.Hour, "how long the certificates are valid")
 	var err error
 	switch sub {
@@ -34,14 +34,22 @@ func runCerts(ctx context.Context, args []string, std IO) int {
 		name := fset.String("name", "", "the identity: the certificate's CN")
 		grade := fset.String("grade", "operator", "operator, host or service: the certificate's OU")
 		hosts := fset.String("hosts", "localhost,127.0.0.1", "comma-separated DNS names and IPs the leaf serves as")
+		owner := fset.String("owner", "", "UID:GID to give the leaf's directory to (default: whoever runs this)")
 		if _, err = parse(fset, args); err == nil {
-			err = mintLeaf(*dir, *name, *grade, split(*hosts), *validity, std)
+			var o *certs.Owner
+			if o, err = parseOwner(*owner); err == nil {
+				err = mintLeaf(*dir, *name, *grade, split(*hosts), *validity, o, std)
+			}
 		}
 	case "suite":
 		operator := fset.String("operator", "admin", "name of the operator certificate to mint")
 		hosts := fset.String("hosts", "localhost,127.0.0.1", "extra DNS names and IPs every service leaf serves as")
+		owner := fset.String("owner", "", "UID:GID the services run as: the directories of those that run no programs (nats, registry, mailbox, gateway) are given to it; the bridge's and the example host's stay with whoever runs this (root), since they start as root, read their key and drop to it with --run-as")
 		if _, err = parse(fset, args); err == nil {
-			err = mintSuite(*dir, *operator, split(*hosts), *validity, std)
+			var o *certs.Owner
+			if o, err = parseOwner(*owner); err == nil {
+				err = mintSuite(*dir, *operator, split(*hosts), *validity, o, std)
+			}
 		}
 	default:
 		return fail(std, "certs", usagef("unknown certs command %q: want init, leaf or suite", sub))
@@ -67,7 +75,7 @@ func initCA(dir string, validity time.Duration, std IO) error {
 	return nil
 }
 
-func mintLeaf(dir, name, grade string, hosts []string, validity time.Duration, std IO) error {
+func mintLeaf(dir, name, grade string, hosts []string, validity time.Duration, owner *certs.Owner, std IO) error {
 	if err := identity.CheckName(name); err != nil {
 		return fmt.Errorf("--name: %w", err)
 	}
@@ -86,30 +94,75 @@ func mintLeaf(dir, name, grade string, hosts []string, validity time.Duration, s
 		return err
 	}
 	file := fileName(name)
-	if err := leaf.Write(dir, file); err != nil {
+	if file == "." || file == ".." {
+		return fmt.Errorf("--name %q cannot be a directory of its own under %s", name, dir)
+	}
+	leafDir := filepath.Join(dir, file)
+	if err := leaf.WriteDir(leafDir, ca, owner); err != nil {
 		return err
 	}
-	fmt.Fprintf(std.Stdout, "wrote %s (CN=%s, OU=%s)\n", filepath.Join(dir, file+".pem"), name, grade)
+	fmt.Fprintf(std.Stdout, "wrote %s (CN=%s, OU=%s)\n", leafDir, name, grade)
 	return nil
 }
 
+// suiteLeaf is one process of the compose deployment.
+type suiteLeaf struct {
+	name, grade string
+	// serves: the leaf names the process's host name (peers dial it).
+	serves bool
+	// children: the process runs other people's programs, so it reads its
+	// key as root and drops to the owner (--run-as); its directory stays
+	// root's.
+	children bool
+}
+
+// suiteLeaves are the processes docker-compose.yml runs, each given a
+// directory of its own.
+var suiteLeaves = []suiteLeaf{
+	{name: "nats", grade: "service", serves: true},
+	{name: "registry", grade: "service", serves: true},
+	{name: "mailbox", grade: "service", serves: true},
+	{name: "bridge", grade: "service", serves: true, children: true},
+	{name: "gateway", grade: "service", serves: true},
+	{name: "example-host", grade: "host", children: true},
+}
+
 // mintSuite mints what the compose deployment needs: a CA (kept if there is
-// one), a service leaf per service, an operator and an example host.
-func mintSuite(dir, operator string, hosts []string, validity time.Duration, std IO) error {
+// one) whose key stays in dir, and a directory per process — a service
+// leaf per service, the example host's, and an operator's for people —
+// holding that process's material only.
+func mintSuite(dir, operator string, hosts []string, validity time.Duration, owner *certs.Owner, std IO) error {
 	if _, err := os.Stat(filepath.Join(dir, "ca.pem")); errors.Is(err, fs.ErrNotExist) {
 		if err := initCA(dir, validity, std); err != nil {
 			return err
 		}
 	}
-	for _, svc := range []string{"registry", "mailbox", "bridge", "gateway", "nats"} {
-		if err := mintLeaf(dir, svc, "service", append([]string{svc}, hosts...), validity, std); err != nil {
+	for _, l := range suiteLeaves {
+		var names []string
+		if l.serves {
+			names = append([]string{l.name}, hosts...)
+		}
+		o := owner
+		if l.children {
+			o = nil
+		}
+		if err := mintLeaf(dir, l.name, l.grade, names, validity, o, std); err != nil {
 			return err
 		}
 	}
-	if err := mintLeaf(dir, operator, "operator", nil, validity, std); err != nil {
-		return err
+	return mintLeaf(dir, operator, "operator", nil, validity, nil, std)
+}
+
+// parseOwner reads --owner; empty is nobody in particular.
+func parseOwner(s string) (*certs.Owner, error) {
+	if s == "" {
+		return nil, nil
 	}
-	return mintLeaf(dir, "example-host", "host", nil, validity, std)
+	o, err := certs.ParseOwner(s)
+	if err != nil {
+		return nil, fmt.Errorf("--owner: %w", err)
+	}
+	return o, nil
 }
 
 // fileName keeps a leaf's file name to safe characters.

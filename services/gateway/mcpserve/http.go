@@ -25,7 +25,7 @@ const callerHeader = "Switchboard-Mcp-Caller"
 
 // ServeHTTP serves /mcp/{workspace} and /mcp (the default workspace) for
 // a caller the gateway's identity middleware admitted (the identity is in
-// the request's context) and Guard let through.
+// the request's context) and the gateway's hostguard let through.
 func (w *Workspaces) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	id, ok := identity.FromContext(r.Context())
 	if !ok {

@@ -149,9 +149,10 @@ func (w *Workspaces) start(name string) (*workspace, error) {
 		Logger:         sdkLog(m.log),
 		// The suite's message limit, as for every other route (docs/design.md §4).
 		MaxRequestBodyBytes: grpcserver.MaxMessageBytes,
-		// Host and Origin are checked by Guard, which knows the names this
-		// gateway answers to; the SDK's own check would refuse a proxy on
-		// loopback forwarding a configured public name.
+		// Host and Origin are checked by the gateway's hostguard, which
+		// knows the names this gateway answers to; the SDK's own check
+		// would refuse a proxy on loopback forwarding a configured public
+		// name.
 		DisableLocalhostProtection: true,
 	}
 	stateless := opts

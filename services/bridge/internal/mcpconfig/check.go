@@ -3,14 +3,18 @@ package mcpconfig
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 
 	"golang.org/x/net/http/httpguts"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/childenv"
 	"github.com/switchboard-run/switchboard/kit/jsontext"
+	"github.com/switchboard-run/switchboard/kit/listen"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/advertisement"
 )
 
@@ -27,7 +31,7 @@ func Check(cfg *bridgev1.ServerConfig) error {
 		if t.Stdio == nil || strings.TrimSpace(t.Stdio.Command) == "" {
 			return errors.New("the command is empty: name the program that runs the server")
 		}
-		if err := checkEnv(t.Stdio.Env); err != nil {
+		if err := childenv.Check(t.Stdio.Env); err != nil {
 			return err
 		}
 	case *bridgev1.ServerConfig_Http:
@@ -48,6 +52,9 @@ func Check(cfg *bridgev1.ServerConfig) error {
 				return fmt.Errorf("header %q belongs to the MCP transport, which sets it itself", k)
 			}
 		}
+		if err := checkCleartext(t.Http); err != nil {
+			return err
+		}
 	case *bridgev1.ServerConfig_Plugin:
 		if err := checkManifest(t.Plugin); err != nil {
 			return err
@@ -64,21 +71,6 @@ func Check(cfg *bridgev1.ServerConfig) error {
 	}{{"max_in_flight", cfg.MaxInFlight}, {"max_tools", cfg.MaxTools}, {"crash_limit", cfg.CrashLimit}, {"max_result_chars", cfg.MaxResultChars}} {
 		if n.v < 0 {
 			return fmt.Errorf("%s is %d; want 0 (the default) or more", n.name, n.v)
-		}
-	}
-	return nil
-}
-
-// checkEnv refuses environment variables exec cannot pass.
-func checkEnv(env map[string]string) error {
-	for k := range env {
-		if k == "" || strings.ContainsAny(k, "=\x00") {
-			return fmt.Errorf("environment variable name %q is not usable: it is empty or holds '=' or NUL", k)
-		}
-	}
-	for k, v := range env {
-		if strings.ContainsRune(v, 0) {
-			return fmt.Errorf("environment variable %q holds a NUL byte", k)
 		}
 	}
 	return nil
@@ -102,7 +94,7 @@ func checkManifest(m *bridgev1.PluginManifest) error {
 	if strings.ContainsRune(m.Cwd, 0) {
 		return errors.New("the manifest's cwd holds a NUL byte")
 	}
-	if err := checkEnv(m.Env); err != nil {
+	if err := childenv.Check(m.Env); err != nil {
 		return err
 	}
 	if m.MaxLineBytes < 0 {
@@ -146,6 +138,28 @@ func checkTool(t *registryv1.Tool) error {
 		}
 	}
 	return nil
+}
+
+// checkCleartext refuses credentials — the configured headers, or a user
+// and password in the url — that plain http would carry across the
+// network in the clear; to a loopback host they never leave the machine
+// (docs/security-transport.md).
+func checkCleartext(h *bridgev1.HttpTransport) error {
+	u, err := url.Parse(h.Url)
+	if err != nil || u.Scheme != "http" || listen.IsLoopbackHost(u.Hostname()) {
+		return nil
+	}
+	var what string
+	switch {
+	case len(h.Headers) > 0:
+		what = "headers " + strings.Join(slices.Sorted(maps.Keys(h.Headers)), ", ")
+	case u.User != nil:
+		what = "a user and password in the url"
+	default:
+		return nil
+	}
+	return fmt.Errorf("url %q is plain http, so the server's credentials (%s) would cross the network in the clear: use https://, or a loopback host",
+		u.Redacted(), what)
 }
 
 // CheckURL refuses an MCP endpoint that is not an absolute http(s) URL.

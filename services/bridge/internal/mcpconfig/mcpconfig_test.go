@@ -148,6 +148,28 @@ func TestLoad(t *testing.T) {
 	}
 }
 
+func httpServer(url string, headers map[string]string) *bridgev1.ServerConfig {
+	return &bridgev1.ServerConfig{Transport: &bridgev1.ServerConfig_Http{Http: &bridgev1.HttpTransport{Url: url, Headers: headers}}}
+}
+
+// Credentials may go over https anywhere, and over plain http to this
+// machine only; a server without credentials may be reached over either.
+func TestCheckTakesCredentialsOverHTTPSOrToLoopback(t *testing.T) {
+	t.Parallel()
+	creds := map[string]string{"Authorization": "Bearer s"}
+	for _, cfg := range []*bridgev1.ServerConfig{
+		httpServer("https://mcp.example.com/mcp", creds),
+		httpServer("http://127.0.0.1:9000/mcp", creds),
+		httpServer("http://localhost:9000/mcp", creds),
+		httpServer("http://[::1]:9000/mcp", creds),
+		httpServer("http://mcp.example.com/mcp", nil),
+	} {
+		if err := Check(cfg); err != nil {
+			t.Errorf("Check(%s) = %v", cfg.GetHttp().GetUrl(), err)
+		}
+	}
+}
+
 func TestCheckRefusesMountConfigs(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -169,6 +191,10 @@ func TestCheckRefusesMountConfigs(t *testing.T) {
 		{"a plugin taking calls in parallel", &bridgev1.ServerConfig{Transport: plugin(&bridgev1.PluginManifest{Command: []string{"nb"}, Tools: []*registryv1.Tool{notebookTool("get")}}).Transport, MaxInFlight: 2},
 			"max_in_flight is 2, but a plugin backend takes one call at a time: give 0 or 1"},
 		{"a negative max_in_flight", &bridgev1.ServerConfig{Transport: stdio("x").Transport, MaxInFlight: -2}, "max_in_flight is -2; want 0 (the default) or more"},
+		{"credentials over plain http to another machine", httpServer("http://mcp.example.com/mcp", map[string]string{"X-Api-Key": "k", "Authorization": "Bearer s"}),
+			`url "http://mcp.example.com/mcp" is plain http, so the server's credentials (headers Authorization, X-Api-Key) would cross the network in the clear: use https://, or a loopback host`},
+		{"a password in a plain http url", httpServer("http://me:pw@10.0.0.5:8080/mcp", nil),
+			`url "http://me:xxxxx@10.0.0.5:8080/mcp" is plain http, so the server's credentials (a user and password in the url) would cross the network in the clear: use https://, or a loopback host`},
 		{"a NUL in an env value", &bridgev1.ServerConfig{Transport: &bridgev1.ServerConfig_Stdio{Stdio: &bridgev1.StdioTransport{Command: "x", Env: map[string]string{"A": "a\x00b"}}}}, `environment variable "A" holds a NUL byte`},
 	}
 	for _, tt := range tests {

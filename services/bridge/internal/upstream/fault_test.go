@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync"
 	"syscall"
@@ -97,21 +94,7 @@ func (h *headerLog) all() ([]http.Header, []string) {
 
 func TestConfiguredHeadersGoOnEveryRequest(t *testing.T) {
 	t.Parallel()
-	bin := testkit.Tool(t, "everything-server")
-	addr := testkit.FreeAddr(t)
-	testkit.StartHTTP(t, bin, addr, "-stateless=false")
-	target, _ := url.Parse("http://" + addr)
-	log := &headerLog{}
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	proxy.FlushInterval = -1 // stream SSE as it comes
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		log.mu.Lock()
-		log.headers = append(log.headers, r.Header.Clone())
-		log.methods = append(log.methods, r.Method)
-		log.mu.Unlock()
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(front.Close)
+	front, log := recorder(t)
 
 	s := open(t, httpConfig(front.URL+"/", map[string]string{"Authorization": "Bearer bridge-own-secret", "X-Team": "infra"}), newEvents().options(t))
 	if _, err := s.Call(context.Background(), "test_simple_text", json.RawMessage(`{}`), ""); err != nil {

@@ -1,5 +1,6 @@
 // Package run runs one invocation of a local tool (docs/design.md §6): argv spawned
-// directly (no shell, no interpolation), the input JSON on stdin, stdout,
+// directly (no shell, no interpolation) with an allowlisted environment
+// (kit/childenv), the input JSON on stdin, stdout,
 // stderr and the exit code captured, and a deadline enforced with SIGTERM
 // then SIGKILL to the tool's whole process group.
 package run
@@ -8,15 +9,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/kit/childenv"
 	"github.com/switchboard-run/switchboard/services/host/internal/toolsfile"
 )
 
@@ -55,10 +57,13 @@ func Run(ctx context.Context, tool *toolsfile.Tool, inv Invocation, lim Limits) 
 	}
 	cmd := exec.Command(tool.Command[0], tool.Command[1:]...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(),
-		"SWITCHBOARD_INVOCATION="+inv.ID, // the idempotency key, for tools that must not run twice
-		"SWITCHBOARD_TOOL="+inv.Tool,
-		fmt.Sprintf("SWITCHBOARD_DELIVERY=%d", inv.Delivery))
+	// An allowlisted environment, never the host's own (its secrets, its
+	// TLS paths): the tool's env, then what the protocol tells it.
+	cmd.Env = childenv.Environ(tool.Env, map[string]string{
+		"SWITCHBOARD_INVOCATION": inv.ID, // the idempotency key, for tools that must not run twice
+		"SWITCHBOARD_TOOL":       inv.Tool,
+		"SWITCHBOARD_DELIVERY":   strconv.Itoa(int(inv.Delivery)),
+	})
 	cmd.Stdin = strings.NewReader(inv.Input)
 	stdout, stderr := &bounded{max: lim.MaxOutput}, &bounded{max: lim.MaxOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr

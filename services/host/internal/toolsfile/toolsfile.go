@@ -1,7 +1,7 @@
 // Package toolsfile reads a tool host's tools file (docs/design.md §6): a JSON array
 // of {"name","description","input_schema","command":[argv…],"cwd"?,
-// "subject_cwd"?}. The advertisement is the file minus the local keys
-// (command, cwd). Decoding is strict: a tools file is configuration a model
+// "env"?,"subject_cwd"?}. The advertisement is the file minus the local
+// keys (command, cwd, env). Decoding is strict: a tools file is configuration a model
 // will act through, so a typo is refused by name rather than ignored.
 package toolsfile
 
@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/childenv"
 	"github.com/switchboard-run/switchboard/kit/jsontext"
 )
 
@@ -30,19 +31,23 @@ type Tool struct {
 	Command []string
 	// Cwd is where the command runs when the invocation names no cwd.
 	Cwd string
+	// Env is the tool's own environment, on top of the few variables the
+	// host passes on from its own (kit/childenv).
+	Env map[string]string
 }
 
 // entry is one element of the file, as written.
 type entry struct {
-	Name         *string         `json:"name"`
-	Description  *string         `json:"description"`
-	InputSchema  json.RawMessage `json:"input_schema"`
-	SubjectCwd   *bool           `json:"subject_cwd"`
-	Title        *string         `json:"title"`
-	OutputSchema json.RawMessage `json:"output_schema"`
-	Annotations  json.RawMessage `json:"annotations"`
-	Command      []string        `json:"command"`
-	Cwd          *string         `json:"cwd"`
+	Name         *string           `json:"name"`
+	Description  *string           `json:"description"`
+	InputSchema  json.RawMessage   `json:"input_schema"`
+	SubjectCwd   *bool             `json:"subject_cwd"`
+	Title        *string           `json:"title"`
+	OutputSchema json.RawMessage   `json:"output_schema"`
+	Annotations  json.RawMessage   `json:"annotations"`
+	Command      []string          `json:"command"`
+	Cwd          *string           `json:"cwd"`
+	Env          map[string]string `json:"env"`
 }
 
 // Load reads and checks the file at path. Relative cwd entries are taken
@@ -121,7 +126,10 @@ func (e *entry) tool(dir string) (Tool, error) {
 		}
 		adv.Annotations = proto.String(string(e.Annotations))
 	}
-	t := Tool{Advertised: adv, Command: e.Command}
+	if err := childenv.Check(e.Env); err != nil {
+		return Tool{}, fmt.Errorf("%q: %w", *e.Name, err)
+	}
+	t := Tool{Advertised: adv, Command: e.Command, Env: e.Env}
 	if e.Cwd != nil {
 		t.Cwd = *e.Cwd
 		if !filepath.IsAbs(t.Cwd) {

@@ -19,6 +19,8 @@ func TestParse(t *testing.T) {
 		{name: "a string command is refused (no shell)", file: `[{"name":"e","description":"","input_schema":{},"command":"ls -l"}]`, err: "cannot unmarshal string"},
 		{name: "an empty command is refused", file: `[{"name":"e","description":"","input_schema":{},"command":[]}]`, err: `missing field "command"`},
 		{name: "a duplicate name is refused", file: `[{"name":"e","description":"","input_schema":{},"command":["x"]},{"name":"e","description":"","input_schema":{},"command":["y"]}]`, err: `tool 1: duplicate tool name "e"`},
+		{name: "an env that is not an object of strings is refused", file: `[{"name":"e","description":"","input_schema":{},"command":["x"],"env":{"A":1}}]`, err: "cannot unmarshal number"},
+		{name: "an env name exec cannot pass is refused", file: `[{"name":"e","description":"","input_schema":{},"command":["x"],"env":{"A=B":"1"}}]`, err: `"e": environment variable name "A=B" is not usable`},
 		{name: "an empty array is refused", file: `[]`, err: "holds no tools"},
 		{name: "an object is refused", file: `{}`, err: "not a JSON array"},
 		{name: "trailing data is refused", file: `[{"name":"e","description":"","input_schema":{},"command":["x"]}] []`, err: "trailing data"},
@@ -36,12 +38,15 @@ func TestParse(t *testing.T) {
 
 func TestAdvertisementLeavesTheLocalKeysOut(t *testing.T) {
 	t.Parallel()
-	tools, err := Parse([]byte(`[{"name":"grep","description":"search","input_schema":{"type":"object"},"command":["grep"],"cwd":"sub","subject_cwd":true}]`), "/base")
+	tools, err := Parse([]byte(`[{"name":"grep","description":"search","input_schema":{"type":"object"},"command":["grep"],"cwd":"sub","env":{"GREP_COLOR":"1"},"subject_cwd":true}]`), "/base")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if tools[0].Cwd != "/base/sub" {
 		t.Fatalf("cwd = %q, want it taken from the file's directory", tools[0].Cwd)
+	}
+	if tools[0].Env["GREP_COLOR"] != "1" {
+		t.Fatalf("env = %v", tools[0].Env)
 	}
 	adv := Advertisement(tools)[0]
 	if adv.GetName() != "grep" || adv.GetInputSchema() != `{"type":"object"}` || !adv.GetSubjectCwd() {

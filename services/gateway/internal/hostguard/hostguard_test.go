@@ -1,4 +1,4 @@
-package mcpserve
+package hostguard
 
 import (
 	"encoding/json"
@@ -10,11 +10,11 @@ import (
 
 func TestTheGuardAdmitsOnlyNamesAndOriginsThisGatewayAnswersTo(t *testing.T) {
 	t.Parallel()
-	prod, err := NewGuard("0.0.0.0:8443", []string{"Gateway.Example.com."}, []string{"https://app.example.com"}, false)
+	prod, err := New("0.0.0.0:8443", []string{"Gateway.Example.com."}, []string{"https://app.example.com"}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dev, err := NewGuard("127.0.0.2:8080", nil, nil, true)
+	dev, err := New("127.0.0.2:8080", nil, nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,15 +29,15 @@ func TestTheGuardAdmitsOnlyNamesAndOriginsThisGatewayAnswersTo(t *testing.T) {
 		{"the IPv6 loopback in brackets", dev, "[::1]:8080", nil, ""},
 		{"the listen host", dev, "127.0.0.2:8080", nil, ""},
 		{"a rebinding name in dev mode", dev, "evil.example:8080", nil,
-			`the MCP endpoint does not answer to Host "evil.example:8080": it answers to localhost, 127.0.0.1, ::1, 127.0.0.2 (dev mode answers loopback names only)`},
+			`this gateway does not answer to Host "evil.example:8080": it answers to localhost, 127.0.0.1, ::1, 127.0.0.2 (dev mode answers loopback names only)`},
 		{"a configured public name in any case", prod, "GATEWAY.example.com:8443", nil, ""},
-		{"an unconfigured name in production names the flag", prod, "other.example.com", nil, "(add the name with --mcp-allowed-hosts)"},
+		{"an unconfigured name in production names the flag", prod, "other.example.com", nil, "(add the name with --http-hosts)"},
 		{"an unspecified listen address is no name", prod, "0.0.0.0:8443", nil, `does not answer to Host "0.0.0.0:8443"`},
 		{"no Host at all", prod, "", nil, `does not answer to Host ""`},
 		{"the gateway's own origin", dev, "localhost:8080", []string{"http://localhost:8080"}, ""},
 		{"a configured origin", prod, "gateway.example.com", []string{"https://app.example.com"}, ""},
 		{"a foreign page", dev, "localhost:8080", []string{"http://evil.example"},
-			`the MCP endpoint refuses requests from Origin "http://evil.example": allow it with --mcp-allowed-origins if a page there should call this gateway`},
+			`this gateway refuses requests from Origin "http://evil.example": allow it with --http-origins if a page there should call this gateway`},
 		{"another port of localhost is another origin", dev, "localhost:8080", []string{"http://localhost:6274"}, `refuses requests from Origin "http://localhost:6274"`},
 		{"the opaque origin", dev, "localhost:8080", []string{"null"}, `Origin "null"`},
 		{"two origins", prod, "gateway.example.com", []string{"https://app.example.com", "http://evil.example"}, "refuses requests from Origin"},
@@ -83,20 +83,20 @@ func TestTheGuardRefusesAConfigurationThatWouldOpenItUp(t *testing.T) {
 		want           string
 	}{
 		{"a public name in dev mode", []string{"gateway.example.com"}, nil, true,
-			`--mcp-allowed-hosts: dev mode answers loopback names only, and "gateway.example.com" is not one`},
+			`--http-hosts: dev mode answers loopback names only, and "gateway.example.com" is not one`},
 		{"an origin with a path", nil, []string{"https://app.example.com/mcp"}, false,
-			`--mcp-allowed-origins: "https://app.example.com/mcp" is not an origin such as https://app.example.com`},
+			`--http-origins: "https://app.example.com/mcp" is not an origin such as https://app.example.com`},
 		{"an origin without a scheme", nil, []string{"app.example.com"}, false, `"app.example.com" is not an origin`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if _, err := NewGuard("127.0.0.1:8080", tt.hosts, tt.origins, tt.dev); err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("NewGuard = %v, want %q", err, tt.want)
+			if _, err := New("127.0.0.1:8080", tt.hosts, tt.origins, tt.dev); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("New = %v, want %q", err, tt.want)
 			}
 		})
 	}
-	if _, err := NewGuard("127.0.0.1:8080", []string{"dev.localhost", "127.0.0.5"}, nil, true); err != nil {
+	if _, err := New("127.0.0.1:8080", []string{"dev.localhost", "127.0.0.5"}, nil, true); err != nil {
 		t.Fatalf("loopback names in dev mode: %v", err)
 	}
 }

@@ -1,0 +1,115 @@
+package testkit
+
+import (
+	"crypto/tls"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/switchboard-run/switchboard/kit/certs"
+)
+
+// PKI is a CA kept in a directory, minting a process directory per leaf
+// (certs.DirFiles: ca.pem, cert.pem, key.pem) beside it, as
+// `switchboard certs` does.
+type PKI struct {
+	Dir string
+	ca  *certs.CA
+}
+
+// NewPKI mints a CA into dir.
+func NewPKI(t TB, dir string) *PKI {
+	t.Helper()
+	ca, err := certs.MintCA("test CA", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ca.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	return &PKI{Dir: dir, ca: ca}
+}
+
+// Leaf mints name with grade (its OU), serving as 127.0.0.1 and localhost,
+// into Dir/name and returns its files.
+func (p *PKI) Leaf(t TB, name, grade string) certs.Files {
+	t.Helper()
+	l, err := p.ca.Mint(certs.LeafSpec{Name: name, Grade: grade, Hosts: []string{"127.0.0.1", "localhost"}, Validity: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(p.Dir, name)
+	if err := l.WriteDir(dir, p.ca, nil); err != nil {
+		t.Fatal(err)
+	}
+	return certs.DirFiles(dir)
+}
+
+// Client is the TLS config for dialing the suite as f.
+func Client(t TB, f certs.Files) *tls.Config {
+	t.Helper()
+	c, err := f.ClientConfig("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TLSFlags are the --tls-* flags naming f.
+func TLSFlags(f certs.Files) []string {
+	return []string{"--tls-ca", f.CA, "--tls-cert", f.Cert, "--tls-key", f.Key}
+}
+
+// SharedDir is a directory any user may enter, read and write, removed
+// when the test ends: for a process that becomes another user (--run-as)
+// and must still reach what the test put there — so that only a file's own
+// mode stands between that user and the file.
+func SharedDir(t TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "switchboard-shared-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// EnvMap reads what env prints (NAME=value lines) into a map.
+func EnvMap(out string) map[string]string {
+	m := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// ParentEnv is the environment a test starts a parent process (a host, a
+// bridge) with, to see that none of it reaches the parent's children: its
+// TLS files named by their SWITCHBOARD_TLS_* fallbacks, and a secret.
+func ParentEnv(f certs.Files, secret string) []string {
+	return []string{"SWITCHBOARD_TLS_CA=" + f.CA, "SWITCHBOARD_TLS_CERT=" + f.Cert, "SWITCHBOARD_TLS_KEY=" + f.Key,
+		"SWITCHBOARD_API_TOKEN=" + secret}
+}
+
+// CheckChildEnv fails the test when env, a child's environment, holds
+// what its parent was started with (ParentEnv): the secret, a
+// SWITCHBOARD_* variable other than the protocol's, or a value naming a
+// file of dir (where the TLS material is). PWD may name dir: the child
+// runs there.
+func CheckChildEnv(t TB, env map[string]string, secret, dir string, protocol ...string) {
+	t.Helper()
+	for k, v := range env {
+		leaked := v == secret || (strings.Contains(v, dir) && k != "PWD") ||
+			(strings.HasPrefix(k, "SWITCHBOARD_") && !slices.Contains(protocol, k))
+		if leaked {
+			t.Fatalf("the child inherited %s=%s from its parent; its environment: %v", k, v, env)
+		}
+	}
+}
