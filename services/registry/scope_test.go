@@ -13,16 +13,6 @@ import (
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
-// driverOf is a dev-mode driver whose workspaces are stated, as the
-// gateway states a token's.
-func driverOf(name string, workspaces ...string) context.Context {
-	ws, err := identity.ParseWorkspaces(workspaces)
-	if err != nil {
-		panic(err)
-	}
-	return identity.As(context.Background(), identity.Identity{Name: name, Grade: identity.Driver, Workspaces: &ws})
-}
-
 // twoWorkspaces is box (grep) in dev and car (drive) in ops.
 func twoWorkspaces(e *env) {
 	e.advertise("box", tool("grep"))
@@ -37,7 +27,7 @@ func TestOutsideItsWorkspacesEverythingIsAbsent(t *testing.T) {
 	t.Parallel()
 	e := serve(t, nil, noDev)
 	twoWorkspaces(e)
-	alice := driverOf("alice", "dev")
+	alice := testkit.AsIn("alice", identity.Driver, "dev")
 
 	_, err := e.reg.ListClients(alice, &registryv1.ListClientsRequest{Workspace: "ops"})
 	testkit.Refused(t, err, codes.NotFound, `unknown workspace "ops"`)
@@ -66,7 +56,7 @@ func TestOutsideItsWorkspacesEverythingIsAbsent(t *testing.T) {
 		t.Fatalf("GetClient(box) = %v, %v; want its workspaces [dev]", res, err)
 	}
 	// Every workspace is every workspace.
-	if res, err := e.reg.ListClients(driverOf("bob", "*"), &registryv1.ListClientsRequest{Workspace: "ops"}); err != nil || len(res.Rows) != 2 {
+	if res, err := e.reg.ListClients(testkit.AsIn("bob", identity.Driver, "*"), &registryv1.ListClientsRequest{Workspace: "ops"}); err != nil || len(res.Rows) != 2 {
 		t.Fatalf("ListClients(ops) for *: %v, %v", res, err)
 	}
 }
@@ -77,7 +67,7 @@ func TestAWatchShowsOnlyGrantedWorkspaces(t *testing.T) {
 	t.Parallel()
 	e := serve(t, nil, noDev)
 	twoWorkspaces(e)
-	w := e.watchAs(driverOf("alice", "dev"), e.reg, nil)
+	w := e.watchAs(testkit.AsIn("alice", identity.Driver, "dev"), e.reg, nil)
 	var got []string
 	for _, ev := range w.untilSynced() {
 		got = append(got, describe(ev))

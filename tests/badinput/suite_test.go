@@ -78,7 +78,7 @@ func newSuite(t *testing.T) *suite {
 		reg: registryv1.NewRegistryServiceClient(conn), mb: mailboxv1.NewMailboxServiceClient(conn)}
 	deadline := time.Now().Add(20 * time.Second)
 	for { // the host connects
-		res, err := s.reg.GetClient(testkit.As("op", identity.Operator), &registryv1.GetClientRequest{Client: "box"})
+		res, err := s.reg.GetClient(testkit.As("op", identity.Admin), &registryv1.GetClientRequest{Client: "box"})
 		if err == nil && res.GetRow().GetPresent() {
 			return s
 		}
@@ -116,7 +116,7 @@ func (s *suite) healthy(t *testing.T) {
 		t.Fatalf("/healthz after the bad input: %v %v", res, err)
 	}
 	res.Body.Close()
-	ctx, cancel := context.WithTimeout(testkit.As("driver", identity.Operator), 10*time.Second)
+	ctx, cancel := context.WithTimeout(testkit.As("driver", identity.Driver), 10*time.Second)
 	defer cancel()
 	c, err := s.mb.Call(ctx, &mailboxv1.CallRequest{Client: "box", Tool: "echo", Input: `{"still":"here"}`})
 	if err != nil || c.GetCapture().GetStdout() != `{"still":"here"}` {

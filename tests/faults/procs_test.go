@@ -98,5 +98,5 @@ func (s *split) waitPresent(client string) {
 }
 
 func driver() context.Context {
-	return testkit.As("driver", identity.Operator)
+	return testkit.As("driver", identity.Driver)
 }

@@ -32,16 +32,16 @@ func runCerts(ctx context.Context, args []string, std IO) int {
 		}
 	case "leaf":
 		name := fset.String("name", "", "the identity: the certificate's CN")
-		grade := fset.String("grade", "operator", "operator, host or service: the certificate's OU")
+		grade := fset.String("grade", "driver", "host, driver, admin or service: the certificate's OU")
 		hosts := fset.String("hosts", "localhost,127.0.0.1", "comma-separated DNS names and IPs the leaf serves as")
 		if _, err = parse(fset, args); err == nil {
 			err = mintLeaf(*dir, *name, *grade, split(*hosts), *validity, std)
 		}
 	case "suite":
-		operator := fset.String("operator", "admin", "name of the operator certificate to mint")
+		admin := fset.String("admin", "admin", "name of the admin certificate to mint (written as <name>.pem)")
 		hosts := fset.String("hosts", "localhost,127.0.0.1", "extra DNS names and IPs every service leaf serves as")
 		if _, err = parse(fset, args); err == nil {
-			err = mintSuite(*dir, *operator, split(*hosts), *validity, std)
+			err = mintSuite(*dir, *admin, split(*hosts), *validity, std)
 		}
 	default:
 		return fail(std, "certs", usagef("unknown certs command %q: want init, leaf or suite", sub))
@@ -94,8 +94,8 @@ func mintLeaf(dir, name, grade string, hosts []string, validity time.Duration, s
 }
 
 // mintSuite mints what the compose deployment needs: a CA (kept if there is
-// one), a service leaf per service, an operator and an example host.
-func mintSuite(dir, operator string, hosts []string, validity time.Duration, std IO) error {
+// one), a service leaf per service, an admin and an example host.
+func mintSuite(dir, admin string, hosts []string, validity time.Duration, std IO) error {
 	if _, err := os.Stat(filepath.Join(dir, "ca.pem")); errors.Is(err, fs.ErrNotExist) {
 		if err := initCA(dir, validity, std); err != nil {
 			return err
@@ -106,7 +106,7 @@ func mintSuite(dir, operator string, hosts []string, validity time.Duration, std
 			return err
 		}
 	}
-	if err := mintLeaf(dir, operator, "operator", nil, validity, std); err != nil {
+	if err := mintLeaf(dir, admin, "admin", nil, validity, std); err != nil {
 		return err
 	}
 	return mintLeaf(dir, "example-host", "host", nil, validity, std)
