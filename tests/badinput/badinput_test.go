@@ -2,6 +2,7 @@ package badinput
 
 import (
 	"context"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -136,6 +137,8 @@ var rows = map[string]func(t *testing.T, s *suite){
 
 func TestEveryRowOfTheBadInputTable(t *testing.T) {
 	s := newSuite(t)
+	rows := maps.Clone(rows)
+	maps.Copy(rows, scopeRows)
 	ids := docIDs(t)
 	for _, id := range ids {
 		if rows[id] == nil {

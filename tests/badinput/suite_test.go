@@ -92,13 +92,21 @@ func newSuite(t *testing.T) *suite {
 // act posts body to /v1/act as who ("" for no identity header).
 func (s *suite) act(t *testing.T, who, body string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, s.httpBase+"/v1/act", bytes.NewBufferString(body))
+	h := http.Header{}
+	if who != "" {
+		h.Set("Switchboard-Identity", who)
+	}
+	return s.send(t, http.MethodPost, "/v1/act", h, body)
+}
+
+// send makes one request of the gateway with the headers h.
+func (s *suite) send(t *testing.T, method, path string, h http.Header, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, s.httpBase+path, bytes.NewBufferString(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if who != "" {
-		req.Header.Set("Switchboard-Identity", who)
-	}
+	req.Header = h.Clone()
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
