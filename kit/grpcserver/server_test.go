@@ -174,7 +174,7 @@ func TestPolicyRefusesAGradeAndUnlistedMethods(t *testing.T) {
 
 	_, err = who(identity.As(ctx, identity.Identity{Name: "laptop", Grade: identity.Host}), cc, "")
 	if status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), `"laptop" is a host and may not call Whoami.Who`) {
-		t.Fatalf("host calling an operator method: %v", err)
+		t.Fatalf("host calling an admin method: %v", err)
 	}
 
 	closed := grpcserver.New(grpcserver.Options{Logger: logging.Discard(),

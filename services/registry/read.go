@@ -50,7 +50,6 @@ func (s *state) row(client string) *registryv1.ClientRow {
 type page struct {
 	after string
 	size  int
-	bytes int
 }
 
 // pageOf checks a page request of listing for workspace.
@@ -66,11 +65,27 @@ func pageOf(listing pages.Listing, workspace string, size int32, token string) (
 	return page{after: after, size: n}, nil
 }
 
-// full reports whether the page can take no more once it holds n items, the
-// last of which is m: it holds its size, or its bytes.
-func (p *page) full(n int, m proto.Message) bool {
-	p.bytes += proto.Size(m)
-	return n >= p.size || p.bytes >= pages.MaxBytes
+// fill builds the page: the items of sorted after the cursor, each built
+// with build, until the page holds its size or its bytes. It returns them
+// with the token of the next page ("" on the last).
+func fill[T any, M proto.Message](p page, listing pages.Listing, ws string, sorted []T, key func(T) string, build func(T) M) ([]M, string) {
+	i, _ := slices.BinarySearchFunc(sorted, p.after, func(item T, after string) int { return strings.Compare(key(item), after) })
+	if i < len(sorted) && key(sorted[i]) == p.after {
+		i++
+	}
+	var out []M
+	bytes := 0
+	for ; i < len(sorted); i++ {
+		m := build(sorted[i])
+		out = append(out, m)
+		if bytes += proto.Size(m); len(out) >= p.size || bytes >= pages.MaxBytes {
+			break
+		}
+	}
+	if i < len(sorted)-1 {
+		return out, pages.Token(listing, ws, key(sorted[i]))
+	}
+	return out, ""
 }
 
 // ListClients lists a page of the clients registered in a workspace the
@@ -93,23 +108,8 @@ func (s *Service) ListClients(ctx context.Context, req *registryv1.ListClientsRe
 	if err != nil {
 		return nil, err
 	}
-	out := &registryv1.ListClientsResponse{}
-	clients := sortedKeys(members)
-	i, _ := slices.BinarySearch(clients, p.after)
-	if i < len(clients) && clients[i] == p.after {
-		i++
-	}
-	for ; i < len(clients); i++ {
-		r := st.row(clients[i])
-		out.Rows = append(out.Rows, r)
-		if p.full(len(out.Rows), r) {
-			break
-		}
-	}
-	if i < len(clients)-1 {
-		out.NextPageToken = pages.Token(pages.Clients, ws, clients[i])
-	}
-	return out, nil
+	rows, next := fill(p, pages.Clients, ws, sortedKeys(members), func(c string) string { return c }, st.row)
+	return &registryv1.ListClientsResponse{Rows: rows, NextPageToken: next}, nil
 }
 
 // ListTools lists a page of the tools of a workspace's clients, for a
@@ -133,36 +133,12 @@ func (s *Service) ListTools(ctx context.Context, req *registryv1.ListToolsReques
 		st.mu.Unlock()
 		return nil, err
 	}
-	var tools []*registryv1.PresentedTool
-	for c := range members {
-		a := st.adverts[c]
-		if a == nil {
-			continue
-		}
-		present := st.present[c] != nil
-		for i, t := range a.tools {
-			if a.names[i] > p.after {
-				tools = append(tools, &registryv1.PresentedTool{PresentedName: a.names[i], Client: c, Tool: t, Present: present})
-			}
-		}
-	}
-	st.mu.Unlock()
-	// Sorting needs nothing the lock guards; it runs after the lock is
-	// released so a large workspace does not hold up advertisers.
-	slices.SortFunc(tools, func(a, b *registryv1.PresentedTool) int {
-		return strings.Compare(a.PresentedName, b.PresentedName)
+	idx := st.toolsOf(ws)
+	tools, next := fill(p, pages.Tools, ws, idx.refs, func(r toolRef) string { return r.name }, func(r toolRef) *registryv1.PresentedTool {
+		return &registryv1.PresentedTool{PresentedName: r.name, Client: r.client, Tool: r.tool, Present: st.present[r.client] != nil}
 	})
-	out := &registryv1.ListToolsResponse{}
-	for i, t := range tools {
-		out.Tools = append(out.Tools, t)
-		if p.full(len(out.Tools), t) {
-			if i < len(tools)-1 {
-				out.NextPageToken = pages.Token(pages.Tools, ws, t.PresentedName)
-			}
-			break
-		}
-	}
-	return out, nil
+	st.mu.Unlock()
+	return &registryv1.ListToolsResponse{Tools: tools, NextPageToken: next}, nil
 }
 
 // ResolveTool maps a presented name back to the pair to invoke, for a tool

@@ -55,6 +55,9 @@ type state struct {
 	byName   map[string]presentedTool     // presented name → tool
 	tokens   map[string]*registryv1.Token // hash hex → record
 	grants   map[string]*grant            // identity → its grant record
+	// toolIndexes are workspaces' tools sorted for ListTools, kept while
+	// the revision stands (toolindex.go).
+	toolIndexes map[string]*toolIndex
 }
 
 // grant is one grant record with the workspaces it names, read once.
@@ -86,7 +89,7 @@ func newState(rec *records.Records, pres jetstream.KeyValue, hub *watch.Hub, aut
 		adverts:  map[string]*advert{}, seen: map[string]time.Time{},
 		members: map[string]map[string]bool{}, joined: map[string]map[string]bool{},
 		present: map[string]*presence.Read{}, byName: map[string]presentedTool{},
-		tokens: map[string]*registryv1.Token{}, grants: map[string]*grant{},
+		tokens: map[string]*registryv1.Token{}, grants: map[string]*grant{}, toolIndexes: map[string]*toolIndex{},
 	}
 }
 
