@@ -134,3 +134,30 @@ func TestExpiredAndRevokedTokensAreRefusedAtOnce(t *testing.T) {
 	}
 	s.wantReply(t, http.MethodPost, "/v1/act", h, `{"op":"advertise","tools":[]}`, 401, refusal("unknown or revoked token"))
 }
+
+// TestAnAdminMintsATokenOverREST: the token's grade, workspaces and ttl
+// travel as JSON (a ttl is seconds, as protojson writes a duration).
+func TestAnAdminMintsATokenOverREST(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, options{})
+	res := do(t, s.Client, http.MethodPost, s.URL+"/v1/tokens", as("ops", "admin"),
+		[]byte(`{"identity":"alice","grade":"driver","workspaces":["default"],"ttl":"2592000s","note":"laptop"}`))
+	var got struct {
+		Token struct {
+			Grade      string    `json:"grade"`
+			Workspaces []string  `json:"workspaces"`
+			Created    time.Time `json:"created"`
+			Expires    time.Time `json:"expires"`
+		} `json:"token"`
+		Secret string `json:"secret"`
+	}
+	if res.Status != 200 || json.Unmarshal(res.Body, &got) != nil {
+		t.Fatalf("POST /v1/tokens: HTTP %d %s", res.Status, res.Body)
+	}
+	tok := got.Token
+	if tok.Grade != "driver" || len(tok.Workspaces) != 1 || tok.Workspaces[0] != "default" || tok.Expires.Sub(tok.Created) != 30*24*time.Hour || got.Secret == "" {
+		t.Fatalf("the token minted over REST: %s", res.Body)
+	}
+	s.wantReply(t, http.MethodPost, "/v1/tokens", as("ops", "admin"), `{"identity":"alice","grade":"driver"}`, 400,
+		refusal(`create token: a driver token needs the workspaces it may see: name them (--workspaces dev,ops, or '*' for every workspace)`))
+}
