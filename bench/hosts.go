@@ -15,7 +15,7 @@ import (
 // The bench's tool hosts answer at once, so a round trip measures the
 // suite and not a tool.
 
-var driver = identity.Identity{Name: "bench-driver", Grade: identity.Operator}
+var driver = identity.Identity{Name: "bench-driver", Grade: identity.Driver}
 
 func as(ctx context.Context, name string, grade identity.Grade) context.Context {
 	return identity.As(ctx, identity.Identity{Name: name, Grade: grade})

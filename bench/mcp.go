@@ -55,7 +55,7 @@ func mcpCall(ctx context.Context, r *report, embedded, split *suite, server stri
 
 // throughSuite mounts server on s's bridge and samples the call through it.
 func throughSuite(ctx context.Context, r *report, s *suite, server string) (*latency, error) {
-	octx := identity.As(ctx, identity.Identity{Name: "bench-operator", Grade: identity.Operator})
+	octx := identity.As(ctx, identity.Identity{Name: "bench-admin", Grade: identity.Admin})
 	_, err := s.br.Mount(octx, &bridgev1.MountRequest{Client: "conformance", Config: &bridgev1.ServerConfig{
 		Transport: &bridgev1.ServerConfig_Stdio{Stdio: &bridgev1.StdioTransport{Command: server}}}})
 	if err != nil {

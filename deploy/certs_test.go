@@ -95,12 +95,12 @@ func TestComposeCertificatesFitTheirUse(t *testing.T) {
 		})
 	}
 
-	t.Run("the operator certificate the docs use is minted", func(t *testing.T) {
+	t.Run("the admin certificate the docs use is minted", func(t *testing.T) {
 		t.Parallel()
 		dir := filepath.Join(vol, "admin")
 		admin, _ := loadLeaf(t, filepath.Join(dir, "ca.pem"), filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"))
-		if admin.Subject.CommonName != "admin" || slices.Contains([]string{"host", "service"}, first(admin.Subject.OrganizationalUnit)) {
-			t.Errorf("admin.pem is CN=%s OU=%v; want an operator", admin.Subject.CommonName, admin.Subject.OrganizationalUnit)
+		if admin.Subject.CommonName != "admin" || first(admin.Subject.OrganizationalUnit) != "admin" {
+			t.Errorf("the admin certificate is CN=%s OU=%v; want CN=admin, OU=admin", admin.Subject.CommonName, admin.Subject.OrganizationalUnit)
 		}
 	})
 }

@@ -67,7 +67,8 @@ func MintCA(name string, validity time.Duration) (*CA, error) {
 type LeafSpec struct {
 	// Name is the identity: the subject CN.
 	Name string
-	// Grade is the OU: "operator", "host" or "service".
+	// Grade is the OU: "host", "driver", "admin" or "service" (empty: no
+	// OU, a leaf every server refuses — tests mint one to prove it).
 	Grade string
 	// Hosts are the DNS names and IP addresses the leaf serves as; a leaf
 	// is also a client certificate, so it may have none.
@@ -91,9 +92,13 @@ func (ca *CA) Mint(spec LeafSpec) (*Leaf, error) {
 		return nil, err
 	}
 	now := time.Now()
+	subject := pkix.Name{CommonName: spec.Name}
+	if spec.Grade != "" {
+		subject.OrganizationalUnit = []string{spec.Grade}
+	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: spec.Name, OrganizationalUnit: []string{spec.Grade}},
+		Subject:      subject,
 		NotBefore:    now.Add(-time.Minute),
 		NotAfter:     now.Add(spec.Validity),
 		KeyUsage:     x509.KeyUsageDigitalSignature,

@@ -26,8 +26,8 @@ const noCertificate = "no client certificate: this server requires mutual TLS wi
 // every service are refused with the sentence.
 func TestATLSPeerWithoutACertificateGetsOnlyHealth(t *testing.T) {
 	t.Parallel()
-	p := newPKI(t)
-	serverTLS, err := p.leaf(t, "registry", "service").ServerConfig()
+	p := testkit.NewPKI(t)
+	serverTLS, err := p.Leaf(t, "registry", "service").ServerConfig()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"net"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +14,6 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
-	"github.com/switchboard-run/switchboard/kit/certs"
 	"github.com/switchboard-run/switchboard/kit/grpcclient"
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/identity"
@@ -24,38 +22,6 @@ import (
 )
 
 var policy = identity.Policy{whoamiMethod: identity.Any}
-
-// pki mints a CA and leaves into a temp dir and returns their files.
-type pki struct {
-	dir string
-	ca  *certs.CA
-}
-
-func newPKI(t *testing.T) *pki {
-	t.Helper()
-	ca, err := certs.MintCA("test CA", time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := ca.Write(dir); err != nil {
-		t.Fatal(err)
-	}
-	return &pki{dir: dir, ca: ca}
-}
-
-func (p *pki) leaf(t *testing.T, name, grade string) certs.Files {
-	t.Helper()
-	l, err := p.ca.Mint(certs.LeafSpec{Name: name, Grade: grade, Hosts: []string{"127.0.0.1", "localhost"}, Validity: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := strings.ReplaceAll(name, " ", "-") + "-" + grade
-	if err := l.Write(p.dir, file); err != nil {
-		t.Fatal(err)
-	}
-	return certs.Files{CA: filepath.Join(p.dir, "ca.pem"), Cert: filepath.Join(p.dir, file+".pem"), Key: filepath.Join(p.dir, file+"-key.pem")}
-}
 
 // serve starts a kit server on a real loopback port.
 func serve(t *testing.T, dev bool, tlsCfg *tls.Config) string {
@@ -82,22 +48,12 @@ func dial(t *testing.T, addr string, tlsCfg *tls.Config) *grpc.ClientConn {
 
 func TestMutualTLSIdentity(t *testing.T) {
 	t.Parallel()
-	p := newPKI(t)
-	serverTLS, err := p.leaf(t, "registry", "service").ServerConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := serve(t, false, serverTLS)
+	p := testkit.NewPKI(t)
+	addr := serve(t, false, p.ServerTLS(t, "registry", "service"))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
-	clientTLS := func(name, grade string) *tls.Config {
-		cfg, err := p.leaf(t, name, grade).ClientConfig("")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return cfg
-	}
+	clientTLS := func(name, grade string) *tls.Config { return p.ClientTLS(t, name, grade) }
 
 	tests := []struct {
 		name    string
@@ -107,14 +63,24 @@ func TestMutualTLSIdentity(t *testing.T) {
 		wantErr codes.Code
 	}{
 		{name: "a host leaf is its CN with grade host", tls: clientTLS("laptop", "host"), want: "laptop (host)"},
-		{name: "a leaf with another OU is an operator", tls: clientTLS("alice", "people"), want: "alice (operator)"},
+		{name: "a driver leaf is a driver", tls: clientTLS("alice", "driver"), want: "alice (driver)"},
+		{name: "a leaf with another OU is refused", tls: clientTLS("alice", "people"), wantErr: codes.Unauthenticated},
+		{name: "a leaf without an OU is refused", tls: clientTLS("nobody", ""), wantErr: codes.Unauthenticated},
 		{name: "a service leaf is a service", tls: clientTLS("gateway", "service"), want: "gateway (service)"},
-		{name: "a service may act on behalf of another identity", tls: clientTLS("gateway", "service"),
-			assert: &identity.Identity{Name: "bob", Grade: identity.Host}, want: "bob (host)"},
+		{name: "the gateway may act on behalf of a driver", tls: clientTLS("gateway", "service"),
+			assert: &identity.Identity{Name: "bob", Grade: identity.Driver}, want: "bob (driver)"},
+		{name: "the bridge may act on behalf of a host", tls: clientTLS("bridge", "service"),
+			assert: &identity.Identity{Name: "mounted", Grade: identity.Host}, want: "mounted (host)"},
+		{name: "the bridge may not act on behalf of a driver", tls: clientTLS("bridge", "service"),
+			assert: &identity.Identity{Name: "bob", Grade: identity.Driver}, wantErr: codes.PermissionDenied},
+		{name: "no service may assert a service", tls: clientTLS("gateway", "service"),
+			assert: &identity.Identity{Name: "registry", Grade: identity.Service}, wantErr: codes.PermissionDenied},
+		{name: "the mailbox may act on behalf of nobody", tls: clientTLS("mailbox", "service"),
+			assert: &identity.Identity{Name: "laptop", Grade: identity.Host}, wantErr: codes.PermissionDenied},
 		{name: "a host may not act on behalf of anyone", tls: clientTLS("laptop", "host"),
-			assert: &identity.Identity{Name: "bob", Grade: identity.Operator}, wantErr: codes.PermissionDenied},
-		{name: "an operator may not act on behalf of anyone", tls: clientTLS("alice", "operator"),
-			assert: &identity.Identity{Name: "alice", Grade: identity.Operator}, wantErr: codes.PermissionDenied},
+			assert: &identity.Identity{Name: "bob", Grade: identity.Driver}, wantErr: codes.PermissionDenied},
+		{name: "an admin may not act on behalf of anyone", tls: clientTLS("alice", "admin"),
+			assert: &identity.Identity{Name: "alice", Grade: identity.Driver}, wantErr: codes.PermissionDenied},
 		{name: "no client certificate is unauthenticated", tls: &tls.Config{RootCAs: clientTLS("x", "host").RootCAs, MinVersion: tls.VersionTLS13},
 			wantErr: codes.Unauthenticated},
 	}
@@ -138,22 +104,16 @@ func TestMutualTLSIdentity(t *testing.T) {
 
 func TestCertificateFromAnotherCAIsRefused(t *testing.T) {
 	t.Parallel()
-	p := newPKI(t)
-	serverTLS, err := p.leaf(t, "registry", "service").ServerConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := testkit.NewPKI(t)
+	serverTLS := p.ServerTLS(t, "registry", "service")
 	addr := serve(t, false, serverTLS)
 
-	other := newPKI(t)
-	foreign, err := other.leaf(t, "mallory", "service").ClientConfig("")
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := testkit.NewPKI(t)
+	foreign := other.ClientTLS(t, "mallory", "service")
 	foreign.RootCAs = serverTLS.ClientCAs // trusts our server, presents a foreign leaf
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err = who(ctx, dial(t, addr, foreign), "")
+	_, err := who(ctx, dial(t, addr, foreign), "")
 	if err == nil {
 		t.Fatal("a certificate from another CA was accepted")
 	}
@@ -186,7 +146,7 @@ func TestDevModeIdentityFromMetadata(t *testing.T) {
 
 func TestPolicyRefusesAGradeAndUnlistedMethods(t *testing.T) {
 	t.Parallel()
-	policy := identity.Policy{whoamiMethod: {identity.Operator}}
+	policy := identity.Policy{whoamiMethod: {identity.Admin}}
 	srv := grpcserver.New(grpcserver.Options{Logger: logging.Discard(),
 		Guard: identity.Guard{Auth: identity.Authenticator{Dev: true}, Policy: policy}})
 	srv.GRPC.RegisterService(&whoamiDesc, struct{}{})
@@ -201,7 +161,7 @@ func TestPolicyRefusesAGradeAndUnlistedMethods(t *testing.T) {
 
 	_, err = who(identity.As(ctx, identity.Identity{Name: "laptop", Grade: identity.Host}), cc, "")
 	if status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), `"laptop" is a host and may not call Whoami.Who`) {
-		t.Fatalf("host calling an operator method: %v", err)
+		t.Fatalf("host calling an admin method: %v", err)
 	}
 
 	closed := grpcserver.New(grpcserver.Options{Logger: logging.Discard(),
@@ -212,7 +172,7 @@ func TestPolicyRefusesAGradeAndUnlistedMethods(t *testing.T) {
 		t.Fatal(err)
 	}
 	go closed.Serve(ctx, lis2)
-	_, err = who(identity.As(ctx, identity.Identity{Name: "me", Grade: identity.Operator}), dial(t, lis2.Addr().String(), nil), "")
+	_, err = who(identity.As(ctx, identity.Identity{Name: "me", Grade: identity.Admin}), dial(t, lis2.Addr().String(), nil), "")
 	if status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), "Whoami.Who is not open to any caller") {
 		t.Fatalf("a method missing from the policy: %v, want PERMISSION_DENIED", err)
 	}
@@ -222,12 +182,12 @@ func TestPanicIsRecoveredAsInternal(t *testing.T) {
 	t.Parallel()
 	addr := serve(t, true, nil)
 	cc := dial(t, addr, nil)
-	ctx := identity.As(context.Background(), identity.Identity{Name: "me", Grade: identity.Operator})
+	ctx := identity.As(context.Background(), identity.Identity{Name: "me", Grade: identity.Admin})
 	_, err := who(ctx, cc, "panic")
 	if status.Code(err) != codes.Internal {
 		t.Fatalf("panic: %v, want INTERNAL", err)
 	}
-	if got, err := who(ctx, cc, ""); err != nil || got != "me (operator)" {
+	if got, err := who(ctx, cc, ""); err != nil || got != "me (admin)" {
 		t.Fatalf("after a panic the server should still answer: %q %v", got, err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"slices"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -13,12 +14,15 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// Metadata keys (HTTP headers Switchboard-Identity and Switchboard-Grade). In
-// dev mode they ARE the identity; in production only a service peer may send
-// them, to act on behalf of the identity they name.
+// Metadata keys (HTTP headers Switchboard-Identity and Switchboard-Grade).
+// In dev mode they ARE the identity; in production only a service peer may
+// send them, to act on behalf of the identity they name, within its scope
+// (MayAssert). MetadataWorkspaces states that identity's workspaces as
+// ParseWorkspaceList reads them (the gateway sends a token's).
 const (
-	MetadataName  = "switchboard-identity"
-	MetadataGrade = "switchboard-grade"
+	MetadataName       = "switchboard-identity"
+	MetadataGrade      = "switchboard-grade"
+	MetadataWorkspaces = "switchboard-workspaces"
 )
 
 // Authenticator derives a caller's identity from one request.
@@ -30,16 +34,28 @@ type Authenticator struct {
 
 // Authenticate returns the identity of the caller of the request in ctx.
 // Errors are gRPC statuses: UNAUTHENTICATED when there is no identity,
-// PERMISSION_DENIED when a non-service peer asserts one.
+// PERMISSION_DENIED when a peer asserts one it may not.
 func (a Authenticator) Authenticate(ctx context.Context) (Identity, error) {
-	asserted, err := assertedIdentity(ctx)
+	md, _ := metadata.FromIncomingContext(ctx)
+	asserted, err := FromValues(md.Get(MetadataName), md.Get(MetadataGrade), MetadataName, MetadataGrade)
 	if err != nil {
-		return Identity{}, err
+		return Identity{}, status.Error(codes.Unauthenticated, err.Error())
+	}
+	stated, err := statedWorkspaces(md, asserted)
+	if err != nil {
+		return Identity{}, status.Error(codes.Unauthenticated, err.Error())
 	}
 	if a.Dev {
 		if asserted == nil {
 			return Identity{}, status.Error(codes.Unauthenticated,
 				`no identity: in dev mode every call names its caller in the "switchboard-identity" metadata key (HTTP header Switchboard-Identity)`)
+		}
+		// Dev mode trusts whoever reaches loopback: they see every
+		// workspace unless a peer (the gateway, for a token) says less.
+		all := AllWorkspaces()
+		asserted.Workspaces = &all
+		if stated != nil {
+			asserted.Workspaces = stated
 		}
 		return *asserted, nil
 	}
@@ -52,27 +68,46 @@ func (a Authenticator) Authenticate(ctx context.Context) (Identity, error) {
 	}
 	if self.Grade != Service {
 		return Identity{}, status.Errorf(codes.PermissionDenied,
-			"%q is a %s and may not act on behalf of %q: only a service certificate (OU=service) may",
-			self.Name, self.Grade, asserted.Name)
+			"%q is %s and may not act on behalf of %q: only a service certificate (OU=service) may",
+			self.Name, self.Grade.Article(), asserted.Name)
+	}
+	if len(md.Get(MetadataGrade)) == 0 {
+		return Identity{}, status.Errorf(codes.PermissionDenied,
+			"%q asserted %q without a grade: an assertion names the grade it acts as", self.Name, asserted.Name)
+	}
+	asserted.Workspaces = stated
+	if err := MayAssert(self.Name, *asserted); err != nil {
+		return Identity{}, status.Error(codes.PermissionDenied, err.Error())
 	}
 	return *asserted, nil
 }
 
-// assertedIdentity reads the identity metadata, if any.
-func assertedIdentity(ctx context.Context) (*Identity, error) {
-	md, _ := metadata.FromIncomingContext(ctx)
-	id, err := FromValues(md.Get(MetadataName), md.Get(MetadataGrade), MetadataName, MetadataGrade)
-	if err != nil {
-		return nil, status.Error(codes.Unauthenticated, err.Error())
+// statedWorkspaces reads the workspaces metadata: nil when absent. It
+// states the asserted identity's workspaces, so it needs one.
+func statedWorkspaces(md metadata.MD, asserted *Identity) (*Workspaces, error) {
+	vs := md.Get(MetadataWorkspaces)
+	switch {
+	case len(vs) == 0:
+		return nil, nil
+	case asserted == nil:
+		return nil, fmt.Errorf("%q is set but %q is not: workspaces belong to a named identity", MetadataWorkspaces, MetadataName)
+	case len(vs) > 1:
+		return nil, fmt.Errorf("%q is set more than once", MetadataWorkspaces)
 	}
-	return id, nil
+	w, err := ParseWorkspaceList(vs[0])
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", MetadataWorkspaces, err)
+	}
+	return &w, nil
 }
 
 // FromValues reads an asserted identity from the values of its name and
 // grade keys (gRPC metadata, HTTP headers; nameKey and gradeKey name them
 // in errors). No name is no assertion (nil); a grade without a name, a key
 // given twice, a bad name or an unknown grade is an error naming its key.
-// The grade defaults to Operator.
+// Without a grade the identity is an admin: that is dev mode's reading,
+// where whoever reaches loopback may name any grade anyway (production
+// refuses an assertion without a grade).
 func FromValues(names, grades []string, nameKey, gradeKey string) (*Identity, error) {
 	switch {
 	case len(names) == 0 && len(grades) > 0:
@@ -85,7 +120,7 @@ func FromValues(names, grades []string, nameKey, gradeKey string) (*Identity, er
 	if err := CheckName(names[0]); err != nil {
 		return nil, fmt.Errorf("%s: %w", nameKey, err)
 	}
-	grade := Operator
+	grade := Admin
 	if len(grades) == 1 {
 		g, err := ParseGrade(grades[0])
 		if err != nil {
@@ -124,31 +159,58 @@ func peerIdentity(ctx context.Context) (Identity, error) {
 }
 
 // FromCertificate maps a verified leaf to an identity: the subject CN is the
-// name, and the OU gives the grade (`host`, `service`, anything else
-// operator).
+// name, the OU the grade. A leaf whose OUs name no grade, or more than one,
+// is refused (UNAUTHENTICATED): there is no default grade.
 func FromCertificate(cert *x509.Certificate) (Identity, error) {
 	name := cert.Subject.CommonName
 	if err := CheckName(name); err != nil {
 		return Identity{}, status.Error(codes.Unauthenticated, "client certificate: "+err.Error())
 	}
-	grade := Operator
 	ous := cert.Subject.OrganizationalUnit
-	switch {
-	case slices.Contains(ous, string(Service)):
-		grade = Service
-	case slices.Contains(ous, string(Host)):
-		grade = Host
+	var grades []Grade
+	for _, ou := range ous {
+		if g, err := ParseGrade(ou); err == nil && !slices.Contains(grades, g) {
+			grades = append(grades, g)
+		}
 	}
-	return Identity{Name: name, Grade: grade}, nil
+	switch {
+	case len(grades) == 1:
+		return Identity{Name: name, Grade: grades[0]}, nil
+	case len(grades) > 1:
+		return Identity{}, status.Errorf(codes.Unauthenticated,
+			"the client certificate of %q names %d grades in its OU (%s); it must name exactly one", name, len(grades), strings.Join(ous, ", "))
+	case slices.Contains(ous, "operator"):
+		return Identity{}, status.Errorf(codes.Unauthenticated,
+			`the client certificate of %q has OU "operator", a grade that is gone: mint it again with --grade driver or --grade admin`, name)
+	}
+	return Identity{}, status.Errorf(codes.Unauthenticated,
+		"the client certificate of %q names no grade: its OU must be one of host, driver, admin or service, and it has %s", name, ouList(ous))
 }
 
-// As returns a context whose outgoing calls assert id. A service uses it to
-// act on behalf of a caller (production) or to name itself (dev mode).
+func ouList(ous []string) string {
+	if len(ous) == 0 {
+		return "none"
+	}
+	q := make([]string, len(ous))
+	for i, ou := range ous {
+		q[i] = fmt.Sprintf("%q", ou)
+	}
+	return strings.Join(q, ", ")
+}
+
+// As returns a context whose outgoing calls assert id (and its stated
+// workspaces, when it has any). A service uses it to act on behalf of a
+// caller (production) or to name itself (dev mode).
 func As(ctx context.Context, id Identity) context.Context {
 	md, _ := metadata.FromOutgoingContext(ctx)
 	md = md.Copy()
 	md.Set(MetadataName, id.Name)
 	md.Set(MetadataGrade, string(id.Grade))
+	if id.Workspaces != nil {
+		md.Set(MetadataWorkspaces, id.Workspaces.String())
+	} else {
+		md.Delete(MetadataWorkspaces)
+	}
 	return metadata.NewOutgoingContext(ctx, md)
 }
 

@@ -2,8 +2,10 @@
 //
 // An identity is derived per request — from the client certificate in
 // production, from metadata in dev mode — and never cached on the
-// connection. A `service` peer may act on behalf of another identity by
-// asserting it in metadata; nobody else may.
+// connection. Its grade says which RPCs it may call (Policy); its
+// workspaces say what it may see (Workspaces). A `service` peer may act on
+// behalf of another identity by asserting it in metadata, within the scope
+// this package states for it (MayAssert); nobody else may.
 package identity
 
 import (
@@ -18,24 +20,42 @@ import (
 type Grade string
 
 const (
-	// Operator may do every act. It is the default grade.
-	Operator Grade = "operator"
-	// Host may only advertise, read invocations and complete them.
+	// Host may only advertise its own tool set, follow its own queue and
+	// complete its own invocations.
 	Host Grade = "host"
-	// Service is a suite service; it may act on behalf of another identity.
+	// Driver may list, invoke, capture and cancel inside the workspaces it
+	// is granted. The default grade of a token.
+	Driver Grade = "driver"
+	// Admin may do what a driver may, and mount and unmount servers,
+	// register clients, mint tokens and set grants.
+	Admin Grade = "admin"
+	// Service is a suite service; it may act on behalf of another identity
+	// within its scope (MayAssert).
 	Service Grade = "service"
 )
 
-// ParseGrade reads a grade as written in a certificate's OU or in metadata.
-// The empty string is Operator, the default.
+// Grades is every grade, in the order the docs list them.
+var Grades = []Grade{Host, Driver, Admin, Service}
+
+// Article is the grade with its article, as a sentence says it: "a host",
+// "an admin".
+func (g Grade) Article() string {
+	if g == Admin {
+		return "an " + string(g)
+	}
+	return "a " + string(g)
+}
+
+// ParseGrade reads a grade as written in a certificate's OU, in metadata or
+// in a token record. There is no default: the empty string is refused.
 func ParseGrade(s string) (Grade, error) {
 	switch Grade(s) {
-	case "", Operator:
-		return Operator, nil
-	case Host, Service:
+	case Host, Driver, Admin, Service:
 		return Grade(s), nil
+	case "operator":
+		return "", fmt.Errorf(`grade "operator" is gone: it was split into driver (list, invoke, capture, cancel) and admin (what a driver may, and mount, register, tokens, grants)`)
 	}
-	return "", fmt.Errorf("unknown grade %q: want operator, host or service", s)
+	return "", fmt.Errorf("unknown grade %q: want host, driver, admin or service", s)
 }
 
 // Identity is one caller.
@@ -44,6 +64,11 @@ type Identity struct {
 	Name string
 	// Grade is what the caller may do.
 	Grade Grade
+	// Workspaces is what the caller's credential says it may see: a
+	// token's workspaces (asserted by the gateway), or every workspace in
+	// dev mode. Nil when the credential says nothing (a certificate): the
+	// grade and the registry's grant records decide (Workspaces.Resolve).
+	Workspaces *Workspaces
 }
 
 func (id Identity) String() string { return id.Name + " (" + string(id.Grade) + ")" }

@@ -28,7 +28,7 @@ func Merge(ps ...Policy) Policy {
 }
 
 // Any is every grade.
-var Any = []Grade{Operator, Host, Service}
+var Any = Grades
 
 // openMethod needs no identity: health must answer probes that hold none,
 // and says nothing but whether the server serves. (In production a
@@ -68,7 +68,7 @@ func (g Guard) admit(ctx context.Context, method string) (context.Context, error
 		return nil, status.Errorf(codes.PermissionDenied, "%s is not open to any caller", shortMethod(method))
 	}
 	if !slices.Contains(grades, id.Grade) {
-		return nil, status.Errorf(codes.PermissionDenied, "%q is a %s and may not call %s", id.Name, id.Grade, shortMethod(method))
+		return nil, status.Errorf(codes.PermissionDenied, "%q is %s and may not call %s", id.Name, id.Grade.Article(), shortMethod(method))
 	}
 	return NewContext(ctx, id), nil
 }

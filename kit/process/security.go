@@ -2,8 +2,10 @@ package process
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
+	"fmt"
 
 	"github.com/switchboard-run/switchboard/kit/certs"
 	"github.com/switchboard-run/switchboard/kit/identity"
@@ -66,4 +68,37 @@ func (s *Security) Self(name string) identity.Self {
 // Authenticator is the server side of this choice.
 func (s *Security) Authenticator() identity.Authenticator {
 	return identity.Authenticator{Dev: s.Dev}
+}
+
+// ActingSelf is Self for a service that acts on behalf of others — the
+// gateway for its callers, the bridge for its mounted clients — whose
+// certificate (clientTLS's, nil in dev mode) must be a service's named
+// name: the backends admit what it asserts only within the scope
+// identity.ScopeOf(name) states. Any other certificate would have each
+// call it makes for someone refused, one at a time, so it fails here.
+func (s *Security) ActingSelf(name string, clientTLS *tls.Config) (identity.Self, error) {
+	self := s.Self(name)
+	if clientTLS == nil {
+		return self, nil
+	}
+	if len(clientTLS.Certificates) == 0 || len(clientTLS.Certificates[0].Certificate) == 0 {
+		return identity.Self{}, fmt.Errorf("the %s has no certificate of its own (--tls-cert)", name)
+	}
+	leaf := clientTLS.Certificates[0].Leaf
+	if leaf == nil {
+		var err error
+		if leaf, err = x509.ParseCertificate(clientTLS.Certificates[0].Certificate[0]); err != nil {
+			return identity.Self{}, fmt.Errorf("the %s's certificate %s: %w", name, s.Files.Cert, err)
+		}
+	}
+	id, err := identity.FromCertificate(leaf)
+	if err != nil {
+		return identity.Self{}, fmt.Errorf("the %s's certificate %s: %w", name, s.Files.Cert, err)
+	}
+	if id.Grade != identity.Service || id.Name != name {
+		return identity.Self{}, fmt.Errorf("the %s's certificate %s names %q with grade %s: the %s acts on behalf of others, which the suite admits only from a service certificate named %q (CN=%s, OU=service)",
+			name, s.Files.Cert, id.Name, id.Grade, name, name, name)
+	}
+	self.Identity = id
+	return self, nil
 }

@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"context"
+	"fmt"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -13,6 +14,16 @@ import (
 // a dev-mode suite reads it.
 func As(name string, grade identity.Grade) context.Context {
 	return identity.As(context.Background(), identity.Identity{Name: name, Grade: grade})
+}
+
+// AsIn is As for an identity whose workspaces are stated, as the gateway
+// states a token's: it sees those and nothing else ("*" for every one).
+func AsIn(name string, grade identity.Grade, workspaces ...string) context.Context {
+	ws, err := identity.ParseWorkspaces(workspaces)
+	if err != nil {
+		panic(fmt.Sprintf("testkit.AsIn: %v", err))
+	}
+	return identity.As(context.Background(), identity.Identity{Name: name, Grade: grade, Workspaces: &ws})
 }
 
 // Refused checks that err is a gRPC status with code and exactly msg: the

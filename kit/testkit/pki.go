@@ -13,14 +13,27 @@ import (
 
 // PKI is a CA kept in a directory, minting a process directory per leaf
 // (certs.DirFiles: ca.pem, cert.pem, key.pem) beside it, as
-// `switchboard certs` does.
+// `switchboard certs` does: the mutual-TLS material of a production-mode
+// test.
 type PKI struct {
 	Dir string
-	ca  *certs.CA
+	CA  *certs.CA
 }
 
-// NewPKI mints a CA into dir.
-func NewPKI(t TB, dir string) *PKI {
+// NewPKI mints a CA into a fresh directory, removed when the test ends.
+func NewPKI(t TB) *PKI {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "switchboard-pki-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return NewPKIIn(t, dir)
+}
+
+// NewPKIIn mints a CA into dir (a SharedDir, for a process that becomes
+// another user and must still reach its material).
+func NewPKIIn(t TB, dir string) *PKI {
 	t.Helper()
 	ca, err := certs.MintCA("test CA", time.Hour)
 	if err != nil {
@@ -29,22 +42,40 @@ func NewPKI(t TB, dir string) *PKI {
 	if err := ca.Write(dir); err != nil {
 		t.Fatal(err)
 	}
-	return &PKI{Dir: dir, ca: ca}
+	return &PKI{Dir: dir, CA: ca}
 }
 
-// Leaf mints name with grade (its OU), serving as 127.0.0.1 and localhost,
-// into Dir/name and returns its files.
+// Leaf mints a leaf named name with OU grade ("" for none) that serves as
+// 127.0.0.1 and localhost, into a directory of its own under Dir, and
+// returns its files.
 func (p *PKI) Leaf(t TB, name, grade string) certs.Files {
 	t.Helper()
-	l, err := p.ca.Mint(certs.LeafSpec{Name: name, Grade: grade, Hosts: []string{"127.0.0.1", "localhost"}, Validity: time.Hour})
+	l, err := p.CA.Mint(certs.LeafSpec{Name: name, Grade: grade, Hosts: []string{"127.0.0.1", "localhost"}, Validity: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(p.Dir, name)
-	if err := l.WriteDir(dir, p.ca, nil); err != nil {
+	// One name may be minted at several grades: each gets its directory.
+	dir := filepath.Join(p.Dir, strings.ReplaceAll(name, " ", "-")+"."+grade)
+	if err := l.WriteDir(dir, p.CA, nil); err != nil {
 		t.Fatal(err)
 	}
 	return certs.DirFiles(dir)
+}
+
+// ServerTLS is the listener config of a leaf named name with OU grade.
+func (p *PKI) ServerTLS(t TB, name, grade string) *tls.Config {
+	t.Helper()
+	cfg, err := p.Leaf(t, name, grade).ServerConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// ClientTLS is the dialing config of a leaf named name with OU grade.
+func (p *PKI) ClientTLS(t TB, name, grade string) *tls.Config {
+	t.Helper()
+	return Client(t, p.Leaf(t, name, grade))
 }
 
 // Client is the TLS config for dialing the suite as f.

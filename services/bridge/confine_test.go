@@ -24,7 +24,7 @@ func TestAServerCannotReadTheBridgesKeyNorInheritItsEnvironment(t *testing.T) {
 	}
 	bin := testkit.Build(t, "github.com/switchboard-run/switchboard/services/bridge/cmd/bridge")
 	dir := testkit.SharedDir(t)
-	files := testkit.NewPKI(t, dir).Leaf(t, "bridge", "service")
+	files := testkit.NewPKIIn(t, dir).Leaf(t, "bridge", "service")
 	keyOut, envOut := filepath.Join(dir, "key.out"), filepath.Join(dir, "env.out")
 	script := "cat " + files.Key + " > " + keyOut + " 2>&1; env > " + envOut + ".tmp && mv " + envOut + ".tmp " + envOut
 	config := filepath.Join(dir, "mcp.json")
@@ -55,7 +55,7 @@ func TestAServerCannotReadTheBridgesKeyNorInheritItsEnvironment(t *testing.T) {
 // start, saying how to go on.
 func TestTheBridgeRefusesAKeyItsServersCouldRead(t *testing.T) {
 	t.Parallel()
-	files := testkit.NewPKI(t, t.TempDir()).Leaf(t, "bridge", "service")
+	files := testkit.NewPKIIn(t, t.TempDir()).Leaf(t, "bridge", "service")
 	args := append([]string{"--listen", "127.0.0.1:0"}, testkit.TLSFlags(files)...)
 	err := Main(t.Context(), args, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "the programs the bridge runs") || !strings.Contains(err.Error(), "could read its private key "+files.Key) {

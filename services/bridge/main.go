@@ -32,6 +32,15 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := p.Confine(cfg.Children); err != nil {
 		return err
 	}
+	// The bridge acts for its mounted clients as hosts; the backends admit
+	// that only from a service certificate named "bridge".
+	clientTLS, err := p.ClientTLS()
+	if err != nil {
+		return err
+	}
+	if _, err := cfg.Security.ActingSelf("bridge", clientTLS); err != nil {
+		return err
+	}
 	srv, err := p.GRPCServer(Policy)
 	if err != nil {
 		return err

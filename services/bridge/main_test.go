@@ -29,7 +29,7 @@ func TestTheBridgeProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	res, err := bridgev1.NewBridgeServiceClient(conn).ListServers(operator, &bridgev1.ListServersRequest{})
+	res, err := bridgev1.NewBridgeServiceClient(conn).ListServers(admin, &bridgev1.ListServersRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,6 +49,8 @@ func TestTheBridgeProcess(t *testing.T) {
 
 func TestMainRefusesBadStarts(t *testing.T) {
 	t.Parallel()
+	pki := testkit.NewPKI(t)
+	mailbox := pki.Leaf(t, "mailbox", "service")
 	tests := []struct {
 		name string
 		args []string
@@ -58,6 +60,8 @@ func TestMainRefusesBadStarts(t *testing.T) {
 		{"dev mode on a public address", []string{"--dev", "--listen", "0.0.0.0:0"}, `dev mode refuses to listen on "0.0.0.0:0"`},
 		{"a bad mcp config", []string{"--dev", "--listen", "127.0.0.1:0", "--mcp-config", "/no/such/mcp.json"}, "mcp config: open /no/such/mcp.json"},
 		{"a bad log level", []string{"--dev", "--log-level", "loud"}, `log level "loud"`},
+		{"a certificate not named bridge", []string{"--listen", "127.0.0.1:0", "--tls-ca", mailbox.CA, "--tls-cert", mailbox.Cert, "--tls-key", mailbox.Key},
+			`names "mailbox" with grade service: the bridge acts on behalf of others, which the suite admits only from a service certificate named "bridge" (CN=bridge, OU=service)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -31,7 +31,7 @@ func TestUnmountKillsABackendThatIgnoresShutdown(t *testing.T) {
 	}
 	pid := s.backend(t, "fake").PID()
 	began := time.Now()
-	un, err := s.bridge.Unmount(operator, &bridgev1.UnmountRequest{Client: "fake"})
+	un, err := s.bridge.Unmount(admin, &bridgev1.UnmountRequest{Client: "fake"})
 	took := time.Since(began)
 	if err != nil {
 		t.Fatal(err)

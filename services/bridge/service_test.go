@@ -23,20 +23,24 @@ func TestMountRefusals(t *testing.T) {
 		code codes.Code
 		msg  string
 	}{
-		{"a bad client name", operator, &bridgev1.MountRequest{Client: "Files_1", Config: ok},
+		{"a bad client name", admin, &bridgev1.MountRequest{Client: "Files_1", Config: ok},
 			codes.InvalidArgument, `mount "Files_1": client name "Files_1" is not 1–32 chars of [a-z0-9-] starting with a letter or digit`},
-		{"no config", operator, &bridgev1.MountRequest{Client: "a"},
+		{"no config", admin, &bridgev1.MountRequest{Client: "a"},
 			codes.InvalidArgument, `mount "a": no config: say how to reach the server`},
-		{"an empty command", operator, &bridgev1.MountRequest{Client: "a", Config: stdioServer(" ")},
+		{"an empty command", admin, &bridgev1.MountRequest{Client: "a", Config: stdioServer(" ")},
 			codes.InvalidArgument, `mount "a": the command is empty: name the program that runs the server`},
-		{"a url that is not http", operator, &bridgev1.MountRequest{Client: "a", Config: httpServer("ftp://h/")},
+		{"a url that is not http", admin, &bridgev1.MountRequest{Client: "a", Config: httpServer("ftp://h/")},
 			codes.InvalidArgument, `mount "a": url "ftp://h/" is not an http:// or https:// URL with a host`},
-		{"a negative bound", operator, &bridgev1.MountRequest{Client: "a", Config: &bridgev1.ServerConfig{Transport: ok.Transport, MaxTools: -1}},
+		{"a negative bound", admin, &bridgev1.MountRequest{Client: "a", Config: &bridgev1.ServerConfig{Transport: ok.Transport, MaxTools: -1}},
 			codes.InvalidArgument, `mount "a": max_tools is -1; want 0 (the default) or more`},
-		{"a plugin manifest without a command", operator, &bridgev1.MountRequest{Client: "a", Config: &bridgev1.ServerConfig{Transport: &bridgev1.ServerConfig_Plugin{Plugin: &bridgev1.PluginManifest{}}}},
+		{"a plugin manifest without a command", admin, &bridgev1.MountRequest{Client: "a", Config: &bridgev1.ServerConfig{Transport: &bridgev1.ServerConfig_Plugin{Plugin: &bridgev1.PluginManifest{}}}},
 			codes.InvalidArgument, `mount "a": the manifest's command is empty: name the program that runs the backend`},
 		{"a host may not mount", testkit.As("laptop", identity.Host), &bridgev1.MountRequest{Client: "a", Config: ok},
 			codes.PermissionDenied, `"laptop" is a host and may not call BridgeService.Mount`},
+		{"a driver may not mount", driver, &bridgev1.MountRequest{Client: "a", Config: ok},
+			codes.PermissionDenied, `"agent" is a driver and may not call BridgeService.Mount`},
+		{"a service may not mount", testkit.As("gateway", identity.Service), &bridgev1.MountRequest{Client: "a", Config: ok},
+			codes.PermissionDenied, `"gateway" is a service and may not call BridgeService.Mount`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -44,11 +48,16 @@ func TestMountRefusals(t *testing.T) {
 			testkit.Refused(t, err, tt.code, tt.msg)
 		})
 	}
-	_, err := s.bridge.Unmount(operator, &bridgev1.UnmountRequest{Client: "ghost"})
+	_, err := s.bridge.Unmount(admin, &bridgev1.UnmountRequest{Client: "ghost"})
 	testkit.Refused(t, err, codes.NotFound, `no MCP server is mounted as "ghost"`)
+	_, err = s.bridge.Unmount(driver, &bridgev1.UnmountRequest{Client: "ghost"})
+	testkit.Refused(t, err, codes.PermissionDenied, `"agent" is a driver and may not call BridgeService.Unmount`)
+	if _, err := s.bridge.ListServers(driver, &bridgev1.ListServersRequest{}); err != nil {
+		t.Fatalf("a driver lists the servers: %v", err)
+	}
 	_, err = s.bridge.ListServers(testkit.As("laptop", identity.Host), &bridgev1.ListServersRequest{})
 	testkit.Refused(t, err, codes.PermissionDenied, `"laptop" is a host and may not call BridgeService.ListServers`)
-	if res, _ := s.bridge.ListServers(operator, &bridgev1.ListServersRequest{}); len(res.GetServers()) != 0 {
+	if res, _ := s.bridge.ListServers(admin, &bridgev1.ListServersRequest{}); len(res.GetServers()) != 0 {
 		t.Errorf("refused mounts left rows: %v", res.GetServers())
 	}
 }
@@ -75,13 +84,13 @@ func TestMountReplaceAndUnmount(t *testing.T) {
 		t.Error("the old process still serves after a replacement")
 	}
 	s.mount(t, "other", stdioServer(testkit.Tool(t, "everything")))
-	res, err := s.bridge.ListServers(operator, &bridgev1.ListServersRequest{})
+	res, err := s.bridge.ListServers(admin, &bridgev1.ListServersRequest{})
 	if err != nil || len(res.GetServers()) != 2 || res.GetServers()[0].GetClient() != "conf" || res.GetServers()[1].GetClient() != "other" {
 		t.Fatalf("ListServers = %v, %v; want conf then other", res, err)
 	}
 
 	pid := s.pid(t, "conf")
-	un, err := s.bridge.Unmount(operator, &bridgev1.UnmountRequest{Client: "conf"})
+	un, err := s.bridge.Unmount(admin, &bridgev1.UnmountRequest{Client: "conf"})
 	if err != nil {
 		t.Fatal(err)
 	}

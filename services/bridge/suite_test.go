@@ -57,8 +57,8 @@ func newSuite(t testing.TB, tm timing) *suite {
 }
 
 var (
-	operator = testkit.As("ops", identity.Operator)
-	driver   = testkit.As("agent", identity.Operator)
+	admin  = testkit.As("ops", identity.Admin)
+	driver = testkit.As("agent", identity.Driver)
 )
 
 func stdioServer(bin string, args ...string) *bridgev1.ServerConfig {
@@ -69,10 +69,10 @@ func httpServer(url string) *bridgev1.ServerConfig {
 	return &bridgev1.ServerConfig{Transport: &bridgev1.ServerConfig_Http{Http: &bridgev1.HttpTransport{Url: url}}}
 }
 
-// mount mounts cfg under client through the gRPC API, as an operator.
+// mount mounts cfg under client through the gRPC API, as an admin.
 func (s *suite) mount(t testing.TB, client string, cfg *bridgev1.ServerConfig) *bridgev1.ServerStatus {
 	t.Helper()
-	res, err := s.bridge.Mount(operator, &bridgev1.MountRequest{Client: client, Config: cfg})
+	res, err := s.bridge.Mount(admin, &bridgev1.MountRequest{Client: client, Config: cfg})
 	if err != nil {
 		t.Fatalf("Mount(%q): %v", client, err)
 	}
@@ -82,7 +82,7 @@ func (s *suite) mount(t testing.TB, client string, cfg *bridgev1.ServerConfig) *
 // row is client's ListServers row, or nil.
 func (s *suite) row(t testing.TB, client string) *bridgev1.ServerStatus {
 	t.Helper()
-	res, err := s.bridge.ListServers(operator, &bridgev1.ListServersRequest{})
+	res, err := s.bridge.ListServers(admin, &bridgev1.ListServersRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func (s *suite) call(t testing.TB, client, tool, input string) *mailboxv1.Captur
 // advertised is client's tool names as the registry holds them.
 func (s *suite) advertised(t testing.TB, client string) map[string]bool {
 	t.Helper()
-	res, err := s.reg.GetClient(operator, &registryv1.GetClientRequest{Client: client})
+	res, err := s.reg.GetClient(admin, &registryv1.GetClientRequest{Client: client})
 	if status.Code(err) == codes.NotFound {
 		return map[string]bool{}
 	}

@@ -201,7 +201,7 @@ func opCases() []goldenCase {
 		},
 		{
 			name:   "capture-foreign-handle",
-			header: as("mallory", identity.Operator),
+			header: as("mallory", identity.Driver),
 			body:   `{"op":"capture","invocation":"` + handle + `"}`,
 			setup:  handedToLaptop,
 			check: func(t *testing.T, b *suite, _ reply) {
@@ -221,7 +221,7 @@ func opCases() []goldenCase {
 			setup:  func(t *testing.T, b *suite) { b.hold(t, "laptop") },
 		},
 		{
-			// laptop advertises grep: the same body as an operator routes.
+			// laptop advertises grep: the same body as a driver routes.
 			name:   "invoke-grade-refused",
 			header: as("alice", identity.Host),
 			body:   `{"op":"invoke","client":"laptop","tool":"grep","input":{}}`,

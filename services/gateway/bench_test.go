@@ -25,7 +25,7 @@ import (
 func BenchmarkRoundTrip(b *testing.B) {
 	s := startProcSuite(b)
 	mbAddr := s.mailboxAddr
-	alice := s.party(as("alice", identity.Operator))
+	alice := s.party(as("alice", identity.Driver))
 
 	b.Run("grpc", func(b *testing.B) {
 		cc, err := grpcclient.Dial(mbAddr, nil)

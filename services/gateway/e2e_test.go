@@ -18,13 +18,14 @@ import (
 func TestHTTPOnlyHostAndDriverCompleteRoundTrips(t *testing.T) {
 	t.Parallel()
 	s := startProcSuite(t)
-	alice, laptop := s.party(as("alice", identity.Operator)), s.party(as("laptop", identity.Host))
+	alice, laptop := s.party(as("alice", identity.Driver)), s.party(as("laptop", identity.Host))
+	ops := s.party(as("ops", identity.Admin))
 
 	laptop.act(t, 200, `{"op":"advertise","tools":[{"name":"echo","description":"Prints its input.","input_schema":`+echoSchema+`}]}`)
 	if got := laptop.act(t, 200, `{"op":"advertise","tools":[{"name":"echo","description":"Prints its input.","input_schema":`+echoSchema+`}]}`); got != `{"ok":true,"kind":"advertised","wrote":false}` {
 		t.Fatalf("re-advertising the same set: %s", got)
 	}
-	alice.must(t, 200, http.MethodPut, "/v1/workspaces/default/clients/laptop", "")
+	ops.must(t, 200, http.MethodPut, "/v1/workspaces/default/clients/laptop", "")
 
 	// Before any host reads, the capture is absent: the reply has no capture key.
 	input := `{ "text": "héllo", "n": 123456789012345678901234567890, "f": 1.50, "z": null, "deep": [[{}]] }`
@@ -34,7 +35,7 @@ func TestHTTPOnlyHostAndDriverCompleteRoundTrips(t *testing.T) {
 	}
 	// Someone else's handle is absent, never forbidden.
 	absent := `{"ok":false,"error":"no invocation \"` + inv + `\" is in flight; it was answered already, it expired, or this engine restarted since it was posted — the box may have run it; read the world before acting again"}`
-	if got := s.party(as("mallory", identity.Operator)).act(t, 404, `{"op":"capture","invocation":"`+inv+`"}`); got != absent {
+	if got := s.party(as("mallory", identity.Driver)).act(t, 404, `{"op":"capture","invocation":"`+inv+`"}`); got != absent {
 		t.Fatalf("a foreign capture: %s\nwant %s", got, absent)
 	}
 
@@ -92,7 +93,7 @@ func TestHTTPOnlyHostAndDriverCompleteRoundTrips(t *testing.T) {
 	alice.act(t, 404, `{"op":"clients","workspace":"nobody-made-this"}`)
 
 	// Health names the backend that is down: no bridge runs.
-	if got := s.party(as("x", identity.Operator)).must(t, 503, http.MethodGet, "/healthz", ""); !strings.HasPrefix(got, `{"ok":false,"error":"backend down: bridge (`) {
+	if got := s.party(as("x", identity.Driver)).must(t, 503, http.MethodGet, "/healthz", ""); !strings.HasPrefix(got, `{"ok":false,"error":"backend down: bridge (`) {
 		t.Fatalf("healthz: %s", got)
 	}
 	select {
@@ -105,7 +106,7 @@ func TestHTTPOnlyHostAndDriverCompleteRoundTrips(t *testing.T) {
 func TestClosingTheHTTPClientReleasesTheHeldRead(t *testing.T) {
 	t.Parallel()
 	s := startProcSuite(t)
-	alice, box := s.party(as("alice", identity.Operator)), s.party(as("idle-box", identity.Host))
+	alice, box := s.party(as("alice", identity.Driver)), s.party(as("idle-box", identity.Host))
 	box.act(t, 200, `{"op":"advertise","tools":[{"name":"noop","description":"","input_schema":{}}]}`)
 	present := func(want bool) func() bool {
 		return func() bool {
@@ -146,8 +147,8 @@ func TestClosingTheHTTPClientReleasesTheHeldRead(t *testing.T) {
 func TestBearerTokensWorkUntilRevoked(t *testing.T) {
 	t.Parallel()
 	s := startProcSuite(t)
-	alice := s.party(as("alice", identity.Operator))
-	created := alice.must(t, 200, http.MethodPost, "/v1/tokens", `{"identity":"ci-bot","grade":"host","note":"e2e"}`)
+	alice, ops := s.party(as("alice", identity.Driver)), s.party(as("ops", identity.Admin))
+	created := ops.must(t, 200, http.MethodPost, "/v1/tokens", `{"identity":"ci-bot","grade":"host","note":"e2e"}`)
 	var tok struct {
 		Token struct {
 			ID string `json:"id"`
@@ -167,7 +168,7 @@ func TestBearerTokensWorkUntilRevoked(t *testing.T) {
 	if got := alice.must(t, 200, http.MethodGet, "/v1/clients/ci-bot", ""); !strings.Contains(got, `"name":"noop"`) {
 		t.Fatalf("ci-bot's advertisement: %s", got)
 	}
-	alice.must(t, 200, http.MethodDelete, "/v1/tokens/"+tok.Token.ID, "")
+	ops.must(t, 200, http.MethodDelete, "/v1/tokens/"+tok.Token.ID, "")
 	if got := bot.act(t, 401, `{"op":"advertise","tools":[]}`); got != `{"ok":false,"error":"unknown or revoked token"}` {
 		t.Fatalf("a revoked token: %s", got)
 	}

@@ -58,7 +58,7 @@ func TestEveryRouteRefusesARebindingHostAndAForeignOrigin(t *testing.T) {
 		}
 	}
 	t.Cleanup(func() {
-		res, err := s.bridge.ListServers(testkit.As("me", identity.Operator), &bridgev1.ListServersRequest{})
+		res, err := s.bridge.ListServers(testkit.As("me", identity.Admin), &bridgev1.ListServersRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}

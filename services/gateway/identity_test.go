@@ -3,10 +3,8 @@ package gateway
 import (
 	"crypto/tls"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -16,17 +14,18 @@ import (
 	"github.com/switchboard-run/switchboard/kit/certs"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/process"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/scripted"
 )
 
-// tokenRegistry knows one token, "sbt_good", for alice (operator), and one
-// of service grade, which the gateway must refuse.
+// tokenRegistry knows one token, "sbt_good", for alice (a driver of every
+// workspace), and one of service grade, which the gateway must refuse.
 func tokenRegistry() *scripted.Registry {
 	return &scripted.Registry{
 		OnAuthenticateToken: func(_ identity.Identity, req *registryv1.AuthenticateTokenRequest) (*registryv1.AuthenticateTokenResponse, error) {
 			switch req.GetSecret() {
 			case "sbt_good":
-				return &registryv1.AuthenticateTokenResponse{Identity: "alice", Grade: "operator"}, nil
+				return &registryv1.AuthenticateTokenResponse{Identity: "alice", Grade: "driver", Workspaces: []string{"*"}}, nil
 			case "sbt_service":
 				return &registryv1.AuthenticateTokenResponse{Identity: "mailbox", Grade: "service"}, nil
 			}
@@ -79,7 +78,7 @@ func TestDevModeBearerTokensActAsTheirIdentity(t *testing.T) {
 	if res.Status != 200 {
 		t.Fatalf("act with a good token: HTTP %d %s", res.Status, res.Body)
 	}
-	sawCaller(t, mb.Rec.Last(t, "Invoke"), "alice", identity.Operator)
+	sawCaller(t, mb.Rec.Last(t, "Invoke"), "alice", identity.Driver)
 	// The check is the gateway's own call, as its service identity.
 	auth := reg.Rec.Last(t, "AuthenticateToken")
 	sawCaller(t, auth, devSelf.Name, identity.Service)
@@ -91,7 +90,7 @@ func TestDevModeBearerTokensActAsTheirIdentity(t *testing.T) {
 	if res.Status != 200 {
 		t.Fatalf("REST with a good token: HTTP %d %s", res.Status, res.Body)
 	}
-	sawCaller(t, mb.Rec.Last(t, "Capture"), "alice", identity.Operator)
+	sawCaller(t, mb.Rec.Last(t, "Capture"), "alice", identity.Driver)
 	noCredentialForwarded(t, append(mb.Rec.Calls(), reg.Rec.Calls()...))
 
 	for _, tc := range []struct {
@@ -100,7 +99,7 @@ func TestDevModeBearerTokensActAsTheirIdentity(t *testing.T) {
 		want   string
 	}{
 		{"a revoked token is refused as the registry says", bearer("sbt_revoked"), `{"ok":false,"error":"unknown or revoked token"}`},
-		{"a service-grade token is refused", bearer("sbt_service"), `{"ok":false,"error":"the token of \"mailbox\" carries grade \"service\"; a token may only be operator or host"}`},
+		{"a service-grade token is refused", bearer("sbt_service"), `{"ok":false,"error":"the token of \"mailbox\" carries grade \"service\"; a token may only be host, driver or admin"}`},
 		{"a token with an identity header is ambiguous", http.Header{"Authorization": {"Bearer sbt_good"}, "Switchboard-Identity": {"bob"}},
 			`{"ok":false,"error":"send either Authorization: Bearer <token> or the Switchboard-Identity header, not both"}`},
 		{"two Authorization headers are refused", http.Header{"Authorization": {"Bearer sbt_good", "Bearer sbt_good"}}, `{"ok":false,"error":"send one Authorization header, not 2"}`},
@@ -118,47 +117,15 @@ func TestDevModeBearerTokensActAsTheirIdentity(t *testing.T) {
 	}
 }
 
-// pki is a CA and the leaves of one production test, written as PEM files.
-type pki struct {
-	dir string
-	ca  *certs.CA
-}
-
-func newPKI(t *testing.T) *pki {
-	t.Helper()
-	ca, err := certs.MintCA("test-ca", time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &pki{dir: t.TempDir(), ca: ca}
-	if err := ca.Write(p.dir); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// files mints a leaf and returns its files.
-func (p *pki) files(t *testing.T, name, grade string) certs.Files {
-	t.Helper()
-	leaf, err := p.ca.Mint(certs.LeafSpec{Name: name, Grade: grade, Hosts: []string{"127.0.0.1"}, Validity: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := leaf.Write(p.dir, name); err != nil {
-		t.Fatal(err)
-	}
-	return certs.Files{CA: filepath.Join(p.dir, "ca.pem"), Cert: filepath.Join(p.dir, name+".pem"), Key: filepath.Join(p.dir, name+"-key.pem")}
-}
-
 func TestProductionForwardsTheCallerOnBehalfOverTheServiceCertificate(t *testing.T) {
 	t.Parallel()
-	p := newPKI(t)
-	backendTLS, err := p.files(t, "backend", "service").ServerConfig()
+	p := testkit.NewPKI(t)
+	backendTLS, err := p.Leaf(t, "backend", "service").ServerConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg, mb := tokenRegistry(), invokeMailbox()
-	gwFiles := p.files(t, "gateway", "service")
+	gwFiles := p.Leaf(t, "gateway", "service")
 	g := newSuite(t, options{scripted: &scripted.Options{TLS: backendTLS, Registry: reg, Mailbox: mb},
 		configure: func(c *Config) { c.Security = process.Security{Files: gwFiles} }})
 	g.URL = strings.Replace(g.URL, "http://", "https://", 1)
@@ -178,13 +145,13 @@ func TestProductionForwardsTheCallerOnBehalfOverTheServiceCertificate(t *testing
 		}
 		return &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}}
 	}
-	aliceFiles := p.files(t, "alice", "operator")
+	aliceFiles := p.Leaf(t, "alice", "driver")
 
 	res := do(t, httpsClient(&aliceFiles), http.MethodPost, g.URL+"/v1/act", nil, []byte(invokeBody))
 	if res.Status != 200 {
 		t.Fatalf("act with alice's certificate: HTTP %d %s", res.Status, res.Body)
 	}
-	sawCaller(t, mb.Rec.Last(t, "Invoke"), "alice", identity.Operator)
+	sawCaller(t, mb.Rec.Last(t, "Invoke"), "alice", identity.Driver)
 
 	anonymous := httpsClient(nil)
 	res = do(t, anonymous, http.MethodPost, g.URL+"/v1/act", nil, []byte(invokeBody))
@@ -193,7 +160,7 @@ func TestProductionForwardsTheCallerOnBehalfOverTheServiceCertificate(t *testing
 		t.Fatalf("act without a certificate: HTTP %d %s, want 401 %s", res.Status, res.Body, want)
 	}
 
-	res = do(t, anonymous, http.MethodPost, g.URL+"/v1/act", as("alice", identity.Operator), []byte(invokeBody))
+	res = do(t, anonymous, http.MethodPost, g.URL+"/v1/act", as("alice", identity.Driver), []byte(invokeBody))
 	if res.Status != 401 || !strings.Contains(string(res.Body), "only in dev mode") {
 		t.Fatalf("a dev header in production: HTTP %d %s", res.Status, res.Body)
 	}
@@ -202,19 +169,19 @@ func TestProductionForwardsTheCallerOnBehalfOverTheServiceCertificate(t *testing
 	if res.Status != 200 {
 		t.Fatalf("REST with a token in production: HTTP %d %s", res.Status, res.Body)
 	}
-	sawCaller(t, mb.Rec.Last(t, "Capture"), "alice", identity.Operator)
+	sawCaller(t, mb.Rec.Last(t, "Capture"), "alice", identity.Driver)
 	// In production the gateway's own call carries no asserted identity:
 	// its certificate speaks for it.
 	sawCaller(t, reg.Rec.Last(t, "AuthenticateToken"), "gateway", identity.Service)
 	noCredentialForwarded(t, append(mb.Rec.Calls(), reg.Rec.Calls()...))
 
 	// A token sent with a certificate wins: it was chosen for this request.
-	bobFiles := p.files(t, "bob", "operator")
+	bobFiles := p.Leaf(t, "bob", "driver")
 	res = do(t, httpsClient(&bobFiles), http.MethodPost, g.URL+"/v1/act", bearer("sbt_good"), []byte(invokeBody))
 	if res.Status != 200 {
 		t.Fatalf("a token with bob's certificate: HTTP %d %s", res.Status, res.Body)
 	}
-	sawCaller(t, mb.Rec.Last(t, "Invoke"), "alice", identity.Operator)
+	sawCaller(t, mb.Rec.Last(t, "Invoke"), "alice", identity.Driver)
 
 	res = do(t, anonymous, http.MethodGet, g.URL+"/healthz", nil, nil)
 	if res.Status != 200 {

@@ -2,9 +2,6 @@ package gateway
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"fmt"
 	"io"
 
 	"google.golang.org/grpc"
@@ -31,7 +28,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	self, err := gatewaySelf(cfg, clientTLS)
+	self, err := cfg.Security.ActingSelf(devSelf.Name, clientTLS)
 	if err != nil {
 		return err
 	}
@@ -53,32 +50,4 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	p.Log.Info("gateway listening", "addr", lis.Addr().String(), "dev", cfg.Security.Dev,
 		"registry", cfg.Registry, "mailbox", cfg.Mailbox, "bridge", cfg.Bridge, "as", self.String())
 	return g.Serve(ctx, lis)
-}
-
-// gatewaySelf is who the gateway calls its backends as: devSelf in dev
-// mode, else its certificate's identity, which must be a service's. It
-// fails fast: without OU=service every call on a caller's behalf would be
-// refused by the backends, one request at a time.
-func gatewaySelf(cfg Config, clientTLS *tls.Config) (identity.Self, error) {
-	self := cfg.Security.Self(devSelf.Name)
-	if clientTLS == nil {
-		return self, nil
-	}
-	leaf := clientTLS.Certificates[0].Leaf
-	if leaf == nil {
-		var err error
-		if leaf, err = x509.ParseCertificate(clientTLS.Certificates[0].Certificate[0]); err != nil {
-			return identity.Self{}, fmt.Errorf("the gateway's certificate %s: %w", cfg.Security.Files.Cert, err)
-		}
-	}
-	id, err := identity.FromCertificate(leaf)
-	if err != nil {
-		return identity.Self{}, fmt.Errorf("the gateway's certificate %s: %w", cfg.Security.Files.Cert, err)
-	}
-	if id.Grade != identity.Service {
-		return identity.Self{}, fmt.Errorf("the gateway's certificate %s names %q with grade %s: the gateway acts on behalf of its callers, which needs a service certificate (OU=service)",
-			cfg.Security.Files.Cert, id.Name, id.Grade)
-	}
-	self.Identity = id
-	return self, nil
 }

@@ -10,12 +10,14 @@ import (
 	"time"
 
 	"github.com/switchboard-run/switchboard/kit/certs"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
 func TestMainRefusesAConfigurationItCannotServeSafely(t *testing.T) {
 	t.Parallel()
-	p := newPKI(t)
-	host := p.files(t, "laptop", "host")
+	p := testkit.NewPKI(t)
+	host := p.Leaf(t, "laptop", "host")
+	mailbox := p.Leaf(t, "mailbox", "service")
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -25,7 +27,9 @@ func TestMainRefusesAConfigurationItCannotServeSafely(t *testing.T) {
 		{"neither dev mode nor TLS", nil, certs.ErrNoTLS.Error()},
 		{"dev mode with TLS files", []string{"--dev", "--tls-ca", host.CA}, "--dev and --tls-* are exclusive"},
 		{"a certificate that is not a service's", []string{"--tls-ca", host.CA, "--tls-cert", host.Cert, "--tls-key", host.Key, "--listen", "127.0.0.1:0"},
-			`names "laptop" with grade host: the gateway acts on behalf of its callers, which needs a service certificate (OU=service)`},
+			`names "laptop" with grade host: the gateway acts on behalf of others, which the suite admits only from a service certificate named "gateway" (CN=gateway, OU=service)`},
+		{"a service certificate of another name", []string{"--tls-ca", mailbox.CA, "--tls-cert", mailbox.Cert, "--tls-key", mailbox.Key, "--listen", "127.0.0.1:0"},
+			`names "mailbox" with grade service: the gateway acts on behalf of others, which the suite admits only from a service certificate named "gateway" (CN=gateway, OU=service)`},
 		{"a bad log level", []string{"--dev", "--log-level", "loud"}, `log level "loud"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -74,7 +74,7 @@ func BenchmarkToolsCall(b *testing.B) {
 	})
 	for _, rev := range revisions {
 		b.Run("mcp-http-"+rev, func(b *testing.B) {
-			cs := s.connectAt(b, rev, "/mcp", as("alice", identity.Operator), nil)
+			cs := s.connectAt(b, rev, "/mcp", as("alice", identity.Driver), nil)
 			for i := range b.N {
 				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echobox_echo", Arguments: map[string]any{"i": i}})
 				if want := fmt.Sprintf(`{"i":%d}`, i); err != nil || res.IsError || texts(res)[0] != want {

@@ -27,7 +27,7 @@ func TestAnMCPClientListsAndCallsTheWorkspacesTools(t *testing.T) {
 func listAndCall(t *testing.T, rev string) {
 	s := newSuite(t, options{laptop: true})
 	s.mountConformance(t)
-	cs := s.connectAt(t, rev, "/mcp", as("alice", identity.Operator), nil)
+	cs := s.connectAt(t, rev, "/mcp", as("alice", identity.Driver), nil)
 
 	listed := map[string]*mcp.Tool{}
 	var order []string
@@ -95,12 +95,12 @@ func listAndCall(t *testing.T, rev string) {
 	}
 
 	// The same workspace by its name; another workspace has other tools.
-	named := s.connectAt(t, rev, "/mcp/default", as("alice", identity.Operator), nil)
+	named := s.connectAt(t, rev, "/mcp/default", as("alice", identity.Driver), nil)
 	res, err := named.ListTools(context.Background(), nil)
 	if err != nil || len(res.Tools) != len(order) {
 		t.Fatalf("/mcp/default lists %d tools (%v), /mcp %d", len(res.Tools), err, len(order))
 	}
-	empty := s.connectAt(t, rev, "/mcp/nobody-made-this", as("alice", identity.Operator), nil)
+	empty := s.connectAt(t, rev, "/mcp/nobody-made-this", as("alice", identity.Driver), nil)
 	if res, err := empty.ListTools(context.Background(), nil); err != nil || len(res.Tools) != 0 {
 		t.Fatalf("a workspace without members lists %v, %v", res, err)
 	}
@@ -131,7 +131,7 @@ func listChanged(t *testing.T, rev string) {
 	s.join(t, "team", "laptop")
 
 	changed := make(chan struct{}, 16)
-	cs := s.connectAt(t, rev, "/mcp/team", as("alice", identity.Operator), &mcp.ClientOptions{
+	cs := s.connectAt(t, rev, "/mcp/team", as("alice", identity.Driver), &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
 	names := func() []string {
 		t.Helper()
@@ -185,7 +185,7 @@ func TestACallThatOutlivesTheClientsTimeoutAnswersWithItsHandle(t *testing.T) {
 func outlive(t *testing.T, rev string) {
 	s := newSuite(t, options{laptop: true})
 	slow := s.waiter(t, "slowbox")
-	cs := s.connectAt(t, rev, "/mcp", as("alice", identity.Operator), nil)
+	cs := s.connectAt(t, rev, "/mcp", as("alice", identity.Driver), nil)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
@@ -227,7 +227,7 @@ func TestCancellingACallCancelsItsInvocation(t *testing.T) {
 func cancelCall(t *testing.T, rev string) {
 	s := newSuite(t, options{laptop: true})
 	slow := s.waiter(t, "slowbox")
-	cs := s.connectAt(t, rev, "/mcp", as("alice", identity.Operator), nil)
+	cs := s.connectAt(t, rev, "/mcp", as("alice", identity.Driver), nil)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	ended := make(chan error, 1)
@@ -255,7 +255,7 @@ func cancelCall(t *testing.T, rev string) {
 }
 
 // A host identity has no business on a driver's endpoint.
-func TestTheMCPEndpointIsForOperators(t *testing.T) {
+func TestTheMCPEndpointIsForDriversAndAdmins(t *testing.T) {
 	t.Parallel()
 	s := newSuite(t, options{laptop: true})
 	_, err := s.openSession("", "/mcp", as("laptop", identity.Host), nil)

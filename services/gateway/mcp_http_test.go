@@ -68,7 +68,7 @@ func slowHandle(t testing.TB, cs *mcp.ClientSession, slow *follower) string {
 // collect it (anyone else is told it is absent).
 func (s *suite) poster(t testing.TB, id, name string) bool {
 	t.Helper()
-	_, err := s.Mailbox.Capture(testkit.As(name, identity.Operator), &mailboxv1.CaptureRequest{Invocation: id})
+	_, err := s.Mailbox.Capture(testkit.As(name, identity.Driver), &mailboxv1.CaptureRequest{Invocation: id})
 	return err == nil
 }
 
@@ -78,13 +78,13 @@ func TestBearerTokensOpenTheMCPEndpointUntilRevoked(t *testing.T) {
 	slow := s.waiter(t, "slowbox")
 	mint := func(name, grade string) *registryv1.CreateTokenResponse {
 		t.Helper()
-		tok, err := s.Registry.CreateToken(aliceCtx, &registryv1.CreateTokenRequest{Identity: name, Grade: grade, Note: "mcp test"})
+		tok, err := s.Registry.CreateToken(opsCtx, &registryv1.CreateTokenRequest{Identity: name, Grade: grade, Note: "mcp test", Workspaces: []string{"default"}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return tok
 	}
-	agent := mint("agent-bot", "operator")
+	agent := mint("agent-bot", "driver")
 	cs := s.connect(t, "/mcp", bearer(agent.GetSecret()), nil)
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "laptop_cat", Arguments: map[string]any{"via": "token"}})
 	if err != nil || res.IsError || texts(res)[0] != `{"via":"token"}` {
@@ -98,11 +98,11 @@ func TestBearerTokensOpenTheMCPEndpointUntilRevoked(t *testing.T) {
 
 	// A host token may not drive.
 	if st, got := s.post(t, "/mcp", bearer(mint("box", "host").GetSecret()), ""); st != http.StatusForbidden ||
-		got != `"box" is a host and may not use the MCP endpoint: listing and calling tools takes an operator` {
+		got != `"box" is a host and may not use the MCP endpoint: listing and calling tools takes a driver or an admin` {
 		t.Fatalf("a host token: HTTP %d %s", st, got)
 	}
 
-	if _, err := s.Registry.RevokeToken(aliceCtx, &registryv1.RevokeTokenRequest{Id: agent.GetToken().GetId()}); err != nil {
+	if _, err := s.Registry.RevokeToken(opsCtx, &registryv1.RevokeTokenRequest{Id: agent.GetToken().GetId()}); err != nil {
 		t.Fatal(err)
 	}
 	if st, got := s.post(t, "/mcp", bearer(agent.GetSecret()), ""); st != http.StatusUnauthorized || got != "unknown or revoked token" {
@@ -152,7 +152,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 func TestTheMCPEndpointRefusesForeignHostsAndOrigins(t *testing.T) {
 	t.Parallel()
 	s := newSuite(t, options{laptop: true, configure: func(c *Config) { c.HTTPOrigins = "http://app.localhost:3000" }})
-	alice := as("alice", identity.Operator)
+	alice := as("alice", identity.Driver)
 	withOrigin := func(o string) http.Header {
 		h := alice.Clone()
 		h.Set("Origin", o)
@@ -194,7 +194,7 @@ func TestShutdownEndsOpenMCPSessions(t *testing.T) {
 	s := newSuite(t, options{laptop: true})
 	listening := &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {}}
 	for _, rev := range revisions {
-		cs := s.connectAt(t, rev, "/mcp", as("alice", identity.Operator), listening)
+		cs := s.connectAt(t, rev, "/mcp", as("alice", identity.Driver), listening)
 		if _, err := cs.ListTools(context.Background(), nil); err != nil {
 			t.Fatal(err)
 		}

@@ -36,7 +36,7 @@ func refusalCases() []goldenCase {
 		{name: "refuse-no-identity", body: `{"op":"invocations"}`},
 		{name: "refuse-identity-twice", header: http.Header{"Switchboard-Identity": {"a", "b"}}, body: `{"op":"invocations"}`},
 		{name: "refuse-grade-without-name", header: http.Header{"Switchboard-Grade": {"host"}}, body: `{"op":"invocations"}`},
-		{name: "refuse-unknown-grade", header: http.Header{"Switchboard-Identity": {"a"}, "Switchboard-Grade": {"admin"}}, body: `{"op":"invocations"}`},
+		{name: "refuse-unknown-grade", header: http.Header{"Switchboard-Identity": {"a"}, "Switchboard-Grade": {"root"}}, body: `{"op":"invocations"}`},
 		// The registry's answer for a secret it never minted.
 		{name: "refuse-bad-token", header: http.Header{"Authorization": {"Bearer sbt_nobody_minted_this"}}, body: `{"op":"invocations"}`},
 		{name: "refuse-authorization-not-bearer", header: http.Header{"Authorization": {"Basic YWxpY2U6cHc="}}, body: `{"op":"invocations"}`},

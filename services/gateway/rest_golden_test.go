@@ -67,7 +67,7 @@ func restCases() []goldenCase {
 			},
 		},
 		{
-			name: "rest-capture-foreign-handle", method: http.MethodGet, path: capturePath, header: as("mallory", identity.Operator),
+			name: "rest-capture-foreign-handle", method: http.MethodGet, path: capturePath, header: as("mallory", identity.Driver),
 			setup: handedToLaptop, check: stillRunning,
 		},
 		{name: "rest-no-route", method: http.MethodGet, path: "/v1/nothing-here", header: alice},

@@ -45,7 +45,7 @@ type goldenCase struct {
 
 var (
 	laptop = as("laptop", identity.Host)
-	alice  = as("alice", identity.Operator)
+	alice  = as("alice", identity.Driver)
 )
 
 func TestActRepliesMatchTheirGoldens(t *testing.T) {

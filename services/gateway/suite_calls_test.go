@@ -17,13 +17,13 @@ import (
 )
 
 // The suite's parties call the real services over gRPC, as they would:
-// hosts advertise, read and complete; operators join clients to
-// workspaces, invoke and collect.
+// hosts advertise, read and complete; an admin joins clients to
+// workspaces; drivers invoke and collect.
 
-// The operators the tests call the services as.
+// The admin and the driver the tests call the services as.
 var (
-	opsCtx   = testkit.As("ops", identity.Operator)
-	aliceCtx = testkit.As("alice", identity.Operator)
+	opsCtx   = testkit.As("ops", identity.Admin)
+	aliceCtx = testkit.As("alice", identity.Driver)
 )
 
 // advertise stores tools as client's set, calling as the host itself.
@@ -34,7 +34,7 @@ func (s *suite) advertise(t testing.TB, client string, tools ...*registryv1.Tool
 	}
 }
 
-// join registers clients in workspace, as an operator.
+// join registers clients in workspace, as an admin.
 func (s *suite) join(t testing.TB, workspace string, clients ...string) {
 	t.Helper()
 	for _, c := range clients {
@@ -44,11 +44,11 @@ func (s *suite) join(t testing.TB, workspace string, clients ...string) {
 	}
 }
 
-// invoke posts as poster (an operator) and returns the handle; the first
+// invoke posts as poster (a driver) and returns the handle; the first
 // handle a test posts is kept in inv.
 func (s *suite) invoke(t testing.TB, poster, client, tool, input string, cwd *string) string {
 	t.Helper()
-	res, err := s.Mailbox.Invoke(testkit.As(poster, identity.Operator), &mailboxv1.InvokeRequest{Client: client, Tool: tool, Input: input, Cwd: cwd})
+	res, err := s.Mailbox.Invoke(testkit.As(poster, identity.Driver), &mailboxv1.InvokeRequest{Client: client, Tool: tool, Input: input, Cwd: cwd})
 	if err != nil {
 		t.Fatalf("%s invoking %s on %s: %v", poster, tool, client, err)
 	}
@@ -82,7 +82,7 @@ func (s *suite) complete(client, id string, c *mailboxv1.Capture) error {
 // collect reads id's capture as its poster, without waiting.
 func (s *suite) collect(t testing.TB, poster, id string) *mailboxv1.CaptureResponse {
 	t.Helper()
-	res, err := s.Mailbox.Capture(testkit.As(poster, identity.Operator), &mailboxv1.CaptureRequest{Invocation: id})
+	res, err := s.Mailbox.Capture(testkit.As(poster, identity.Driver), &mailboxv1.CaptureRequest{Invocation: id})
 	if err != nil {
 		t.Fatalf("%s collecting %s: %v", poster, id, err)
 	}

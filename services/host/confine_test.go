@@ -32,8 +32,8 @@ func TestAToolCannotReadTheHostsKeyNorInheritItsEnvironment(t *testing.T) {
 	}
 	bin := testkit.Build(t, module+"cli/cmd/switchboard")
 	dir := testkit.SharedDir(t)
-	pki := testkit.NewPKI(t, dir)
-	reg, mb, box, driver := pki.Leaf(t, "registry", "service"), pki.Leaf(t, "mailbox", "service"), pki.Leaf(t, "box", "host"), pki.Leaf(t, "driver", "operator")
+	pki := testkit.NewPKIIn(t, dir)
+	reg, mb, box, driver := pki.Leaf(t, "registry", "service"), pki.Leaf(t, "mailbox", "service"), pki.Leaf(t, "box", "host"), pki.Leaf(t, "driver", "driver")
 	asDriver := testkit.Client(t, driver)
 	nats := testkit.NATS(t).ClientURL()
 	regAddr, mbAddr := testkit.FreeAddr(t), testkit.FreeAddr(t)
@@ -85,7 +85,7 @@ func TestAToolCannotReadTheHostsKeyNorInheritItsEnvironment(t *testing.T) {
 func TestTheHostRefusesAKeyItsToolsCouldRead(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	files := testkit.NewPKI(t, dir).Leaf(t, "box", "host")
+	files := testkit.NewPKIIn(t, dir).Leaf(t, "box", "host")
 	tools := filepath.Join(dir, "tools.json")
 	if err := os.WriteFile(tools, []byte(`[{"name":"t","description":"","input_schema":{},"command":["true"]}]`), 0o644); err != nil {
 		t.Fatal(err)

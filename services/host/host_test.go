@@ -38,7 +38,7 @@ func TestSIGTERMFinishesTheRunsInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cc.Close()
-	driver := identity.As(context.Background(), identity.Identity{Name: "driver", Grade: identity.Operator})
+	driver := identity.As(context.Background(), identity.Identity{Name: "driver", Grade: identity.Driver})
 	reg := registryv1.NewRegistryServiceClient(cc)
 	deadline := time.Now().Add(30 * time.Second)
 	for {

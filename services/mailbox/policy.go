@@ -5,14 +5,21 @@ import (
 	"github.com/switchboard-run/switchboard/kit/identity"
 )
 
-// Policy is who may call what: drivers (operators) post, collect and
-// cancel; hosts read and complete.
+// drivers post, collect and cancel; hosts read their queue and complete.
+var (
+	drivers = []identity.Grade{identity.Driver, identity.Admin}
+	hosts   = []identity.Grade{identity.Host}
+)
+
+// Policy is who may call what (docs/security.md): drivers and admins
+// post, collect and cancel, within the workspaces they may see; hosts alone
+// read their queue and complete what was addressed to them.
 var Policy = identity.Policy{
-	mailboxv1.MailboxService_Invoke_FullMethodName:      {identity.Operator},
-	mailboxv1.MailboxService_Call_FullMethodName:        {identity.Operator},
-	mailboxv1.MailboxService_Capture_FullMethodName:     {identity.Operator},
-	mailboxv1.MailboxService_Cancel_FullMethodName:      {identity.Operator},
-	mailboxv1.MailboxService_Invocations_FullMethodName: {identity.Host, identity.Operator},
-	mailboxv1.MailboxService_Follow_FullMethodName:      {identity.Host, identity.Operator},
-	mailboxv1.MailboxService_Complete_FullMethodName:    {identity.Host, identity.Operator},
+	mailboxv1.MailboxService_Invoke_FullMethodName:      drivers,
+	mailboxv1.MailboxService_Call_FullMethodName:        drivers,
+	mailboxv1.MailboxService_Capture_FullMethodName:     drivers,
+	mailboxv1.MailboxService_Cancel_FullMethodName:      drivers,
+	mailboxv1.MailboxService_Invocations_FullMethodName: hosts,
+	mailboxv1.MailboxService_Follow_FullMethodName:      hosts,
+	mailboxv1.MailboxService_Complete_FullMethodName:    hosts,
 }

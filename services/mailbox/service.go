@@ -45,8 +45,8 @@ func (s *Service) post(ctx context.Context, client, tool, input string, cwd *str
 }
 
 // check refuses an invocation that may not be posted, and names it. The
-// one substantive check is that the client advertises the tool right now;
-// presence is not checked.
+// one substantive check is that the client advertises the tool right now,
+// in a workspace the caller may see; presence is not checked.
 func (s *Service) check(ctx context.Context, client, tool, input string, cwd *string) (inflight.Post, error) {
 	caller, err := identity.Caller(ctx)
 	if err != nil {
@@ -68,7 +68,13 @@ func (s *Service) check(ctx context.Context, client, tool, input string, cwd *st
 	if err := jsontext.Check("input", input); err != nil {
 		return inflight.Post{}, status.Error(codes.InvalidArgument, err.Error())
 	}
-	ok, err := s.view.Advertises(ctx, client, tool)
+	// Outside the caller's workspaces a client is absent: the sentence is
+	// the one of a tool nobody advertises (docs/design.md §4).
+	sees, err := s.view.Sees(ctx, caller)
+	if err != nil {
+		return inflight.Post{}, err
+	}
+	ok, err := s.view.Reachable(ctx, client, tool, sees)
 	if err != nil {
 		return inflight.Post{}, err
 	}

@@ -14,6 +14,7 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/mailbox/mailboxtest"
 )
@@ -185,9 +186,9 @@ func TestForeignIdentitiesGetTheAbsentSentence(t *testing.T) {
 	id := s.invoke(t, "laptop", "echo", "{}")
 	_, err := s.mb.Complete(host("desk"), &mailboxv1.CompleteRequest{Invocation: id, Capture: capture.New("", "", 0)})
 	testkit.Refused(t, err, codes.NotFound, absentSentence(id))
-	_, err = s.mb.Capture(testkit.As("mallory", "operator"), &mailboxv1.CaptureRequest{Invocation: id})
+	_, err = s.mb.Capture(testkit.As("mallory", identity.Driver), &mailboxv1.CaptureRequest{Invocation: id})
 	testkit.Refused(t, err, codes.NotFound, absentSentence(id))
-	_, err = s.mb.Cancel(testkit.As("mallory", "operator"), &mailboxv1.CancelRequest{Invocation: id})
+	_, err = s.mb.Cancel(testkit.As("mallory", identity.Driver), &mailboxv1.CancelRequest{Invocation: id})
 	testkit.Refused(t, err, codes.NotFound, absentSentence(id))
 }
 

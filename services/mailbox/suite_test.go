@@ -38,7 +38,7 @@ func newSuiteOn(t testing.TB, store mailbox.Store, tune ...func(*mailbox.Bounds)
 	return &suite{reg: s.Registry, mb: s.Mailbox, svc: s.Service}
 }
 
-var driver = testkit.As("driver", identity.Operator)
+var driver = testkit.As("driver", identity.Driver)
 
 func host(name string) context.Context { return testkit.As(name, identity.Host) }
 

@@ -35,10 +35,10 @@ func TestTwoReplicasOnAThreeNodeClusterLoseNothingWhenANodeGoes(t *testing.T) {
 	if _, err := b.Advertise(host("box"), &registryv1.AdvertiseRequest{Tools: tools("deploy")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.RegisterClient(op, &registryv1.RegisterClientRequest{Workspace: "team", Client: "laptop"}); err != nil {
+	if _, err := b.RegisterClient(admin, &registryv1.RegisterClientRequest{Workspace: "team", Client: "laptop"}); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := a.CreateToken(op, &registryv1.CreateTokenRequest{Identity: "alice", Grade: "operator"})
+	tok, err := a.CreateToken(admin, &registryv1.CreateTokenRequest{Identity: "alice", Grade: "driver", Workspaces: []string{"team"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestTwoReplicasOnAThreeNodeClusterLoseNothingWhenANodeGoes(t *testing.T) {
 func waitServes(t *testing.T, reg registryv1.RegistryServiceClient, want []string, what string) {
 	t.Helper()
 	testkit.Eventually(t, what, 30*time.Second, func() bool {
-		res, err := reg.ListTools(op, &registryv1.ListToolsRequest{Workspace: "default"})
+		res, err := reg.ListTools(admin, &registryv1.ListToolsRequest{Workspace: "default"})
 		var got []string
 		for _, tl := range res.GetTools() {
 			got = append(got, tl.GetPresentedName())
@@ -90,7 +90,7 @@ func waitServes(t *testing.T, reg registryv1.RegistryServiceClient, want []strin
 // snapshotOf is the workspace team as reg lists it.
 func snapshotOf(t *testing.T, reg registryv1.RegistryServiceClient) *registryv1.ListClientsResponse {
 	t.Helper()
-	res, err := reg.ListClients(op, &registryv1.ListClientsRequest{Workspace: "team"})
+	res, err := reg.ListClients(admin, &registryv1.ListClientsRequest{Workspace: "team"})
 	if err != nil {
 		t.Fatal(err)
 	}

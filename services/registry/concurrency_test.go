@@ -120,7 +120,7 @@ func TestConcurrentAdvertisersAndWatchers(t *testing.T) {
 	watchOn := func(name string, reg registryv1.RegistryServiceClient, ws *string, release <-chan struct{}) {
 		// A watcher that never sees the marker (an event lost on the way)
 		// fails the test here rather than hanging it.
-		ctx, cancel := context.WithTimeout(op, time.Minute)
+		ctx, cancel := context.WithTimeout(admin, time.Minute)
 		t.Cleanup(cancel)
 		stream, err := reg.WatchTools(ctx, &registryv1.WatchToolsRequest{Workspace: ws})
 		if err != nil {
@@ -214,9 +214,9 @@ func TestConcurrentAdvertisersAndWatchers(t *testing.T) {
 				ws := []string{"ws-a", "ws-b"}[rng.IntN(2)]
 				var err error
 				if rng.IntN(3) == 0 {
-					_, err = e.reg.UnregisterClient(op, &registryv1.UnregisterClientRequest{Workspace: ws, Client: client(i)})
+					_, err = e.reg.UnregisterClient(admin, &registryv1.UnregisterClientRequest{Workspace: ws, Client: client(i)})
 				} else {
-					_, err = e.reg.RegisterClient(op, &registryv1.RegisterClientRequest{Workspace: ws, Client: client(i)})
+					_, err = e.reg.RegisterClient(admin, &registryv1.RegisterClientRequest{Workspace: ws, Client: client(i)})
 				}
 				if err != nil {
 					errs <- err
@@ -274,7 +274,7 @@ func finalState(t *testing.T, e *env, clients int, client func(int) string) (all
 		names = append(names, client(i))
 	}
 	for _, c := range names {
-		res, err := e.reg.GetClient(op, &registryv1.GetClientRequest{Client: c})
+		res, err := e.reg.GetClient(admin, &registryv1.GetClientRequest{Client: c})
 		if status.Code(err) == codes.NotFound {
 			continue
 		}

@@ -153,6 +153,9 @@ func (s *state) applyRecord(c records.Change) {
 		} else {
 			s.tokens[c.Token.Hash] = c.Token.Record
 		}
+	case c.Grant != nil:
+		s.setGrant(c.Grant.Identity, c.Grant.Record)
+		s.publishGranted(c.Grant.Identity)
 	}
 }
 
@@ -185,6 +188,7 @@ type view struct {
 	seen    map[string]time.Time
 	members []records.Member
 	tokens  map[string]*records.Token
+	grants  []*registryv1.Grant
 	rev     uint64
 }
 
@@ -212,6 +216,8 @@ func (v *view) add(c records.Change, log interface{ Warn(string, ...any) }) {
 		v.members = append(v.members, *c.Member)
 	case c.Token != nil:
 		v.tokens[c.Token.Hash] = c.Token
+	case c.Grant != nil:
+		v.grants = append(v.grants, c.Grant.Record)
 	}
 }
 
@@ -236,6 +242,10 @@ func (s *state) replaceRecords(v *view, again bool) {
 	s.tokens = map[string]*registryv1.Token{}
 	for h, t := range v.tokens {
 		s.tokens[h] = t.Record
+	}
+	s.grants = map[string]*grant{}
+	for _, g := range v.grants {
+		s.setGrant(g.GetIdentity(), g)
 	}
 	s.setApplied(v.rev)
 	if again {

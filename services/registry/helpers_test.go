@@ -2,6 +2,7 @@ package registry_test
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"sync"
@@ -34,6 +35,8 @@ type env struct {
 	reg  registryv1.RegistryServiceClient
 	cc   *grpc.ClientConn
 	svc  *registry.Service
+	addr string
+	pki  *testkit.PKI // production mode's material; nil in dev mode
 
 	stop func()
 }
@@ -50,16 +53,42 @@ func startNATS(t testing.TB) *natsserver.Server {
 	return ns
 }
 
-// serve starts a registry on ns (a fresh NATS server when nil); tune edits
-// its configuration first. It stops when the test ends.
+// serve starts a registry on ns (a fresh NATS server when nil) in dev
+// mode; tune edits its configuration first. It stops when the test ends.
 func serve(t testing.TB, ns *natsserver.Server, tune ...func(*registry.Config)) *env {
+	t.Helper()
+	return start(t, ns, nil, tune...)
+}
+
+// serveTLS starts a registry in production mode: mutual TLS with the
+// certificates of a fresh PKI, every caller identified by its certificate.
+// The env's client calls as "ops", an admin certificate.
+func serveTLS(t testing.TB, tune ...func(*registry.Config)) *env {
+	t.Helper()
+	return start(t, nil, testkit.NewPKI(t), tune...)
+}
+
+// dialAs returns a client calling with a certificate named name with OU
+// grade ("" for none); production mode only.
+func (e *env) dialAs(name, grade string) registryv1.RegistryServiceClient {
+	e.t.Helper()
+	cc, err := grpcclient.Dial(e.addr, e.pki.ClientTLS(e.t, name, grade))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { cc.Close() })
+	return registryv1.NewRegistryServiceClient(cc)
+}
+
+func start(t testing.TB, ns *natsserver.Server, pki *testkit.PKI, tune ...func(*registry.Config)) *env {
 	t.Helper()
 	if ns == nil {
 		ns = startNATS(t)
 	}
+	dev := pki == nil
 	cfg := registry.Config{WatchBuffer: registry.DefaultWatchBuffer, MaxTools: registry.DefaultMaxTools}
 	cfg.NATS.Replicas = 1
-	cfg.Security.Dev = true
+	cfg.Security.Dev = dev
 	for _, f := range tune {
 		f(&cfg)
 	}
@@ -71,23 +100,29 @@ func serve(t testing.TB, ns *natsserver.Server, tune ...func(*registry.Config)) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := grpcserver.New(grpcserver.Options{
+	opts := grpcserver.Options{
 		Logger: logging.Discard(),
-		Guard:  identity.Guard{Auth: identity.Authenticator{Dev: true}, Policy: registry.Policy},
-	})
+		Guard:  identity.Guard{Auth: identity.Authenticator{Dev: dev}, Policy: registry.Policy},
+	}
+	var clientTLS *tls.Config
+	if !dev {
+		opts.TLS = pki.ServerTLS(t, "registry", "service")
+		clientTLS = pki.ClientTLS(t, "ops", "admin")
+	}
+	srv := grpcserver.New(opts)
 	svc.Register(srv)
-	lis, err := listen.TCP("127.0.0.1:0", true)
+	lis, err := listen.TCP("127.0.0.1:0", dev)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, lis) }()
-	cc, err := grpcclient.Dial(lis.Addr().String(), nil)
+	cc, err := grpcclient.Dial(lis.Addr().String(), clientTLS)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, nats: ns, nc: nc, reg: registryv1.NewRegistryServiceClient(cc), cc: cc, svc: svc}
+	e := &env{t: t, nats: ns, nc: nc, reg: registryv1.NewRegistryServiceClient(cc), cc: cc, svc: svc, addr: lis.Addr().String(), pki: pki}
 	var once sync.Once
 	e.stop = func() {
 		once.Do(func() {
@@ -107,8 +142,8 @@ func serve(t testing.TB, ns *natsserver.Server, tune ...func(*registry.Config)) 
 }
 
 var (
-	op  = testkit.As("ops", identity.Operator)
-	svc = testkit.As("mailbox", identity.Service)
+	admin = testkit.As("ops", identity.Admin)
+	svc   = testkit.As("mailbox", identity.Service)
 )
 
 func host(name string) context.Context { return testkit.As(name, identity.Host) }
@@ -138,7 +173,7 @@ func (e *env) advertise(client string, set ...*registryv1.Tool) bool {
 
 func (e *env) register(ws, client string) bool {
 	e.t.Helper()
-	res, err := e.reg.RegisterClient(op, &registryv1.RegisterClientRequest{Workspace: ws, Client: client})
+	res, err := e.reg.RegisterClient(admin, &registryv1.RegisterClientRequest{Workspace: ws, Client: client})
 	if err != nil {
 		e.t.Fatalf("register %s in %s: %v", client, ws, err)
 	}
@@ -213,9 +248,16 @@ type watcher struct {
 
 func (e *env) watch(workspace *string) *watcher {
 	e.t.Helper()
-	ctx, cancel := context.WithCancel(op)
+	return e.watchAs(admin, e.reg, workspace)
+}
+
+// watchAs opens a watch with reg under ctx (which names the caller in dev
+// mode).
+func (e *env) watchAs(ctx context.Context, reg registryv1.RegistryServiceClient, workspace *string) *watcher {
+	e.t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
 	e.t.Cleanup(cancel)
-	stream, err := e.reg.WatchTools(ctx, &registryv1.WatchToolsRequest{Workspace: workspace})
+	stream, err := reg.WatchTools(ctx, &registryv1.WatchToolsRequest{Workspace: workspace})
 	if err != nil {
 		e.t.Fatal(err)
 	}

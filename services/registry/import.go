@@ -8,6 +8,11 @@ import (
 	"path/filepath"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/services/registry/internal/records"
 	"github.com/switchboard-run/switchboard/services/registry/internal/store"
 )
@@ -92,11 +97,28 @@ func copyInto(ctx context.Context, rec *records.Records, st *store.Store, loaded
 		return n, err
 	}
 	for _, t := range toks {
-		if err := keep(rec.CreateToken(ctx, t.Token, t.Hash)); err != nil {
+		if err := keep(rec.CreateToken(ctx, imported(t.Token, time.Now()), t.Hash)); err != nil {
 			return n, err
 		}
 	}
 	return n, nil
+}
+
+// imported is a token of an earlier version as this one keeps it: the
+// operator grade of then is an admin of every workspace, and a token that
+// had no expiry gets the default one from the day it is imported — not
+// from its creation, which would expire most of them on the day of the
+// upgrade.
+func imported(tok *registryv1.Token, now time.Time) *registryv1.Token {
+	tok = proto.CloneOf(tok)
+	if tok.GetGrade() == "operator" {
+		tok.Grade = string(identity.Admin)
+		tok.Workspaces = []string{identity.EveryWorkspace}
+	}
+	if tok.Expires == nil {
+		tok.Expires = timestamppb.New(now.Add(DefaultTokenTTL))
+	}
+	return tok
 }
 
 // OpenTimeout bounds the wait for a registry.db's file lock.

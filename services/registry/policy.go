@@ -5,21 +5,35 @@ import (
 	"github.com/switchboard-run/switchboard/kit/identity"
 )
 
-// Policy is which grades may call each RegistryService method (docs/design.md §4).
-// Tool hosts may only advertise; reading is for operators and the suite's
-// services; the mailbox alone reports presence and the gateway alone
-// authenticates tokens.
+// Grade sets of the policy below.
+var (
+	readers = []identity.Grade{identity.Driver, identity.Admin, identity.Service}
+	admins  = []identity.Grade{identity.Admin}
+)
+
+// Policy is which grades may call each RegistryService method
+// (docs/design.md §4, docs/security.md): tool hosts only advertise;
+// drivers, admins and the suite's services read, each within the
+// workspaces it may see; admins alone change memberships, tokens and
+// grants; the gateway alone authenticates tokens. A service may read one
+// grant: the gateway and the mailbox act for certificate drivers and must
+// know what those may see (the mailbox hears every grant on WatchTools
+// anyway).
 var Policy = identity.Policy{
-	registryv1.RegistryService_Advertise_FullMethodName:         {identity.Host, identity.Operator, identity.Service},
-	registryv1.RegistryService_ListClients_FullMethodName:       {identity.Operator, identity.Service},
-	registryv1.RegistryService_ListTools_FullMethodName:         {identity.Operator, identity.Service},
-	registryv1.RegistryService_ResolveTool_FullMethodName:       {identity.Operator, identity.Service},
-	registryv1.RegistryService_GetClient_FullMethodName:         {identity.Operator, identity.Service},
-	registryv1.RegistryService_WatchTools_FullMethodName:        {identity.Operator, identity.Service},
-	registryv1.RegistryService_RegisterClient_FullMethodName:    {identity.Operator},
-	registryv1.RegistryService_UnregisterClient_FullMethodName:  {identity.Operator},
-	registryv1.RegistryService_CreateToken_FullMethodName:       {identity.Operator},
-	registryv1.RegistryService_ListTokens_FullMethodName:        {identity.Operator},
-	registryv1.RegistryService_RevokeToken_FullMethodName:       {identity.Operator},
+	registryv1.RegistryService_Advertise_FullMethodName:         {identity.Host},
+	registryv1.RegistryService_ListClients_FullMethodName:       readers,
+	registryv1.RegistryService_ListTools_FullMethodName:         readers,
+	registryv1.RegistryService_ResolveTool_FullMethodName:       readers,
+	registryv1.RegistryService_GetClient_FullMethodName:         readers,
+	registryv1.RegistryService_WatchTools_FullMethodName:        readers,
+	registryv1.RegistryService_RegisterClient_FullMethodName:    admins,
+	registryv1.RegistryService_UnregisterClient_FullMethodName:  admins,
+	registryv1.RegistryService_CreateToken_FullMethodName:       admins,
+	registryv1.RegistryService_ListTokens_FullMethodName:        admins,
+	registryv1.RegistryService_RevokeToken_FullMethodName:       admins,
+	registryv1.RegistryService_SetGrant_FullMethodName:          admins,
+	registryv1.RegistryService_GetGrant_FullMethodName:          {identity.Admin, identity.Service},
+	registryv1.RegistryService_ListGrants_FullMethodName:        admins,
+	registryv1.RegistryService_DeleteGrant_FullMethodName:       admins,
 	registryv1.RegistryService_AuthenticateToken_FullMethodName: {identity.Service},
 }

@@ -137,7 +137,7 @@ func TestPresenceAndWatchRules(t *testing.T) {
 			w.expect("advertised box [grep]", "registered default/box", "registered team/box", "presence car true", "synced")
 			e.advertise("box", tool("ls"))
 			e.advertise("dan", tool("x"))
-			if _, err := e.reg.UnregisterClient(op, &registryv1.UnregisterClientRequest{Workspace: "team", Client: "box"}); err != nil {
+			if _, err := e.reg.UnregisterClient(admin, &registryv1.UnregisterClientRequest{Workspace: "team", Client: "box"}); err != nil {
 				t.Fatal(err)
 			}
 			e.advertise("box")
@@ -160,7 +160,7 @@ func TestPresenceAndWatchRules(t *testing.T) {
 			}
 			p.send("car", false, "s1")
 			w.expect("advertised car [y]", "presence car false")
-			if _, err := e.reg.UnregisterClient(op, &registryv1.UnregisterClientRequest{Workspace: "team", Client: "car"}); err != nil {
+			if _, err := e.reg.UnregisterClient(admin, &registryv1.UnregisterClientRequest{Workspace: "team", Client: "car"}); err != nil {
 				t.Fatal(err)
 			}
 			e.advertise("car", tool("z"))

@@ -2,20 +2,33 @@ package registry
 
 import (
 	"context"
-	"slices"
-	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/services/registry/internal/pages"
 )
 
 // unknownWorkspace answers a workspace nobody registered a client in. An
-// invalid name gets the same bytes: nobody could have created it either.
+// invalid name gets the same bytes: nobody could have created it either;
+// and so does a workspace the caller may not see (docs/design.md §4).
 func unknownWorkspace(ws string) error {
 	return status.Errorf(codes.NotFound, "unknown workspace %q", ws)
+}
+
+// noClient answers a client that does not exist, or that the caller may
+// not see.
+func noClient(c string) error {
+	return status.Errorf(codes.NotFound, "no client %q: it advertises no tools and belongs to no workspace", c)
+}
+
+// noPresentedTool answers a presented name nobody holds, or one the caller
+// may not see.
+func noPresentedTool(name string) error {
+	return status.Errorf(codes.NotFound,
+		"no tool is presented as %q right now; list the workspace's tools for the names in force", name)
 }
 
 // row is client's row at the moment of asking. Call with s.mu held.
@@ -30,74 +43,95 @@ func (s *state) row(client string) *registryv1.ClientRow {
 	return r
 }
 
-// ListClients lists the clients registered in a workspace, sorted by
-// client, joined with their tools and presence at the moment of asking.
-func (s *Service) ListClients(_ context.Context, req *registryv1.ListClientsRequest) (*registryv1.ListClientsResponse, error) {
+// ListClients lists a page of the clients registered in a workspace the
+// caller may see, sorted by client, joined with their tools and presence at
+// the moment of asking.
+func (s *Service) ListClients(ctx context.Context, req *registryv1.ListClientsRequest) (*registryv1.ListClientsResponse, error) {
+	ws := req.GetWorkspace()
+	_, sees, err := s.st.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
 	st := s.st
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	members := st.members[req.GetWorkspace()]
-	if len(members) == 0 {
-		return nil, unknownWorkspace(req.GetWorkspace())
+	members := st.members[ws]
+	if len(members) == 0 || !sees.Sees(ws) {
+		return nil, unknownWorkspace(ws)
 	}
-	out := &registryv1.ListClientsResponse{Rows: make([]*registryv1.ClientRow, 0, len(members))}
-	for _, c := range sortedKeys(members) {
-		out.Rows = append(out.Rows, st.row(c))
+	p, err := pageOf(pages.Clients, ws, req.GetPageSize(), req.GetPageToken())
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	rows, next := fill(p, pages.Clients, ws, sortedKeys(members), func(c string) string { return c }, st.row)
+	return &registryv1.ListClientsResponse{Rows: rows, NextPageToken: next}, nil
 }
 
-// ListTools lists every tool of a workspace's clients under its presented
-// name, sorted by presented name.
-func (s *Service) ListTools(_ context.Context, req *registryv1.ListToolsRequest) (*registryv1.ListToolsResponse, error) {
+// ListTools lists a page of the tools of a workspace's clients, for a
+// workspace the caller may see, under their presented names, sorted by
+// presented name.
+func (s *Service) ListTools(ctx context.Context, req *registryv1.ListToolsRequest) (*registryv1.ListToolsResponse, error) {
+	ws := req.GetWorkspace()
+	_, sees, err := s.st.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
 	st := s.st
 	st.mu.Lock()
-	members := st.members[req.GetWorkspace()]
-	if len(members) == 0 {
+	members := st.members[ws]
+	if len(members) == 0 || !sees.Sees(ws) {
 		st.mu.Unlock()
-		return nil, unknownWorkspace(req.GetWorkspace())
+		return nil, unknownWorkspace(ws)
 	}
-	var tools []*registryv1.PresentedTool
-	for c := range members {
-		a := st.adverts[c]
-		if a == nil {
-			continue
-		}
-		present := st.present[c] != nil
-		for i, t := range a.tools {
-			tools = append(tools, &registryv1.PresentedTool{PresentedName: a.names[i], Client: c, Tool: t, Present: present})
-		}
+	p, err := pageOf(pages.Tools, ws, req.GetPageSize(), req.GetPageToken())
+	if err != nil {
+		st.mu.Unlock()
+		return nil, err
 	}
-	st.mu.Unlock()
-	// Sorting needs nothing the lock guards; it runs after the lock is
-	// released so a large workspace does not hold up advertisers.
-	slices.SortFunc(tools, func(a, b *registryv1.PresentedTool) int {
-		return strings.Compare(a.PresentedName, b.PresentedName)
+	idx := st.toolsOf(ws)
+	tools, next := fill(p, pages.Tools, ws, idx.refs, func(r toolRef) string { return r.name }, func(r toolRef) *registryv1.PresentedTool {
+		return &registryv1.PresentedTool{PresentedName: r.name, Client: r.client, Tool: r.tool, Present: st.present[r.client] != nil}
 	})
-	return &registryv1.ListToolsResponse{Tools: tools}, nil
+	st.mu.Unlock()
+	return &registryv1.ListToolsResponse{Tools: tools, NextPageToken: next}, nil
 }
 
-// ResolveTool maps a presented name back to the pair to invoke.
-func (s *Service) ResolveTool(_ context.Context, req *registryv1.ResolveToolRequest) (*registryv1.ResolveToolResponse, error) {
+// ResolveTool maps a presented name back to the pair to invoke, for a tool
+// of a client the caller may see.
+func (s *Service) ResolveTool(ctx context.Context, req *registryv1.ResolveToolRequest) (*registryv1.ResolveToolResponse, error) {
+	_, sees, err := s.st.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
 	st := s.st
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	p, ok := st.byName[req.GetPresentedName()]
-	if !ok {
-		return nil, status.Errorf(codes.NotFound,
-			"no tool is presented as %q right now; list the workspace's tools for the names in force", req.GetPresentedName())
+	if !ok || !st.visible(sees, p.client) {
+		return nil, noPresentedTool(req.GetPresentedName())
 	}
 	return &registryv1.ResolveToolResponse{Client: p.client, Tool: p.tool}, nil
 }
 
-// GetClient reads one client's row and the workspaces it belongs to.
-func (s *Service) GetClient(_ context.Context, req *registryv1.GetClientRequest) (*registryv1.GetClientResponse, error) {
+// GetClient reads one client's row and the workspaces it belongs to that
+// the caller may see.
+func (s *Service) GetClient(ctx context.Context, req *registryv1.GetClientRequest) (*registryv1.GetClientResponse, error) {
+	_, sees, err := s.st.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
 	st := s.st
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	c := req.GetClient()
-	if st.adverts[c] == nil && len(st.joined[c]) == 0 {
-		return nil, status.Errorf(codes.NotFound, "no client %q: it advertises no tools and belongs to no workspace", c)
+	if (st.adverts[c] == nil && len(st.joined[c]) == 0) || !st.visible(sees, c) {
+		return nil, noClient(c)
 	}
-	return &registryv1.GetClientResponse{Row: st.row(c), Workspaces: sortedKeys(st.joined[c])}, nil
+	var workspaces []string
+	for _, ws := range sortedKeys(st.joined[c]) {
+		if sees.Sees(ws) {
+			workspaces = append(workspaces, ws)
+		}
+	}
+	return &registryv1.GetClientResponse{Row: st.row(c), Workspaces: workspaces}, nil
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
@@ -82,48 +84,48 @@ func TestRefusals(t *testing.T) {
 		}, code: codes.FailedPrecondition,
 			msg: `advertise: "box" holds a follow read, but not in session "s2"; a different set may come only from the session holding the read`},
 		{name: "listing clients of a workspace nobody created is not found", call: func(e *env) error {
-			_, err := e.reg.ListClients(op, &registryv1.ListClientsRequest{Workspace: "nobody"})
+			_, err := e.reg.ListClients(admin, &registryv1.ListClientsRequest{Workspace: "nobody"})
 			return err
 		}, code: codes.NotFound, msg: `unknown workspace "nobody"`},
 		{name: "listing clients of a workspace whose members all left is not found alike", setup: func(e *env) {
 			e.register("gone", "box")
-			if _, err := e.reg.UnregisterClient(op, &registryv1.UnregisterClientRequest{Workspace: "gone", Client: "box"}); err != nil {
+			if _, err := e.reg.UnregisterClient(admin, &registryv1.UnregisterClientRequest{Workspace: "gone", Client: "box"}); err != nil {
 				e.t.Fatal(err)
 			}
 		}, call: func(e *env) error {
-			_, err := e.reg.ListClients(op, &registryv1.ListClientsRequest{Workspace: "gone"})
+			_, err := e.reg.ListClients(admin, &registryv1.ListClientsRequest{Workspace: "gone"})
 			return err
 		}, code: codes.NotFound, msg: `unknown workspace "gone"`},
 		{name: "listing clients of an invalid workspace name is not found alike", call: func(e *env) error {
-			_, err := e.reg.ListClients(op, &registryv1.ListClientsRequest{Workspace: "Not Valid"})
+			_, err := e.reg.ListClients(admin, &registryv1.ListClientsRequest{Workspace: "Not Valid"})
 			return err
 		}, code: codes.NotFound, msg: `unknown workspace "Not Valid"`},
 		{name: "listing tools of a workspace nobody created is not found", call: func(e *env) error {
-			_, err := e.reg.ListTools(op, &registryv1.ListToolsRequest{Workspace: "nobody"})
+			_, err := e.reg.ListTools(admin, &registryv1.ListToolsRequest{Workspace: "nobody"})
 			return err
 		}, code: codes.NotFound, msg: `unknown workspace "nobody"`},
 		{name: "resolving an unknown presented name names it", setup: func(e *env) { e.advertise("box", tool("grep")) }, call: func(e *env) error {
-			_, err := e.reg.ResolveTool(op, &registryv1.ResolveToolRequest{PresentedName: "box_nope"})
+			_, err := e.reg.ResolveTool(admin, &registryv1.ResolveToolRequest{PresentedName: "box_nope"})
 			return err
 		}, code: codes.NotFound, msg: `no tool is presented as "box_nope" right now; list the workspace's tools for the names in force`},
 		{name: "getting a client with no set and no workspace names it", call: func(e *env) error {
-			_, err := e.reg.GetClient(op, &registryv1.GetClientRequest{Client: "ghost"})
+			_, err := e.reg.GetClient(admin, &registryv1.GetClientRequest{Client: "ghost"})
 			return err
 		}, code: codes.NotFound, msg: `no client "ghost": it advertises no tools and belongs to no workspace`},
 		{name: "registering into an invalid workspace names it", call: func(e *env) error {
-			_, err := e.reg.RegisterClient(op, &registryv1.RegisterClientRequest{Workspace: "Bad WS", Client: "box"})
+			_, err := e.reg.RegisterClient(admin, &registryv1.RegisterClientRequest{Workspace: "Bad WS", Client: "box"})
 			return err
 		}, code: codes.InvalidArgument, msg: `workspace name "Bad WS" is not 1–64 chars of [a-z0-9-] starting with a letter or digit`},
 		{name: "registering an invalid client names it", call: func(e *env) error {
-			_, err := e.reg.RegisterClient(op, &registryv1.RegisterClientRequest{Workspace: "default", Client: "my_box"})
+			_, err := e.reg.RegisterClient(admin, &registryv1.RegisterClientRequest{Workspace: "default", Client: "my_box"})
 			return err
 		}, code: codes.InvalidArgument, msg: `client name "my_box" is not 1–32 chars of [a-z0-9-] starting with a letter or digit`},
 		{name: "unregistering an invalid client names it", call: func(e *env) error {
-			_, err := e.reg.UnregisterClient(op, &registryv1.UnregisterClientRequest{Workspace: "default", Client: ""})
+			_, err := e.reg.UnregisterClient(admin, &registryv1.UnregisterClientRequest{Workspace: "default", Client: ""})
 			return err
 		}, code: codes.InvalidArgument, msg: `client name "" is not 1–32 chars of [a-z0-9-] starting with a letter or digit`},
 		{name: "watching an invalid workspace name names it", call: func(e *env) error {
-			stream, err := e.reg.WatchTools(op, &registryv1.WatchToolsRequest{Workspace: proto.String("_x")})
+			stream, err := e.reg.WatchTools(admin, &registryv1.WatchToolsRequest{Workspace: proto.String("_x")})
 			if err != nil {
 				return err
 			}
@@ -131,14 +133,26 @@ func TestRefusals(t *testing.T) {
 			return err
 		}, code: codes.InvalidArgument, msg: `workspace name "_x" is not 1–64 chars of [a-z0-9-] starting with a letter or digit`},
 		{name: "a token for an empty identity is refused", call: createToken("", "host", ""), code: codes.InvalidArgument, msg: `create token: identity is empty`},
-		{name: "a token of service grade cannot be minted", call: createToken("gw", "service", ""), code: codes.InvalidArgument,
-			msg: `create token: grade "service" cannot be minted; want "operator" or "host"`},
-		{name: "a token with an empty grade cannot be minted", call: createToken("gw", "", ""), code: codes.InvalidArgument,
-			msg: `create token: grade "" cannot be minted; want "operator" or "host"`},
+		{name: "a token of service grade cannot be minted", call: createToken("gw", "service", "", "*"), code: codes.InvalidArgument,
+			msg: `create token: grade "service" cannot be minted: a token is host, driver or admin; services have certificates`},
+		{name: "a token of the gone operator grade cannot be minted", call: createToken("gw", "operator", "", "*"), code: codes.InvalidArgument,
+			msg: `create token: grade "operator" is gone: it was split into driver (list, invoke, capture, cancel) and admin (what a driver may, and mount, register, tokens, grants)`},
+		{name: "a token without a grade is a driver, which needs workspaces", call: createToken("gw", "", ""), code: codes.InvalidArgument,
+			msg: `create token: a driver token needs the workspaces it may see: name them (--workspaces dev,ops, or '*' for every workspace)`},
+		{name: "an admin token needs workspaces too", call: createToken("root", "admin", ""), code: codes.InvalidArgument,
+			msg: `create token: an admin token needs the workspaces it may see: name them (--workspaces dev,ops, or '*' for every workspace)`},
+		{name: "a token's workspaces are checked", call: createToken("gw", "driver", "", "dev", "Ops"), code: codes.InvalidArgument,
+			msg: `create token: workspaces (--workspaces): workspace name "Ops" is not 1–64 chars of [a-z0-9-] starting with a letter or digit`},
+		{name: "every workspace comes alone", call: createToken("gw", "driver", "", "*", "dev"), code: codes.InvalidArgument,
+			msg: `create token: workspaces (--workspaces): "*" stands for every workspace and comes alone, not with 1 others`},
+		{name: "a token's ttl must be positive", call: func(e *env) error {
+			_, err := e.reg.CreateToken(admin, &registryv1.CreateTokenRequest{Identity: "gw", Grade: "host", Ttl: durationpb.New(-time.Hour)})
+			return err
+		}, code: codes.InvalidArgument, msg: `create token: ttl (--ttl) -1h0m0s is not positive: a token must work for some time`},
 		{name: "a token note over 1 KiB is refused", call: createToken("gw", "host", strings.Repeat("n", 1025)), code: codes.InvalidArgument,
 			msg: `create token: the note is 1025 bytes; at most 1024 are kept`},
 		{name: "revoking an unknown token names it", call: func(e *env) error {
-			_, err := e.reg.RevokeToken(op, &registryv1.RevokeTokenRequest{Id: "tok-deadbeef"})
+			_, err := e.reg.RevokeToken(admin, &registryv1.RevokeTokenRequest{Id: "tok-deadbeef"})
 			return err
 		}, code: codes.NotFound, msg: `no token "tok-deadbeef"`},
 		{name: "an unknown bearer token is unauthenticated", call: func(e *env) error {
@@ -158,9 +172,9 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
-func createToken(id, grade, note string) func(*env) error {
+func createToken(id, grade, note string, workspaces ...string) func(*env) error {
 	return func(e *env) error {
-		_, err := e.reg.CreateToken(op, &registryv1.CreateTokenRequest{Identity: id, Grade: grade, Note: note})
+		_, err := e.reg.CreateToken(admin, &registryv1.CreateTokenRequest{Identity: id, Grade: grade, Note: note, Workspaces: workspaces})
 		return err
 	}
 }
@@ -180,6 +194,18 @@ func TestGrades(t *testing.T) {
 			return err
 		case "CreateToken":
 			_, err := e.reg.CreateToken(ctx, &registryv1.CreateTokenRequest{Identity: "x", Grade: "host"})
+			return err
+		case "ListTokens":
+			_, err := e.reg.ListTokens(ctx, &registryv1.ListTokensRequest{})
+			return err
+		case "SetGrant":
+			_, err := e.reg.SetGrant(ctx, &registryv1.SetGrantRequest{Identity: "x", Workspaces: []string{"*"}})
+			return err
+		case "ListGrants":
+			_, err := e.reg.ListGrants(ctx, &registryv1.ListGrantsRequest{})
+			return err
+		case "Advertise":
+			_, err := e.reg.Advertise(ctx, &registryv1.AdvertiseRequest{})
 			return err
 		case "AuthenticateToken":
 			_, err := e.reg.AuthenticateToken(ctx, &registryv1.AuthenticateTokenRequest{Secret: "x"})
@@ -204,15 +230,23 @@ func TestGrades(t *testing.T) {
 		{"a host may not list clients", "box", identity.Host, "ListClients"},
 		{"a host may not watch", "box", identity.Host, "WatchTools"},
 		{"a host may not register clients", "box", identity.Host, "RegisterClient"},
+		{"a host may not mint tokens", "box", identity.Host, "CreateToken"},
+		{"a driver may not register clients", "alice", identity.Driver, "RegisterClient"},
+		{"a driver may not mint tokens", "alice", identity.Driver, "CreateToken"},
+		{"a driver may not list tokens", "alice", identity.Driver, "ListTokens"},
+		{"a driver may not set grants", "alice", identity.Driver, "SetGrant"},
+		{"a driver may not advertise", "alice", identity.Driver, "Advertise"},
 		{"a service may not register clients", "gw", identity.Service, "RegisterClient"},
 		{"a service may not mint tokens", "gw", identity.Service, "CreateToken"},
-		{"an operator may not authenticate tokens", "ops", identity.Operator, "AuthenticateToken"},
+		{"a service may not list grants", "gw", identity.Service, "ListGrants"},
+		{"an admin may not authenticate tokens", "ops", identity.Admin, "AuthenticateToken"},
+		{"an admin may not advertise", "ops", identity.Admin, "Advertise"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			err := call(testkit.As(tt.caller, tt.grade), tt.method)
-			testkit.Refused(t, err, codes.PermissionDenied, `"`+tt.caller+`" is a `+string(tt.grade)+` and may not call RegistryService.`+tt.method)
+			testkit.Refused(t, err, codes.PermissionDenied, `"`+tt.caller+`" is `+tt.grade.Article()+` and may not call RegistryService.`+tt.method)
 		})
 	}
 }

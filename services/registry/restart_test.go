@@ -29,12 +29,12 @@ func TestStateSurvivesARestart(t *testing.T) {
 	waitPresent(e, "idle", true)
 	p.send("idle", false, "")
 	waitPresent(e, "idle", false)
-	tok, err := e.reg.CreateToken(op, &registryv1.CreateTokenRequest{Identity: "alice", Grade: "host"})
+	tok, err := e.reg.CreateToken(admin, &registryv1.CreateTokenRequest{Identity: "alice", Grade: "host"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	before := listClients(t, e, "team")
-	beforeTools, _ := e.reg.ListTools(op, &registryv1.ListToolsRequest{Workspace: "team"})
+	beforeTools, _ := e.reg.ListTools(admin, &registryv1.ListToolsRequest{Workspace: "team"})
 	e.stop()
 
 	e = serve(t, e.nats)
@@ -47,7 +47,7 @@ func TestStateSurvivesARestart(t *testing.T) {
 			t.Fatalf("row %d before restart %v, after %v", i, before[i], after[i])
 		}
 	}
-	afterTools, _ := e.reg.ListTools(op, &registryv1.ListToolsRequest{Workspace: "team"})
+	afterTools, _ := e.reg.ListTools(admin, &registryv1.ListToolsRequest{Workspace: "team"})
 	if !proto.Equal(beforeTools, afterTools) {
 		t.Fatalf("tools before restart %v, after %v", beforeTools, afterTools)
 	}
@@ -75,7 +75,7 @@ func TestTwoReplicasServeOneState(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		res, err := a.reg.ListClients(op, &registryv1.ListClientsRequest{Workspace: "team"})
+		res, err := a.reg.ListClients(admin, &registryv1.ListClientsRequest{Workspace: "team"})
 		if err == nil && len(res.Rows) == 1 {
 			break
 		}
@@ -143,17 +143,17 @@ func TestProcessRestart(t *testing.T) {
 	if _, err := reg.Advertise(host("box"), &registryv1.AdvertiseRequest{Tools: tools("make")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := reg.RegisterClient(op, &registryv1.RegisterClientRequest{Workspace: "team", Client: "laptop"}); err != nil {
+	if _, err := reg.RegisterClient(admin, &registryv1.RegisterClientRequest{Workspace: "team", Client: "laptop"}); err != nil {
 		t.Fatal(err)
 	}
 	snapshot := func(reg registryv1.RegistryServiceClient) []proto.Message {
 		var out []proto.Message
 		for _, ws := range []string{"default", "team"} {
-			tl, err := reg.ListTools(op, &registryv1.ListToolsRequest{Workspace: ws})
+			tl, err := reg.ListTools(admin, &registryv1.ListToolsRequest{Workspace: ws})
 			if err != nil {
 				t.Fatal(err)
 			}
-			cl, err := reg.ListClients(op, &registryv1.ListClientsRequest{Workspace: ws})
+			cl, err := reg.ListClients(admin, &registryv1.ListClientsRequest{Workspace: ws})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,6 +11,7 @@ import (
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/listing"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/registry"
 )
@@ -44,7 +45,7 @@ func TestAdvertiseAndReadRules(t *testing.T) {
 			if got := toolNames(getClient(t, e, "box").Row.Tools); got != "cat" {
 				t.Fatalf("tools = %s, want only cat", got)
 			}
-			_, err := e.reg.ResolveTool(op, &registryv1.ResolveToolRequest{PresentedName: "box_grep"})
+			_, err := e.reg.ResolveTool(admin, &registryv1.ResolveToolRequest{PresentedName: "box_grep"})
 			testkit.Refused(t, err, codes.NotFound, `no tool is presented as "box_grep" right now; list the workspace's tools for the names in force`)
 		}},
 		{name: "an empty set withdraws the advertisement and keeps the membership", run: func(t *testing.T, e *env) {
@@ -59,7 +60,7 @@ func TestAdvertiseAndReadRules(t *testing.T) {
 			if len(rows) != 1 || rows[0].Client != "box" || len(rows[0].Tools) != 0 {
 				t.Fatalf("rows = %v, want box with no tools", rows)
 			}
-			if res, _ := e.reg.ListTools(op, &registryv1.ListToolsRequest{Workspace: "default"}); len(res.GetTools()) != 0 {
+			if res, _ := e.reg.ListTools(admin, &registryv1.ListToolsRequest{Workspace: "default"}); len(res.GetTools()) != 0 {
 				t.Fatalf("ListTools = %v, want nothing", res.GetTools())
 			}
 		}},
@@ -74,12 +75,10 @@ func TestAdvertiseAndReadRules(t *testing.T) {
 				t.Fatal("subject_cwd false came back absent")
 			}
 		}},
-		{name: "operators and services advertise as themselves", run: func(t *testing.T, e *env) {
-			for _, id := range []identity.Identity{{Name: "ops", Grade: identity.Operator}, {Name: "mailbox", Grade: identity.Service}} {
-				res, err := e.reg.Advertise(testkit.As(id.Name, id.Grade), &registryv1.AdvertiseRequest{Tools: tools("t")})
-				if err != nil || !res.Wrote || res.Client != id.Name {
-					t.Fatalf("advertise as %s: %v, %v", id, res, err)
-				}
+		{name: "only hosts advertise: admins, drivers and services are refused", run: func(t *testing.T, e *env) {
+			for _, id := range []identity.Identity{{Name: "ops", Grade: identity.Admin}, {Name: "alice", Grade: identity.Driver}, {Name: "mailbox", Grade: identity.Service}} {
+				_, err := e.reg.Advertise(testkit.As(id.Name, id.Grade), &registryv1.AdvertiseRequest{Tools: tools("t")})
+				testkit.Refused(t, err, codes.PermissionDenied, `"`+id.Name+`" is `+id.Grade.Article()+` and may not call RegistryService.Advertise`)
 			}
 		}},
 		{name: "advertising updates last_seen even when nothing is written", run: func(t *testing.T, e *env) {
@@ -102,7 +101,7 @@ func TestAdvertiseAndReadRules(t *testing.T) {
 			if ws := getClient(t, e, "box").Workspaces; len(ws) != 0 {
 				t.Fatalf("workspaces = %v, want none", ws)
 			}
-			_, err := e.reg.ListClients(op, &registryv1.ListClientsRequest{Workspace: "default"})
+			_, err := e.reg.ListClients(admin, &registryv1.ListClientsRequest{Workspace: "default"})
 			testkit.Refused(t, err, codes.NotFound, `unknown workspace "default"`)
 		}},
 		{name: "clients are listed sorted, registered ones only, with tools, presence and last_seen", tune: noDev, run: func(t *testing.T, e *env) {
@@ -140,7 +139,7 @@ func TestAdvertiseAndReadRules(t *testing.T) {
 			p := e.presence()
 			p.send("alpha", true, "")
 			waitPresent(e, "alpha", true)
-			res, err := e.reg.ListTools(op, &registryv1.ListToolsRequest{Workspace: "team"})
+			res, err := e.reg.ListTools(admin, &registryv1.ListToolsRequest{Workspace: "team"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -164,7 +163,7 @@ func TestAdvertiseAndReadRules(t *testing.T) {
 				if !shape.MatchString(n) {
 					t.Errorf("presented name %q is not 1–64 chars of [A-Za-z0-9_-]", n)
 				}
-				res, err := e.reg.ResolveTool(op, &registryv1.ResolveToolRequest{PresentedName: n})
+				res, err := e.reg.ResolveTool(admin, &registryv1.ResolveToolRequest{PresentedName: n})
 				if err != nil || res.Client != "box" {
 					t.Fatalf("resolve %q: %v, %v", n, res, err)
 				}
@@ -180,7 +179,7 @@ func TestAdvertiseAndReadRules(t *testing.T) {
 				if n == "other_x" {
 					continue
 				}
-				res, err := e.reg.ResolveTool(op, &registryv1.ResolveToolRequest{PresentedName: n})
+				res, err := e.reg.ResolveTool(admin, &registryv1.ResolveToolRequest{PresentedName: n})
 				if err != nil || n+"="+res.Tool.Name != names[i] {
 					t.Fatalf("after restart %q resolves to %v, %v; want %s", n, res, err, names[i])
 				}
@@ -200,7 +199,7 @@ func TestAdvertiseAndReadRules(t *testing.T) {
 				t.Fatal("register wrote false, or twice true")
 			}
 			un := func() bool {
-				res, err := e.reg.UnregisterClient(op, &registryv1.UnregisterClientRequest{Workspace: "team", Client: "box"})
+				res, err := e.reg.UnregisterClient(admin, &registryv1.UnregisterClientRequest{Workspace: "team", Client: "box"})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -212,7 +211,7 @@ func TestAdvertiseAndReadRules(t *testing.T) {
 			if got := toolNames(getClient(t, e, "box").Row.Tools); got != "grep" {
 				t.Fatalf("after unregistering the set is %q, want grep", got)
 			}
-			_, err := e.reg.ListTools(op, &registryv1.ListToolsRequest{Workspace: "team"})
+			_, err := e.reg.ListTools(admin, &registryv1.ListToolsRequest{Workspace: "team"})
 			testkit.Refused(t, err, codes.NotFound, `unknown workspace "team"`)
 		}},
 	}
@@ -232,30 +231,32 @@ func noDev(c *registry.Config) { c.Security.Dev = false }
 
 func getClient(t *testing.T, e *env, client string) *registryv1.GetClientResponse {
 	t.Helper()
-	res, err := e.reg.GetClient(op, &registryv1.GetClientRequest{Client: client})
+	res, err := e.reg.GetClient(admin, &registryv1.GetClientRequest{Client: client})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return res
 }
 
+// listClients reads every page of ws's clients.
 func listClients(t *testing.T, e *env, ws string) []*registryv1.ClientRow {
 	t.Helper()
-	res, err := e.reg.ListClients(op, &registryv1.ListClientsRequest{Workspace: ws})
+	rows, err := listing.Clients(admin, e.reg, ws)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res.Rows
+	return rows
 }
 
+// presentedNames reads every page of ws's tools.
 func presentedNames(t *testing.T, e *env, ws string) []string {
 	t.Helper()
-	res, err := e.reg.ListTools(op, &registryv1.ListToolsRequest{Workspace: ws})
+	tools, err := listing.Tools(admin, e.reg, ws)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []string
-	for _, pt := range res.Tools {
+	for _, pt := range tools {
 		out = append(out, pt.PresentedName)
 	}
 	return out

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/presence"
 	"github.com/switchboard-run/switchboard/services/registry/internal/presented"
 	"github.com/switchboard-run/switchboard/services/registry/internal/records"
@@ -53,6 +54,16 @@ type state struct {
 	present  map[string]*presence.Read    // client → its read (absent: none)
 	byName   map[string]presentedTool     // presented name → tool
 	tokens   map[string]*registryv1.Token // hash hex → record
+	grants   map[string]*grant            // identity → its grant record
+	// toolIndexes are workspaces' tools sorted for ListTools, kept while
+	// the revision stands (toolindex.go).
+	toolIndexes map[string]*toolIndex
+}
+
+// grant is one grant record with the workspaces it names, read once.
+type grant struct {
+	record *registryv1.Grant
+	sees   identity.Workspaces
 }
 
 // advert is one client's set in force.
@@ -78,7 +89,7 @@ func newState(rec *records.Records, pres jetstream.KeyValue, hub *watch.Hub, aut
 		adverts:  map[string]*advert{}, seen: map[string]time.Time{},
 		members: map[string]map[string]bool{}, joined: map[string]map[string]bool{},
 		present: map[string]*presence.Read{}, byName: map[string]presentedTool{},
-		tokens: map[string]*registryv1.Token{},
+		tokens: map[string]*registryv1.Token{}, grants: map[string]*grant{}, toolIndexes: map[string]*toolIndex{},
 	}
 }
 

@@ -10,13 +10,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/services/registry/internal/records"
 )
 
@@ -32,28 +32,28 @@ const (
 	tokenRefusal = "unknown or revoked token"
 )
 
-// CreateToken mints a token bound to an identity and grade. Only the
-// secret's hash is stored; the secret is returned this once.
+// DefaultTokenTTL is how long a token works when its creator names no ttl.
+const DefaultTokenTTL = 90 * 24 * time.Hour
+
+// CreateToken mints a token bound to an identity, a grade, workspaces and
+// an expiry. Only the secret's hash is stored; the secret is returned this
+// once.
 func (s *Service) CreateToken(ctx context.Context, req *registryv1.CreateTokenRequest) (*registryv1.CreateTokenResponse, error) {
-	if err := identity.CheckName(req.GetIdentity()); err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "create token: %v", err)
-	}
-	switch identity.Grade(req.GetGrade()) {
-	case identity.Operator, identity.Host:
-	default:
-		return nil, status.Errorf(codes.InvalidArgument, "create token: grade %q cannot be minted; want \"operator\" or \"host\"", req.GetGrade())
-	}
-	if len(req.GetNote()) > maxNoteBytes {
-		return nil, status.Errorf(codes.InvalidArgument, "create token: the note is %d bytes; at most %d are kept", len(req.GetNote()), maxNoteBytes)
+	spec, err := checkTokenRequest(req)
+	if err != nil {
+		return nil, err
 	}
 	for range mintAttempts {
 		secret := secretPrefix + base64.RawURLEncoding.EncodeToString(randomBytes(secretBytes))
+		now := time.Now()
 		tok := &registryv1.Token{
-			Id:       idPrefix + hex.EncodeToString(randomBytes(idBytes)),
-			Identity: req.GetIdentity(),
-			Grade:    req.GetGrade(),
-			Note:     req.GetNote(),
-			Created:  timestamppb.Now(),
+			Id:         idPrefix + hex.EncodeToString(randomBytes(idBytes)),
+			Identity:   req.GetIdentity(),
+			Grade:      string(spec.grade),
+			Note:       req.GetNote(),
+			Created:    timestamppb.New(now),
+			Workspaces: spec.workspaces.List(),
+			Expires:    timestamppb.New(now.Add(spec.ttl)),
 		}
 		rev, err := s.st.records.CreateToken(ctx, tok, sha256.Sum256([]byte(secret)))
 		if errors.Is(err, records.ErrChanged) {
@@ -75,7 +75,7 @@ func (s *Service) ListTokens(context.Context, *registryv1.ListTokensRequest) (*r
 	s.st.mu.Lock()
 	toks := make([]*registryv1.Token, 0, len(s.st.tokens))
 	for _, t := range s.st.tokens {
-		toks = append(toks, t)
+		toks = append(toks, current(t))
 	}
 	s.st.mu.Unlock()
 	slices.SortFunc(toks, func(a, b *registryv1.Token) int { return strings.Compare(a.GetId(), b.GetId()) })
@@ -95,12 +95,13 @@ func (s *Service) RevokeToken(ctx context.Context, req *registryv1.RevokeTokenRe
 	if err := s.st.waitApplied(ctx, rev); err != nil {
 		return nil, err
 	}
-	return &registryv1.RevokeTokenResponse{Token: tok}, nil
+	return &registryv1.RevokeTokenResponse{Token: current(tok)}, nil
 }
 
-// AuthenticateToken maps a bearer token to its identity and grade. It reads
-// the bucket every time, not the view, so a revocation on any replica takes
-// effect at once.
+// AuthenticateToken maps a bearer token to its identity, grade and
+// workspaces. It reads the bucket every time, not the view, so a
+// revocation on any replica takes effect at once; an expired token is
+// refused with its own sentence.
 func (s *Service) AuthenticateToken(ctx context.Context, req *registryv1.AuthenticateTokenRequest) (*registryv1.AuthenticateTokenResponse, error) {
 	tok, err := s.st.records.TokenByHash(ctx, sha256.Sum256([]byte(req.GetSecret())))
 	if err != nil {
@@ -109,7 +110,13 @@ func (s *Service) AuthenticateToken(ctx context.Context, req *registryv1.Authent
 	if tok == nil {
 		return nil, status.Error(codes.Unauthenticated, tokenRefusal)
 	}
-	return &registryv1.AuthenticateTokenResponse{Identity: tok.GetIdentity(), Grade: tok.GetGrade()}, nil
+	tok = current(tok)
+	if exp := tok.GetExpires().AsTime(); !time.Now().Before(exp) {
+		return nil, status.Errorf(codes.Unauthenticated,
+			"token %s of %q expired at %s; an admin mints a new one (switchboard tokens create)", tok.GetId(), tok.GetIdentity(), exp.UTC().Format(time.RFC3339))
+	}
+	return &registryv1.AuthenticateTokenResponse{Identity: tok.GetIdentity(), Grade: tok.GetGrade(),
+		Workspaces: tok.GetWorkspaces(), Expires: tok.GetExpires()}, nil
 }
 
 // randomBytes returns n bytes from the system's CSPRNG (crypto/rand.Read

@@ -6,6 +6,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/names"
 	"github.com/switchboard-run/switchboard/services/registry/internal/watch"
 )
@@ -14,10 +15,13 @@ import (
 var errDraining = status.Error(codes.Unavailable, "the registry is shutting down; reconnect to another replica or the restarted registry")
 
 // WatchTools streams a snapshot closed by `synced`, then every change in
-// the registry's order. A watcher that lags more than --watch-buffer events
-// is sent `resync` and a fresh snapshot. A workspace watcher gets, with a
-// `registered`, the new member's set and presence; on `unregistered` it
-// drops the member.
+// the registry's order that the caller may see (docs/design.md §4): a
+// workspace outside its grant is refused as unknown, and a watch of
+// everything shows only the clients of the workspaces it may see. A
+// watcher that lags more than --watch-buffer events is sent `resync` and a
+// fresh snapshot; so is one whose grant changed. A workspace watcher gets,
+// with a `registered`, the new member's set and presence; on
+// `unregistered` it drops the member.
 func (s *Service) WatchTools(req *registryv1.WatchToolsRequest, stream grpc.ServerStreamingServer[registryv1.WatchToolsResponse]) error {
 	ws := req.GetWorkspace()
 	if req.Workspace != nil {
@@ -25,7 +29,14 @@ func (s *Service) WatchTools(req *registryv1.WatchToolsRequest, stream grpc.Serv
 			return status.Error(codes.InvalidArgument, err.Error())
 		}
 	}
-	w, snap := s.st.subscribe(ws)
+	id, err := identity.Caller(stream.Context())
+	if err != nil {
+		return err
+	}
+	w, snap, err := s.st.subscribe(ws, id)
+	if err != nil {
+		return err
+	}
 	defer s.hub.Unsubscribe(w)
 	if err := sendAll(stream, snap); err != nil {
 		return err
@@ -41,7 +52,9 @@ func (s *Service) WatchTools(req *registryv1.WatchToolsRequest, stream grpc.Serv
 		}
 		events, lost := w.Take()
 		if lost != "" {
-			events = s.st.resnapshot(w, lost)
+			if events, err = s.st.resnapshot(w, lost); err != nil {
+				return err
+			}
 		}
 		if err := sendAll(stream, events); err != nil {
 			return err

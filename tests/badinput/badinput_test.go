@@ -2,6 +2,7 @@ package badinput
 
 import (
 	"context"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -49,7 +50,7 @@ var rows = map[string]func(t *testing.T, s *suite){
 		wantAct(t, s, "driver", body, 413, `{"ok":false,"error":"request body is larger than 16 MiB"}`)
 	},
 	"huge-grpc-message": func(t *testing.T, s *suite) {
-		_, err := s.mb.Invoke(testkit.As("driver", identity.Operator), &mailboxv1.InvokeRequest{Client: "box", Tool: "echo", Input: `"` + strings.Repeat("x", 17<<20) + `"`})
+		_, err := s.mb.Invoke(testkit.As("driver", identity.Driver), &mailboxv1.InvokeRequest{Client: "box", Tool: "echo", Input: `"` + strings.Repeat("x", 17<<20) + `"`})
 		if status.Code(err) != codes.ResourceExhausted {
 			t.Fatalf("a 17 MiB message: %v; want RESOURCE_EXHAUSTED", err)
 		}
@@ -75,7 +76,7 @@ var rows = map[string]func(t *testing.T, s *suite){
 			`{"ok":false,"error":"no invocation \"`+id+`\" is in flight; it was answered already, it expired, or this engine restarted since it was posted`)
 	},
 	"invalid-presented-name": func(t *testing.T, s *suite) {
-		_, err := s.reg.ResolveTool(testkit.As("driver", identity.Operator), &registryv1.ResolveToolRequest{PresentedName: "bad name!"})
+		_, err := s.reg.ResolveTool(testkit.As("driver", identity.Driver), &registryv1.ResolveToolRequest{PresentedName: "bad name!"})
 		wantStatus(t, err, codes.NotFound, `no tool is presented as "bad name!" right now; list the workspace's tools for the names in force`)
 	},
 	"strict-capture": func(t *testing.T, s *suite) {
@@ -83,7 +84,7 @@ var rows = map[string]func(t *testing.T, s *suite){
 			`{"ok":false,"error":"capture: missing field \"stderr\""}`)
 	},
 	"huge-capture": func(t *testing.T, s *suite) {
-		res, err := s.mb.Invoke(testkit.As("driver", identity.Operator), &mailboxv1.InvokeRequest{Client: "box", Tool: "echo", Input: "{}"})
+		res, err := s.mb.Invoke(testkit.As("driver", identity.Driver), &mailboxv1.InvokeRequest{Client: "box", Tool: "echo", Input: "{}"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,6 +141,8 @@ var rows = map[string]func(t *testing.T, s *suite){
 
 func TestEveryRowOfTheBadInputTable(t *testing.T) {
 	s := newSuite(t)
+	rows := maps.Clone(rows)
+	maps.Copy(rows, scopeRows)
 	ids := docIDs(t)
 	for _, id := range ids {
 		if rows[id] == nil {
@@ -195,7 +198,7 @@ func wantStatus(t *testing.T, err error, code codes.Code, msg string) {
 
 func call(t *testing.T, s *suite, tool string) *mailboxv1.Capture {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(testkit.As("driver", identity.Operator), 60*time.Second)
+	ctx, cancel := context.WithTimeout(testkit.As("driver", identity.Driver), 60*time.Second)
 	defer cancel()
 	res, err := s.mb.Call(ctx, &mailboxv1.CallRequest{Client: "box", Tool: tool, Input: "{}"})
 	if err != nil || res.Capture == nil {

@@ -78,7 +78,7 @@ func newSuite(t *testing.T) *suite {
 		reg: registryv1.NewRegistryServiceClient(conn), mb: mailboxv1.NewMailboxServiceClient(conn)}
 	deadline := time.Now().Add(20 * time.Second)
 	for { // the host connects
-		res, err := s.reg.GetClient(testkit.As("op", identity.Operator), &registryv1.GetClientRequest{Client: "box"})
+		res, err := s.reg.GetClient(testkit.As("op", identity.Admin), &registryv1.GetClientRequest{Client: "box"})
 		if err == nil && res.GetRow().GetPresent() {
 			return s
 		}
@@ -92,13 +92,21 @@ func newSuite(t *testing.T) *suite {
 // act posts body to /v1/act as who ("" for no identity header).
 func (s *suite) act(t *testing.T, who, body string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, s.httpBase+"/v1/act", bytes.NewBufferString(body))
+	h := http.Header{}
+	if who != "" {
+		h.Set("Switchboard-Identity", who)
+	}
+	return s.send(t, http.MethodPost, "/v1/act", h, body)
+}
+
+// send makes one request of the gateway with the headers h.
+func (s *suite) send(t *testing.T, method, path string, h http.Header, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, s.httpBase+path, bytes.NewBufferString(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if who != "" {
-		req.Header.Set("Switchboard-Identity", who)
-	}
+	req.Header = h.Clone()
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +124,7 @@ func (s *suite) healthy(t *testing.T) {
 		t.Fatalf("/healthz after the bad input: %v %v", res, err)
 	}
 	res.Body.Close()
-	ctx, cancel := context.WithTimeout(testkit.As("driver", identity.Operator), 10*time.Second)
+	ctx, cancel := context.WithTimeout(testkit.As("driver", identity.Driver), 10*time.Second)
 	defer cancel()
 	c, err := s.mb.Call(ctx, &mailboxv1.CallRequest{Client: "box", Tool: "echo", Input: `{"still":"here"}`})
 	if err != nil || c.GetCapture().GetStdout() != `{"still":"here"}` {

@@ -37,7 +37,7 @@ func init() {
 				t.Errorf("%s %s from a rebound page: %d %s\nwant 403 %s", r.method, r.path, code, body, want)
 			}
 		}
-		res, err := bridgev1.NewBridgeServiceClient(s.conn).ListServers(testkit.As("op", identity.Operator), &bridgev1.ListServersRequest{})
+		res, err := bridgev1.NewBridgeServiceClient(s.conn).ListServers(testkit.As("op", identity.Admin), &bridgev1.ListServersRequest{})
 		if err != nil || len(res.GetServers()) != 0 {
 			t.Fatalf("after the rebound page, the bridge serves %v (%v); want nothing mounted", res.GetServers(), err)
 		}
@@ -72,7 +72,7 @@ func init() {
 		}
 	}
 	rows["plain-http-credentials"] = func(t *testing.T, s *suite) {
-		_, err := bridgev1.NewBridgeServiceClient(s.conn).Mount(testkit.As("op", identity.Operator), &bridgev1.MountRequest{Client: "plain",
+		_, err := bridgev1.NewBridgeServiceClient(s.conn).Mount(testkit.As("op", identity.Admin), &bridgev1.MountRequest{Client: "plain",
 			Config: &bridgev1.ServerConfig{Transport: &bridgev1.ServerConfig_Http{Http: &bridgev1.HttpTransport{
 				Url: "http://mcp.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer s"}}}}})
 		wantStatus(t, err, codes.InvalidArgument, `mount "plain": url "http://mcp.example.com/mcp" is plain http, so the server's credentials (headers Authorization) would cross the network in the clear: use https://, or a loopback host`)
@@ -90,7 +90,7 @@ func init() {
 		configured := httptest.NewServer(http.RedirectHandler(elsewhere.URL+"/mcp", http.StatusTemporaryRedirect))
 		defer configured.Close()
 		br := bridgev1.NewBridgeServiceClient(s.conn)
-		op := testkit.As("op", identity.Operator)
+		op := testkit.As("op", identity.Admin)
 		res, err := br.Mount(op, &bridgev1.MountRequest{Client: "redirected", Config: &bridgev1.ServerConfig{Transport: &bridgev1.ServerConfig_Http{
 			Http: &bridgev1.HttpTransport{Url: configured.URL + "/mcp", Headers: map[string]string{"Authorization": "Bearer bridge-own"}}}}})
 		if err != nil {

@@ -67,7 +67,7 @@ func TestDriversAndHostsLoseNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg, mb := registryv1.NewRegistryServiceClient(conn), mailboxv1.NewMailboxServiceClient(conn)
-	dctx := testkit.As("driver", identity.Operator)
+	dctx := testkit.As("driver", identity.Driver)
 
 	hostsCtx, stopHosts := context.WithCancel(context.Background())
 	var hostsWG sync.WaitGroup

@@ -41,6 +41,7 @@ func commands() map[string]command {
 		"certs":    {"mint a CA and certificates for mutual TLS", runCerts},
 		"mcp":      {"mount, unmount and list servers on the bridge; serve a workspace over MCP (mcp serve)", runMCP},
 		"tokens":   {"create, list and revoke API tokens", runTokens},
+		"grants":   {"set, list and remove the workspaces a certificate identity may see", runGrants},
 		"health":   {"check a service's health (for container healthchecks)", runHealth},
 	}
 }

@@ -121,7 +121,7 @@ func queueForAGoneTool(t *testing.T, addr string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	me := testkit.As(defaultAs(), identity.Operator)
+	me := testkit.As(defaultAs(), identity.Admin)
 	res, err := mailboxv1.NewMailboxServiceClient(cc).Invoke(me, &mailboxv1.InvokeRequest{Client: "box", Tool: "gone", Input: "{}"})
 	if err != nil {
 		t.Fatal(err)

@@ -32,7 +32,7 @@ func runCerts(ctx context.Context, args []string, std IO) int {
 		}
 	case "leaf":
 		name := fset.String("name", "", "the identity: the certificate's CN")
-		grade := fset.String("grade", "operator", "operator, host or service: the certificate's OU")
+		grade := fset.String("grade", "driver", "host, driver, admin or service: the certificate's OU")
 		hosts := fset.String("hosts", "localhost,127.0.0.1", "comma-separated DNS names and IPs the leaf serves as")
 		owner := fset.String("owner", "", "UID:GID to give the leaf's directory to (default: whoever runs this)")
 		if _, err = parse(fset, args); err == nil {
@@ -42,13 +42,13 @@ func runCerts(ctx context.Context, args []string, std IO) int {
 			}
 		}
 	case "suite":
-		operator := fset.String("operator", "admin", "name of the operator certificate to mint")
+		admin := fset.String("admin", "admin", "name of the admin certificate to mint (written as <name>.pem)")
 		hosts := fset.String("hosts", "localhost,127.0.0.1", "extra DNS names and IPs every service leaf serves as")
 		owner := fset.String("owner", "", "UID:GID the services run as: the directories of those that run no programs (nats, registry, mailbox, gateway) are given to it; the bridge's and the example host's stay with whoever runs this (root), since they start as root, read their key and drop to it with --run-as")
 		if _, err = parse(fset, args); err == nil {
 			var o *certs.Owner
 			if o, err = parseOwner(*owner); err == nil {
-				err = mintSuite(*dir, *operator, split(*hosts), *validity, o, std)
+				err = mintSuite(*dir, *admin, split(*hosts), *validity, o, std)
 			}
 		}
 	default:
@@ -129,9 +129,9 @@ var suiteLeaves = []suiteLeaf{
 
 // mintSuite mints what the compose deployment needs: a CA (kept if there is
 // one) whose key stays in dir, and a directory per process — a service
-// leaf per service, the example host's, and an operator's for people —
+// leaf per service, the example host's, and an admin's for people —
 // holding that process's material only.
-func mintSuite(dir, operator string, hosts []string, validity time.Duration, owner *certs.Owner, std IO) error {
+func mintSuite(dir, admin string, hosts []string, validity time.Duration, owner *certs.Owner, std IO) error {
 	if _, err := os.Stat(filepath.Join(dir, "ca.pem")); errors.Is(err, fs.ErrNotExist) {
 		if err := initCA(dir, validity, std); err != nil {
 			return err
@@ -150,7 +150,7 @@ func mintSuite(dir, operator string, hosts []string, validity time.Duration, own
 			return err
 		}
 	}
-	return mintLeaf(dir, operator, "operator", nil, validity, nil, std)
+	return mintLeaf(dir, admin, "admin", nil, validity, nil, std)
 }
 
 // parseOwner reads --owner; empty is nobody in particular.

@@ -16,15 +16,18 @@ import (
 	"github.com/switchboard-run/switchboard/cli/internal/remote"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/envflag"
+	"github.com/switchboard-run/switchboard/kit/listing"
 )
 
-// runClients: switchboard clients [--workspace W] [--json]
+// runClients: switchboard clients [--workspace W] [--json]; every page of
+// the workspace.
 func runClients(ctx context.Context, args []string, std IO) int {
 	return list(ctx, args, std, "clients", func(ctx context.Context, reg registryv1.RegistryServiceClient, ws string, asJSON bool) error {
-		res, err := reg.ListClients(ctx, &registryv1.ListClientsRequest{Workspace: ws})
+		rows, err := listing.Clients(ctx, reg, ws)
 		if err != nil {
 			return err
 		}
+		res := &registryv1.ListClientsResponse{Rows: rows}
 		if asJSON {
 			return printJSON(std, res)
 		}
@@ -41,13 +44,15 @@ func runClients(ctx context.Context, args []string, std IO) int {
 	})
 }
 
-// runTools: switchboard tools [--workspace W] [--json]
+// runTools: switchboard tools [--workspace W] [--json]; every page of the
+// workspace.
 func runTools(ctx context.Context, args []string, std IO) int {
 	return list(ctx, args, std, "tools", func(ctx context.Context, reg registryv1.RegistryServiceClient, ws string, asJSON bool) error {
-		res, err := reg.ListTools(ctx, &registryv1.ListToolsRequest{Workspace: ws})
+		tools, err := listing.Tools(ctx, reg, ws)
 		if err != nil {
 			return err
 		}
+		res := &registryv1.ListToolsResponse{Tools: tools}
 		if asJSON {
 			return printJSON(std, res)
 		}
@@ -74,14 +79,12 @@ func list(ctx context.Context, args []string, std IO, name string,
 	if len(pos) > 0 {
 		return fail(std, name, usagef("unexpected argument %q", pos[0]))
 	}
-	conn, err := rf.Dial()
+	conn, ctx, done, err := rf.Open(ctx, 30*time.Second)
 	if err != nil {
 		return fail(std, name, err)
 	}
-	defer conn.Close()
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if err := show(conn.Ctx(ctx), registryv1.NewRegistryServiceClient(conn.Registry()), *ws, *asJSON); err != nil {
+	defer done()
+	if err := show(ctx, registryv1.NewRegistryServiceClient(conn.Registry()), *ws, *asJSON); err != nil {
 		return fail(std, name, rpcError(err))
 	}
 	return 0

@@ -35,15 +35,12 @@ func runMCP(ctx context.Context, args []string, std IO) int {
 	if err != nil {
 		return fail(std, "mcp "+sub, err)
 	}
-	conn, err := rf.Dial()
+	conn, ctx, done, err := rf.Open(ctx, 60*time.Second)
 	if err != nil {
 		return fail(std, "mcp "+sub, err)
 	}
-	defer conn.Close()
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
+	defer done()
 	bridge := bridgev1.NewBridgeServiceClient(conn.Bridge())
-	ctx = conn.Ctx(ctx)
 	switch sub {
 	case "mount":
 		req, err := m.request(pos)

@@ -3,15 +3,18 @@ package app
 import (
 	"context"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/switchboard-run/switchboard/cli/internal/remote"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/envflag"
 )
 
-// runTokens: switchboard tokens create --identity N --grade G [--note T] | ls | revoke ID
+// runTokens: switchboard tokens create --identity N [--grade G] [--workspaces a,b|*] [--ttl D] [--note T] | ls | revoke ID
 func runTokens(ctx context.Context, args []string, std IO) int {
 	if len(args) == 0 {
 		return fail(std, "tokens", usagef("usage: switchboard tokens create|ls|revoke"))
@@ -20,32 +23,38 @@ func runTokens(ctx context.Context, args []string, std IO) int {
 	fs := envflag.NewFlagSet("tokens "+sub, std.Stderr)
 	var rf remote.Flags
 	rf.Register(fs)
-	var name, grade, note *string
+	var name, grade, note, workspaces *string
+	var ttl *time.Duration
 	if sub == "create" {
 		name = fs.String("identity", "", "the identity the token acts as")
-		grade = fs.String("grade", "operator", "operator or host")
+		grade = fs.String("grade", "driver", "host, driver or admin")
+		workspaces = fs.String("workspaces", "", "the workspaces the token may see, comma-separated, or '*' for every one (a driver or admin token needs some)")
+		ttl = fs.Duration("ttl", 0, "how long the token works (0: the registry's default, 90 days)")
 		note = fs.String("note", "", "what the token is for")
 	}
 	pos, err := parse(fs, args)
 	if err != nil {
 		return fail(std, "tokens "+sub, err)
 	}
-	conn, err := rf.Dial()
+	conn, ctx, done, err := rf.Open(ctx, 30*time.Second)
 	if err != nil {
 		return fail(std, "tokens "+sub, err)
 	}
-	defer conn.Close()
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
+	defer done()
 	reg := registryv1.NewRegistryServiceClient(conn.Registry())
-	ctx = conn.Ctx(ctx)
 	switch sub {
 	case "create":
-		res, err := reg.CreateToken(ctx, &registryv1.CreateTokenRequest{Identity: *name, Grade: *grade, Note: *note})
+		req := &registryv1.CreateTokenRequest{Identity: *name, Grade: *grade, Note: *note, Workspaces: split(*workspaces)}
+		if *ttl != 0 {
+			req.Ttl = durationpb.New(*ttl)
+		}
+		res, err := reg.CreateToken(ctx, req)
 		if err != nil {
 			return fail(std, "tokens create", rpcError(err))
 		}
-		fmt.Fprintf(std.Stderr, "token %s for %q (%s); the secret below is shown once:\n", res.GetToken().GetId(), res.GetToken().GetIdentity(), res.GetToken().GetGrade())
+		t := res.GetToken()
+		fmt.Fprintf(std.Stderr, "token %s for %q (%s of %s, until %s); the secret below is shown once:\n",
+			t.GetId(), t.GetIdentity(), t.GetGrade(), workspaceList(t.GetWorkspaces()), t.GetExpires().AsTime().Local().Format(time.DateTime))
 		fmt.Fprintln(std.Stdout, res.GetSecret())
 	case "ls":
 		res, err := reg.ListTokens(ctx, &registryv1.ListTokensRequest{})
@@ -53,9 +62,10 @@ func runTokens(ctx context.Context, args []string, std IO) int {
 			return fail(std, "tokens ls", rpcError(err))
 		}
 		w := tabwriter.NewWriter(std.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "ID\tIDENTITY\tGRADE\tCREATED\tNOTE")
+		fmt.Fprintln(w, "ID\tIDENTITY\tGRADE\tWORKSPACES\tCREATED\tEXPIRES\tNOTE")
 		for _, t := range res.GetTokens() {
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", t.GetId(), t.GetIdentity(), t.GetGrade(), t.GetCreated().AsTime().Local().Format(time.DateTime), t.GetNote())
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.GetId(), t.GetIdentity(), t.GetGrade(), workspaceList(t.GetWorkspaces()),
+				t.GetCreated().AsTime().Local().Format(time.DateTime), t.GetExpires().AsTime().Local().Format(time.DateTime), t.GetNote())
 		}
 		w.Flush()
 	case "revoke":
@@ -70,4 +80,12 @@ func runTokens(ctx context.Context, args []string, std IO) int {
 		return fail(std, "tokens", usagef("unknown tokens command %q: want create, ls or revoke", sub))
 	}
 	return 0
+}
+
+// workspaceList shows a grant's workspaces: "dev,ops", "*", or "none".
+func workspaceList(ws []string) string {
+	if len(ws) == 0 {
+		return "none"
+	}
+	return strings.Join(ws, ",")
 }

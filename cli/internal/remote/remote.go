@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"os/user"
+	"time"
 
 	"google.golang.org/grpc"
 
@@ -26,18 +27,22 @@ type Flags struct {
 	// split deployment where each listens apart.
 	Registry, Mailbox, Bridge string
 	Identity                  string
-	Files                     certs.Files
-	Server                    string
+	// Grade is the dev-mode grade to call as; admin by default, since dev
+	// mode trusts whoever reaches loopback anyway.
+	Grade  string
+	Files  certs.Files
+	Server string
 }
 
-// Register adds --addr, --registry, --mailbox, --bridge, --as and the
-// --tls-* flags.
+// Register adds --addr, --registry, --mailbox, --bridge, --as, --as-grade
+// and the --tls-* flags.
 func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Addr, "addr", ports.SuiteAddr, "the suite's gRPC address (switchboard dev serves every service there)")
 	fs.StringVar(&f.Registry, "registry", "", "the registry's gRPC address, when it is not --addr (a split deployment)")
 	fs.StringVar(&f.Mailbox, "mailbox", "", "the mailbox's gRPC address, when it is not --addr")
 	fs.StringVar(&f.Bridge, "bridge", "", "the bridge's gRPC address, when it is not --addr")
 	fs.StringVar(&f.Identity, "as", defaultIdentity(), "the identity to call as in dev mode (sent as the switchboard-identity header)")
+	fs.StringVar(&f.Grade, "as-grade", string(identity.Admin), "the grade to call as in dev mode: host, driver or admin (sent as the switchboard-grade header)")
 	fs.StringVar(&f.Files.CA, "tls-ca", "", "PEM file of the suite's CA (mutual TLS instead of dev mode)")
 	fs.StringVar(&f.Files.Cert, "tls-cert", "", "PEM file of your certificate")
 	fs.StringVar(&f.Files.Key, "tls-key", "", "PEM file of your key")
@@ -70,7 +75,14 @@ func (f *Flags) Dial() (*Conn, error) {
 		if err := identity.CheckName(f.Identity); err != nil {
 			return nil, fmt.Errorf("--as: %w", err)
 		}
-		c.dev, c.id = true, identity.Identity{Name: f.Identity, Grade: identity.Operator}
+		grade := identity.Admin
+		if f.Grade != "" {
+			var err error
+			if grade, err = identity.ParseGrade(f.Grade); err != nil {
+				return nil, fmt.Errorf("--as-grade: %w", err)
+			}
+		}
+		c.dev, c.id = true, identity.Identity{Name: f.Identity, Grade: grade}
 	} else {
 		var err error
 		if c.tls, err = f.Files.ClientConfig(f.Server); err != nil {
@@ -124,4 +136,15 @@ func (c *Conn) Ctx(ctx context.Context) context.Context {
 		return ctx
 	}
 	return identity.As(ctx, c.id)
+}
+
+// Open dials as Dial does and returns, with the connections, ctx bounded by
+// timeout and naming the caller (Ctx): what a command that makes a few
+// calls needs. done closes the connections and releases ctx.
+func (f *Flags) Open(ctx context.Context, timeout time.Duration) (c *Conn, callCtx context.Context, done func(), err error) {
+	if c, err = f.Dial(); err != nil {
+		return nil, nil, nil, err
+	}
+	callCtx, cancel := context.WithTimeout(ctx, timeout)
+	return c, c.Ctx(callCtx), func() { cancel(); c.Close() }, nil
 }

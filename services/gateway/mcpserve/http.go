@@ -10,18 +10,23 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-run/switchboard/kit/grants"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/names"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
 )
 
-// callerHeader carries, from ServeHTTP to the tools/call handler, the
-// identity the gateway resolved for the HTTP request: the SDK hands a
+// callerHeader and workspacesHeader carry, from ServeHTTP to the
+// tools/call handler, the identity the gateway resolved for the HTTP
+// request and the workspaces its credential states: the SDK hands a
 // handler that request's headers (RequestExtra.Header) and nothing else of
 // it, while the handler's context belongs to the session. ServeHTTP
-// replaces any value a client sent, so the header only ever holds what the
+// replaces any value a client sent, so the headers only ever hold what the
 // gateway's identity middleware found.
-const callerHeader = "Switchboard-Mcp-Caller"
+const (
+	callerHeader     = "Switchboard-Mcp-Caller"
+	workspacesHeader = "Switchboard-Mcp-Workspaces"
+)
 
 // ServeHTTP serves /mcp/{workspace} and /mcp (the default workspace) for
 // a caller the gateway's identity middleware admitted (the identity is in
@@ -32,11 +37,11 @@ func (w *Workspaces) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		httperr.Write(rw, http.StatusUnauthorized, "no identity: the MCP endpoint serves identified callers only")
 		return
 	}
-	if id.Grade != identity.Operator {
+	if id.Grade != identity.Driver && id.Grade != identity.Admin {
 		// Every MCP act is a driver's (list, call, cancel); the mailbox
 		// would refuse the calls, and the listing must not leak either.
 		httperr.Write(rw, http.StatusForbidden, fmt.Sprintf(
-			"%q is a %s and may not use the MCP endpoint: listing and calling tools takes an operator", id.Name, id.Grade))
+			"%q is %s and may not use the MCP endpoint: listing and calling tools takes a driver or an admin", id.Name, id.Grade.Article()))
 		return
 	}
 	name := r.PathValue("workspace")
@@ -47,6 +52,18 @@ func (w *Workspaces) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		httperr.Write(rw, http.StatusBadRequest, err.Error())
 		return
 	}
+	// The mirror is shared by every caller of the workspace, so the
+	// workspace is checked here: outside the caller's it is absent, with the
+	// registry's sentence (docs/design.md §4).
+	sees, err := grants.Sees(w.opts.Self(r.Context()), w.opts.Registry, id)
+	if err != nil {
+		httperr.WriteErr(rw, err)
+		return
+	}
+	if !sees.Sees(name) {
+		httperr.Write(rw, http.StatusNotFound, fmt.Sprintf("unknown workspace %q", name))
+		return
+	}
 	ws, err := w.get(r.Context(), name)
 	if err != nil {
 		httperr.WriteErr(rw, err)
@@ -54,6 +71,10 @@ func (w *Workspaces) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	r.Header = r.Header.Clone()
 	r.Header.Set(callerHeader, string(id.Grade)+" "+id.Name)
+	r.Header.Del(workspacesHeader)
+	if id.Workspaces != nil {
+		r.Header.Set(workspacesHeader, id.Workspaces.String())
+	}
 	unbound(rw)
 	ws.handler(r).ServeHTTP(rw, r)
 }
@@ -69,10 +90,11 @@ func unbound(rw http.ResponseWriter) {
 }
 
 // callerFromHeader is Options.As over HTTP: the identity ServeHTTP put in
-// the request's callerHeader, asserted on the outgoing call (the gateway
-// acts on its caller's behalf, as on every route).
+// the request's callerHeader (and its workspaces, in workspacesHeader),
+// asserted on the outgoing call (the gateway acts on its caller's behalf,
+// as on every route).
 func callerFromHeader(ctx context.Context, req *mcp.CallToolRequest) (context.Context, error) {
-	if req.Extra == nil || len(req.Extra.Header.Values(callerHeader)) != 1 {
+	if req.Extra == nil || len(req.Extra.Header.Values(callerHeader)) != 1 || len(req.Extra.Header.Values(workspacesHeader)) > 1 {
 		return nil, errors.New("this call carries no caller identity; the MCP endpoint serves identified callers only")
 	}
 	grade, name, _ := strings.Cut(req.Extra.Header.Get(callerHeader), " ")
@@ -83,5 +105,13 @@ func callerFromHeader(ctx context.Context, req *mcp.CallToolRequest) (context.Co
 	if err := identity.CheckName(name); err != nil {
 		return nil, err
 	}
-	return identity.As(ctx, identity.Identity{Name: name, Grade: g}), nil
+	id := identity.Identity{Name: name, Grade: g}
+	if vs := req.Extra.Header.Values(workspacesHeader); len(vs) == 1 {
+		ws, err := identity.ParseWorkspaceList(vs[0])
+		if err != nil {
+			return nil, err
+		}
+		id.Workspaces = &ws
+	}
+	return identity.As(ctx, id), nil
 }

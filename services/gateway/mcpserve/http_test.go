@@ -73,9 +73,12 @@ func TestACallOverHTTPActsAsTheIdentityOfItsRequest(t *testing.T) {
 		header http.Header
 		want   string
 	}{
-		{"an operator", http.Header{"Switchboard-Mcp-Caller": {"operator alice smith"}}, ""},
+		{"a driver", http.Header{"Switchboard-Mcp-Caller": {"driver alice smith"}}, ""},
+		{"a driver with workspaces", http.Header{"Switchboard-Mcp-Caller": {"driver alice"}, "Switchboard-Mcp-Workspaces": {"dev,ops"}}, ""},
 		{"no header", http.Header{}, "this call carries no caller identity"},
-		{"two headers", http.Header{"Switchboard-Mcp-Caller": {"operator a", "operator b"}}, "this call carries no caller identity"},
+		{"two headers", http.Header{"Switchboard-Mcp-Caller": {"driver a", "driver b"}}, "this call carries no caller identity"},
+		{"two workspace headers", http.Header{"Switchboard-Mcp-Caller": {"driver a"}, "Switchboard-Mcp-Workspaces": {"a", "b"}}, "this call carries no caller identity"},
+		{"bad workspaces", http.Header{"Switchboard-Mcp-Caller": {"driver a"}, "Switchboard-Mcp-Workspaces": {"A"}}, `workspace name "A"`},
 		{"a grade nobody has", http.Header{"Switchboard-Mcp-Caller": {"root alice"}}, `unknown grade "root"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

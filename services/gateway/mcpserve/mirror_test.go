@@ -20,7 +20,7 @@ import (
 
 var (
 	self = identity.Self{Dev: true, Identity: identity.Identity{Name: "gateway", Grade: identity.Service}}
-	ops  = testkit.As("ops", identity.Operator)
+	ops  = testkit.As("ops", identity.Admin)
 )
 
 // realRegistry serves the real registry (and mailbox, which these tests

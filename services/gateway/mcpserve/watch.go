@@ -11,10 +11,11 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/listing"
 	"github.com/switchboard-run/switchboard/kit/retry"
 )
 
-// listTimeout bounds one ListTools.
+// listTimeout bounds reading every page of a listing.
 const listTimeout = 10 * time.Second
 
 // watch follows the workspace on WatchTools, reconnecting under the
@@ -93,16 +94,16 @@ func (m *Mirror) refresher(ctx context.Context) {
 func (m *Mirror) refresh(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
-	res, err := m.opts.Registry.ListTools(m.opts.Self(ctx), &registryv1.ListToolsRequest{Workspace: m.ws})
+	tools, err := listing.Tools(m.opts.Self(ctx), m.opts.Registry, m.ws)
 	switch {
 	case status.Code(err) == codes.NotFound:
 		// A workspace nobody registered a client in yet: no tools for now;
 		// its first member's registration arrives on the watch.
-		res = &registryv1.ListToolsResponse{}
+		tools = nil
 	case err != nil:
 		return err
 	}
-	m.apply(res.GetTools())
+	m.apply(tools)
 	m.setErr(nil)
 	return nil
 }

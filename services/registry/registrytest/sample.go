@@ -34,7 +34,7 @@ func tool(name string) *registryv1.Tool {
 // still authenticates.
 func CheckSample(t testing.TB, reg registryv1.RegistryServiceClient) {
 	t.Helper()
-	op, svc := testkit.As("ops", identity.Operator), testkit.As("gateway", identity.Service)
+	op, svc := testkit.As("ops", identity.Admin), testkit.As("gateway", identity.Service)
 	for ws, want := range map[string][]string{
 		"team":    {"laptop_grep", "laptop_read-file"},
 		"default": {"box_make", "laptop_grep", "laptop_read-file"},
@@ -57,7 +57,10 @@ func CheckSample(t testing.TB, reg registryv1.RegistryServiceClient) {
 		t.Fatalf("team's clients after the import: %v, %v; want idle (seen %v) and laptop", res, err, Sample.Seen["idle"])
 	}
 	who, err := reg.AuthenticateToken(svc, &registryv1.AuthenticateTokenRequest{Secret: SampleSecret})
-	if err != nil || who.GetIdentity() != "alice" || who.GetGrade() != "operator" {
+	// The operator of then is an admin of every workspace now, and the
+	// token, which had no expiry, runs from the import.
+	if err != nil || who.GetIdentity() != "alice" || who.GetGrade() != "admin" || !slices.Equal(who.GetWorkspaces(), []string{"*"}) ||
+		who.GetExpires().AsTime().Before(time.Now()) {
 		t.Fatalf("the token minted before the import: %v, %v", who, err)
 	}
 	toks, err := reg.ListTokens(op, &registryv1.ListTokensRequest{})

@@ -150,5 +150,5 @@ func WaitPresent(t *testing.T, reg registryv1.RegistryServiceClient, client stri
 
 // Driver is a context calling as the operator "driver".
 func Driver() context.Context {
-	return testkit.As("driver", identity.Operator)
+	return testkit.As("driver", identity.Driver)
 }

@@ -87,7 +87,9 @@ func (res Resolver) bearer(ctx context.Context, values []string) (identity.Ident
 	return res.Tokens.Authenticate(ctx, token)
 }
 
-// headerIdentity reads the dev-mode headers.
+// headerIdentity reads the dev-mode headers. Dev mode trusts whoever
+// reaches loopback: without a grade the caller is an admin, and it sees
+// every workspace.
 func headerIdentity(h http.Header) (identity.Identity, error) {
 	id, err := identity.FromValues(h.Values(HeaderIdentity), h.Values(HeaderGrade), HeaderIdentity, HeaderGrade)
 	switch {
@@ -97,6 +99,8 @@ func headerIdentity(h http.Header) (identity.Identity, error) {
 		return identity.Identity{}, httperr.New(http.StatusUnauthorized,
 			"%s is set but %s is not: a grade needs a name", HeaderGrade, HeaderIdentity)
 	}
+	all := identity.AllWorkspaces()
+	id.Workspaces = &all
 	return *id, nil
 }
 

@@ -19,8 +19,10 @@ type RegistryTokens struct {
 	Self identity.Self
 }
 
-// Authenticate returns the token's identity. The registry's refusal (such as
-// "unknown or revoked token", UNAUTHENTICATED) is returned unchanged.
+// Authenticate returns the token's identity, with the workspaces it may
+// see stated (the gateway states them on every call it makes for the
+// bearer). The registry's refusal (such as "unknown or revoked token", or
+// an expired token's sentence, UNAUTHENTICATED) is returned unchanged.
 func (t RegistryTokens) Authenticate(ctx context.Context, secret string) (identity.Identity, error) {
 	res, err := t.Registry.AuthenticateToken(t.Self.AsSelf(ctx), &registryv1.AuthenticateTokenRequest{Secret: secret})
 	if err != nil {
@@ -34,7 +36,11 @@ func (t RegistryTokens) Authenticate(ctx context.Context, secret string) (identi
 		// A token stands for a person or a host; only certificates make
 		// services, so a service-grade token is refused rather than honoured.
 		return identity.Identity{}, httperr.New(http.StatusUnauthorized,
-			"the token of %q carries grade %q; a token may only be operator or host", res.GetIdentity(), res.GetGrade())
+			"the token of %q carries grade %q; a token may only be host, driver or admin", res.GetIdentity(), res.GetGrade())
 	}
-	return identity.Identity{Name: res.GetIdentity(), Grade: grade}, nil
+	ws, err := identity.ParseWorkspaces(res.GetWorkspaces())
+	if err != nil {
+		return identity.Identity{}, httperr.New(http.StatusUnauthorized, "the token of %q names workspaces the gateway cannot read: %v", res.GetIdentity(), err)
+	}
+	return identity.Identity{Name: res.GetIdentity(), Grade: grade, Workspaces: &ws}, nil
 }

@@ -1,13 +1,17 @@
-// Package view is the mailbox's local copy of which client advertises which
-// tool, fed by the registry's watch stream, so Invoke's one check costs no
-// registry RPC on the hot path.
+// Package view is the mailbox's local copy of the registry, fed by its
+// watch stream: which client advertises which tool, which workspaces each
+// client belongs to, and the grant of each certificate identity. Invoke's
+// checks — the client advertises the tool, and sits in a workspace the
+// caller may see (docs/design.md §3, §4) — cost no registry RPC on the hot
+// path.
 //
 // How stale it can be: a change reaches the view one watch event after the
 // registry stores it (well under a millisecond on loopback). A miss is
-// always re-checked with the registry (GetClient) before it is refused, so a
-// fresh advertisement is never refused because the view lags; a withdrawn
-// tool may be accepted for that lag, and its host then refuses it. While the
-// registry is unreachable the view keeps the last state it saw.
+// always re-checked with the registry (GetClient, GetGrant) before it is
+// refused, so a fresh advertisement, membership or grant is never refused
+// because the view lags; a withdrawn tool or membership may be accepted for
+// that lag, and its host then refuses it. While the registry is unreachable
+// the view keeps the last state it saw.
 package view
 
 import (
@@ -16,9 +20,6 @@ import (
 	"sync"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/retry"
@@ -26,51 +27,36 @@ import (
 
 type toolSet map[string]struct{}
 
-// View maps client → advertised tool names.
+// state is what the view holds; a snapshot builds a fresh one.
+type state struct {
+	tools  map[string]toolSet             // client → advertised tool names
+	joined map[string]map[string]bool     // client → its workspaces
+	grants map[string]identity.Workspaces // identity → its grant
+}
+
+func newState() *state {
+	return &state{tools: map[string]toolSet{}, joined: map[string]map[string]bool{}, grants: map[string]identity.Workspaces{}}
+}
+
+// View is the mailbox's copy of the registry.
 type View struct {
 	reg    registryv1.RegistryServiceClient
 	caller identity.Self
 	log    *slog.Logger
 
 	mu     sync.RWMutex
-	tools  map[string]toolSet
+	st     *state
 	synced chan struct{} // closed after the first complete snapshot
 	once   sync.Once
 }
 
 // New returns an empty view; Run fills it.
 func New(reg registryv1.RegistryServiceClient, caller identity.Self, log *slog.Logger) *View {
-	return &View{reg: reg, caller: caller, log: log, tools: map[string]toolSet{}, synced: make(chan struct{})}
+	return &View{reg: reg, caller: caller, log: log, st: newState(), synced: make(chan struct{})}
 }
 
 // Synced is closed once the view has held a complete snapshot.
 func (v *View) Synced() <-chan struct{} { return v.synced }
-
-// Advertises reports whether client advertises tool right now. A miss in
-// the view is confirmed with the registry; an error means the registry
-// could not be asked.
-func (v *View) Advertises(ctx context.Context, client, tool string) (bool, error) {
-	v.mu.RLock()
-	_, ok := v.tools[client][tool]
-	v.mu.RUnlock()
-	if ok {
-		return true, nil
-	}
-	res, err := v.reg.GetClient(v.caller.AsSelf(ctx), &registryv1.GetClientRequest{Client: client})
-	switch status.Code(err) {
-	case codes.OK:
-	case codes.NotFound:
-		return false, nil
-	default:
-		return false, status.Errorf(codes.Unavailable, "cannot confirm that %q advertises %q: the registry did not answer: %v", client, tool, status.Convert(err).Message())
-	}
-	for _, t := range res.GetRow().GetTools() {
-		if t.GetName() == tool {
-			return true, nil
-		}
-	}
-	return false, nil
-}
 
 // Run follows the registry's watch stream until ctx ends, redialing under
 // the suite's default backoff; a stream that delivered a snapshot resets it.
@@ -90,42 +76,73 @@ func (v *View) follow(ctx context.Context) (synced bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	snapshot := map[string]toolSet{}
+	snapshot := newState()
 	for {
 		ev, err := stream.Recv()
 		if err != nil {
 			return synced, err
 		}
 		switch c := ev.Change.(type) {
-		case *registryv1.WatchToolsResponse_Advertised:
-			set := toolSet{}
-			for _, t := range c.Advertised.GetTools() {
-				set[t.GetName()] = struct{}{}
-			}
-			if snapshot != nil {
-				if len(set) > 0 {
-					snapshot[c.Advertised.GetClient()] = set
-				}
-				continue
-			}
-			v.mu.Lock()
-			if len(set) == 0 {
-				delete(v.tools, c.Advertised.GetClient())
-			} else {
-				v.tools[c.Advertised.GetClient()] = set
-			}
-			v.mu.Unlock()
 		case *registryv1.WatchToolsResponse_Synced:
 			if snapshot != nil {
 				v.mu.Lock()
-				v.tools = snapshot
+				v.st = snapshot
 				v.mu.Unlock()
 				snapshot, synced = nil, true
 				v.once.Do(func() { close(v.synced) })
 			}
 		case *registryv1.WatchToolsResponse_Resync:
 			v.log.Warn("registry watch fell behind; taking a fresh snapshot", "reason", c.Resync.GetReason())
-			snapshot = map[string]toolSet{}
+			snapshot = newState()
+		default:
+			if snapshot != nil {
+				snapshot.apply(ev, v.log)
+				continue
+			}
+			v.mu.Lock()
+			v.st.apply(ev, v.log)
+			v.mu.Unlock()
 		}
+	}
+}
+
+// apply applies one change of the watch stream.
+func (st *state) apply(ev *registryv1.WatchToolsResponse, log *slog.Logger) {
+	switch c := ev.Change.(type) {
+	case *registryv1.WatchToolsResponse_Advertised:
+		set := toolSet{}
+		for _, t := range c.Advertised.GetTools() {
+			set[t.GetName()] = struct{}{}
+		}
+		if len(set) == 0 {
+			delete(st.tools, c.Advertised.GetClient())
+		} else {
+			st.tools[c.Advertised.GetClient()] = set
+		}
+	case *registryv1.WatchToolsResponse_Registered:
+		m := c.Registered
+		if st.joined[m.GetClient()] == nil {
+			st.joined[m.GetClient()] = map[string]bool{}
+		}
+		st.joined[m.GetClient()][m.GetWorkspace()] = true
+	case *registryv1.WatchToolsResponse_Unregistered:
+		m := c.Unregistered
+		delete(st.joined[m.GetClient()], m.GetWorkspace())
+		if len(st.joined[m.GetClient()]) == 0 {
+			delete(st.joined, m.GetClient())
+		}
+	case *registryv1.WatchToolsResponse_Granted:
+		g := c.Granted
+		if len(g.GetWorkspaces()) == 0 {
+			delete(st.grants, g.GetIdentity())
+			return
+		}
+		w, err := identity.ParseWorkspaces(g.GetWorkspaces())
+		if err != nil {
+			log.Warn("a grant the mailbox cannot read grants nothing", "identity", g.GetIdentity(), "err", err)
+			delete(st.grants, g.GetIdentity())
+			return
+		}
+		st.grants[g.GetIdentity()] = w
 	}
 }

@@ -7,9 +7,10 @@
 //	member.<workspace>.<client>  a membership (empty value)
 //	token.<sha256 hex>           an API token's record, under its secret's hash
 //	tokenid.<id>                 the hash of token <id>, to revoke by id
+//	grant.<GrantKey(identity)>   the workspaces a certificate identity may see
 //
 // Client and workspace names are [a-z0-9-], so they are key tokens as they
-// are. One bucket gives one order: its sequence is the registry's revision,
+// are; an identity name may hold anything printable, so GrantKey encodes it. One bucket gives one order: its sequence is the registry's revision,
 // and one watch feeds each replica's view of all of it.
 package records
 
@@ -49,7 +50,7 @@ type Records struct {
 func Open(ctx context.Context, js jetstream.JetStream, replicas int, maxValue int32) (*Records, error) {
 	kv, err := streams.EnsureKV(ctx, js, jetstream.KeyValueConfig{
 		Bucket:       Bucket,
-		Description:  "Switchboard's registry: advertisements, memberships and API tokens",
+		Description:  "Switchboard's registry: advertisements, memberships, API tokens and grants",
 		Storage:      jetstream.FileStorage,
 		Replicas:     replicas,
 		MaxValueSize: maxValue,
@@ -231,6 +232,7 @@ type Change struct {
 	Seen   *Seen
 	Member *Member
 	Token  *Token
+	Grant  *Grant
 }
 
 // Token is one token record, under the hex of its secret's hash.
@@ -310,6 +312,10 @@ func decode(e jetstream.KeyValueEntry) (Change, error) {
 		c.Member = &Member{Workspace: ws, Client: client}
 	case strings.HasPrefix(key, tokenIDPrefix):
 		// The id index serves revocation; the view has no use for it.
+	case strings.HasPrefix(key, grantPrefix):
+		if err := decodeGrant(&c, key[len(grantPrefix):], e.Value()); err != nil {
+			return c, err
+		}
 	case strings.HasPrefix(key, tokenPrefix):
 		c.Token = &Token{Hash: key[len(tokenPrefix):]}
 		if !c.Deleted {

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/identity"
 )
 
 // Event is one change as a watch stream sends it.
@@ -30,10 +31,25 @@ func NewHub(limit int) *Hub {
 	return &Hub{limit: limit, watchers: map[*Watcher]struct{}{}}
 }
 
+// Scope is what a watcher may see (docs/design.md §4). The publisher reads
+// and changes it under its own lock, the one it publishes under.
+type Scope struct {
+	// Caller is who opened the watch.
+	Caller identity.Identity
+	// Sees is the workspaces the caller may see: a client is shown while it
+	// belongs to one of them (every client, when they are all).
+	Sees identity.Workspaces
+	// Grants says the watcher is shown grant records: admins and services
+	// watching everything.
+	Grants bool
+}
+
 // Watcher is one watch stream's queue.
 type Watcher struct {
 	// Workspace limits the watcher to one workspace; "" is everything.
 	Workspace string
+	// Scope is what the watcher may see.
+	Scope Scope
 
 	limit int
 	ready chan struct{} // holds a token while there is something to take
@@ -47,9 +63,10 @@ type Watcher struct {
 // Subscribe adds a watcher. The caller takes its snapshot in the same
 // critical section as Subscribe and its Publish calls, so the snapshot and
 // the live events that follow meet without a gap or an overlap.
-func (h *Hub) Subscribe(workspace string) *Watcher {
+func (h *Hub) Subscribe(workspace string, scope Scope) *Watcher {
 	w := &Watcher{
 		Workspace: workspace,
+		Scope:     scope,
 		limit:     h.limit,
 		ready:     make(chan struct{}, 1),
 		done:      make(chan struct{}),
@@ -71,13 +88,13 @@ func (h *Hub) Unsubscribe(w *Watcher) {
 	delete(h.watchers, w)
 }
 
-// Publish queues ev for every watcher whose workspace to accepts (to("")
-// asks about the watchers of everything). It never blocks on a watcher.
-func (h *Hub) Publish(ev *Event, to func(workspace string) bool) {
+// Publish queues ev for every watcher to accepts. It never blocks on a
+// watcher.
+func (h *Hub) Publish(ev *Event, to func(*Watcher) bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for w := range h.watchers {
-		if to(w.Workspace) {
+		if to(w) {
 			w.push(ev)
 		}
 	}
@@ -152,10 +169,18 @@ func (w *Watcher) Reset() {
 // LoseAll marks every watcher lost with reason: their streams send resync
 // and a fresh snapshot. For when the state they follow was rebuilt.
 func (h *Hub) LoseAll(reason string) {
+	h.LoseIf(func(*Watcher) bool { return true }, reason)
+}
+
+// LoseIf marks the watchers which accepts lost with reason: for when what
+// they may see changed (a grant), so their next snapshot is taken anew.
+func (h *Hub) LoseIf(which func(*Watcher) bool, reason string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for w := range h.watchers {
-		w.lose(reason)
+		if which(w) {
+			w.lose(reason)
+		}
 	}
 }
 

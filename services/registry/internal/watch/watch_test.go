@@ -4,17 +4,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/services/registry/internal/watch"
 )
 
 func ev(rev uint64) *watch.Event { return &watch.Event{Revision: rev} }
 
-func everyone(string) bool { return true }
+func everyone(*watch.Watcher) bool { return true }
 
 func TestWatcherTakesEventsInOrder(t *testing.T) {
 	t.Parallel()
 	h := watch.NewHub(10)
-	w := h.Subscribe("")
+	w := h.Subscribe("", watch.Scope{})
 	for i := range uint64(3) {
 		h.Publish(ev(i+1), everyone)
 	}
@@ -35,7 +36,7 @@ func TestWatcherTakesEventsInOrder(t *testing.T) {
 func TestOverflowDropsTheBufferAndSaysSo(t *testing.T) {
 	t.Parallel()
 	h := watch.NewHub(2)
-	w := h.Subscribe("")
+	w := h.Subscribe("", watch.Scope{})
 	for i := range uint64(5) {
 		h.Publish(ev(i+1), everyone) // never blocks, however far w lags
 	}
@@ -57,9 +58,9 @@ func TestOverflowDropsTheBufferAndSaysSo(t *testing.T) {
 func TestPublishHonoursTheWorkspace(t *testing.T) {
 	t.Parallel()
 	h := watch.NewHub(10)
-	all, ops := h.Subscribe(""), h.Subscribe("ops")
-	h.Publish(ev(1), func(ws string) bool { return ws == "" || ws == "ops" })
-	h.Publish(ev(2), func(ws string) bool { return ws == "" })
+	all, ops := h.Subscribe("", watch.Scope{}), h.Subscribe("ops", watch.Scope{})
+	h.Publish(ev(1), func(w *watch.Watcher) bool { return w.Workspace == "" || w.Workspace == "ops" })
+	h.Publish(ev(2), func(w *watch.Watcher) bool { return w.Workspace == "" })
 	if got, _ := all.Take(); len(got) != 2 {
 		t.Fatalf("the watcher of everything took %d events, want 2", len(got))
 	}
@@ -71,13 +72,27 @@ func TestPublishHonoursTheWorkspace(t *testing.T) {
 func TestCloseEndsWatchers(t *testing.T) {
 	t.Parallel()
 	h := watch.NewHub(10)
-	w := h.Subscribe("")
+	w := h.Subscribe("", watch.Scope{})
 	h.Close()
 	<-w.Done()
-	late := h.Subscribe("")
+	late := h.Subscribe("", watch.Scope{})
 	<-late.Done()
 	if h.Len() != 0 {
 		t.Fatalf("%d watchers after Close", h.Len())
 	}
 	h.Close() // twice is fine
+}
+
+func TestLoseIfLosesOnlyThoseItNames(t *testing.T) {
+	t.Parallel()
+	h := watch.NewHub(10)
+	alice := h.Subscribe("", watch.Scope{Caller: identity.Identity{Name: "alice", Grade: identity.Driver}})
+	bob := h.Subscribe("", watch.Scope{Caller: identity.Identity{Name: "bob", Grade: identity.Driver}})
+	h.LoseIf(func(w *watch.Watcher) bool { return w.Scope.Caller.Name == "alice" }, "the grant of alice changed")
+	if _, lost := alice.Take(); lost != "the grant of alice changed" {
+		t.Fatalf("alice's watcher: lost %q", lost)
+	}
+	if _, lost := bob.Take(); lost != "" {
+		t.Fatalf("bob's watcher was lost too: %q", lost)
+	}
 }

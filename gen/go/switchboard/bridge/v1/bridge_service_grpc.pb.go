@@ -32,14 +32,14 @@ const (
 // hosts: each mounted server is its own client identity, its tools are
 // advertised under it, and its invocations are served from the mailbox.
 type BridgeServiceClient interface {
-	// Mount is called by operators to start hosting a server under a client
+	// Mount is called by admins to start hosting a server under a client
 	// name. Mounting a name again replaces its config and clears a `failed`
 	// state.
 	Mount(ctx context.Context, in *MountRequest, opts ...grpc.CallOption) (*MountResponse, error)
-	// Unmount is called by operators to stop hosting a server: its session is
+	// Unmount is called by admins to stop hosting a server: its session is
 	// ended, its process stopped and its advertisement withdrawn.
 	Unmount(ctx context.Context, in *UnmountRequest, opts ...grpc.CallOption) (*UnmountResponse, error)
-	// ListServers is called by operators to see every mounted server's state.
+	// ListServers is called by drivers and admins to see every mounted server's state.
 	// Changes nothing.
 	ListServers(ctx context.Context, in *ListServersRequest, opts ...grpc.CallOption) (*ListServersResponse, error)
 }
@@ -90,14 +90,14 @@ func (c *bridgeServiceClient) ListServers(ctx context.Context, in *ListServersRe
 // hosts: each mounted server is its own client identity, its tools are
 // advertised under it, and its invocations are served from the mailbox.
 type BridgeServiceServer interface {
-	// Mount is called by operators to start hosting a server under a client
+	// Mount is called by admins to start hosting a server under a client
 	// name. Mounting a name again replaces its config and clears a `failed`
 	// state.
 	Mount(context.Context, *MountRequest) (*MountResponse, error)
-	// Unmount is called by operators to stop hosting a server: its session is
+	// Unmount is called by admins to stop hosting a server: its session is
 	// ended, its process stopped and its advertisement withdrawn.
 	Unmount(context.Context, *UnmountRequest) (*UnmountResponse, error)
-	// ListServers is called by operators to see every mounted server's state.
+	// ListServers is called by drivers and admins to see every mounted server's state.
 	// Changes nothing.
 	ListServers(context.Context, *ListServersRequest) (*ListServersResponse, error)
 	mustEmbedUnimplementedBridgeServiceServer()

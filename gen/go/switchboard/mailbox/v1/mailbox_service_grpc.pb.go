@@ -37,11 +37,12 @@ const (
 // Delivery is at-least-once: handing an invocation out is a lease, not a
 // latch, and the invocation id is the idempotency key.
 type MailboxServiceClient interface {
-	// Invoke is called by a driver (operator grade) to queue one call for a
+	// Invoke is called by a driver or an admin to queue one call for a
 	// client's advertised tool. It returns the handle at once and never waits
-	// for the tool; the only check is that the client advertises the tool.
+	// for the tool; the one check is that the client advertises the tool and
+	// sits in a workspace the caller may see.
 	Invoke(ctx context.Context, in *InvokeRequest, opts ...grpc.CallOption) (*InvokeResponse, error)
-	// Invocations is called by a tool host (host or operator grade) to read its
+	// Invocations is called by a tool host (host grade) to read its
 	// queue: it holds up to 30 s and answers every queued invocation at once,
 	// or none. Opening it requeues every invocation handed to the caller that
 	// has no capture (same id), and makes the caller present while it is held.
@@ -163,11 +164,12 @@ func (c *mailboxServiceClient) Cancel(ctx context.Context, in *CancelRequest, op
 // Delivery is at-least-once: handing an invocation out is a lease, not a
 // latch, and the invocation id is the idempotency key.
 type MailboxServiceServer interface {
-	// Invoke is called by a driver (operator grade) to queue one call for a
+	// Invoke is called by a driver or an admin to queue one call for a
 	// client's advertised tool. It returns the handle at once and never waits
-	// for the tool; the only check is that the client advertises the tool.
+	// for the tool; the one check is that the client advertises the tool and
+	// sits in a workspace the caller may see.
 	Invoke(context.Context, *InvokeRequest) (*InvokeResponse, error)
-	// Invocations is called by a tool host (host or operator grade) to read its
+	// Invocations is called by a tool host (host grade) to read its
 	// queue: it holds up to 30 s and answers every queued invocation at once,
 	// or none. Opening it requeues every invocation handed to the caller that
 	// has no capture (same id), and makes the caller present while it is held.

@@ -291,12 +291,20 @@ type Token struct {
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// identity is the identity a bearer of this token acts as.
 	Identity string `protobuf:"bytes,2,opt,name=identity,proto3" json:"identity,omitempty"`
-	// grade is what that identity may do: "operator" or "host".
+	// grade is what that identity may do: "host", "driver" or "admin" (never
+	// "service": only certificates make services).
 	Grade string `protobuf:"bytes,3,opt,name=grade,proto3" json:"grade,omitempty"`
-	// note is the operator's reminder of what the token is for.
+	// note is the admin's reminder of what the token is for.
 	Note string `protobuf:"bytes,4,opt,name=note,proto3" json:"note,omitempty"`
 	// created is when the token was minted.
-	Created       *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=created,proto3" json:"created,omitempty"`
+	Created *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=created,proto3" json:"created,omitempty"`
+	// workspaces are the workspaces a bearer may see: names, or ["*"] for
+	// every workspace; a host token may have none. Outside them everything
+	// is absent (docs/design.md §4).
+	Workspaces []string `protobuf:"bytes,6,rep,name=workspaces,proto3" json:"workspaces,omitempty"`
+	// expires is when the token stops working. Set at creation (90 days by
+	// default); a token past it is refused at once.
+	Expires       *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=expires,proto3" json:"expires,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -366,6 +374,88 @@ func (x *Token) GetCreated() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Token) GetWorkspaces() []string {
+	if x != nil {
+		return x.Workspaces
+	}
+	return nil
+}
+
+func (x *Token) GetExpires() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Expires
+	}
+	return nil
+}
+
+// Grant is the workspaces a certificate identity may see: the grant record
+// a driver certificate needs (tokens carry their own; admins and services
+// see every workspace; hosts list nothing).
+type Grant struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// identity is the certificate identity (its CN) the grant is for.
+	Identity string `protobuf:"bytes,1,opt,name=identity,proto3" json:"identity,omitempty"`
+	// workspaces are workspace names, or ["*"] for every workspace. Empty
+	// only in a WatchTools `granted` event, where it means the record was
+	// removed.
+	Workspaces []string `protobuf:"bytes,2,rep,name=workspaces,proto3" json:"workspaces,omitempty"`
+	// updated is when the grant was last set.
+	Updated       *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=updated,proto3" json:"updated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Grant) Reset() {
+	*x = Grant{}
+	mi := &file_switchboard_registry_v1_registry_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Grant) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Grant) ProtoMessage() {}
+
+func (x *Grant) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Grant.ProtoReflect.Descriptor instead.
+func (*Grant) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *Grant) GetIdentity() string {
+	if x != nil {
+		return x.Identity
+	}
+	return ""
+}
+
+func (x *Grant) GetWorkspaces() []string {
+	if x != nil {
+		return x.Workspaces
+	}
+	return nil
+}
+
+func (x *Grant) GetUpdated() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Updated
+	}
+	return nil
+}
+
 var File_switchboard_registry_v1_registry_proto protoreflect.FileDescriptor
 
 const file_switchboard_registry_v1_registry_proto_rawDesc = "" +
@@ -393,13 +483,23 @@ const file_switchboard_registry_v1_registry_proto_rawDesc = "" +
 	"\x0epresented_name\x18\x01 \x01(\tR\rpresentedName\x12\x16\n" +
 	"\x06client\x18\x02 \x01(\tR\x06client\x121\n" +
 	"\x04tool\x18\x03 \x01(\v2\x1d.switchboard.registry.v1.ToolR\x04tool\x12\x18\n" +
-	"\apresent\x18\x04 \x01(\bR\apresent\"\x93\x01\n" +
+	"\apresent\x18\x04 \x01(\bR\apresent\"\xe9\x01\n" +
 	"\x05Token\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bidentity\x18\x02 \x01(\tR\bidentity\x12\x14\n" +
 	"\x05grade\x18\x03 \x01(\tR\x05grade\x12\x12\n" +
 	"\x04note\x18\x04 \x01(\tR\x04note\x124\n" +
-	"\acreated\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\acreatedBRZPgithub.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1;registryv1b\x06proto3"
+	"\acreated\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\acreated\x12\x1e\n" +
+	"\n" +
+	"workspaces\x18\x06 \x03(\tR\n" +
+	"workspaces\x124\n" +
+	"\aexpires\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\aexpires\"y\n" +
+	"\x05Grant\x12\x1a\n" +
+	"\bidentity\x18\x01 \x01(\tR\bidentity\x12\x1e\n" +
+	"\n" +
+	"workspaces\x18\x02 \x03(\tR\n" +
+	"workspaces\x124\n" +
+	"\aupdated\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\aupdatedBRZPgithub.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1;registryv1b\x06proto3"
 
 var (
 	file_switchboard_registry_v1_registry_proto_rawDescOnce sync.Once
@@ -413,24 +513,27 @@ func file_switchboard_registry_v1_registry_proto_rawDescGZIP() []byte {
 	return file_switchboard_registry_v1_registry_proto_rawDescData
 }
 
-var file_switchboard_registry_v1_registry_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_switchboard_registry_v1_registry_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_switchboard_registry_v1_registry_proto_goTypes = []any{
 	(*Tool)(nil),                  // 0: switchboard.registry.v1.Tool
 	(*ClientRow)(nil),             // 1: switchboard.registry.v1.ClientRow
 	(*PresentedTool)(nil),         // 2: switchboard.registry.v1.PresentedTool
 	(*Token)(nil),                 // 3: switchboard.registry.v1.Token
-	(*timestamppb.Timestamp)(nil), // 4: google.protobuf.Timestamp
+	(*Grant)(nil),                 // 4: switchboard.registry.v1.Grant
+	(*timestamppb.Timestamp)(nil), // 5: google.protobuf.Timestamp
 }
 var file_switchboard_registry_v1_registry_proto_depIdxs = []int32{
 	0, // 0: switchboard.registry.v1.ClientRow.tools:type_name -> switchboard.registry.v1.Tool
-	4, // 1: switchboard.registry.v1.ClientRow.last_seen:type_name -> google.protobuf.Timestamp
+	5, // 1: switchboard.registry.v1.ClientRow.last_seen:type_name -> google.protobuf.Timestamp
 	0, // 2: switchboard.registry.v1.PresentedTool.tool:type_name -> switchboard.registry.v1.Tool
-	4, // 3: switchboard.registry.v1.Token.created:type_name -> google.protobuf.Timestamp
-	4, // [4:4] is the sub-list for method output_type
-	4, // [4:4] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	5, // 3: switchboard.registry.v1.Token.created:type_name -> google.protobuf.Timestamp
+	5, // 4: switchboard.registry.v1.Token.expires:type_name -> google.protobuf.Timestamp
+	5, // 5: switchboard.registry.v1.Grant.updated:type_name -> google.protobuf.Timestamp
+	6, // [6:6] is the sub-list for method output_type
+	6, // [6:6] is the sub-list for method input_type
+	6, // [6:6] is the sub-list for extension type_name
+	6, // [6:6] is the sub-list for extension extendee
+	0, // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_registry_v1_registry_proto_init() }
@@ -445,7 +548,7 @@ func file_switchboard_registry_v1_registry_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_registry_v1_registry_proto_rawDesc), len(file_switchboard_registry_v1_registry_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   4,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -9,6 +9,7 @@ package registryv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
@@ -136,11 +137,18 @@ func (x *AdvertiseResponse) GetClient() string {
 	return ""
 }
 
-// ListClientsRequest names a workspace.
+// ListClientsRequest names a workspace and a page of it.
 type ListClientsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// workspace is the workspace to list, e.g. "default".
-	Workspace     string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// page_size is the most rows to return: 0 takes the default (100), and
+	// more than the maximum (1000) takes the maximum. A page also ends once
+	// it holds 4 MiB, so one page always fits one message.
+	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// page_token continues a listing: the next_page_token of the page before,
+	// for the same workspace. Empty starts at the first row.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -182,11 +190,29 @@ func (x *ListClientsRequest) GetWorkspace() string {
 	return ""
 }
 
-// ListClientsResponse lists a workspace's clients, sorted by client.
+func (x *ListClientsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListClientsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListClientsResponse lists a page of a workspace's clients, sorted by
+// client.
 type ListClientsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// rows holds one row per registered client.
-	Rows          []*ClientRow `protobuf:"bytes,1,rep,name=rows,proto3" json:"rows,omitempty"`
+	// rows holds one row per registered client on this page.
+	Rows []*ClientRow `protobuf:"bytes,1,rep,name=rows,proto3" json:"rows,omitempty"`
+	// next_page_token continues the listing; empty on the last page. It is
+	// opaque: pass it back as it is.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -228,11 +254,25 @@ func (x *ListClientsResponse) GetRows() []*ClientRow {
 	return nil
 }
 
-// ListToolsRequest names a workspace.
+func (x *ListClientsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// ListToolsRequest names a workspace and a page of it.
 type ListToolsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// workspace is the workspace to list, e.g. "default".
-	Workspace     string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// page_size is the most tools to return: 0 takes the default (100), and
+	// more than the maximum (1000) takes the maximum. A page also ends once
+	// it holds 4 MiB, so one page always fits one message.
+	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// page_token continues a listing: the next_page_token of the page before,
+	// for the same workspace. Empty starts at the first tool.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -274,11 +314,30 @@ func (x *ListToolsRequest) GetWorkspace() string {
 	return ""
 }
 
-// ListToolsResponse lists a workspace's tools, sorted by presented name.
+func (x *ListToolsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListToolsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListToolsResponse lists a page of a workspace's tools, sorted by
+// presented name.
 type ListToolsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// tools holds every tool of every registered client.
-	Tools         []*PresentedTool `protobuf:"bytes,1,rep,name=tools,proto3" json:"tools,omitempty"`
+	// tools holds the tools of the workspace's registered clients on this
+	// page.
+	Tools []*PresentedTool `protobuf:"bytes,1,rep,name=tools,proto3" json:"tools,omitempty"`
+	// next_page_token continues the listing; empty on the last page. It is
+	// opaque: pass it back as it is.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -318,6 +377,13 @@ func (x *ListToolsResponse) GetTools() []*PresentedTool {
 		return x.Tools
 	}
 	return nil
+}
+
+func (x *ListToolsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
 }
 
 // ResolveToolRequest names a presented name.
@@ -585,6 +651,7 @@ type WatchToolsResponse struct {
 	//	*WatchToolsResponse_Presence
 	//	*WatchToolsResponse_Synced
 	//	*WatchToolsResponse_Resync
+	//	*WatchToolsResponse_Granted
 	Change        isWatchToolsResponse_Change `protobuf_oneof:"change"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -688,6 +755,15 @@ func (x *WatchToolsResponse) GetResync() *Resync {
 	return nil
 }
 
+func (x *WatchToolsResponse) GetGranted() *Grant {
+	if x != nil {
+		if x, ok := x.Change.(*WatchToolsResponse_Granted); ok {
+			return x.Granted
+		}
+	}
+	return nil
+}
+
 type isWatchToolsResponse_Change interface {
 	isWatchToolsResponse_Change()
 }
@@ -724,6 +800,12 @@ type WatchToolsResponse_Resync struct {
 	Resync *Resync `protobuf:"bytes,7,opt,name=resync,proto3,oneof"`
 }
 
+type WatchToolsResponse_Granted struct {
+	// granted: an identity's grant is now exactly this (no workspaces: it
+	// was removed). Sent to admin and service watchers of everything only.
+	Granted *Grant `protobuf:"bytes,8,opt,name=granted,proto3,oneof"`
+}
+
 func (*WatchToolsResponse_Advertised) isWatchToolsResponse_Change() {}
 
 func (*WatchToolsResponse_Registered) isWatchToolsResponse_Change() {}
@@ -735,6 +817,8 @@ func (*WatchToolsResponse_Presence) isWatchToolsResponse_Change() {}
 func (*WatchToolsResponse_Synced) isWatchToolsResponse_Change() {}
 
 func (*WatchToolsResponse_Resync) isWatchToolsResponse_Change() {}
+
+func (*WatchToolsResponse_Granted) isWatchToolsResponse_Change() {}
 
 // Advertised carries a client's whole current set.
 type Advertised struct {
@@ -1200,10 +1284,15 @@ type CreateTokenRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// identity is the identity the token acts as.
 	Identity string `protobuf:"bytes,1,opt,name=identity,proto3" json:"identity,omitempty"`
-	// grade is "operator" or "host".
+	// grade is "host", "driver" or "admin"; empty is "driver".
 	Grade string `protobuf:"bytes,2,opt,name=grade,proto3" json:"grade,omitempty"`
 	// note is a reminder of what the token is for.
-	Note          string `protobuf:"bytes,3,opt,name=note,proto3" json:"note,omitempty"`
+	Note string `protobuf:"bytes,3,opt,name=note,proto3" json:"note,omitempty"`
+	// workspaces are the workspaces a bearer may see: names, or ["*"] for
+	// every workspace. A driver or admin token must name at least one.
+	Workspaces []string `protobuf:"bytes,4,rep,name=workspaces,proto3" json:"workspaces,omitempty"`
+	// ttl is how long the token works; absent is 90 days.
+	Ttl           *durationpb.Duration `protobuf:"bytes,5,opt,name=ttl,proto3" json:"ttl,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1257,6 +1346,20 @@ func (x *CreateTokenRequest) GetNote() string {
 		return x.Note
 	}
 	return ""
+}
+
+func (x *CreateTokenRequest) GetWorkspaces() []string {
+	if x != nil {
+		return x.Workspaces
+	}
+	return nil
+}
+
+func (x *CreateTokenRequest) GetTtl() *durationpb.Duration {
+	if x != nil {
+		return x.Ttl
+	}
+	return nil
 }
 
 // CreateTokenResponse carries the secret, shown this once.
@@ -1541,7 +1644,13 @@ type AuthenticateTokenResponse struct {
 	// identity is the identity the token acts as.
 	Identity string `protobuf:"bytes,1,opt,name=identity,proto3" json:"identity,omitempty"`
 	// grade is its grade.
-	Grade         string `protobuf:"bytes,2,opt,name=grade,proto3" json:"grade,omitempty"`
+	Grade string `protobuf:"bytes,2,opt,name=grade,proto3" json:"grade,omitempty"`
+	// workspaces are what a bearer may see: names, or ["*"] for every
+	// workspace. The gateway states them on every call it makes for the
+	// bearer.
+	Workspaces []string `protobuf:"bytes,3,rep,name=workspaces,proto3" json:"workspaces,omitempty"`
+	// expires is when the token stops working.
+	Expires       *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=expires,proto3" json:"expires,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1590,11 +1699,394 @@ func (x *AuthenticateTokenResponse) GetGrade() string {
 	return ""
 }
 
+func (x *AuthenticateTokenResponse) GetWorkspaces() []string {
+	if x != nil {
+		return x.Workspaces
+	}
+	return nil
+}
+
+func (x *AuthenticateTokenResponse) GetExpires() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Expires
+	}
+	return nil
+}
+
+// SetGrantRequest sets one identity's grant.
+type SetGrantRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// identity is the certificate identity (its CN).
+	Identity string `protobuf:"bytes,1,opt,name=identity,proto3" json:"identity,omitempty"`
+	// workspaces are workspace names, or ["*"] for every workspace; at least
+	// one.
+	Workspaces    []string `protobuf:"bytes,2,rep,name=workspaces,proto3" json:"workspaces,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetGrantRequest) Reset() {
+	*x = SetGrantRequest{}
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetGrantRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetGrantRequest) ProtoMessage() {}
+
+func (x *SetGrantRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetGrantRequest.ProtoReflect.Descriptor instead.
+func (*SetGrantRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *SetGrantRequest) GetIdentity() string {
+	if x != nil {
+		return x.Identity
+	}
+	return ""
+}
+
+func (x *SetGrantRequest) GetWorkspaces() []string {
+	if x != nil {
+		return x.Workspaces
+	}
+	return nil
+}
+
+// SetGrantResponse is the grant as stored.
+type SetGrantResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// grant is the stored record.
+	Grant         *Grant `protobuf:"bytes,1,opt,name=grant,proto3" json:"grant,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetGrantResponse) Reset() {
+	*x = SetGrantResponse{}
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetGrantResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetGrantResponse) ProtoMessage() {}
+
+func (x *SetGrantResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetGrantResponse.ProtoReflect.Descriptor instead.
+func (*SetGrantResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *SetGrantResponse) GetGrant() *Grant {
+	if x != nil {
+		return x.Grant
+	}
+	return nil
+}
+
+// GetGrantRequest names an identity.
+type GetGrantRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// identity is the certificate identity (its CN).
+	Identity      string `protobuf:"bytes,1,opt,name=identity,proto3" json:"identity,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetGrantRequest) Reset() {
+	*x = GetGrantRequest{}
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetGrantRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetGrantRequest) ProtoMessage() {}
+
+func (x *GetGrantRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetGrantRequest.ProtoReflect.Descriptor instead.
+func (*GetGrantRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *GetGrantRequest) GetIdentity() string {
+	if x != nil {
+		return x.Identity
+	}
+	return ""
+}
+
+// GetGrantResponse is one identity's grant.
+type GetGrantResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// grant is the stored record.
+	Grant         *Grant `protobuf:"bytes,1,opt,name=grant,proto3" json:"grant,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetGrantResponse) Reset() {
+	*x = GetGrantResponse{}
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetGrantResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetGrantResponse) ProtoMessage() {}
+
+func (x *GetGrantResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetGrantResponse.ProtoReflect.Descriptor instead.
+func (*GetGrantResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *GetGrantResponse) GetGrant() *Grant {
+	if x != nil {
+		return x.Grant
+	}
+	return nil
+}
+
+// ListGrantsRequest lists every grant.
+type ListGrantsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListGrantsRequest) Reset() {
+	*x = ListGrantsRequest{}
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListGrantsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListGrantsRequest) ProtoMessage() {}
+
+func (x *ListGrantsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListGrantsRequest.ProtoReflect.Descriptor instead.
+func (*ListGrantsRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{33}
+}
+
+// ListGrantsResponse lists the grants, sorted by identity.
+type ListGrantsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// grants holds the records.
+	Grants        []*Grant `protobuf:"bytes,1,rep,name=grants,proto3" json:"grants,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListGrantsResponse) Reset() {
+	*x = ListGrantsResponse{}
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListGrantsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListGrantsResponse) ProtoMessage() {}
+
+func (x *ListGrantsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListGrantsResponse.ProtoReflect.Descriptor instead.
+func (*ListGrantsResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *ListGrantsResponse) GetGrants() []*Grant {
+	if x != nil {
+		return x.Grants
+	}
+	return nil
+}
+
+// DeleteGrantRequest names a grant to remove.
+type DeleteGrantRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// identity is the certificate identity (its CN).
+	Identity      string `protobuf:"bytes,1,opt,name=identity,proto3" json:"identity,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteGrantRequest) Reset() {
+	*x = DeleteGrantRequest{}
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteGrantRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteGrantRequest) ProtoMessage() {}
+
+func (x *DeleteGrantRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteGrantRequest.ProtoReflect.Descriptor instead.
+func (*DeleteGrantRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *DeleteGrantRequest) GetIdentity() string {
+	if x != nil {
+		return x.Identity
+	}
+	return ""
+}
+
+// DeleteGrantResponse confirms the removal.
+type DeleteGrantResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// grant is the removed record.
+	Grant         *Grant `protobuf:"bytes,1,opt,name=grant,proto3" json:"grant,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteGrantResponse) Reset() {
+	*x = DeleteGrantResponse{}
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteGrantResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteGrantResponse) ProtoMessage() {}
+
+func (x *DeleteGrantResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteGrantResponse.ProtoReflect.Descriptor instead.
+func (*DeleteGrantResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *DeleteGrantResponse) GetGrant() *Grant {
+	if x != nil {
+		return x.Grant
+	}
+	return nil
+}
+
 var File_switchboard_registry_v1_registry_service_proto protoreflect.FileDescriptor
 
 const file_switchboard_registry_v1_registry_service_proto_rawDesc = "" +
 	"\n" +
-	".switchboard/registry/v1/registry_service.proto\x12\x17switchboard.registry.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a&switchboard/registry/v1/registry.proto\"r\n" +
+	".switchboard/registry/v1/registry_service.proto\x12\x17switchboard.registry.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a&switchboard/registry/v1/registry.proto\"r\n" +
 	"\x10AdvertiseRequest\x123\n" +
 	"\x05tools\x18\x01 \x03(\v2\x1d.switchboard.registry.v1.ToolR\x05tools\x12\x1d\n" +
 	"\asession\x18\x02 \x01(\tH\x00R\asession\x88\x01\x01B\n" +
@@ -1602,15 +2094,23 @@ const file_switchboard_registry_v1_registry_service_proto_rawDesc = "" +
 	"\b_session\"A\n" +
 	"\x11AdvertiseResponse\x12\x14\n" +
 	"\x05wrote\x18\x01 \x01(\bR\x05wrote\x12\x16\n" +
-	"\x06client\x18\x02 \x01(\tR\x06client\"2\n" +
+	"\x06client\x18\x02 \x01(\tR\x06client\"n\n" +
 	"\x12ListClientsRequest\x12\x1c\n" +
-	"\tworkspace\x18\x01 \x01(\tR\tworkspace\"M\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x1b\n" +
+	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\"u\n" +
 	"\x13ListClientsResponse\x126\n" +
-	"\x04rows\x18\x01 \x03(\v2\".switchboard.registry.v1.ClientRowR\x04rows\"0\n" +
+	"\x04rows\x18\x01 \x03(\v2\".switchboard.registry.v1.ClientRowR\x04rows\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"l\n" +
 	"\x10ListToolsRequest\x12\x1c\n" +
-	"\tworkspace\x18\x01 \x01(\tR\tworkspace\"Q\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x1b\n" +
+	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\"y\n" +
 	"\x11ListToolsResponse\x12<\n" +
-	"\x05tools\x18\x01 \x03(\v2&.switchboard.registry.v1.PresentedToolR\x05tools\";\n" +
+	"\x05tools\x18\x01 \x03(\v2&.switchboard.registry.v1.PresentedToolR\x05tools\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\";\n" +
 	"\x12ResolveToolRequest\x12%\n" +
 	"\x0epresented_name\x18\x01 \x01(\tR\rpresentedName\"`\n" +
 	"\x13ResolveToolResponse\x12\x16\n" +
@@ -1626,7 +2126,7 @@ const file_switchboard_registry_v1_registry_service_proto_rawDesc = "" +
 	"\x11WatchToolsRequest\x12!\n" +
 	"\tworkspace\x18\x01 \x01(\tH\x00R\tworkspace\x88\x01\x01B\f\n" +
 	"\n" +
-	"_workspace\"\xca\x03\n" +
+	"_workspace\"\x86\x04\n" +
 	"\x12WatchToolsResponse\x12\x1a\n" +
 	"\brevision\x18\x01 \x01(\x04R\brevision\x12E\n" +
 	"\n" +
@@ -1638,7 +2138,8 @@ const file_switchboard_registry_v1_registry_service_proto_rawDesc = "" +
 	"\funregistered\x18\x04 \x01(\v2#.switchboard.registry.v1.MembershipH\x00R\funregistered\x12?\n" +
 	"\bpresence\x18\x05 \x01(\v2!.switchboard.registry.v1.PresenceH\x00R\bpresence\x129\n" +
 	"\x06synced\x18\x06 \x01(\v2\x1f.switchboard.registry.v1.SyncedH\x00R\x06synced\x129\n" +
-	"\x06resync\x18\a \x01(\v2\x1f.switchboard.registry.v1.ResyncH\x00R\x06resyncB\b\n" +
+	"\x06resync\x18\a \x01(\v2\x1f.switchboard.registry.v1.ResyncH\x00R\x06resync\x12:\n" +
+	"\agranted\x18\b \x01(\v2\x1e.switchboard.registry.v1.GrantH\x00R\agrantedB\b\n" +
 	"\x06change\"Y\n" +
 	"\n" +
 	"Advertised\x12\x16\n" +
@@ -1664,11 +2165,15 @@ const file_switchboard_registry_v1_registry_service_proto_rawDesc = "" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x16\n" +
 	"\x06client\x18\x02 \x01(\tR\x06client\"0\n" +
 	"\x18UnregisterClientResponse\x12\x14\n" +
-	"\x05wrote\x18\x01 \x01(\bR\x05wrote\"Z\n" +
+	"\x05wrote\x18\x01 \x01(\bR\x05wrote\"\xa7\x01\n" +
 	"\x12CreateTokenRequest\x12\x1a\n" +
 	"\bidentity\x18\x01 \x01(\tR\bidentity\x12\x14\n" +
 	"\x05grade\x18\x02 \x01(\tR\x05grade\x12\x12\n" +
-	"\x04note\x18\x03 \x01(\tR\x04note\"c\n" +
+	"\x04note\x18\x03 \x01(\tR\x04note\x12\x1e\n" +
+	"\n" +
+	"workspaces\x18\x04 \x03(\tR\n" +
+	"workspaces\x12+\n" +
+	"\x03ttl\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\x03ttl\"c\n" +
 	"\x13CreateTokenResponse\x124\n" +
 	"\x05token\x18\x01 \x01(\v2\x1e.switchboard.registry.v1.TokenR\x05token\x12\x16\n" +
 	"\x06secret\x18\x02 \x01(\tR\x06secret\"\x13\n" +
@@ -1680,11 +2185,32 @@ const file_switchboard_registry_v1_registry_service_proto_rawDesc = "" +
 	"\x13RevokeTokenResponse\x124\n" +
 	"\x05token\x18\x01 \x01(\v2\x1e.switchboard.registry.v1.TokenR\x05token\"2\n" +
 	"\x18AuthenticateTokenRequest\x12\x16\n" +
-	"\x06secret\x18\x01 \x01(\tR\x06secret\"M\n" +
+	"\x06secret\x18\x01 \x01(\tR\x06secret\"\xa3\x01\n" +
 	"\x19AuthenticateTokenResponse\x12\x1a\n" +
 	"\bidentity\x18\x01 \x01(\tR\bidentity\x12\x14\n" +
-	"\x05grade\x18\x02 \x01(\tR\x05grade2\x9d\n" +
+	"\x05grade\x18\x02 \x01(\tR\x05grade\x12\x1e\n" +
 	"\n" +
+	"workspaces\x18\x03 \x03(\tR\n" +
+	"workspaces\x124\n" +
+	"\aexpires\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\aexpires\"M\n" +
+	"\x0fSetGrantRequest\x12\x1a\n" +
+	"\bidentity\x18\x01 \x01(\tR\bidentity\x12\x1e\n" +
+	"\n" +
+	"workspaces\x18\x02 \x03(\tR\n" +
+	"workspaces\"H\n" +
+	"\x10SetGrantResponse\x124\n" +
+	"\x05grant\x18\x01 \x01(\v2\x1e.switchboard.registry.v1.GrantR\x05grant\"-\n" +
+	"\x0fGetGrantRequest\x12\x1a\n" +
+	"\bidentity\x18\x01 \x01(\tR\bidentity\"H\n" +
+	"\x10GetGrantResponse\x124\n" +
+	"\x05grant\x18\x01 \x01(\v2\x1e.switchboard.registry.v1.GrantR\x05grant\"\x13\n" +
+	"\x11ListGrantsRequest\"L\n" +
+	"\x12ListGrantsResponse\x126\n" +
+	"\x06grants\x18\x01 \x03(\v2\x1e.switchboard.registry.v1.GrantR\x06grants\"0\n" +
+	"\x12DeleteGrantRequest\x12\x1a\n" +
+	"\bidentity\x18\x01 \x01(\tR\bidentity\"K\n" +
+	"\x13DeleteGrantResponse\x124\n" +
+	"\x05grant\x18\x01 \x01(\v2\x1e.switchboard.registry.v1.GrantR\x05grant2\xb0\r\n" +
 	"\x0fRegistryService\x12b\n" +
 	"\tAdvertise\x12).switchboard.registry.v1.AdvertiseRequest\x1a*.switchboard.registry.v1.AdvertiseResponse\x12h\n" +
 	"\vListClients\x12+.switchboard.registry.v1.ListClientsRequest\x1a,.switchboard.registry.v1.ListClientsResponse\x12b\n" +
@@ -1699,7 +2225,12 @@ const file_switchboard_registry_v1_registry_service_proto_rawDesc = "" +
 	"\n" +
 	"ListTokens\x12*.switchboard.registry.v1.ListTokensRequest\x1a+.switchboard.registry.v1.ListTokensResponse\x12h\n" +
 	"\vRevokeToken\x12+.switchboard.registry.v1.RevokeTokenRequest\x1a,.switchboard.registry.v1.RevokeTokenResponse\x12z\n" +
-	"\x11AuthenticateToken\x121.switchboard.registry.v1.AuthenticateTokenRequest\x1a2.switchboard.registry.v1.AuthenticateTokenResponseBRZPgithub.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1;registryv1b\x06proto3"
+	"\x11AuthenticateToken\x121.switchboard.registry.v1.AuthenticateTokenRequest\x1a2.switchboard.registry.v1.AuthenticateTokenResponse\x12_\n" +
+	"\bSetGrant\x12(.switchboard.registry.v1.SetGrantRequest\x1a).switchboard.registry.v1.SetGrantResponse\x12_\n" +
+	"\bGetGrant\x12(.switchboard.registry.v1.GetGrantRequest\x1a).switchboard.registry.v1.GetGrantResponse\x12e\n" +
+	"\n" +
+	"ListGrants\x12*.switchboard.registry.v1.ListGrantsRequest\x1a+.switchboard.registry.v1.ListGrantsResponse\x12h\n" +
+	"\vDeleteGrant\x12+.switchboard.registry.v1.DeleteGrantRequest\x1a,.switchboard.registry.v1.DeleteGrantResponseBRZPgithub.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1;registryv1b\x06proto3"
 
 var (
 	file_switchboard_registry_v1_registry_service_proto_rawDescOnce sync.Once
@@ -1713,7 +2244,7 @@ func file_switchboard_registry_v1_registry_service_proto_rawDescGZIP() []byte {
 	return file_switchboard_registry_v1_registry_service_proto_rawDescData
 }
 
-var file_switchboard_registry_v1_registry_service_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_switchboard_registry_v1_registry_service_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_switchboard_registry_v1_registry_service_proto_goTypes = []any{
 	(*AdvertiseRequest)(nil),          // 0: switchboard.registry.v1.AdvertiseRequest
 	(*AdvertiseResponse)(nil),         // 1: switchboard.registry.v1.AdvertiseResponse
@@ -1744,58 +2275,83 @@ var file_switchboard_registry_v1_registry_service_proto_goTypes = []any{
 	(*RevokeTokenResponse)(nil),       // 26: switchboard.registry.v1.RevokeTokenResponse
 	(*AuthenticateTokenRequest)(nil),  // 27: switchboard.registry.v1.AuthenticateTokenRequest
 	(*AuthenticateTokenResponse)(nil), // 28: switchboard.registry.v1.AuthenticateTokenResponse
-	(*Tool)(nil),                      // 29: switchboard.registry.v1.Tool
-	(*ClientRow)(nil),                 // 30: switchboard.registry.v1.ClientRow
-	(*PresentedTool)(nil),             // 31: switchboard.registry.v1.PresentedTool
-	(*timestamppb.Timestamp)(nil),     // 32: google.protobuf.Timestamp
-	(*Token)(nil),                     // 33: switchboard.registry.v1.Token
+	(*SetGrantRequest)(nil),           // 29: switchboard.registry.v1.SetGrantRequest
+	(*SetGrantResponse)(nil),          // 30: switchboard.registry.v1.SetGrantResponse
+	(*GetGrantRequest)(nil),           // 31: switchboard.registry.v1.GetGrantRequest
+	(*GetGrantResponse)(nil),          // 32: switchboard.registry.v1.GetGrantResponse
+	(*ListGrantsRequest)(nil),         // 33: switchboard.registry.v1.ListGrantsRequest
+	(*ListGrantsResponse)(nil),        // 34: switchboard.registry.v1.ListGrantsResponse
+	(*DeleteGrantRequest)(nil),        // 35: switchboard.registry.v1.DeleteGrantRequest
+	(*DeleteGrantResponse)(nil),       // 36: switchboard.registry.v1.DeleteGrantResponse
+	(*Tool)(nil),                      // 37: switchboard.registry.v1.Tool
+	(*ClientRow)(nil),                 // 38: switchboard.registry.v1.ClientRow
+	(*PresentedTool)(nil),             // 39: switchboard.registry.v1.PresentedTool
+	(*Grant)(nil),                     // 40: switchboard.registry.v1.Grant
+	(*timestamppb.Timestamp)(nil),     // 41: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),       // 42: google.protobuf.Duration
+	(*Token)(nil),                     // 43: switchboard.registry.v1.Token
 }
 var file_switchboard_registry_v1_registry_service_proto_depIdxs = []int32{
-	29, // 0: switchboard.registry.v1.AdvertiseRequest.tools:type_name -> switchboard.registry.v1.Tool
-	30, // 1: switchboard.registry.v1.ListClientsResponse.rows:type_name -> switchboard.registry.v1.ClientRow
-	31, // 2: switchboard.registry.v1.ListToolsResponse.tools:type_name -> switchboard.registry.v1.PresentedTool
-	29, // 3: switchboard.registry.v1.ResolveToolResponse.tool:type_name -> switchboard.registry.v1.Tool
-	30, // 4: switchboard.registry.v1.GetClientResponse.row:type_name -> switchboard.registry.v1.ClientRow
+	37, // 0: switchboard.registry.v1.AdvertiseRequest.tools:type_name -> switchboard.registry.v1.Tool
+	38, // 1: switchboard.registry.v1.ListClientsResponse.rows:type_name -> switchboard.registry.v1.ClientRow
+	39, // 2: switchboard.registry.v1.ListToolsResponse.tools:type_name -> switchboard.registry.v1.PresentedTool
+	37, // 3: switchboard.registry.v1.ResolveToolResponse.tool:type_name -> switchboard.registry.v1.Tool
+	38, // 4: switchboard.registry.v1.GetClientResponse.row:type_name -> switchboard.registry.v1.ClientRow
 	12, // 5: switchboard.registry.v1.WatchToolsResponse.advertised:type_name -> switchboard.registry.v1.Advertised
 	13, // 6: switchboard.registry.v1.WatchToolsResponse.registered:type_name -> switchboard.registry.v1.Membership
 	13, // 7: switchboard.registry.v1.WatchToolsResponse.unregistered:type_name -> switchboard.registry.v1.Membership
 	14, // 8: switchboard.registry.v1.WatchToolsResponse.presence:type_name -> switchboard.registry.v1.Presence
 	15, // 9: switchboard.registry.v1.WatchToolsResponse.synced:type_name -> switchboard.registry.v1.Synced
 	16, // 10: switchboard.registry.v1.WatchToolsResponse.resync:type_name -> switchboard.registry.v1.Resync
-	29, // 11: switchboard.registry.v1.Advertised.tools:type_name -> switchboard.registry.v1.Tool
-	32, // 12: switchboard.registry.v1.Presence.last_seen:type_name -> google.protobuf.Timestamp
-	33, // 13: switchboard.registry.v1.CreateTokenResponse.token:type_name -> switchboard.registry.v1.Token
-	33, // 14: switchboard.registry.v1.ListTokensResponse.tokens:type_name -> switchboard.registry.v1.Token
-	33, // 15: switchboard.registry.v1.RevokeTokenResponse.token:type_name -> switchboard.registry.v1.Token
-	0,  // 16: switchboard.registry.v1.RegistryService.Advertise:input_type -> switchboard.registry.v1.AdvertiseRequest
-	2,  // 17: switchboard.registry.v1.RegistryService.ListClients:input_type -> switchboard.registry.v1.ListClientsRequest
-	4,  // 18: switchboard.registry.v1.RegistryService.ListTools:input_type -> switchboard.registry.v1.ListToolsRequest
-	6,  // 19: switchboard.registry.v1.RegistryService.ResolveTool:input_type -> switchboard.registry.v1.ResolveToolRequest
-	8,  // 20: switchboard.registry.v1.RegistryService.GetClient:input_type -> switchboard.registry.v1.GetClientRequest
-	10, // 21: switchboard.registry.v1.RegistryService.WatchTools:input_type -> switchboard.registry.v1.WatchToolsRequest
-	17, // 22: switchboard.registry.v1.RegistryService.RegisterClient:input_type -> switchboard.registry.v1.RegisterClientRequest
-	19, // 23: switchboard.registry.v1.RegistryService.UnregisterClient:input_type -> switchboard.registry.v1.UnregisterClientRequest
-	21, // 24: switchboard.registry.v1.RegistryService.CreateToken:input_type -> switchboard.registry.v1.CreateTokenRequest
-	23, // 25: switchboard.registry.v1.RegistryService.ListTokens:input_type -> switchboard.registry.v1.ListTokensRequest
-	25, // 26: switchboard.registry.v1.RegistryService.RevokeToken:input_type -> switchboard.registry.v1.RevokeTokenRequest
-	27, // 27: switchboard.registry.v1.RegistryService.AuthenticateToken:input_type -> switchboard.registry.v1.AuthenticateTokenRequest
-	1,  // 28: switchboard.registry.v1.RegistryService.Advertise:output_type -> switchboard.registry.v1.AdvertiseResponse
-	3,  // 29: switchboard.registry.v1.RegistryService.ListClients:output_type -> switchboard.registry.v1.ListClientsResponse
-	5,  // 30: switchboard.registry.v1.RegistryService.ListTools:output_type -> switchboard.registry.v1.ListToolsResponse
-	7,  // 31: switchboard.registry.v1.RegistryService.ResolveTool:output_type -> switchboard.registry.v1.ResolveToolResponse
-	9,  // 32: switchboard.registry.v1.RegistryService.GetClient:output_type -> switchboard.registry.v1.GetClientResponse
-	11, // 33: switchboard.registry.v1.RegistryService.WatchTools:output_type -> switchboard.registry.v1.WatchToolsResponse
-	18, // 34: switchboard.registry.v1.RegistryService.RegisterClient:output_type -> switchboard.registry.v1.RegisterClientResponse
-	20, // 35: switchboard.registry.v1.RegistryService.UnregisterClient:output_type -> switchboard.registry.v1.UnregisterClientResponse
-	22, // 36: switchboard.registry.v1.RegistryService.CreateToken:output_type -> switchboard.registry.v1.CreateTokenResponse
-	24, // 37: switchboard.registry.v1.RegistryService.ListTokens:output_type -> switchboard.registry.v1.ListTokensResponse
-	26, // 38: switchboard.registry.v1.RegistryService.RevokeToken:output_type -> switchboard.registry.v1.RevokeTokenResponse
-	28, // 39: switchboard.registry.v1.RegistryService.AuthenticateToken:output_type -> switchboard.registry.v1.AuthenticateTokenResponse
-	28, // [28:40] is the sub-list for method output_type
-	16, // [16:28] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	40, // 11: switchboard.registry.v1.WatchToolsResponse.granted:type_name -> switchboard.registry.v1.Grant
+	37, // 12: switchboard.registry.v1.Advertised.tools:type_name -> switchboard.registry.v1.Tool
+	41, // 13: switchboard.registry.v1.Presence.last_seen:type_name -> google.protobuf.Timestamp
+	42, // 14: switchboard.registry.v1.CreateTokenRequest.ttl:type_name -> google.protobuf.Duration
+	43, // 15: switchboard.registry.v1.CreateTokenResponse.token:type_name -> switchboard.registry.v1.Token
+	43, // 16: switchboard.registry.v1.ListTokensResponse.tokens:type_name -> switchboard.registry.v1.Token
+	43, // 17: switchboard.registry.v1.RevokeTokenResponse.token:type_name -> switchboard.registry.v1.Token
+	41, // 18: switchboard.registry.v1.AuthenticateTokenResponse.expires:type_name -> google.protobuf.Timestamp
+	40, // 19: switchboard.registry.v1.SetGrantResponse.grant:type_name -> switchboard.registry.v1.Grant
+	40, // 20: switchboard.registry.v1.GetGrantResponse.grant:type_name -> switchboard.registry.v1.Grant
+	40, // 21: switchboard.registry.v1.ListGrantsResponse.grants:type_name -> switchboard.registry.v1.Grant
+	40, // 22: switchboard.registry.v1.DeleteGrantResponse.grant:type_name -> switchboard.registry.v1.Grant
+	0,  // 23: switchboard.registry.v1.RegistryService.Advertise:input_type -> switchboard.registry.v1.AdvertiseRequest
+	2,  // 24: switchboard.registry.v1.RegistryService.ListClients:input_type -> switchboard.registry.v1.ListClientsRequest
+	4,  // 25: switchboard.registry.v1.RegistryService.ListTools:input_type -> switchboard.registry.v1.ListToolsRequest
+	6,  // 26: switchboard.registry.v1.RegistryService.ResolveTool:input_type -> switchboard.registry.v1.ResolveToolRequest
+	8,  // 27: switchboard.registry.v1.RegistryService.GetClient:input_type -> switchboard.registry.v1.GetClientRequest
+	10, // 28: switchboard.registry.v1.RegistryService.WatchTools:input_type -> switchboard.registry.v1.WatchToolsRequest
+	17, // 29: switchboard.registry.v1.RegistryService.RegisterClient:input_type -> switchboard.registry.v1.RegisterClientRequest
+	19, // 30: switchboard.registry.v1.RegistryService.UnregisterClient:input_type -> switchboard.registry.v1.UnregisterClientRequest
+	21, // 31: switchboard.registry.v1.RegistryService.CreateToken:input_type -> switchboard.registry.v1.CreateTokenRequest
+	23, // 32: switchboard.registry.v1.RegistryService.ListTokens:input_type -> switchboard.registry.v1.ListTokensRequest
+	25, // 33: switchboard.registry.v1.RegistryService.RevokeToken:input_type -> switchboard.registry.v1.RevokeTokenRequest
+	27, // 34: switchboard.registry.v1.RegistryService.AuthenticateToken:input_type -> switchboard.registry.v1.AuthenticateTokenRequest
+	29, // 35: switchboard.registry.v1.RegistryService.SetGrant:input_type -> switchboard.registry.v1.SetGrantRequest
+	31, // 36: switchboard.registry.v1.RegistryService.GetGrant:input_type -> switchboard.registry.v1.GetGrantRequest
+	33, // 37: switchboard.registry.v1.RegistryService.ListGrants:input_type -> switchboard.registry.v1.ListGrantsRequest
+	35, // 38: switchboard.registry.v1.RegistryService.DeleteGrant:input_type -> switchboard.registry.v1.DeleteGrantRequest
+	1,  // 39: switchboard.registry.v1.RegistryService.Advertise:output_type -> switchboard.registry.v1.AdvertiseResponse
+	3,  // 40: switchboard.registry.v1.RegistryService.ListClients:output_type -> switchboard.registry.v1.ListClientsResponse
+	5,  // 41: switchboard.registry.v1.RegistryService.ListTools:output_type -> switchboard.registry.v1.ListToolsResponse
+	7,  // 42: switchboard.registry.v1.RegistryService.ResolveTool:output_type -> switchboard.registry.v1.ResolveToolResponse
+	9,  // 43: switchboard.registry.v1.RegistryService.GetClient:output_type -> switchboard.registry.v1.GetClientResponse
+	11, // 44: switchboard.registry.v1.RegistryService.WatchTools:output_type -> switchboard.registry.v1.WatchToolsResponse
+	18, // 45: switchboard.registry.v1.RegistryService.RegisterClient:output_type -> switchboard.registry.v1.RegisterClientResponse
+	20, // 46: switchboard.registry.v1.RegistryService.UnregisterClient:output_type -> switchboard.registry.v1.UnregisterClientResponse
+	22, // 47: switchboard.registry.v1.RegistryService.CreateToken:output_type -> switchboard.registry.v1.CreateTokenResponse
+	24, // 48: switchboard.registry.v1.RegistryService.ListTokens:output_type -> switchboard.registry.v1.ListTokensResponse
+	26, // 49: switchboard.registry.v1.RegistryService.RevokeToken:output_type -> switchboard.registry.v1.RevokeTokenResponse
+	28, // 50: switchboard.registry.v1.RegistryService.AuthenticateToken:output_type -> switchboard.registry.v1.AuthenticateTokenResponse
+	30, // 51: switchboard.registry.v1.RegistryService.SetGrant:output_type -> switchboard.registry.v1.SetGrantResponse
+	32, // 52: switchboard.registry.v1.RegistryService.GetGrant:output_type -> switchboard.registry.v1.GetGrantResponse
+	34, // 53: switchboard.registry.v1.RegistryService.ListGrants:output_type -> switchboard.registry.v1.ListGrantsResponse
+	36, // 54: switchboard.registry.v1.RegistryService.DeleteGrant:output_type -> switchboard.registry.v1.DeleteGrantResponse
+	39, // [39:55] is the sub-list for method output_type
+	23, // [23:39] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_registry_v1_registry_service_proto_init() }
@@ -1813,6 +2369,7 @@ func file_switchboard_registry_v1_registry_service_proto_init() {
 		(*WatchToolsResponse_Presence)(nil),
 		(*WatchToolsResponse_Synced)(nil),
 		(*WatchToolsResponse_Resync)(nil),
+		(*WatchToolsResponse_Granted)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1820,7 +2377,7 @@ func file_switchboard_registry_v1_registry_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_registry_v1_registry_service_proto_rawDesc), len(file_switchboard_registry_v1_registry_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   29,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -31,6 +31,10 @@ const (
 	RegistryService_ListTokens_FullMethodName        = "/switchboard.registry.v1.RegistryService/ListTokens"
 	RegistryService_RevokeToken_FullMethodName       = "/switchboard.registry.v1.RegistryService/RevokeToken"
 	RegistryService_AuthenticateToken_FullMethodName = "/switchboard.registry.v1.RegistryService/AuthenticateToken"
+	RegistryService_SetGrant_FullMethodName          = "/switchboard.registry.v1.RegistryService/SetGrant"
+	RegistryService_GetGrant_FullMethodName          = "/switchboard.registry.v1.RegistryService/GetGrant"
+	RegistryService_ListGrants_FullMethodName        = "/switchboard.registry.v1.RegistryService/ListGrants"
+	RegistryService_DeleteGrant_FullMethodName       = "/switchboard.registry.v1.RegistryService/DeleteGrant"
 )
 
 // RegistryServiceClient is the client API for RegistryService service.
@@ -38,48 +42,67 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // RegistryService owns which clients exist, the tool set each advertises,
-// workspace membership, presence as the mailbox records it, and API tokens.
-// It is the bottom of the service graph: it calls nobody.
+// workspace membership, presence as the mailbox records it, API tokens and
+// grants. It is the bottom of the service graph: it calls nobody. Each RPC
+// names the grades that may call it (docs/security.md); what a caller may
+// see is bounded by its workspaces, and outside them a workspace, client or
+// tool is absent.
 type RegistryServiceClient interface {
-	// Advertise is called by a tool host (host or operator grade) to replace its
-	// whole tool set. The set lands under the caller's identity; an empty set
+	// Advertise is called by a tool host (host grade) to replace its whole
+	// tool set. The set lands under the caller's identity; an empty set
 	// withdraws the advertisement. Every change is published on WatchTools.
 	Advertise(ctx context.Context, in *AdvertiseRequest, opts ...grpc.CallOption) (*AdvertiseResponse, error)
-	// ListClients is called by drivers and operators to list the clients
-	// registered in a workspace with their tools and presence. Changes nothing.
+	// ListClients is called by drivers, admins and services to list the
+	// clients registered in a workspace with their tools and presence, one
+	// page at a time. Changes nothing.
 	ListClients(ctx context.Context, in *ListClientsRequest, opts ...grpc.CallOption) (*ListClientsResponse, error)
-	// ListTools is called by drivers to load a workspace's tools under their
-	// presented names. Changes nothing.
+	// ListTools is called by drivers, admins and services to load a
+	// workspace's tools under their presented names, one page at a time.
+	// Changes nothing.
 	ListTools(ctx context.Context, in *ListToolsRequest, opts ...grpc.CallOption) (*ListToolsResponse, error)
-	// ResolveTool is called by drivers to map a presented name back to the
-	// (client, tool) pair to invoke. Changes nothing.
+	// ResolveTool is called by drivers, admins and services to map a presented
+	// name back to the (client, tool) pair to invoke. Changes nothing.
 	ResolveTool(ctx context.Context, in *ResolveToolRequest, opts ...grpc.CallOption) (*ResolveToolResponse, error)
-	// GetClient is called by the mailbox (on a miss in its local view) and by
-	// operators to read one client's advertisement and presence. Changes nothing.
+	// GetClient is called by the mailbox (on a miss in its local view), by
+	// drivers and by admins to read one client's advertisement and presence.
+	// Changes nothing.
 	GetClient(ctx context.Context, in *GetClientRequest, opts ...grpc.CallOption) (*GetClientResponse, error)
-	// WatchTools is called by the mailbox, the gateway and operators to follow
-	// every change in order: first a snapshot of the current state closed by
+	// WatchTools is called by the mailbox, the gateway, drivers and admins to
+	// follow every change they may see in order: first a snapshot of the current state closed by
 	// `synced`, then live events. A watcher that falls behind is sent `resync`
 	// and a fresh snapshot; events are never dropped silently.
 	WatchTools(ctx context.Context, in *WatchToolsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchToolsResponse], error)
-	// RegisterClient is called by operators to add a client to a workspace,
+	// RegisterClient is called by admins to add a client to a workspace,
 	// creating the workspace with its first member.
 	RegisterClient(ctx context.Context, in *RegisterClientRequest, opts ...grpc.CallOption) (*RegisterClientResponse, error)
-	// UnregisterClient is called by operators to remove a client from a
+	// UnregisterClient is called by admins to remove a client from a
 	// workspace; a workspace whose last member leaves stops existing. The
 	// client's advertisement is kept.
 	UnregisterClient(ctx context.Context, in *UnregisterClientRequest, opts ...grpc.CallOption) (*UnregisterClientResponse, error)
-	// CreateToken is called by operators to mint an API token bound to an
-	// identity and grade. The secret is returned once; only its hash is stored.
+	// CreateToken is called by admins to mint an API token bound to an
+	// identity, a grade, workspaces and an expiry. The secret is returned
+	// once; only its hash is stored.
 	CreateToken(ctx context.Context, in *CreateTokenRequest, opts ...grpc.CallOption) (*CreateTokenResponse, error)
-	// ListTokens is called by operators to list tokens (never their secrets).
+	// ListTokens is called by admins to list tokens (never their secrets).
 	ListTokens(ctx context.Context, in *ListTokensRequest, opts ...grpc.CallOption) (*ListTokensResponse, error)
-	// RevokeToken is called by operators to revoke a token; it stops working at
+	// RevokeToken is called by admins to revoke a token; it stops working at
 	// once.
 	RevokeToken(ctx context.Context, in *RevokeTokenRequest, opts ...grpc.CallOption) (*RevokeTokenResponse, error)
 	// AuthenticateToken is called by the gateway (service grade) to map a
-	// bearer token to its identity and grade. Changes nothing.
+	// bearer token to its identity, grade and workspaces. An expired or
+	// revoked token is refused at once. Changes nothing.
 	AuthenticateToken(ctx context.Context, in *AuthenticateTokenRequest, opts ...grpc.CallOption) (*AuthenticateTokenResponse, error)
+	// SetGrant is called by admins to set the workspaces a certificate
+	// identity may see, replacing any earlier grant.
+	SetGrant(ctx context.Context, in *SetGrantRequest, opts ...grpc.CallOption) (*SetGrantResponse, error)
+	// GetGrant is called by admins to read one identity's grant. Changes
+	// nothing.
+	GetGrant(ctx context.Context, in *GetGrantRequest, opts ...grpc.CallOption) (*GetGrantResponse, error)
+	// ListGrants is called by admins to list every grant. Changes nothing.
+	ListGrants(ctx context.Context, in *ListGrantsRequest, opts ...grpc.CallOption) (*ListGrantsResponse, error)
+	// DeleteGrant is called by admins to remove an identity's grant; a driver
+	// without one sees nothing.
+	DeleteGrant(ctx context.Context, in *DeleteGrantRequest, opts ...grpc.CallOption) (*DeleteGrantResponse, error)
 }
 
 type registryServiceClient struct {
@@ -219,53 +242,112 @@ func (c *registryServiceClient) AuthenticateToken(ctx context.Context, in *Authe
 	return out, nil
 }
 
+func (c *registryServiceClient) SetGrant(ctx context.Context, in *SetGrantRequest, opts ...grpc.CallOption) (*SetGrantResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetGrantResponse)
+	err := c.cc.Invoke(ctx, RegistryService_SetGrant_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *registryServiceClient) GetGrant(ctx context.Context, in *GetGrantRequest, opts ...grpc.CallOption) (*GetGrantResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetGrantResponse)
+	err := c.cc.Invoke(ctx, RegistryService_GetGrant_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *registryServiceClient) ListGrants(ctx context.Context, in *ListGrantsRequest, opts ...grpc.CallOption) (*ListGrantsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListGrantsResponse)
+	err := c.cc.Invoke(ctx, RegistryService_ListGrants_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *registryServiceClient) DeleteGrant(ctx context.Context, in *DeleteGrantRequest, opts ...grpc.CallOption) (*DeleteGrantResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteGrantResponse)
+	err := c.cc.Invoke(ctx, RegistryService_DeleteGrant_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // RegistryServiceServer is the server API for RegistryService service.
 // All implementations must embed UnimplementedRegistryServiceServer
 // for forward compatibility.
 //
 // RegistryService owns which clients exist, the tool set each advertises,
-// workspace membership, presence as the mailbox records it, and API tokens.
-// It is the bottom of the service graph: it calls nobody.
+// workspace membership, presence as the mailbox records it, API tokens and
+// grants. It is the bottom of the service graph: it calls nobody. Each RPC
+// names the grades that may call it (docs/security.md); what a caller may
+// see is bounded by its workspaces, and outside them a workspace, client or
+// tool is absent.
 type RegistryServiceServer interface {
-	// Advertise is called by a tool host (host or operator grade) to replace its
-	// whole tool set. The set lands under the caller's identity; an empty set
+	// Advertise is called by a tool host (host grade) to replace its whole
+	// tool set. The set lands under the caller's identity; an empty set
 	// withdraws the advertisement. Every change is published on WatchTools.
 	Advertise(context.Context, *AdvertiseRequest) (*AdvertiseResponse, error)
-	// ListClients is called by drivers and operators to list the clients
-	// registered in a workspace with their tools and presence. Changes nothing.
+	// ListClients is called by drivers, admins and services to list the
+	// clients registered in a workspace with their tools and presence, one
+	// page at a time. Changes nothing.
 	ListClients(context.Context, *ListClientsRequest) (*ListClientsResponse, error)
-	// ListTools is called by drivers to load a workspace's tools under their
-	// presented names. Changes nothing.
+	// ListTools is called by drivers, admins and services to load a
+	// workspace's tools under their presented names, one page at a time.
+	// Changes nothing.
 	ListTools(context.Context, *ListToolsRequest) (*ListToolsResponse, error)
-	// ResolveTool is called by drivers to map a presented name back to the
-	// (client, tool) pair to invoke. Changes nothing.
+	// ResolveTool is called by drivers, admins and services to map a presented
+	// name back to the (client, tool) pair to invoke. Changes nothing.
 	ResolveTool(context.Context, *ResolveToolRequest) (*ResolveToolResponse, error)
-	// GetClient is called by the mailbox (on a miss in its local view) and by
-	// operators to read one client's advertisement and presence. Changes nothing.
+	// GetClient is called by the mailbox (on a miss in its local view), by
+	// drivers and by admins to read one client's advertisement and presence.
+	// Changes nothing.
 	GetClient(context.Context, *GetClientRequest) (*GetClientResponse, error)
-	// WatchTools is called by the mailbox, the gateway and operators to follow
-	// every change in order: first a snapshot of the current state closed by
+	// WatchTools is called by the mailbox, the gateway, drivers and admins to
+	// follow every change they may see in order: first a snapshot of the current state closed by
 	// `synced`, then live events. A watcher that falls behind is sent `resync`
 	// and a fresh snapshot; events are never dropped silently.
 	WatchTools(*WatchToolsRequest, grpc.ServerStreamingServer[WatchToolsResponse]) error
-	// RegisterClient is called by operators to add a client to a workspace,
+	// RegisterClient is called by admins to add a client to a workspace,
 	// creating the workspace with its first member.
 	RegisterClient(context.Context, *RegisterClientRequest) (*RegisterClientResponse, error)
-	// UnregisterClient is called by operators to remove a client from a
+	// UnregisterClient is called by admins to remove a client from a
 	// workspace; a workspace whose last member leaves stops existing. The
 	// client's advertisement is kept.
 	UnregisterClient(context.Context, *UnregisterClientRequest) (*UnregisterClientResponse, error)
-	// CreateToken is called by operators to mint an API token bound to an
-	// identity and grade. The secret is returned once; only its hash is stored.
+	// CreateToken is called by admins to mint an API token bound to an
+	// identity, a grade, workspaces and an expiry. The secret is returned
+	// once; only its hash is stored.
 	CreateToken(context.Context, *CreateTokenRequest) (*CreateTokenResponse, error)
-	// ListTokens is called by operators to list tokens (never their secrets).
+	// ListTokens is called by admins to list tokens (never their secrets).
 	ListTokens(context.Context, *ListTokensRequest) (*ListTokensResponse, error)
-	// RevokeToken is called by operators to revoke a token; it stops working at
+	// RevokeToken is called by admins to revoke a token; it stops working at
 	// once.
 	RevokeToken(context.Context, *RevokeTokenRequest) (*RevokeTokenResponse, error)
 	// AuthenticateToken is called by the gateway (service grade) to map a
-	// bearer token to its identity and grade. Changes nothing.
+	// bearer token to its identity, grade and workspaces. An expired or
+	// revoked token is refused at once. Changes nothing.
 	AuthenticateToken(context.Context, *AuthenticateTokenRequest) (*AuthenticateTokenResponse, error)
+	// SetGrant is called by admins to set the workspaces a certificate
+	// identity may see, replacing any earlier grant.
+	SetGrant(context.Context, *SetGrantRequest) (*SetGrantResponse, error)
+	// GetGrant is called by admins to read one identity's grant. Changes
+	// nothing.
+	GetGrant(context.Context, *GetGrantRequest) (*GetGrantResponse, error)
+	// ListGrants is called by admins to list every grant. Changes nothing.
+	ListGrants(context.Context, *ListGrantsRequest) (*ListGrantsResponse, error)
+	// DeleteGrant is called by admins to remove an identity's grant; a driver
+	// without one sees nothing.
+	DeleteGrant(context.Context, *DeleteGrantRequest) (*DeleteGrantResponse, error)
 	mustEmbedUnimplementedRegistryServiceServer()
 }
 
@@ -311,6 +393,18 @@ func (UnimplementedRegistryServiceServer) RevokeToken(context.Context, *RevokeTo
 }
 func (UnimplementedRegistryServiceServer) AuthenticateToken(context.Context, *AuthenticateTokenRequest) (*AuthenticateTokenResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method AuthenticateToken not implemented")
+}
+func (UnimplementedRegistryServiceServer) SetGrant(context.Context, *SetGrantRequest) (*SetGrantResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetGrant not implemented")
+}
+func (UnimplementedRegistryServiceServer) GetGrant(context.Context, *GetGrantRequest) (*GetGrantResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetGrant not implemented")
+}
+func (UnimplementedRegistryServiceServer) ListGrants(context.Context, *ListGrantsRequest) (*ListGrantsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListGrants not implemented")
+}
+func (UnimplementedRegistryServiceServer) DeleteGrant(context.Context, *DeleteGrantRequest) (*DeleteGrantResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteGrant not implemented")
 }
 func (UnimplementedRegistryServiceServer) mustEmbedUnimplementedRegistryServiceServer() {}
 func (UnimplementedRegistryServiceServer) testEmbeddedByValue()                         {}
@@ -542,6 +636,78 @@ func _RegistryService_AuthenticateToken_Handler(srv interface{}, ctx context.Con
 	return interceptor(ctx, in, info, handler)
 }
 
+func _RegistryService_SetGrant_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetGrantRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegistryServiceServer).SetGrant(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegistryService_SetGrant_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegistryServiceServer).SetGrant(ctx, req.(*SetGrantRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RegistryService_GetGrant_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetGrantRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegistryServiceServer).GetGrant(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegistryService_GetGrant_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegistryServiceServer).GetGrant(ctx, req.(*GetGrantRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RegistryService_ListGrants_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListGrantsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegistryServiceServer).ListGrants(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegistryService_ListGrants_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegistryServiceServer).ListGrants(ctx, req.(*ListGrantsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RegistryService_DeleteGrant_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteGrantRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegistryServiceServer).DeleteGrant(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegistryService_DeleteGrant_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegistryServiceServer).DeleteGrant(ctx, req.(*DeleteGrantRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // RegistryService_ServiceDesc is the grpc.ServiceDesc for RegistryService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -592,6 +758,22 @@ var RegistryService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "AuthenticateToken",
 			Handler:    _RegistryService_AuthenticateToken_Handler,
+		},
+		{
+			MethodName: "SetGrant",
+			Handler:    _RegistryService_SetGrant_Handler,
+		},
+		{
+			MethodName: "GetGrant",
+			Handler:    _RegistryService_GetGrant_Handler,
+		},
+		{
+			MethodName: "ListGrants",
+			Handler:    _RegistryService_ListGrants_Handler,
+		},
+		{
+			MethodName: "DeleteGrant",
+			Handler:    _RegistryService_DeleteGrant_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

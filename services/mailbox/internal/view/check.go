@@ -1,0 +1,72 @@
+package view
+
+import (
+	"context"
+	"iter"
+	"maps"
+	"slices"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/grants"
+	"github.com/switchboard-run/switchboard/kit/identity"
+)
+
+// Sees returns the workspaces caller may see (docs/design.md §4): what its
+// credential states, else by grade — for a driver certificate its grant
+// record, from the view, or confirmed with the registry when the view has
+// none. An error means the registry could not be asked.
+func (v *View) Sees(ctx context.Context, caller identity.Identity) (identity.Workspaces, error) {
+	if caller.Workspaces == nil && caller.Grade == identity.Driver {
+		v.mu.RLock()
+		w, ok := v.st.grants[caller.Name]
+		v.mu.RUnlock()
+		if ok {
+			return w, nil
+		}
+	}
+	return grants.Sees(v.caller.AsSelf(ctx), v.reg, caller)
+}
+
+// Reachable reports whether client advertises tool right now and sits in
+// a workspace sees holds (any client, when sees is every workspace). A miss
+// in the view is confirmed with the registry; an error means the registry
+// could not be asked.
+func (v *View) Reachable(ctx context.Context, client, tool string, sees identity.Workspaces) (bool, error) {
+	v.mu.RLock()
+	_, advertised := v.st.tools[client][tool]
+	member := sees.All() || seesAny(sees, maps.Keys(v.st.joined[client]))
+	v.mu.RUnlock()
+	if advertised && member {
+		return true, nil
+	}
+	res, err := v.reg.GetClient(v.caller.AsSelf(ctx), &registryv1.GetClientRequest{Client: client})
+	switch status.Code(err) {
+	case codes.OK:
+	case codes.NotFound:
+		return false, nil
+	default:
+		return false, status.Errorf(codes.Unavailable, "cannot confirm that %q advertises %q: the registry did not answer: %v", client, tool, status.Convert(err).Message())
+	}
+	if !sees.All() && !seesAny(sees, slices.Values(res.GetWorkspaces())) {
+		return false, nil
+	}
+	for _, t := range res.GetRow().GetTools() {
+		if t.GetName() == tool {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// seesAny reports whether sees holds any of workspaces.
+func seesAny(sees identity.Workspaces, workspaces iter.Seq[string]) bool {
+	for ws := range workspaces {
+		if sees.Sees(ws) {
+			return true
+		}
+	}
+	return false
+}
