@@ -15,7 +15,7 @@ import (
 
 // The certs step gives each process a directory of its own — the CA's
 // certificate, its leaf, its key — and keeps the CA's key out of every one
-// of them (docs/security-transport.md).
+// of them (docs/security.md).
 func TestComposeGivesEachProcessItsOwnMaterialOnly(t *testing.T) {
 	t.Parallel()
 	svcs := services(t, loadCompose(t, nil))

@@ -1,6 +1,6 @@
 // Package childenv is the environment a suite process gives the programs it
 // runs for others — the tool host's tools, the bridge's MCP servers and
-// plugin backends (docs/security-transport.md): never the parent's own, which
+// plugin backends (docs/security.md): never the parent's own, which
 // may hold its secrets (API tokens, NATS credentials) and the paths of its
 // TLS material, but an allowlist.
 package childenv

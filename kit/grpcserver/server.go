@@ -36,7 +36,7 @@ import (
 const MaxMessageBytes = 16 << 20
 
 // MaxConcurrentStreams bounds the calls one connection may have open at
-// once (docs/security-transport.md): one peer cannot pile up handlers
+// once (docs/security.md): one peer cannot pile up handlers
 // without end. It sits well above what a suite peer holds on its one
 // connection — a bridge's Follow stream per mount, a gateway's waits on
 // behalf of its callers — and a grpc-go client that reaches it waits for a

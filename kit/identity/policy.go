@@ -40,7 +40,7 @@ func openMethod(method string) bool {
 
 // describesTheAPI is server reflection: any identity may read the API's
 // shape (grpcurl needs it), but a peer with none is told nothing beyond
-// health (docs/security-transport.md).
+// health (docs/security.md).
 func describesTheAPI(method string) bool {
 	return strings.HasPrefix(method, "/grpc.reflection.")
 }

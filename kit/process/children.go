@@ -14,7 +14,7 @@ import (
 // the bridge (MCP servers, plugin backends) and the tool host (tools) —
 // and Confine is what it does with them: those programs must not read the
 // process's private key, or they could act as it (docs/design.md §4,
-// docs/security-transport.md).
+// docs/security.md).
 type Children struct {
 	// RunAs is USER[:GROUP] (names or ids) to drop to once the TLS
 	// material is read; the process must start as root.

@@ -27,11 +27,6 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 			return err
 		}
 	}
-	// Everything read as the starting user is read: from here on the
-	// servers this bridge runs must not be able to read its key.
-	if err := p.Confine(cfg.Children); err != nil {
-		return err
-	}
 	// The bridge acts for its mounted clients as hosts; the backends admit
 	// that only from a service certificate named "bridge".
 	clientTLS, err := p.ClientTLS()
@@ -39,6 +34,11 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	if _, err := cfg.Security.ActingSelf("bridge", clientTLS); err != nil {
+		return err
+	}
+	// Everything read as the starting user is read: from here on the
+	// servers this bridge runs must not be able to read its key.
+	if err := p.Confine(cfg.Children); err != nil {
 		return err
 	}
 	srv, err := p.GRPCServer(Policy)

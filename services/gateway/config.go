@@ -36,7 +36,7 @@ type Config struct {
 	ShutdownGrace time.Duration
 	// HTTPHosts lists (comma-separated) the Host names every route answers
 	// to besides the loopback names and the listen host; HTTPOrigins the
-	// origins whose web pages may call it (docs/security-transport.md).
+	// origins whose web pages may call it (docs/security.md).
 	HTTPHosts, HTTPOrigins string
 	// MCPCallTimeout bounds an MCP tools/call (0: mcpserve.DefaultCallTimeout).
 	MCPCallTimeout time.Duration

@@ -33,7 +33,7 @@ func TestAToolCannotReadTheHostsKeyNorInheritItsEnvironment(t *testing.T) {
 	bin := testkit.Build(t, module+"cli/cmd/switchboard")
 	dir := testkit.SharedDir(t)
 	pki := testkit.NewPKIIn(t, dir)
-	reg, mb, box, driver := pki.Leaf(t, "registry", "service"), pki.Leaf(t, "mailbox", "service"), pki.Leaf(t, "box", "host"), pki.Leaf(t, "driver", "driver")
+	reg, mb, box, driver := pki.Leaf(t, "registry", "service"), pki.Leaf(t, "mailbox", "service"), pki.Leaf(t, "box", "host"), pki.Leaf(t, "driver", "admin")
 	asDriver := testkit.Client(t, driver)
 	nats := testkit.NATS(t).ClientURL()
 	regAddr, mbAddr := testkit.FreeAddr(t), testkit.FreeAddr(t)

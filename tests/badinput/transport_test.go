@@ -22,7 +22,7 @@ import (
 )
 
 // The rows of docs/bad-input.md about the transport: who may reach a
-// listener, and what the bridge sends upstream (docs/security-transport.md).
+// listener, and what the bridge sends upstream (docs/security.md).
 func init() {
 	rows["dns-rebinding"] = func(t *testing.T, s *suite) {
 		want := `{"ok":false,"error":"this gateway does not answer to Host \"evil.example:8080\": it answers to localhost, 127.0.0.1, ::1 (dev mode answers loopback names only)"}`

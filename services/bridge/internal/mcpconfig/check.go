@@ -143,7 +143,7 @@ func checkTool(t *registryv1.Tool) error {
 // checkCleartext refuses credentials — the configured headers, or a user
 // and password in the url — that plain http would carry across the
 // network in the clear; to a loopback host they never leave the machine
-// (docs/security-transport.md).
+// (docs/security.md).
 func checkCleartext(h *bridgev1.HttpTransport) error {
 	u, err := url.Parse(h.Url)
 	if err != nil || u.Scheme != "http" || listen.IsLoopbackHost(u.Hostname()) {

@@ -63,7 +63,7 @@ const maxRedirects = 10
 
 // stayWithin follows a redirect only within the configured origin: the
 // request carries the server's credentials, and the body a tool call's
-// input, neither of which is for anyone else (docs/security-transport.md).
+// input, neither of which is for anyone else (docs/security.md).
 func stayWithin(home string) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
 		if o := originOf(req.URL); o != home {

@@ -2,7 +2,7 @@
 // §4): every HTTP route refuses a Host the gateway does not answer to (DNS
 // rebinding: a page whose name was rebound to 127.0.0.1 sends its own name)
 // and an Origin that is neither the gateway itself nor allowed (a page of
-// another site calling across origins). docs/security-transport.md says
+// another site calling across origins). docs/security.md says
 // what it guards and why.
 package hostguard
 
