@@ -2,38 +2,41 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/switchboard-run/switchboard/kit/testkit"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // credentials are the bridge's own for one server (docs/design.md §4).
 var credentials = map[string]string{"Authorization": "Bearer bridge-own-secret", "X-Api-Key": "k-123"}
 
-// recorder is a real server in front of the real MCP server: it keeps the
-// headers of every request, then forwards it.
+// recorder is a real MCP server (the official SDK's Streamable HTTP handler,
+// with sessions) that keeps the headers of every request it serves. It runs
+// in the test process rather than behind a reverse proxy: a proxy hop to a
+// separate server added a connection of its own that could drop a response
+// under load, which is not what these tests are about.
 func recorder(t *testing.T) (*httptest.Server, *headerLog) {
 	t.Helper()
-	addr := testkit.FreeAddr(t)
-	testkit.StartHTTP(t, testkit.Tool(t, "everything-server"), addr, "-stateless=false")
-	target, _ := url.Parse("http://" + addr)
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	proxy.FlushInterval = -1
+	server := mcp.NewServer(&mcp.Implementation{Name: "recorder", Version: "1"}, nil)
+	server.AddTool(&mcp.Tool{Name: "test_simple_text", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "This is a simple text response for testing."}}}, nil
+		})
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
 	log := &headerLog{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		log.mu.Lock()
 		log.headers = append(log.headers, r.Header.Clone())
 		log.methods = append(log.methods, r.Method)
 		log.mu.Unlock()
-		proxy.ServeHTTP(w, r)
+		handler.ServeHTTP(w, r)
 	}))
-	t.Cleanup(srv.Close)
+	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
 	return srv, log
 }
 
