@@ -21,6 +21,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer p.Close()
 	var servers map[string]*bridgev1.ServerConfig
 	if cfg.MCPConfig != "" {
 		if servers, err = mcpconfig.Load(cfg.MCPConfig); err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/switchboard-run/switchboard/kit/ports"
 	"github.com/switchboard-run/switchboard/kit/process"
+	"github.com/switchboard-run/switchboard/kit/telemetry"
 	"github.com/switchboard-run/switchboard/services/gateway/mcpserve"
 )
 
@@ -43,6 +44,10 @@ type Config struct {
 	// MCPSessionTimeout closes an MCP session no request touched for this
 	// long (0: never).
 	MCPSessionTimeout time.Duration
+	// Telemetry counts and traces every request and serves /metrics (nil:
+	// a registry of the gateway's own, no tracing). Not a flag: Main passes
+	// the process's.
+	Telemetry *telemetry.Telemetry
 }
 
 // Defaults for the flags.

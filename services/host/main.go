@@ -23,6 +23,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer p.Close()
 	if err := cfg.check(); err != nil {
 		return err
 	}

@@ -27,6 +27,7 @@ var sessionRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 func (s *Service) Invoke(ctx context.Context, req *mailboxv1.InvokeRequest) (*mailboxv1.InvokeResponse, error) {
 	id, err := s.post(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd)
 	if err != nil {
+		s.refused(req.GetClient(), err)
 		return nil, err
 	}
 	return &mailboxv1.InvokeResponse{Invocation: id}, nil
@@ -237,6 +238,7 @@ func (s *Service) Capture(ctx context.Context, req *mailboxv1.CaptureRequest) (*
 func (s *Service) Call(ctx context.Context, req *mailboxv1.CallRequest) (*mailboxv1.CallResponse, error) {
 	p, err := s.check(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd)
 	if err != nil {
+		s.refused(req.GetClient(), err)
 		return nil, err
 	}
 	waitCtx := ctx

@@ -125,6 +125,23 @@ func BoxFull(n int) error {
 // ErrShuttingDown refuses acts on a box that is closing.
 var ErrShuttingDown = status.Error(codes.Unavailable, "the mailbox is shutting down; try again once it is back")
 
+// Answer says who answered an invocation.
+type Answer int
+
+const (
+	// ByHost is a capture its addressee completed.
+	ByHost Answer = iota
+	// ByCap is the mailbox's own in-doubt capture at the hand-off cap.
+	ByCap
+	// ByCancel is the cancelled capture of its poster's cancel.
+	ByCancel
+)
+
+// Answered is told of each answer a store writes, with the addressee and
+// when the invocation was posted (zero when the store cannot tell). Stores
+// call it under their locks: it must only count.
+type Answered func(client string, posted time.Time, c Capture, by Answer)
+
 // Read is a client's hold on its queue, whatever store keeps the queue: it
 // is held by a Follow stream for as long as the stream lives, or by an
 // Invocations long poll for the length of one hold.

@@ -338,6 +338,9 @@ func (r *Read) answerInDoubt(ctx context.Context, id string, rec record, rev uin
 		return // answered or gone meanwhile
 	}
 	r.box.announceAnswer(id, newRev, c)
+	if r.box.cfg.Answered != nil {
+		r.box.cfg.Answered(r.client, rec.Posted, c, inflight.ByCap)
+	}
 }
 
 // keepLeases tells JetStream, a third of a lease at a time, that every

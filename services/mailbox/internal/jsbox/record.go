@@ -3,6 +3,7 @@ package jsbox
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"google.golang.org/protobuf/proto"
@@ -27,10 +28,15 @@ type record struct {
 	Capture  *inflight.Capture
 	// TakenBy is the retry key of the collection that took the capture.
 	TakenBy string
+	// Posted is when the invocation was posted (zero if not kept).
+	Posted time.Time
 }
 
 func (r *record) encode() []byte {
 	m := &mailboxv1.StoredSlot{Client: r.Client, Poster: r.Poster, Tool: r.Tool, Handoffs: r.Handoffs, TakenBy: r.TakenBy}
+	if !r.Posted.IsZero() {
+		m.PostedUnixMs = r.Posted.UnixMilli()
+	}
 	if r.Capture != nil {
 		m.Capture = capture.New(r.Capture.Stdout, r.Capture.Stderr, r.Capture.ExitCode)
 	}
@@ -44,6 +50,9 @@ func decodeRecord(id string, b []byte) (record, error) {
 		return record{}, fmt.Errorf("the slot of %s in the bucket is not a record this mailbox reads: %w", id, err)
 	}
 	r := record{Client: m.GetClient(), Poster: m.GetPoster(), Tool: m.GetTool(), Handoffs: m.GetHandoffs(), TakenBy: m.GetTakenBy()}
+	if ms := m.GetPostedUnixMs(); ms != 0 {
+		r.Posted = time.UnixMilli(ms)
+	}
 	if c := m.GetCapture(); c != nil {
 		r.Capture = &inflight.Capture{Stdout: c.GetStdout(), Stderr: c.GetStderr(), ExitCode: c.GetExitCode()}
 	}

@@ -57,6 +57,9 @@ func (b *Box) answerInDoubt(s *slot) {
 	s.state = answered
 	c := inflight.InDoubt(s.client, s.handoffs)
 	s.capture = &c
+	if b.cfg.Answered != nil {
+		b.cfg.Answered(s.client, b.posted(s), c, inflight.ByCap)
+	}
 	if s.done != nil {
 		close(s.done)
 		s.done = nil
