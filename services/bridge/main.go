@@ -57,6 +57,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer mbConn.Close()
 
+	cfg.Telemetry = p.Telemetry
 	svc, err := New(cfg, registryv1.NewRegistryServiceClient(regConn), mailboxv1.NewMailboxServiceClient(mbConn), p.Log)
 	if err != nil {
 		return err

@@ -8,10 +8,12 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	"github.com/switchboard-run/switchboard/kit/follower"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/mcptelemetry"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/advertisement"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/plugin"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/results"
@@ -64,6 +66,9 @@ type mount struct {
 	set        *advertisement.Set
 	advertised int // tools in the last advertisement the registry took
 	inFlight   int // MCP calls running
+
+	faultCount prometheus.Counter
+	sending    []mcp.Middleware // wraps each request sent an MCP server
 }
 
 func newMount(s *Service, client string, cfg *bridgev1.ServerConfig) *mount {
@@ -88,6 +93,9 @@ func newMount(s *Service, client string, cfg *bridgev1.ServerConfig) *mount {
 		faults:  ring.NewLines(keptFaults, noticeChars),
 		notices: ring.NewLines(keptNotices, noticeChars),
 		settled: make(chan struct{}),
+
+		faultCount: s.metrics.faults.WithLabelValues(s.metrics.servers.Value(client), transportName(cfg)),
+		sending:    []mcp.Middleware{s.metrics.mcp.Middleware(mcptelemetry.Upstream)},
 	}
 	slots := maxInFlight
 	if cfg.GetPlugin() != nil {
@@ -165,6 +173,7 @@ func (m *mount) start(ctx context.Context) (supervise.Run, error) {
 		OnTools:        m.setTools,
 		OnNotice:       m.notice,
 		OnFault:        m.fault,
+		Sending:        m.sending,
 		Logger:         m.log,
 	})
 	if err != nil {
@@ -240,6 +249,7 @@ func (m *mount) notice(s string) {
 }
 
 func (m *mount) fault(s string) {
+	m.faultCount.Inc()
 	m.faults.Add(s)
 	m.log.Warn("fault", "text", s)
 }

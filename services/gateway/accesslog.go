@@ -25,4 +25,3 @@ func logRequests(log *slog.Logger, next http.Handler) http.Handler {
 			"status", sw.Code, "took", time.Since(start))
 	})
 }
-

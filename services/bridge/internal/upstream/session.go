@@ -58,6 +58,9 @@ type Options struct {
 	OnFault func(string)
 	// Logger logs the SDK's own diagnostics; nil discards them.
 	Logger *slog.Logger
+	// Sending wraps every request the bridge sends the server (metrics,
+	// trace context), first outermost.
+	Sending []mcp.Middleware
 }
 
 // Info is what the server said about itself at initialisation.
@@ -123,6 +126,9 @@ func Open(ctx context.Context, cfg *bridgev1.ServerConfig, opts Options) (*Sessi
 		ProgressNotificationHandler: s.onProgress,
 		LoggingMessageHandler:       s.onLog,
 	})
+	for i := len(opts.Sending) - 1; i >= 0; i-- {
+		s.client.AddSendingMiddleware(opts.Sending[i])
+	}
 	cs, cmd, tools, err := s.connect(ctx)
 	if err != nil {
 		end()
