@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -53,9 +54,13 @@ func SetRoute(ctx context.Context, name string) {
 func Routed(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mux.ServeHTTP(w, r)
-		// The mux writes the matched pattern into the request it was given.
-		if r.Pattern != "" {
-			SetRoute(r.Context(), r.Pattern)
+		// The mux writes the matched pattern into the request it was given;
+		// a method in it ("GET /x") is the method label's to say.
+		if p := r.Pattern; p != "" {
+			if _, path, ok := strings.Cut(p, " "); ok {
+				p = path
+			}
+			SetRoute(r.Context(), p)
 		}
 	})
 }
