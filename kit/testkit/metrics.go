@@ -147,3 +147,22 @@ func (m Metrics) Names() []string {
 	sort.Strings(out)
 	return out
 }
+
+// HeaderClient is an HTTP client that sends h with every request: an MCP
+// client's transport with the caller's identity.
+func HeaderClient(h http.Header) *http.Client {
+	return &http.Client{Transport: headerTransport{h: h, base: http.DefaultTransport}}
+}
+
+type headerTransport struct {
+	h    http.Header
+	base http.RoundTripper
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.h {
+		r.Header[k] = v
+	}
+	return t.base.RoundTrip(r)
+}
