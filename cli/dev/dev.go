@@ -84,6 +84,7 @@ func Run(ctx context.Context, o Options) error {
 			return err
 		}
 		defer tel.Shutdown(context.WithoutCancel(ctx))
+		o.Telemetry = tel
 	}
 	observing, err := o.Observe.Open(log, tel, true, nil)
 	if err != nil {
@@ -212,7 +213,7 @@ func startExtras(ctx context.Context, g *errgroup.Group, o Options, br *bridge.S
 	if o.ToolsFile == "" {
 		return nil
 	}
-	h, err := host.Local(o.ToolsFile, o.ToolsClient, reg, mb, log.With("service", "host"))
+	h, err := host.Local(o.ToolsFile, o.ToolsClient, reg, mb, o.Telemetry, log.With("service", "host"))
 	if err != nil {
 		return fmt.Errorf("--tools %s: %w", o.ToolsFile, err)
 	}

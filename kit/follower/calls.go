@@ -70,6 +70,8 @@ func (f *Follower) serve(ctx context.Context, c *call) {
 	defer f.wg.Done()
 	id := c.inv.GetInvocation()
 	capture := c.known
+	ctx, span := f.runSpan(ctx, c.inv)
+	defer span.End()
 	if capture == nil {
 		capture = c.runner.Run(ctx, c.inv)
 	}
@@ -77,7 +79,7 @@ func (f *Follower) serve(ctx context.Context, c *call) {
 	// RunContext ended has nobody left to answer it.
 	answer := capture != nil && ctx.Err() == nil
 	if answer {
-		f.complete(id, capture)
+		f.complete(ctx, id, capture)
 	}
 	c.cancel()
 	f.mu.Lock()

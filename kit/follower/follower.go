@@ -21,6 +21,7 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/retry"
+	"github.com/switchboard-run/switchboard/kit/telemetry"
 )
 
 // Runner runs invocations: what a tool host is, beyond following.
@@ -89,6 +90,10 @@ type Options struct {
 	// stream, a capture not taken; a cancel); nil: the log.
 	OnFault, OnNotice func(string)
 	Log               *slog.Logger
+	// Telemetry, when tracing, makes each run a span continuing the
+	// invocation's trace context; nil: runs continue it without a span of
+	// their own.
+	Telemetry *telemetry.Telemetry
 }
 
 // Follower serves one client's queue. Run it once at a time.
@@ -202,8 +207,10 @@ func (f *Follower) follow(ctx context.Context, r Runner) (opened bool, err error
 // for a little while (and RunContext lives: a stopping bridge mount does not
 // wait on it); past that, the lease brings the invocation back and the
 // capture kept in memory answers it.
-func (f *Follower) complete(id string, c *mailboxv1.Capture) {
-	ctx, cancel := context.WithTimeout(context.Background(), completeWithin)
+func (f *Follower) complete(run context.Context, id string, c *mailboxv1.Capture) {
+	// The run's values (its span) without its end: the capture is sent
+	// whatever became of the run's context.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(run), completeWithin)
 	defer cancel()
 	send := retry.Loop{Policy: retry.Default, Retryable: func(err error) bool {
 		return status.Code(err) == codes.Unavailable && f.o.RunContext.Err() == nil

@@ -62,7 +62,7 @@ func NewMetrics() *Telemetry {
 			grpcprom.WithHistogramBuckets(LatencyBuckets))),
 		calls:    true,
 		provider: noop.NewTracerProvider(),
-		prop:     propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
+		prop:     propagation.NewCompositeTextMapPropagator(w3c, propagation.Baggage{}),
 		shared:   map[string]any{},
 	}
 	t.Registry.MustRegister(

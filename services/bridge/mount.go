@@ -95,7 +95,7 @@ func newMount(s *Service, client string, cfg *bridgev1.ServerConfig) *mount {
 		settled: make(chan struct{}),
 
 		faultCount: s.metrics.faults.WithLabelValues(s.metrics.servers.Value(client), transportName(cfg)),
-		sending:    []mcp.Middleware{s.metrics.mcp.Middleware(mcptelemetry.Upstream)},
+		sending:    []mcp.Middleware{s.metrics.mcp.Middleware(mcptelemetry.Upstream), mcptelemetry.TraceMeta},
 	}
 	slots := maxInFlight
 	if cfg.GetPlugin() != nil {
@@ -113,10 +113,11 @@ func newMount(s *Service, client string, cfg *bridgev1.ServerConfig) *mount {
 		// The read is held under our session now: re-present the set, so a
 		// registry that restarted, or a set changed while we were away, is
 		// right.
-		Opened:   func(ctx context.Context, _ int32) { m.advertise(ctx) },
-		OnFault:  m.fault,
-		OnNotice: m.notice,
-		Log:      m.log,
+		Opened:    func(ctx context.Context, _ int32) { m.advertise(ctx) },
+		OnFault:   m.fault,
+		OnNotice:  m.notice,
+		Log:       m.log,
+		Telemetry: s.cfg.Telemetry,
 	})
 	return m
 }

@@ -22,6 +22,7 @@ import (
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
 	"github.com/switchboard-run/switchboard/kit/follower"
+	"github.com/switchboard-run/switchboard/kit/telemetry"
 	"github.com/switchboard-run/switchboard/services/host/internal/run"
 	"github.com/switchboard-run/switchboard/services/host/internal/toolsfile"
 )
@@ -50,6 +51,8 @@ type Options struct {
 	Limits      run.Limits
 	Concurrency int
 	Log         *slog.Logger
+	// Telemetry, when tracing, makes each run a span of the driver's trace.
+	Telemetry *telemetry.Telemetry
 }
 
 // New returns a host; Run serves.
@@ -75,6 +78,7 @@ func New(o Options) *Host {
 		Opened:    func(context.Context, int32) { h.readyOnce.Do(func() { close(h.ready) }) },
 		Fatal:     fatal,
 		Log:       o.Log,
+		Telemetry: o.Telemetry,
 	})
 	return h
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/jsontext"
 	"github.com/switchboard-run/switchboard/kit/names"
+	"github.com/switchboard-run/switchboard/kit/telemetry"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
 
@@ -82,7 +83,8 @@ func (s *Service) check(ctx context.Context, client, tool, input string, cwd *st
 	if !ok {
 		return inflight.Post{}, status.Errorf(codes.NotFound, "client %q advertises no tool %q right now", client, tool)
 	}
-	return inflight.Post{ID: inflight.NewID(), Client: client, Poster: caller.Name, Tool: tool, Input: input, Cwd: cwd}, nil
+	return inflight.Post{ID: inflight.NewID(), Client: client, Poster: caller.Name, Tool: tool, Input: input, Cwd: cwd,
+		Trace: telemetry.Inject(ctx)}, nil
 }
 
 // Invocations is the unary read: it holds until something is queued (and
@@ -289,7 +291,8 @@ func toProto(c *inflight.Capture) *mailboxv1.Capture {
 }
 
 func row(inv *inflight.Invocation) *mailboxv1.Invocation {
-	return &mailboxv1.Invocation{Invocation: inv.ID, Tool: inv.Tool, Input: inv.Input, Cwd: inv.Cwd, Delivery: inv.Delivery}
+	return &mailboxv1.Invocation{Invocation: inv.ID, Tool: inv.Tool, Input: inv.Input, Cwd: inv.Cwd, Delivery: inv.Delivery,
+		TraceContext: inv.Trace}
 }
 
 func rows(invs []inflight.Invocation) []*mailboxv1.Invocation {

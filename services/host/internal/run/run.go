@@ -19,6 +19,7 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
 	"github.com/switchboard-run/switchboard/kit/childenv"
+	"github.com/switchboard-run/switchboard/kit/telemetry"
 	"github.com/switchboard-run/switchboard/services/host/internal/toolsfile"
 )
 
@@ -59,11 +60,17 @@ func Run(ctx context.Context, tool *toolsfile.Tool, inv Invocation, lim Limits) 
 	cmd.Dir = dir
 	// An allowlisted environment, never the host's own (its secrets, its
 	// TLS paths): the tool's env, then what the protocol tells it.
-	cmd.Env = childenv.Environ(tool.Env, map[string]string{
+	protocol := map[string]string{
 		"SWITCHBOARD_INVOCATION": inv.ID, // the idempotency key, for tools that must not run twice
 		"SWITCHBOARD_TOOL":       inv.Tool,
 		"SWITCHBOARD_DELIVERY":   strconv.Itoa(int(inv.Delivery)),
-	})
+	}
+	// The run's trace context, as the OpenTelemetry environment carrier
+	// spells it: a traced tool's spans join the driver's trace.
+	for field, v := range telemetry.Inject(ctx) {
+		protocol[strings.ToUpper(field)] = v
+	}
+	cmd.Env = childenv.Environ(tool.Env, protocol)
 	cmd.Stdin = strings.NewReader(inv.Input)
 	stdout, stderr := &bounded{max: lim.MaxOutput}, &bounded{max: lim.MaxOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr

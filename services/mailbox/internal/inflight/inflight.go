@@ -38,6 +38,8 @@ type Post struct {
 	Tool   string
 	Input  string
 	Cwd    *string // nil when the driver set none
+	// Trace is the posting call's W3C trace context; nil when untraced.
+	Trace map[string]string
 }
 
 // Invocation is one hand-off, as a reader receives it.
@@ -49,6 +51,8 @@ type Invocation struct {
 	Cwd *string
 	// Delivery counts hand-offs including this one.
 	Delivery int32
+	// Trace is the posting call's W3C trace context; nil when untraced.
+	Trace map[string]string
 }
 
 // NewID mints a handle: `inv-` and 128 random bits, unguessable, so holding

@@ -97,6 +97,9 @@ func queueMessage(subject string, p inflight.Post) *nats.Msg {
 	if p.Cwd != nil {
 		m.Header.Set(headerCwd, strconv.Quote(*p.Cwd))
 	}
+	for k, v := range p.Trace {
+		m.Header.Set(traceHeaders[k], v)
+	}
 	m.Data = []byte(p.Input)
 	return m
 }
@@ -107,6 +110,14 @@ func invocation(h nats.Header, data []byte, delivery int32) (inflight.Invocation
 	if inv.ID == "" {
 		return inv, fmt.Errorf("a queue message has no %s header", headerID)
 	}
+	for field, header := range traceHeaders {
+		if v := h.Get(header); v != "" {
+			if inv.Trace == nil {
+				inv.Trace = map[string]string{}
+			}
+			inv.Trace[field] = v
+		}
+	}
 	if q := h.Get(headerCwd); q != "" {
 		cwd, err := strconv.Unquote(q)
 		if err != nil {
@@ -116,3 +127,7 @@ func invocation(h nats.Header, data []byte, delivery int32) (inflight.Invocation
 	}
 	return inv, nil
 }
+
+// traceHeaders are the message headers an invocation's W3C trace context
+// travels in, by field.
+var traceHeaders = map[string]string{"traceparent": "Sb-Traceparent", "tracestate": "Sb-Tracestate"}

@@ -75,7 +75,7 @@ func (b *Box) Post(_ context.Context, p inflight.Post) error {
 		return inflight.QueueFull(p.Client, q.pending.n)
 	}
 	id := p.ID
-	s := &slot{id: id, client: p.Client, poster: p.Poster, tool: p.Tool, input: p.Input, cwd: p.Cwd,
+	s := &slot{id: id, client: p.Client, poster: p.Poster, tool: p.Tool, input: p.Input, cwd: p.Cwd, trace: p.Trace,
 		expires: b.cfg.Clock.Now().Add(b.cfg.TTL).UnixNano()}
 	b.slots[id] = s
 	b.expiry.pushBack(s)

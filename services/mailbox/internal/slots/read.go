@@ -96,7 +96,7 @@ func (r *Read) Take(withCancels bool) ([]inflight.Invocation, []string) {
 		s.handoffs++
 		s.state = handed
 		r.q.handed.pushBack(s)
-		out = append(out, inflight.Invocation{ID: s.id, Tool: s.tool, Input: s.input, Cwd: s.cwd, Delivery: s.handoffs})
+		out = append(out, inflight.Invocation{ID: s.id, Tool: s.tool, Input: s.input, Cwd: s.cwd, Delivery: s.handoffs, Trace: s.trace})
 	}
 	cancels := r.cancel
 	r.cancel = nil

@@ -31,6 +31,7 @@ type slot struct {
 	tool     string
 	input    string
 	cwd      *string
+	trace    map[string]string
 	expires  int64 // unix nanoseconds
 	handoffs int32
 	state    state
