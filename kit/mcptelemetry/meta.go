@@ -16,12 +16,11 @@ import (
 // goes as it is.
 func TraceMeta(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		call, ok := req.(*mcp.CallToolRequest)
+		p, ok := req.GetParams().(*mcp.CallToolParams)
 		fields := telemetry.Inject(ctx)
-		if !ok || call.Params == nil || len(fields) == 0 {
+		if !ok || p == nil || len(fields) == 0 {
 			return next(ctx, method, req)
 		}
-		p := call.Params
 		meta := p.GetMeta()
 		if _, set := meta["traceparent"]; set {
 			return next(ctx, method, req)
