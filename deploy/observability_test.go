@@ -3,6 +3,7 @@ package deploy
 import (
 	"maps"
 	"net"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/compose-spec/compose-go/v2/types"
 
 	"github.com/switchboard-run/switchboard/kit/ports"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
 // observability is the compose profile of Prometheus, Grafana and Jaeger.
@@ -211,5 +213,44 @@ func TestPrometheusMountsOnlyItsOwnCerts(t *testing.T) {
 	}
 	if got := certs.flags["prometheus-owner"]; got != prom.cfg.User {
 		t.Errorf("the certs step gives Prometheus's directory to %q; Prometheus runs as %q", got, prom.cfg.User)
+	}
+}
+
+// Prometheus, as the user its image runs as, reads its own key and no
+// service's; the services' user cannot read Prometheus's.
+func TestPrometheusKeyIsReadableByPrometheusAlone(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("reading as other users needs root; the suite's tests run as root")
+	}
+	o := loadObserved(t)
+	vol := t.TempDir()
+	// In a container the directory is the mount itself: nothing above it
+	// may stand in the way here either.
+	for _, d := range []string{filepath.Dir(vol), vol} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mintInto(t, testkit.Build(t, switchboardPkg), o.certs, vol)
+	promKey := certsLocal(t, o.certs, o.prom, promConfig(t, o.prom).ScrapeConfigs[0].HTTPClientConfig.TLSConfig.KeyFile, vol)
+	puid, pgid := ids(t, "prometheus", o.prom.cfg.User)
+	if puid == 0 {
+		t.Fatalf("prometheus runs as %s; it needs no root", o.prom.cfg.User)
+	}
+	if !canRead(puid, pgid, promKey) {
+		t.Errorf("prometheus runs as %s and cannot read its own key", o.prom.cfg.User)
+	}
+	suid, sgid := ids(t, "registry", imageUser(t))
+	if canRead(suid, sgid, promKey) {
+		t.Errorf("the services' user %s can read Prometheus's key", imageUser(t))
+	}
+	for name, s := range o.svcs {
+		if name == "certs" {
+			continue
+		}
+		if key := certsLocal(t, o.certs, s, s.flags["tls-key"], vol); canRead(puid, pgid, key) {
+			t.Errorf("prometheus (%s) can read %s's key", o.prom.cfg.User, name)
+		}
 	}
 }
