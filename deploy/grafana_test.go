@@ -133,8 +133,10 @@ func TestGrafanaIsProvisionedFromTheRepository(t *testing.T) {
 	t.Parallel()
 	p := loadCompose(t, nil, observability)
 	grafana := p.Services["grafana"]
-	if got := grafanaMount(t, grafana, "deploy/grafana/provisioning"); got != "/etc/grafana/provisioning" {
-		t.Errorf("grafana reads deploy/grafana/provisioning at %s; Grafana provisions from /etc/grafana/provisioning", got)
+	for _, kind := range []string{"datasources", "dashboards"} {
+		if got, want := grafanaMount(t, grafana, "deploy/grafana/provisioning/"+kind), "/etc/grafana/provisioning/"+kind; got != want {
+			t.Errorf("grafana reads deploy/grafana/provisioning/%s at %s; Grafana provisions %s from %s", kind, got, kind, want)
+		}
 	}
 	provisionedDatasource(t, p)
 	var pf providerFile
