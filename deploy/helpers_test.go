@@ -129,32 +129,10 @@ type service struct {
 	name  string
 	cfg   types.ServiceConfig
 	sub   []string          // the subcommand words: [registry] or [certs suite]
-	args  []string          // the flags after them, less pendingFlags the binary lacks
+	args  []string          // the flags after them
 	env   map[string]string // the service's environment, resolved
 	usage usage
 	flags map[string]string // every flag's effective value
-}
-
-// pendingFlags are flags compose gives that the binary built here may not
-// know yet: --metrics-addr arrives with the telemetry kit (issue 18), merged
-// beside this file. While a subcommand's usage does not list one, it is
-// taken out of the command line the checks parse and its value kept in
-// flags as given; once the binary has it, it is parsed like any other.
-var pendingFlags = []string{"metrics-addr"}
-
-// withoutPending splits args into those u parses and the pending flags u
-// does not know (--name=value only: that is how compose gives them).
-func withoutPending(u usage, args []string) ([]string, map[string]string) {
-	kept, pending := []string{}, map[string]string{}
-	for _, a := range args {
-		name, value, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if _, known := u.flags[name]; !known && strings.HasPrefix(a, "--") && slices.Contains(pendingFlags, name) {
-			pending[name] = value
-			continue
-		}
-		kept = append(kept, a)
-	}
-	return kept, pending
 }
 
 // sdkEnv are variables a service's environment may hold that no flag
@@ -193,12 +171,9 @@ func services(t testing.TB, p *types.Project) map[string]*service {
 			t.Fatalf("service %s: %v", name, err)
 		}
 		s.usage = u
-		args, pending := withoutPending(u, s.args)
-		s.args = args
 		if s.flags, err = u.parse(s.args, s.env); err != nil {
 			t.Fatalf("service %s: command %q: %v", name, cmd, err)
 		}
-		maps.Copy(s.flags, pending)
 		out[name] = s
 	}
 	return out

@@ -27,11 +27,11 @@ var DashboardLabels = map[string][]string{
 	"switchboard_http_requests_total":         {"code", "route"},
 	"switchboard_invocation_seconds_bucket":   {"workspace"},
 	"switchboard_invocations_total":           {"outcome", "workspace"},
-	"switchboard_mailbox_parked_reads":        {"client"},
+	"switchboard_mailbox_reads_open":          {},
 	"switchboard_mailbox_queue_depth":         {"client"},
 	"switchboard_mcp_request_seconds_bucket":  {"method", "side"},
 	"switchboard_mcp_requests_total":          {"method", "outcome", "side"},
-	"switchboard_plugin_faults_total":         {"server"},
+	"switchboard_bridge_faults_total":         {"server"},
 	"switchboard_registry_clients":            {},
 	"switchboard_registry_hosts_present":      {},
 }

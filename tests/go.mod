@@ -1,11 +1,12 @@
 module github.com/switchboard-run/switchboard/tests
 
-go 1.26.0
+go 1.26.7
 
 require (
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/nats-io/nats.go v1.55.0
 	github.com/switchboard-run/switchboard/cli v0.0.0
+	github.com/switchboard-run/switchboard/deploy v0.0.0-00010101000000-000000000000
 	github.com/switchboard-run/switchboard/gen v0.0.0
 	github.com/switchboard-run/switchboard/kit v0.0.0
 	github.com/switchboard-run/switchboard/services/mailbox v0.0.0
@@ -75,6 +76,7 @@ require (
 // together too; these lines let the module build and tidy alone).
 replace (
 	github.com/switchboard-run/switchboard/cli => ../cli
+	github.com/switchboard-run/switchboard/deploy => ../deploy
 	github.com/switchboard-run/switchboard/gen => ../gen
 	github.com/switchboard-run/switchboard/kit => ../kit
 	github.com/switchboard-run/switchboard/services/bridge => ../services/bridge

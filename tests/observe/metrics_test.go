@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"net/http"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-run/switchboard/deploy"
 	"github.com/switchboard-run/switchboard/kit/telemetry"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
@@ -58,6 +60,14 @@ func TestMetricsMoveByWhatWasDone(t *testing.T) {
 	if code, body := s.send(t, http.MethodPost, "/v1/invocations/"+id+":cancel", driver, `{"reason":"enough"}`); code != http.StatusOK {
 		t.Fatalf("cancel: %d %s", code, body)
 	}
+	// One left running, so a queue is deep when the metrics are read;
+	// cancelled at the end, so the suite's stop need not wait for it.
+	code, body = s.send(t, http.MethodPost, "/v1/invocations", driver, `{"client":"box","tool":"slow","input":"{}"}`)
+	running := handleRE.FindString(body)
+	if code != http.StatusOK || running == "" {
+		t.Fatalf("invoke slow: %d %s", code, body)
+	}
+	defer s.send(t, http.MethodPost, "/v1/invocations/"+running+":cancel", driver, `{}`)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "every_test_simple_text", Arguments: map[string]any{}})
@@ -87,13 +97,14 @@ func TestMetricsMoveByWhatWasDone(t *testing.T) {
 		{"switchboard_invocations_total", []string{"workspace", "default", "client", "box", "outcome", "cancelled"}, 1},
 		{"switchboard_invocations_total", []string{"client", "every", "outcome", "completed"}, 1},
 		{"switchboard_invocation_seconds", []string{"workspace", "default"}, 3},
-		// ok, fail and slow, and the MCP call, which the endpoint invokes too
-		{"grpc_server_handled_total", []string{"grpc_method", "Invoke", "grpc_code", "OK"}, 4},
+		// ok, fail, slow twice, and the MCP call, which the endpoint invokes too
+		{"grpc_server_handled_total", []string{"grpc_method", "Invoke", "grpc_code", "OK"}, 5},
 		{"grpc_server_handled_total", []string{"grpc_method", "Invoke", "grpc_code", "NotFound"}, 1},
 		{"grpc_server_handled_total", []string{"grpc_method", "Cancel", "grpc_code", "OK"}, 1},
 		{"grpc_client_handled_total", []string{"grpc_method", "Cancel", "grpc_code", "OK"}, 1},
 		{"switchboard_http_requests_total", []string{"route", "/v1/act", "method", "POST", "code", "404"}, 1},
-		{"switchboard_http_requests_total", []string{"route", "/v1/invocations", "method", "POST", "code", "200"}, 1},
+		{"switchboard_http_requests_total", []string{"route", "/v1/invocations", "method", "POST", "code", "200"}, 2},
+		{"switchboard_mailbox_queue_depth", []string{"client", "box"}, 1},
 		{"switchboard_mcp_requests_total", []string{"side", "endpoint", "method", "tools/call", "outcome", "ok"}, 1},
 		{"switchboard_mcp_requests_total", []string{"side", "upstream", "method", "tools/call", "outcome", "ok"}, 1},
 		{"switchboard_bridge_servers", []string{"state", "failed"}, 1},
@@ -116,5 +127,27 @@ func TestMetricsMoveByWhatWasDone(t *testing.T) {
 	}
 	if got := after.Value("switchboard_http_requests_total", "route", telemetry.Unmatched); got != 0 {
 		t.Errorf("%v requests fell through every route", got)
+	}
+	dashboardMetricsExist(t, after)
+}
+
+// dashboardMetricsExist holds the deployment's Grafana dashboard to what
+// the suite exports: every metric it queries, with every label it groups
+// or filters by, is in a live scrape (a histogram's _bucket series as its
+// family).
+func dashboardMetricsExist(t *testing.T, m testkit.Metrics) {
+	t.Helper()
+	for _, name := range deploy.DashboardMetrics {
+		family := strings.TrimSuffix(name, "_bucket")
+		series := m.Series(family)
+		if len(series) == 0 {
+			t.Errorf("the dashboard queries %s, which the suite does not export", name)
+			continue
+		}
+		for _, label := range deploy.DashboardLabels[name] {
+			if len(m.LabelValues(family, label)) == 0 {
+				t.Errorf("the dashboard reads label %q of %s, which no series has", label, name)
+			}
+		}
 	}
 }
