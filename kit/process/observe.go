@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"strconv"
 	"time"
 
 	"github.com/switchboard-run/switchboard/kit/listen"
@@ -22,13 +23,39 @@ import (
 type Observe struct {
 	MetricsAddr string
 	DebugAddr   string
+	// NoCallMetrics is --call-metrics=false: no gRPC or HTTP call is
+	// counted (the services' own series still are). The zero value counts.
+	NoCallMetrics bool
 }
 
 // Register adds --metrics-addr and --debug-addr.
 func (o *Observe) Register(fs *flag.FlagSet) {
 	fs.StringVar(&o.MetricsAddr, "metrics-addr", "", "host:port to serve Prometheus metrics at /metrics (empty: none); outside dev mode only to a service or admin client certificate")
 	fs.StringVar(&o.DebugAddr, "debug-addr", "", "loopback host:port to serve net/http/pprof at /debug/pprof/ (empty: none)")
+	fs.Var(negated{&o.NoCallMetrics}, "call-metrics", "count every gRPC and HTTP call (false: only the services' own series; what the benchmarks compare against)")
 }
+
+// negated is a boolean flag stored inverted, so the zero value of the
+// field it sets is the flag's default, true.
+type negated struct{ p *bool }
+
+func (n negated) String() string {
+	if n.p == nil {
+		return "true"
+	}
+	return strconv.FormatBool(!*n.p)
+}
+
+func (n negated) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return fmt.Errorf("want true or false, not %q", s)
+	}
+	*n.p = !v
+	return nil
+}
+
+func (n negated) IsBoolFlag() bool { return true }
 
 // Observing is what Open started: the addresses it listens on, and how
 // to stop.
@@ -45,6 +72,9 @@ type Observing struct {
 // (telemetry.Scrapers); the debug listener is loopback only in every mode,
 // since a profile shows the process's memory.
 func (o *Observe) Open(log *slog.Logger, tel *telemetry.Telemetry, dev bool, serverTLS func() (*tls.Config, error)) (*Observing, error) {
+	if o.NoCallMetrics {
+		tel.CountCalls(false)
+	}
 	obs := &Observing{}
 	if o.DebugAddr != "" {
 		if host, _, err := net.SplitHostPort(o.DebugAddr); err != nil || !listen.IsLoopbackHost(host) {

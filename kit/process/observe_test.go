@@ -2,6 +2,7 @@ package process_test
 
 import (
 	"crypto/tls"
+	"flag"
 	"net/http"
 	"strings"
 	"testing"
@@ -73,5 +74,30 @@ func TestProductionMetricsAreForServicesAndAdmins(t *testing.T) {
 	noCert := &tls.Config{RootCAs: serverTLS.ClientCAs, MinVersion: tls.VersionTLS13}
 	if code, body := testkit.ScrapeStatus(t, url, noCert, nil); code != http.StatusUnauthorized || !strings.Contains(body, "client certificate") {
 		t.Errorf("no certificate: %d %.100q, want 401 naming the certificate", code, body)
+	}
+}
+
+// --call-metrics=false counts no call; the default counts them.
+func TestCallMetricsFlag(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args    []string
+		options int
+	}{{nil, 2}, {[]string{"--call-metrics=false"}, 0}, {[]string{"--call-metrics"}, 2}} {
+		var o process.Observe
+		fs := flag.NewFlagSet("x", flag.ContinueOnError)
+		o.Register(fs)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		tel := telemetry.NewMetrics()
+		obs, err := o.Open(logging.Discard(), tel, true, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obs.Close()
+		if got := len(tel.ServerOptions()); got != c.options {
+			t.Errorf("%v: %d server options, want %d", c.args, got, c.options)
+		}
 	}
 }

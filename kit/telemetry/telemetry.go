@@ -79,7 +79,7 @@ func NewMetrics() *Telemetry {
 // wrapper is installed. It is the floor the benchmarks measure against.
 func Off() *Telemetry {
 	t := NewMetrics()
-	t.calls = false
+	t.CountCalls(false)
 	return t
 }
 
@@ -141,6 +141,11 @@ func exporterFromEnv(ctx context.Context) (sdktrace.SpanExporter, error) {
 	}
 	return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%q: want http/protobuf or grpc", protocol)
 }
+
+// CountCalls turns the counting of every gRPC and HTTP call on or off
+// (--call-metrics). It takes effect for the servers, connections and
+// handlers made after it.
+func (t *Telemetry) CountCalls(on bool) { t.calls = on }
 
 // Tracing says whether spans are recorded and exported.
 func (t *Telemetry) Tracing() bool { return t.sdk != nil }
