@@ -16,13 +16,7 @@ import (
 
 func scrape(t *testing.T, tel *telemetry.Telemetry) testkit.Metrics {
 	t.Helper()
-	rec := httptest.NewRecorder()
-	tel.MetricsHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
-	m, err := testkit.ParseMetrics(rec.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return testkit.ScrapeHandler(t, tel.MetricsHandler())
 }
 
 // Ten thousand values are at most max+1 label values: the first max keep

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"sort"
 	"strings"
 
@@ -40,6 +41,42 @@ func Scrape(t TB, url string, tlsCfg *tls.Config, header http.Header) Metrics {
 		t.Fatalf("GET %s: %v", url, err)
 	}
 	return m
+}
+
+// ScrapeHandler parses what h (a registry's handler) serves at /metrics.
+func ScrapeHandler(t TB, h http.Handler) Metrics {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	m, err := ParseMetrics(rec.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// Request makes one HTTP request with the headers h and returns the
+// status and body.
+func Request(t TB, method, url string, h http.Header, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = h.Clone()
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	return res.StatusCode, string(b)
 }
 
 // ScrapeStatus GETs url and returns the status and body.

@@ -2,8 +2,6 @@ package mailbox
 
 import (
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -27,12 +25,7 @@ func TestTenThousandClientsStayBounded(t *testing.T) {
 		s.refused(client, nil)
 	}
 	s.refused("not a client name!", nil)
-	rec := httptest.NewRecorder()
-	tel.MetricsHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
-	m, err := testkit.ParseMetrics(rec.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := testkit.ScrapeHandler(t, tel.MetricsHandler())
 	clients := m.LabelValues("switchboard_invocations_total", "client")
 	if len(clients) != MetricClients+1 {
 		t.Fatalf("%d client label values, want %d", len(clients), MetricClients+1)

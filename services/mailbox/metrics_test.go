@@ -1,8 +1,6 @@
 package mailbox_test
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
@@ -12,17 +10,6 @@ import (
 	"github.com/switchboard-run/switchboard/services/mailbox"
 	"github.com/switchboard-run/switchboard/services/mailbox/mailboxtest"
 )
-
-func scrape(t *testing.T, tel *telemetry.Telemetry) testkit.Metrics {
-	t.Helper()
-	rec := httptest.NewRecorder()
-	tel.MetricsHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
-	m, err := testkit.ParseMetrics(rec.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
 
 // Each outcome moves its counter by exactly what was done, on both stores;
 // the depth gauge shows what waits; the latency histogram has one sample
@@ -65,7 +52,7 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 				}
 			}
 
-			m := scrape(t, tel)
+			m := testkit.ScrapeHandler(t, tel.MetricsHandler())
 			for _, c := range []struct {
 				client, outcome string
 				want            float64

@@ -2,9 +2,7 @@ package observe
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -16,29 +14,6 @@ import (
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
-var handleRE = regexp.MustCompile(`inv-[0-9a-f]{32}`)
-
-// invokeAndCollect invokes tool on box through /v1/act and collects its
-// capture, waiting for it.
-func (s *suite) invokeAndCollect(t *testing.T, tool string) {
-	t.Helper()
-	code, body := s.send(t, http.MethodPost, "/v1/act", driver, `{"op":"invoke","client":"box","tool":"`+tool+`","input":{}}`)
-	id := handleRE.FindString(body)
-	if code != http.StatusOK || id == "" {
-		t.Fatalf("invoke %s: %d %s", tool, code, body)
-	}
-	for {
-		code, body = s.send(t, http.MethodPost, "/v1/act", driver, `{"op":"capture","invocation":"`+id+`","wait":"10s"}`)
-		var res struct{ Capture json.RawMessage }
-		if err := json.Unmarshal([]byte(body), &res); code != http.StatusOK || err != nil {
-			t.Fatalf("capture %s: %d %s", tool, code, body)
-		}
-		if res.Capture != nil {
-			return
-		}
-	}
-}
-
 // The counters and histograms move by exactly what was done: a success, a
 // tool failure, a refusal, a cancel, a server that crashes, an MCP call.
 func TestMetricsMoveByWhatWasDone(t *testing.T) {
@@ -47,8 +22,8 @@ func TestMetricsMoveByWhatWasDone(t *testing.T) {
 	cs := s.mcpSession(t) // before the first scrape: its initialize is not what is measured
 	before := s.scrape(t)
 
-	s.invokeAndCollect(t, "ok")
-	s.invokeAndCollect(t, "fail")
+	s.call(t, "box", "ok", driver)
+	s.call(t, "box", "fail", driver)
 	if code, body := s.send(t, http.MethodPost, "/v1/act", driver, `{"op":"invoke","client":"box","tool":"missing","input":{}}`); code != http.StatusNotFound {
 		t.Fatalf("invoking a missing tool: %d %s", code, body)
 	}

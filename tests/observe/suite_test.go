@@ -6,10 +6,11 @@ package observe
 import (
 	"bytes"
 	"context"
-	"io"
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
@@ -88,18 +89,7 @@ var (
 // send makes one request of the gateway.
 func (s *suite) send(t *testing.T, method, path string, h http.Header, body string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, s.base+path, bytes.NewBufferString(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header = h.Clone()
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, string(b)
+	return testkit.Request(t, method, s.base+path, h, body)
 }
 
 // scrape reads the gateway's /metrics, which in dev mode are every
@@ -122,4 +112,29 @@ func (s *suite) mcpSession(t *testing.T) *mcp.ClientSession {
 	}
 	t.Cleanup(func() { cs.Close() })
 	return cs
+}
+
+var handleRE = regexp.MustCompile(`inv-[0-9a-f]{32}`)
+
+// call invokes tool on client through /v1/act with the headers h, collects
+// the capture (waiting for it) and returns its stdout.
+func (s *suite) call(t *testing.T, client, tool string, h http.Header) string {
+	t.Helper()
+	code, body := s.send(t, http.MethodPost, "/v1/act", h, `{"op":"invoke","client":"`+client+`","tool":"`+tool+`","input":{}}`)
+	id := handleRE.FindString(body)
+	if code != http.StatusOK || id == "" {
+		t.Fatalf("invoke %s_%s: %d %s", client, tool, code, body)
+	}
+	for {
+		code, body = s.send(t, http.MethodPost, "/v1/act", driver, `{"op":"capture","invocation":"`+id+`","wait":"10s"}`)
+		var res struct {
+			Capture *struct{ Stdout string }
+		}
+		if err := json.Unmarshal([]byte(body), &res); code != http.StatusOK || err != nil {
+			t.Fatalf("capture %s_%s: %d %s", client, tool, code, body)
+		}
+		if res.Capture != nil {
+			return res.Capture.Stdout
+		}
+	}
 }

@@ -31,31 +31,6 @@ func metaServer(t *testing.T) string {
 	return srv.URL
 }
 
-// collect invokes tool on client through /v1/act with the caller's
-// traceparent and returns the capture's stdout.
-func (s *suite) tracedCall(t *testing.T, client, tool, traceparent string) string {
-	t.Helper()
-	h := driver.Clone()
-	h.Set("Traceparent", traceparent)
-	code, body := s.send(t, http.MethodPost, "/v1/act", h, `{"op":"invoke","client":"`+client+`","tool":"`+tool+`","input":{}}`)
-	id := handleRE.FindString(body)
-	if code != http.StatusOK || id == "" {
-		t.Fatalf("invoke %s: %d %s", tool, code, body)
-	}
-	for {
-		code, body = s.send(t, http.MethodPost, "/v1/act", driver, `{"op":"capture","invocation":"`+id+`","wait":"10s"}`)
-		var res struct {
-			Capture *struct{ Stdout string }
-		}
-		if err := json.Unmarshal([]byte(body), &res); code != http.StatusOK || err != nil {
-			t.Fatalf("capture %s: %d %s", tool, code, body)
-		}
-		if res.Capture != nil {
-			return res.Capture.Stdout
-		}
-	}
-}
-
 // spansOf returns the ended spans of one trace.
 func spansOf(exp *tracetest.InMemoryExporter, traceID string) tracetest.SpanStubs {
 	var out tracetest.SpanStubs
@@ -103,7 +78,9 @@ func TestOneCallIsOneTraceAcrossTheAsynchronousHop(t *testing.T) {
 		{"meta", "traceparent", "0af7651916cd43dd8448eb211c80319c"},
 	} {
 		t.Run(c.client, func(t *testing.T) {
-			got := s.tracedCall(t, c.client, c.tool, "00-"+c.traceID+"-00f067aa0ba902b7-01")
+			h := driver.Clone()
+			h.Set("Traceparent", "00-"+c.traceID+"-00f067aa0ba902b7-01")
+			got := s.call(t, c.client, c.tool, h)
 			spans := spansOf(exp, c.traceID)
 			httpSpan := find(t, spans, "POST /v1/act", trace.SpanKindServer)
 			if httpSpan.Parent.SpanID().String() != "00f067aa0ba902b7" {
