@@ -89,7 +89,7 @@ func take(t *testing.T, r inflight.Read, n int) []inflight.Invocation {
 	var got []inflight.Invocation
 	deadline := time.After(10 * time.Second)
 	for len(got) < n {
-		invs, _ := r.Take(true)
+		invs, _ := r.Take(true, Roomy())
 		got = append(got, invs...)
 		if len(got) >= n {
 			break
@@ -264,7 +264,7 @@ func cancelReachesTheHostAndAnswers130(t *testing.T, o Open) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("the reader was not woken for the cancellation")
 		}
-		_, cancels = r.Take(true)
+		_, cancels = r.Take(true, Roomy())
 	}
 	if len(cancels) != 1 || cancels[0] != id {
 		t.Fatalf("cancels = %v", cancels)
@@ -288,7 +288,7 @@ func aParkedReadGetsAPostAtOnce(t *testing.T, o Open) {
 	s := o(t, Defaults)
 	r := open(t, s, "laptop")
 	defer r.Close()
-	if got, _ := r.Take(true); len(got) != 0 {
+	if got, _ := r.Take(true, Roomy()); len(got) != 0 {
 		t.Fatalf("an empty queue handed out %+v", got)
 	}
 	id := post(t, s, "laptop", "echo")
@@ -419,3 +419,6 @@ func aRetriedCollectionGetsTheSameCapture(t *testing.T, o Open) {
 		t.Fatalf("retry of the waiting collection: %+v %v", c, err)
 	}
 }
+
+// Roomy is a read's room for every invocation a test posts.
+func Roomy() *inflight.Room { return &inflight.Room{Rows: 1 << 20, Bytes: 1 << 40} }
