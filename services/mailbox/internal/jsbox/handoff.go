@@ -9,13 +9,12 @@ import (
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
 
-// A hand-off counts only once its invocation reached the host. JetStream
-// counts a delivery when it sends to the replica, which is earlier: a
-// read's batch may be full, or its stream's send may fail. Such a delivery
-// is given back with the slot's unsent count raised, and the hand-offs are
-// JetStream's delivery count less the unsent ones. A replica that dies
-// before it could say so leaves its deliveries counted: the safe side, as
-// one of them may have reached the host.
+// A hand-off counts only once its invocation is handed to the host: the
+// slot's hand-off count is written when Take hands it out, and set back
+// when it is given back unsent. JetStream's own delivery count is no
+// measure: it counts every delivery to the replica, also those a read's
+// full batch left waiting, given back when the read ended, and those in
+// flight to a read that ended (redelivered a lease later).
 
 // Take hands out the invocations delivered since the last Take, oldest
 // first, as many as fit room, and returns the cancellations to tell the
@@ -65,50 +64,41 @@ func (r *Read) Take(withCancels bool, room *inflight.Room) ([]inflight.Invocatio
 }
 
 // Unsent gives back invocations Take handed out that never reached the
-// host: their deliveries are counted unsent, and JetStream delivers them
-// again first.
+// host: their hand-off is uncounted at once, and JetStream delivers them
+// again when the read ends (after it unpinned its consumer, so they reach
+// the next read).
 func (r *Read) Unsent(invs []inflight.Invocation) {
 	for _, inv := range invs {
 		r.mu.Lock()
 		h := r.held[inv.ID]
-		delete(r.held, inv.ID)
+		if h != nil {
+			delete(r.held, inv.ID)
+			r.unsent = append(r.unsent, h.msg)
+		}
 		r.mu.Unlock()
 		if h != nil {
-			r.giveBack(h.msg, inv.Delivery)
+			r.uncount(inv.ID, inv.Delivery)
 		}
 	}
 }
 
-// giveBack counts a delivery that never reached the host as unsent, and
-// gives it back to JetStream. handedAs is the hand-off it was taken as (0
-// when Take never took it): from the second on, the slot says it, and is
-// set back.
-func (r *Read) giveBack(m jetstream.Msg, handedAs int32) {
+// uncount sets id's hand-off count back from handedAs: that hand-off never
+// reached the host. If NATS cannot be asked, it stays counted: the safe
+// side, as the in-doubt sentence says a hand-off may have run it.
+func (r *Read) uncount(id string, handedAs int32) {
 	b := r.box
 	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.Lease/3)
 	defer cancel()
-	id := m.Headers().Get(headerID)
 	for range 3 {
 		rec, rev, err := b.read(ctx, id)
-		if err != nil || rec.Capture != nil {
-			break // gone or answered: nothing to count; NATS lost: counted handed, the safe side
+		if err != nil || rec.Capture != nil || rec.Handoffs != handedAs {
+			return // gone, answered, or handed again meanwhile
 		}
-		rec.Unsent++
-		if handedAs >= 2 {
-			rec.Handoffs = handedAs - 1
-		}
+		rec.Handoffs--
 		if _, err = b.slots.Update(ctx, id, rec.encode(), rev); !errors.Is(err, jetstream.ErrKeyExists) {
-			break
+			return
 		}
 	}
-	_ = m.Nak()
-}
-
-// handoffs is an invocation's hand-off count at a delivery: JetStream's
-// delivery count less the deliveries given back unsent.
-func handoffs(delivered uint64, unsent int32) int32 {
-	n := int64(delivered) - int64(unsent)
-	return int32(min(max(n, 1), inflight.HandoffCap+1))
 }
 
 // handOff checks one delivery against its slot and holds it.
@@ -116,11 +106,6 @@ func (r *Read) handOff(m jetstream.Msg, inv inflight.Invocation) (inflight.Invoc
 	b := r.box
 	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.Lease/3)
 	defer cancel()
-	md, err := m.Metadata()
-	if err != nil {
-		_ = m.Term()
-		return inflight.Invocation{}, false
-	}
 	rec, rev, err := b.read(ctx, inv.ID)
 	switch {
 	case err != nil && isAbsent(err):
@@ -133,23 +118,22 @@ func (r *Read) handOff(m jetstream.Msg, inv inflight.Invocation) (inflight.Invoc
 		_ = m.Ack() // answered by an earlier hand-off
 		return inflight.Invocation{}, false
 	}
-	inv.Delivery = handoffs(md.NumDelivered, rec.Unsent)
-	switch {
-	case inv.Delivery > inflight.HandoffCap:
+	if rec.Handoffs >= inflight.HandoffCap {
 		r.answerInDoubt(ctx, inv.ID, rec, rev)
 		_ = m.Term()
 		return inflight.Invocation{}, false
-	case inv.Delivery >= 2:
-		rec.Handoffs = inv.Delivery
-		if rev, err = b.slots.Update(ctx, inv.ID, rec.encode(), rev); err != nil {
-			_ = m.Nak() // changed meanwhile (answered, cancelled): the next delivery sees how
-			return inflight.Invocation{}, false
-		}
 	}
+	rec.Handoffs++
+	if rev, err = b.slots.Update(ctx, inv.ID, rec.encode(), rev); err != nil {
+		_ = m.Nak() // changed meanwhile (answered, cancelled): the next delivery sees how
+		return inflight.Invocation{}, false
+	}
+	inv.Delivery = rec.Handoffs
 	r.mu.Lock()
 	if r.done {
 		r.mu.Unlock()
-		r.giveBack(m, inv.Delivery)
+		r.uncount(inv.ID, inv.Delivery)
+		_ = m.Nak()
 		return inflight.Invocation{}, false
 	}
 	r.held[inv.ID] = &held{msg: m, rec: rec, rev: rev}

@@ -54,9 +54,11 @@ type Read struct {
 
 	mu       sync.Mutex
 	incoming []jetstream.Msg // delivered by JetStream, not yet taken
+	unsent   []jetstream.Msg // taken, given back unsent: they go back when the read ends
 	held     map[string]*held
 	cancels  []string
-	done     bool
+	done     bool // closing: nothing more is handed out
+	gone     bool // closed: what arrives goes back at once
 }
 
 // held is one invocation handed out by this read, with the slot as the
@@ -201,14 +203,17 @@ func (r *Read) signal() {
 // deliver is JetStream's callback for each message of the consumer.
 func (r *Read) deliver(m jetstream.Msg) {
 	r.mu.Lock()
-	if r.done {
+	if r.gone {
 		r.mu.Unlock()
-		r.giveBack(m, 0)
+		_ = m.Nak()
 		return
 	}
-	r.incoming = append(r.incoming, m)
+	r.incoming = append(r.incoming, m) // kept for Close once the read is done
+	done := r.done
 	r.mu.Unlock()
-	r.signal()
+	if !done {
+		r.signal()
+	}
 }
 
 // notice handles an ack or a cancel announced by another replica.
@@ -285,27 +290,35 @@ func (r *Read) Close() {
 		return
 	}
 	r.done = true
-	unsent := r.incoming
-	r.incoming = nil
-	var back []jetstream.Msg
-	for _, h := range r.held {
-		back = append(back, h.msg)
-	}
-	r.held = nil
 	r.mu.Unlock()
 	close(r.stopKeep)
-	r.consume.Stop()
+	// Drained, not stopped: what JetStream sent before the read let go
+	// still arrives, and deliver keeps it with the rest, rather than it
+	// being lost in flight and delivered again only a lease later.
+	r.consume.Drain()
+	drained := time.NewTimer(r.box.cfg.Lease / 3)
+	select {
+	case <-r.consume.Closed():
+	case <-drained.C:
+	}
+	drained.Stop()
 	_ = r.notices.Unsubscribe()
 	// Unpinned before the invocations go back: they must reach the next
 	// read, not a pull request this one left behind.
 	ctx, cancel := context.WithTimeout(context.Background(), r.box.cfg.Lease/3)
 	r.box.unpin(ctx, r.client)
 	cancel()
+	r.mu.Lock()
+	r.gone = true
+	back := append(r.unsent, r.incoming...)
+	r.incoming, r.unsent = nil, nil
+	for _, h := range r.held {
+		back = append(back, h.msg)
+	}
+	r.held = nil
+	r.mu.Unlock()
 	for _, m := range back {
 		_ = m.Nak()
-	}
-	for _, m := range unsent {
-		r.giveBack(m, 0)
 	}
 	b := r.box
 	b.mu.Lock()

@@ -21,19 +21,16 @@ type record struct {
 	Client string
 	Poster string
 	Tool   string
-	// Handoffs is written from the second hand-off on (a first hand-off
-	// changes nothing a capture would say).
+	// Handoffs counts the hand-offs to the client's host, written at each
+	// (JetStream's delivery count is no measure: see handoff.go).
 	Handoffs int32
 	Capture  *inflight.Capture
 	// TakenBy is the retry key of the collection that took the capture.
 	TakenBy string
-	// Unsent counts deliveries given back without reaching the host: the
-	// hand-offs are JetStream's delivery count less these.
-	Unsent int32
 }
 
 func (r *record) encode() []byte {
-	m := &mailboxv1.StoredSlot{Client: r.Client, Poster: r.Poster, Tool: r.Tool, Handoffs: r.Handoffs, TakenBy: r.TakenBy, Unsent: r.Unsent}
+	m := &mailboxv1.StoredSlot{Client: r.Client, Poster: r.Poster, Tool: r.Tool, Handoffs: r.Handoffs, TakenBy: r.TakenBy}
 	if r.Capture != nil {
 		m.Capture = capture.New(r.Capture.Stdout, r.Capture.Stderr, r.Capture.ExitCode)
 	}
@@ -46,7 +43,7 @@ func decodeRecord(id string, b []byte) (record, error) {
 	if err := proto.Unmarshal(b, &m); err != nil {
 		return record{}, fmt.Errorf("the slot of %s in the bucket is not a record this mailbox reads: %w", id, err)
 	}
-	r := record{Client: m.GetClient(), Poster: m.GetPoster(), Tool: m.GetTool(), Handoffs: m.GetHandoffs(), TakenBy: m.GetTakenBy(), Unsent: m.GetUnsent()}
+	r := record{Client: m.GetClient(), Poster: m.GetPoster(), Tool: m.GetTool(), Handoffs: m.GetHandoffs(), TakenBy: m.GetTakenBy()}
 	if c := m.GetCapture(); c != nil {
 		r.Capture = &inflight.Capture{Stdout: c.GetStdout(), Stderr: c.GetStderr(), ExitCode: c.GetExitCode()}
 	}

@@ -33,7 +33,7 @@ var Defaults = Bounds{TTL: time.Hour, MaxQueued: 100, MaxCaptureBytes: 1 << 20}
 // Run runs every rule against the stores open makes. parallel says whether
 // the tests may run at once (stores that share a cluster may not).
 func Run(t *testing.T, open Open, parallel bool) {
-	for _, tt := range []struct {
+	for _, tt := range append([]struct {
 		name string
 		f    func(*testing.T, Open)
 	}{
@@ -52,7 +52,7 @@ func Run(t *testing.T, open Open, parallel bool) {
 		{"AnUncollectedSlotExpires", anUncollectedSlotExpires},
 		{"BoundsRefuseWithASentence", boundsRefuseWithASentence},
 		{"CloseEndsReadsAndRefusesPosts", closeEndsReadsAndRefusesPosts},
-	} {
+	}, batchRules...) {
 		t.Run(tt.name, func(t *testing.T) {
 			if parallel {
 				t.Parallel()

@@ -32,18 +32,14 @@ type StoredSlot struct {
 	Poster string `protobuf:"bytes,2,opt,name=poster,proto3" json:"poster,omitempty"`
 	// tool is the advertised tool name.
 	Tool string `protobuf:"bytes,3,opt,name=tool,proto3" json:"tool,omitempty"`
-	// handoffs counts the hand-offs, written from the second one on.
+	// handoffs counts the hand-offs to the client's host, written at each
+	// one: a delivery that never reached the host is not counted.
 	Handoffs int32 `protobuf:"varint,4,opt,name=handoffs,proto3" json:"handoffs,omitempty"`
 	// capture is set once the invocation is answered.
 	Capture *Capture `protobuf:"bytes,5,opt,name=capture,proto3" json:"capture,omitempty"`
 	// taken_by is the retry key of the collection that took the capture; the
 	// slot then lives a minute more, for a retry of that collection only.
-	TakenBy string `protobuf:"bytes,6,opt,name=taken_by,json=takenBy,proto3" json:"taken_by,omitempty"`
-	// unsent counts the deliveries JetStream made that never reached the
-	// host (a read's batch was full, or its send failed) and were given
-	// back: the hand-offs are JetStream's delivery count less these, so a
-	// delivery that was not sent never counts toward the hand-off cap.
-	Unsent        int32 `protobuf:"varint,9,opt,name=unsent,proto3" json:"unsent,omitempty"`
+	TakenBy       string `protobuf:"bytes,6,opt,name=taken_by,json=takenBy,proto3" json:"taken_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -120,13 +116,6 @@ func (x *StoredSlot) GetTakenBy() string {
 	return ""
 }
 
-func (x *StoredSlot) GetUnsent() int32 {
-	if x != nil {
-		return x.Unsent
-	}
-	return 0
-}
-
 // StoredAnswer is what a mailbox replica announces on core NATS when it
 // stores a capture, to the replicas whose callers wait for it.
 type StoredAnswer struct {
@@ -188,7 +177,7 @@ var File_switchboard_mailbox_v1_mailbox_store_proto protoreflect.FileDescriptor
 
 const file_switchboard_mailbox_v1_mailbox_store_proto_rawDesc = "" +
 	"\n" +
-	"*switchboard/mailbox/v1/mailbox_store.proto\x12\x16switchboard.mailbox.v1\x1a$switchboard/mailbox/v1/mailbox.proto\"\xda\x01\n" +
+	"*switchboard/mailbox/v1/mailbox_store.proto\x12\x16switchboard.mailbox.v1\x1a$switchboard/mailbox/v1/mailbox.proto\"\xc2\x01\n" +
 	"\n" +
 	"StoredSlot\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\tR\x06client\x12\x16\n" +
@@ -196,8 +185,7 @@ const file_switchboard_mailbox_v1_mailbox_store_proto_rawDesc = "" +
 	"\x04tool\x18\x03 \x01(\tR\x04tool\x12\x1a\n" +
 	"\bhandoffs\x18\x04 \x01(\x05R\bhandoffs\x129\n" +
 	"\acapture\x18\x05 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acapture\x12\x19\n" +
-	"\btaken_by\x18\x06 \x01(\tR\atakenBy\x12\x16\n" +
-	"\x06unsent\x18\t \x01(\x05R\x06unsent\"e\n" +
+	"\btaken_by\x18\x06 \x01(\tR\atakenBy\"e\n" +
 	"\fStoredAnswer\x12\x1a\n" +
 	"\brevision\x18\x01 \x01(\x04R\brevision\x129\n" +
 	"\acapture\x18\x02 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acaptureBPZNgithub.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1;mailboxv1b\x06proto3"
