@@ -77,17 +77,21 @@ type Room struct {
 	taken int
 }
 
-// Fit takes an invocation of size n into the room, or reports that it
-// does not fit (and marks the room full).
-func (r *Room) Fit(n int) bool {
+// Fits reports whether an invocation of size n fits the room, and marks
+// the room full when it does not.
+func (r *Room) Fits(n int) bool {
 	if r.taken > 0 && (r.Rows < 1 || n > r.Bytes) {
 		r.Full = true
 		return false
 	}
+	return true
+}
+
+// Add counts an invocation of size n into the room.
+func (r *Room) Add(n int) {
 	r.taken++
 	r.Rows--
 	r.Bytes -= n
-	return true
 }
 
 // NewID mints a handle: `inv-` and 128 random bits, unguessable, so holding

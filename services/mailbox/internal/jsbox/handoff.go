@@ -36,7 +36,7 @@ func (r *Read) Take(withCancels bool, room *inflight.Room) ([]inflight.Invocatio
 		}
 		m := r.incoming[0]
 		inv, err := invocation(m.Headers(), m.Data(), 0)
-		if err == nil && !room.Fit(inv.Size()) {
+		if err == nil && !room.Fits(inv.Size()) {
 			r.mu.Unlock()
 			r.signal() // it waits for the next Take
 			break
@@ -49,7 +49,8 @@ func (r *Read) Take(withCancels bool, room *inflight.Room) ([]inflight.Invocatio
 			_ = m.Term()
 			continue
 		}
-		if inv, ok := r.handOff(m, inv); ok {
+		if inv, ok := r.handOff(m, inv); ok { // one dropped takes no room
+			room.Add(inv.Size())
 			out = append(out, inv)
 		}
 	}

@@ -88,9 +88,10 @@ func (r *Read) Take(withCancels bool, room *inflight.Room) ([]inflight.Invocatio
 	var out []inflight.Invocation
 	for s := r.q.pending.head; s != nil; s = r.q.pending.head {
 		inv := inflight.Invocation{ID: s.id, Tool: s.tool, Input: s.input, Cwd: s.cwd, Delivery: s.handoffs + 1}
-		if !room.Fit(inv.Size()) {
+		if !room.Fits(inv.Size()) {
 			break
 		}
+		room.Add(inv.Size())
 		r.q.pending.popFront()
 		s.handoffs++
 		s.state = handed

@@ -18,6 +18,7 @@ var batchRules = []struct {
 	{"ATakeHandsOutNoMoreThanItsRoom", aTakeHandsOutNoMoreThanItsRoom},
 	{"WhatDidNotFitIsNoHandOff", whatDidNotFitIsNoHandOff},
 	{"AnUnsentInvocationIsNoHandOff", anUnsentInvocationIsNoHandOff},
+	{"ADroppedRedeliveryTakesNoRoom", aDroppedRedeliveryTakesNoRoom},
 }
 
 // postSized posts an invocation whose input is n bytes of JSON text.
@@ -126,5 +127,25 @@ func anUnsentInvocationIsNoHandOff(t *testing.T, o Open) {
 	c, err := s.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "ok"})
 	if err != nil || c.Stderr != "" {
 		t.Fatalf("capture %+v, %v; want it as the host sent it", c, err)
+	}
+}
+
+// aDroppedRedeliveryTakesNoRoom: an invocation answered after its read
+// ended comes back to a store that redelivers, and is dropped there; the
+// batch's room goes to the next one instead of coming back empty.
+func aDroppedRedeliveryTakesNoRoom(t *testing.T, o Open) {
+	s := o(t, Defaults)
+	answered, next := post(t, s, "laptop", "echo"), post(t, s, "laptop", "echo")
+	r := open(t, s, "laptop")
+	take(t, r, 2)
+	r.Close()
+	if _, err := s.Complete(ctx, "laptop", answered, inflight.Capture{Stdout: "late"}); err != nil {
+		t.Fatal(err)
+	}
+	r = open(t, s, "laptop")
+	defer r.Close()
+	got := takeInto(t, r, &inflight.Room{Rows: 1, Bytes: 1 << 20}, 1)
+	if len(got) != 1 || got[0].ID != next || got[0].Delivery != 2 {
+		t.Fatalf("a batch of one handed out %+v; want %s as its second hand-off", got, next)
 	}
 }
