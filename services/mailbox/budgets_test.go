@@ -199,3 +199,34 @@ func TestAFollowSendThatFailsCountsNoHandOff(t *testing.T) {
 		}
 	})
 }
+
+// TestACancelThroughAnotherReplicaReleasesTheBytes: the budgets are
+// each replica's, and the replica an invocation was posted through hears
+// of its cancel through another.
+func TestACancelThroughAnotherReplicaReleasesTheBytes(t *testing.T) {
+	t.Parallel()
+	b := mailboxtest.Defaults
+	b.MaxInputBytes, b.MaxPosterBytes = 16<<10, 20<<10
+	m := mailboxtest.New(t, mailboxtest.Options{Mailbox: b})
+	other := m.Replica(t)
+	s := &suite{reg: m.Registry, mb: m.Mailbox, svc: m.Service}
+	s.advertise(t, "laptop", "echo")
+	id := s.invoke(t, "laptop", "echo", jsonOf(16<<10))
+	if _, err := s.mb.Invoke(driver, &mailboxv1.InvokeRequest{Client: "laptop", Tool: "echo", Input: jsonOf(16 << 10)}); err == nil {
+		t.Fatal("a post past the poster's budget was taken")
+	}
+	if _, err := other.Cancel(driver, &mailboxv1.CancelRequest{Invocation: id}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := s.mb.Invoke(driver, &mailboxv1.InvokeRequest{Client: "laptop", Tool: "echo", Input: jsonOf(16 << 10)})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the cancel through another replica did not release the bytes: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
