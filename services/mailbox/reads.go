@@ -74,6 +74,11 @@ func merge(a, b <-chan struct{}) <-chan struct{} {
 	return out
 }
 
+// backlogPause ends a unary read's batch when the backlog it waits for
+// stops arriving (see Invocations): deliveries of a backlog follow each
+// other within milliseconds.
+const backlogPause = 200 * time.Millisecond
+
 // room is one read batch's bound: a response never nears the gRPC message
 // limit (Bounds.check keeps MaxReadBytes under half of it).
 func (s *Service) room() *inflight.Room {
@@ -110,8 +115,18 @@ func (s *Service) Invocations(ctx context.Context, req *mailboxv1.InvocationsReq
 		if room.Full || (len(taken) > 0 && !read.Backlogged()) {
 			return &mailboxv1.InvocationsResponse{Rows: rows(taken)}, nil
 		}
+		// With rows in hand, the rest of the backlog is awaited only while
+		// it keeps arriving: a store counts it when the read opens, and the
+		// count may hold acknowledgements still in flight, or hand-offs of
+		// a replica that died (back only when their lease runs out).
+		var quiet <-chan time.Time
+		if len(taken) > 0 {
+			quiet = time.After(backlogPause) // collected unfired since Go 1.23
+		}
 		select {
 		case <-read.Wake():
+		case <-quiet:
+			return &mailboxv1.InvocationsResponse{Rows: rows(taken)}, nil
 		case <-timer.C:
 			return &mailboxv1.InvocationsResponse{Rows: rows(taken)}, nil
 		case <-read.Ended():
