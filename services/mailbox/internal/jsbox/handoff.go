@@ -102,32 +102,34 @@ func (r *Read) uncount(id string, handedAs int32) {
 	}
 }
 
-// handOff checks one delivery against its slot and holds it.
+// handOff checks one delivery against its slot, counts the hand-off in
+// it, and holds it. The first hand-off of an invocation costs one write:
+// its slot is still as Post created it, at the revision the queue message
+// names, and a write at that revision proves it (one the slot has left
+// falls back to reading it).
 func (r *Read) handOff(m jetstream.Msg, inv inflight.Invocation) (inflight.Invocation, bool) {
 	b := r.box
 	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.Lease/3)
 	defer cancel()
-	rec, rev, err := b.read(ctx, inv.ID)
-	switch {
-	case err != nil && isAbsent(err):
-		_ = m.Ack() // cancelled or expired before it reached a host
-		return inflight.Invocation{}, false
-	case err != nil:
-		_ = m.Nak() // NATS did not answer: let it come back
-		return inflight.Invocation{}, false
-	case rec.Capture != nil:
-		_ = m.Ack() // answered by an earlier hand-off
-		return inflight.Invocation{}, false
+	rec, rev, posted := postedSlot(m.Headers(), r.client)
+	if posted {
+		rec.Handoffs = 1
+		newRev, err := b.slots.Update(ctx, inv.ID, rec.encode(), rev)
+		switch {
+		case err == nil:
+			rev = newRev
+		case errors.Is(err, jetstream.ErrKeyExists):
+			posted = false // handed, answered or cancelled since: read it
+		default:
+			_ = m.Nak() // NATS did not answer: let it come back
+			return inflight.Invocation{}, false
+		}
 	}
-	if rec.Handoffs >= inflight.HandoffCap {
-		r.answerInDoubt(ctx, inv.ID, rec, rev)
-		_ = m.Term()
-		return inflight.Invocation{}, false
-	}
-	rec.Handoffs++
-	if rev, err = b.slots.Update(ctx, inv.ID, rec.encode(), rev); err != nil {
-		_ = m.Nak() // changed meanwhile (answered, cancelled): the next delivery sees how
-		return inflight.Invocation{}, false
+	if !posted {
+		var ok bool
+		if rec, rev, ok = r.countHandOff(ctx, m, inv.ID); !ok {
+			return inflight.Invocation{}, false
+		}
 	}
 	inv.Delivery = rec.Handoffs
 	r.mu.Lock()
@@ -140,6 +142,35 @@ func (r *Read) handOff(m jetstream.Msg, inv inflight.Invocation) (inflight.Invoc
 	r.held[inv.ID] = &held{msg: m, rec: rec, rev: rev}
 	r.mu.Unlock()
 	return inv, true
+}
+
+// countHandOff reads the slot of a delivery and counts the hand-off in it;
+// a delivery whose slot is gone (cancelled, expired) or answered is
+// dropped, and one past the hand-off cap answered in doubt.
+func (r *Read) countHandOff(ctx context.Context, m jetstream.Msg, id string) (record, uint64, bool) {
+	b := r.box
+	rec, rev, err := b.read(ctx, id)
+	switch {
+	case err != nil && isAbsent(err):
+		_ = m.Ack() // cancelled or expired before it reached a host
+		return record{}, 0, false
+	case err != nil:
+		_ = m.Nak() // NATS did not answer: let it come back
+		return record{}, 0, false
+	case rec.Capture != nil:
+		_ = m.Ack() // answered by an earlier hand-off
+		return record{}, 0, false
+	case rec.Handoffs >= inflight.HandoffCap:
+		r.answerInDoubt(ctx, id, rec, rev)
+		_ = m.Term()
+		return record{}, 0, false
+	}
+	rec.Handoffs++
+	if rev, err = b.slots.Update(ctx, id, rec.encode(), rev); err != nil {
+		_ = m.Nak() // changed meanwhile (answered, cancelled): the next delivery sees how
+		return record{}, 0, false
+	}
+	return rec, rev, true
 }
 
 // answerInDoubt writes the capture of an invocation handed out HandoffCap
