@@ -178,8 +178,9 @@ type Read interface {
 	// does not fit waits for the next Take, not handed out.
 	Take(withCancels bool, room *Room) ([]Invocation, []string)
 	// Unsent gives back invocations Take handed out that never reached the
-	// host (the stream's send failed): they go back to the front of the
-	// queue, and their hand-off is not counted.
+	// host (the stream's send failed): their hand-off is uncounted, and
+	// they go back to the front of the queue (the RAM box at once, the
+	// JetStream box when the read ends).
 	Unsent(invs []Invocation)
 	// Wake is signalled when there may be something to Take.
 	Wake() <-chan struct{}
