@@ -21,8 +21,8 @@ type record struct {
 	Client string
 	Poster string
 	Tool   string
-	// Handoffs is written from the second hand-off on (a first hand-off
-	// changes nothing a capture would say).
+	// Handoffs counts the hand-offs to the client's host, written at each
+	// (JetStream's delivery count is no measure: see handoff.go).
 	Handoffs int32
 	Capture  *inflight.Capture
 	// TakenBy is the retry key of the collection that took the capture.
@@ -78,18 +78,36 @@ const (
 	headerID   = "Sb-Invocation"
 	headerTool = "Sb-Tool"
 	headerCwd  = "Sb-Cwd" // strconv.Quote'd: a path may hold any byte
+	// headerPoster and headerSlot are the slot as Post created it, and its
+	// revision: a hand-off of an invocation whose slot is still at that
+	// revision (never handed, answered nor cancelled) writes its count
+	// without reading the slot first.
+	headerPoster = "Sb-Poster"
+	headerSlot   = "Sb-Slot-Revision"
 )
 
-func queueMessage(subject string, p inflight.Post) *nats.Msg {
+func queueMessage(subject string, p inflight.Post, slotRev uint64) *nats.Msg {
 	m := nats.NewMsg(subject)
 	m.Header.Set(nats.MsgIdHdr, p.ID) // a retried publish is stored once
 	m.Header.Set(headerID, p.ID)
 	m.Header.Set(headerTool, p.Tool)
+	m.Header.Set(headerPoster, p.Poster)
+	m.Header.Set(headerSlot, strconv.FormatUint(slotRev, 10))
 	if p.Cwd != nil {
 		m.Header.Set(headerCwd, strconv.Quote(*p.Cwd))
 	}
 	m.Data = []byte(p.Input)
 	return m
+}
+
+// postedSlot returns the slot as Post created it for the queue message h
+// of client, and its revision; ok is false for a message without them.
+func postedSlot(h nats.Header, client string) (rec record, rev uint64, ok bool) {
+	rev, err := strconv.ParseUint(h.Get(headerSlot), 10, 64)
+	if err != nil || rev == 0 || h.Get(headerPoster) == "" {
+		return record{}, 0, false
+	}
+	return record{Client: client, Poster: h.Get(headerPoster), Tool: h.Get(headerTool)}, rev, true
 }
 
 // invocation reads a queue message back; delivery is its hand-off count.
