@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/natsconn"
 	"github.com/switchboard-run/switchboard/kit/ports"
 	"github.com/switchboard-run/switchboard/kit/presence"
@@ -94,6 +95,22 @@ func (b Bounds) withDefaults() Bounds {
 	if b.MaxClients == 0 {
 		b.MaxClients = DefaultMaxClients
 	}
+	for _, d := range []struct {
+		v   *int64
+		def int64
+	}{{&b.MaxHeldBytes, DefaultMaxHeldBytes}, {&b.MaxPosterBytes, DefaultMaxPosterBytes}, {&b.MaxClientBytes, DefaultMaxClientBytes}} {
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+	}
+	for _, d := range []struct {
+		v   *int
+		def int
+	}{{&b.MaxReadBytes, DefaultMaxReadBytes}, {&b.MaxReadRows, DefaultMaxReadRows}, {&b.MaxCancelReason, DefaultMaxCancelReason}} {
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+	}
 	return b
 }
 
@@ -143,6 +160,23 @@ type Bounds struct {
 	// MaxQueueBytes bounds the bytes of every queued and handed
 	// invocation together (the JetStream store; 0 is no bound).
 	MaxQueueBytes int64
+	// MaxHeldBytes bounds what every invocation holds together, from
+	// Invoke until its capture is collected (package budget), on this
+	// replica.
+	MaxHeldBytes int64
+	// MaxPosterBytes bounds what one driver's invocations hold.
+	MaxPosterBytes int64
+	// MaxClientBytes bounds what the invocations addressed to one client
+	// hold.
+	MaxClientBytes int64
+	// MaxReadBytes bounds one read's batch: an Invocations response, or
+	// what a Follow stream takes at once.
+	MaxReadBytes int
+	// MaxReadRows bounds the invocations of one read's batch.
+	MaxReadRows int
+	// MaxCancelReason bounds a cancel's reason, which becomes the
+	// capture's stderr.
+	MaxCancelReason int
 }
 
 // Register adds the bounds' flags.
@@ -154,4 +188,52 @@ func (b *Bounds) Register(fs *flag.FlagSet) {
 	fs.IntVar(&b.MaxClients, "max-clients", DefaultMaxClients, "clients with a queue (a JetStream consumer) at once; one unread for --ttl is forgotten")
 	fs.IntVar(&b.MaxInputBytes, "max-input-bytes", DefaultMaxInputBytes, "bytes one invocation's input may hold")
 	fs.Int64Var(&b.MaxQueueBytes, "max-queue-bytes", 1<<30, "bytes of queued and handed invocations in all before Invoke is refused")
+	fs.Int64Var(&b.MaxHeldBytes, "max-held-bytes", DefaultMaxHeldBytes, "bytes of invocations (input, tool, cwd) and uncollected captures this replica holds in all before Invoke is refused")
+	fs.Int64Var(&b.MaxPosterBytes, "max-poster-bytes", DefaultMaxPosterBytes, "bytes of invocations and uncollected captures one driver may hold before its Invoke is refused")
+	fs.Int64Var(&b.MaxClientBytes, "max-client-bytes", DefaultMaxClientBytes, "bytes of invocations and uncollected captures addressed to one client before Invoke to it is refused")
+	fs.IntVar(&b.MaxReadBytes, "max-read-bytes", DefaultMaxReadBytes, "bytes of invocations one read hands out at once (an Invocations response); more wait for the next read")
+	fs.IntVar(&b.MaxReadRows, "max-read-rows", DefaultMaxReadRows, "invocations one read hands out at once; more wait for the next read")
+	fs.IntVar(&b.MaxCancelReason, "max-cancel-reason", DefaultMaxCancelReason, "bytes a cancel's reason may hold")
+}
+
+// Defaults of the byte budgets and the read batches (docs/security.md).
+const (
+	DefaultMaxHeldBytes    = 1 << 30
+	DefaultMaxPosterBytes  = 256 << 20
+	DefaultMaxClientBytes  = 256 << 20
+	DefaultMaxReadBytes    = 4 << 20
+	DefaultMaxReadRows     = 256
+	DefaultMaxCancelReason = 1024
+)
+
+// maxCwdBytes bounds an invocation's cwd: a path, at most PATH_MAX.
+const maxCwdBytes = 4096
+
+// readRowHeadroom is what a row adds to its input, tool and cwd in a read's
+// response: the handle, the delivery, the fields' tags and lengths.
+const readRowHeadroom = 1 << 10
+
+// check refuses bounds under which a post could never be read or held: a
+// batch must carry the largest invocation, and fit one gRPC message; every
+// budget must hold one.
+func (b Bounds) check() error {
+	var errs []error
+	if b.MaxReadBytes > grpcserver.MaxMessageBytes/2 {
+		errs = append(errs, fmt.Errorf("--max-read-bytes %d is over half the %d-byte gRPC message limit", b.MaxReadBytes, grpcserver.MaxMessageBytes))
+	}
+	if need := b.MaxInputBytes + maxCwdBytes + readRowHeadroom; b.MaxReadBytes < need {
+		errs = append(errs, fmt.Errorf("--max-read-bytes %d cannot carry one invocation at --max-input-bytes %d: raise it to %d or more", b.MaxReadBytes, b.MaxInputBytes, need))
+	}
+	for _, bud := range []struct {
+		flag string
+		n    int64
+	}{{"--max-held-bytes", b.MaxHeldBytes}, {"--max-poster-bytes", b.MaxPosterBytes}, {"--max-client-bytes", b.MaxClientBytes}} {
+		if bud.n < int64(b.MaxInputBytes) {
+			errs = append(errs, fmt.Errorf("%s %d is below --max-input-bytes %d: no invocation at that bound could be posted", bud.flag, bud.n, b.MaxInputBytes))
+		}
+	}
+	if b.MaxReadRows < 1 {
+		errs = append(errs, fmt.Errorf("--max-read-rows %d: a read hands out at least one invocation", b.MaxReadRows))
+	}
+	return errors.Join(errs...)
 }

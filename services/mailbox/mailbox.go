@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -38,6 +39,7 @@ type Service struct {
 
 	bounds  Bounds
 	box     inflight.Store
+	held    *held
 	reads   reads
 	view    *view.View
 	log     *slog.Logger
@@ -49,7 +51,7 @@ type Service struct {
 // Start follows, calling as self.
 func New(ctx context.Context, cfg Config, nc *nats.Conn, reg registryv1.RegistryServiceClient, self identity.Self, log *slog.Logger) (*Service, error) {
 	cfg.Store, cfg.Bounds = cfg.Store.withDefaults(), cfg.Bounds.withDefaults()
-	if err := cfg.Store.check(); err != nil {
+	if err := errors.Join(cfg.Store.check(), cfg.Bounds.check()); err != nil {
 		return nil, err
 	}
 	if err := fitsNATS(nc, cfg.Bounds); err != nil {
@@ -80,6 +82,12 @@ func New(ctx context.Context, cfg Config, nc *nats.Conn, reg registryv1.Registry
 		}
 		s.box = b
 	}
+	h, err := newHeld(nc, cfg.Bounds, log)
+	if err != nil {
+		s.box.Close()
+		return nil, fmt.Errorf("listening for the other replicas' budget announcements: %w", err)
+	}
+	s.held = h
 	if d, ok := s.box.(depther); ok {
 		tel.Registry.MustRegister(newDepthCollector(d))
 	}
@@ -123,5 +131,8 @@ func (s *Service) Synced() <-chan struct{} { return s.view.Synced() }
 func (s *Service) Register(srv *grpcserver.Server) {
 	mailboxv1.RegisterMailboxServiceServer(srv.GRPC, s)
 	srv.Serving(mailboxv1.MailboxService_ServiceDesc.ServiceName)
-	srv.OnDrain(s.box.Close)
+	srv.OnDrain(func() {
+		s.box.Close()
+		s.held.close()
+	})
 }

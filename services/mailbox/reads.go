@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/names"
 	"github.com/switchboard-run/switchboard/kit/presence"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
@@ -78,4 +82,130 @@ func merge(a, b <-chan struct{}) <-chan struct{} {
 		close(out)
 	}()
 	return out
+}
+
+// backlogPause ends a unary read's batch when the backlog it waits for
+// stops arriving (see Invocations): deliveries of a backlog follow each
+// other within milliseconds.
+const backlogPause = 200 * time.Millisecond
+
+// room is one read batch's bound: a response never nears the gRPC message
+// limit (Bounds.check keeps MaxReadBytes under half of it).
+func (s *Service) room() *inflight.Room {
+	return &inflight.Room{Rows: s.bounds.MaxReadRows, Bytes: s.bounds.MaxReadBytes}
+}
+
+// Invocations is the unary read: it holds until something is queued and
+// answers a batch of it, or the hold ends and answers none. A batch is
+// what waited when the read opened, as much as fits the read's bounds;
+// the rest waits for the next read, not handed out.
+func (s *Service) Invocations(ctx context.Context, req *mailboxv1.InvocationsRequest) (*mailboxv1.InvocationsResponse, error) {
+	hold := maxReadHold
+	if req.Wait != nil {
+		var err error
+		if hold, err = duration("invocations", req.Wait.AsDuration(), req.Wait.CheckValid(), maxReadHold); err != nil {
+			return nil, err
+		}
+	}
+	read, err := s.openRead(ctx, req.GetSession())
+	if err != nil {
+		return nil, err
+	}
+	defer read.Close()
+	timer := time.NewTimer(hold)
+	defer timer.Stop()
+	// A store may deliver the backlog in pieces, and drop at Take what
+	// was answered meanwhile: the read keeps taking while the backlog lasts
+	// and the batch has room, so a batch is not needlessly short.
+	room := s.room()
+	var taken []inflight.Invocation
+	for {
+		invs, _ := read.Take(false, room)
+		taken = append(taken, invs...)
+		if room.Full || (len(taken) > 0 && !read.Backlogged()) {
+			return &mailboxv1.InvocationsResponse{Rows: rows(taken)}, nil
+		}
+		// With rows in hand, the rest of the backlog is awaited only while
+		// it keeps arriving: a store counts it when the read opens, and the
+		// count may hold acknowledgements still in flight, or hand-offs of
+		// a replica that died (back only when their lease runs out).
+		var quiet <-chan time.Time
+		if len(taken) > 0 {
+			quiet = time.After(backlogPause) // collected unfired since Go 1.23
+		}
+		select {
+		case <-read.Wake():
+		case <-quiet:
+			return &mailboxv1.InvocationsResponse{Rows: rows(taken)}, nil
+		case <-timer.C:
+			return &mailboxv1.InvocationsResponse{Rows: rows(taken)}, nil
+		case <-read.Ended():
+			return &mailboxv1.InvocationsResponse{Rows: rows(taken)}, nil
+		case <-ctx.Done():
+			// Nothing reaches the host: what was taken is given back uncounted.
+			read.Unsent(taken)
+			return nil, status.FromContextError(ctx.Err()).Err()
+		}
+	}
+}
+
+// Follow is the streaming read: `opened` first, then invocations and
+// cancellations as they happen, pushed the moment they are posted, a
+// bounded batch at a time. An invocation counts as handed to the host
+// only once its send succeeded.
+func (s *Service) Follow(req *mailboxv1.FollowRequest, stream mailboxv1.MailboxService_FollowServer) error {
+	ctx := stream.Context()
+	read, err := s.openRead(ctx, req.GetSession())
+	if err != nil {
+		return err
+	}
+	defer read.Close()
+	opened := &mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Opened{Opened: &mailboxv1.Opened{Requeued: int32(read.Requeued())}}}
+	if err := stream.Send(opened); err != nil {
+		return err
+	}
+	for {
+		room := s.room()
+		invs, cancels := read.Take(true, room)
+		for i := range invs {
+			ev := &mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Invocation{Invocation: row(&invs[i])}}
+			if err := stream.Send(ev); err != nil {
+				read.Unsent(invs[i:]) // never reached the host: no hand-off
+				return err
+			}
+		}
+		for _, id := range cancels {
+			ev := &mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Cancelled{Cancelled: &mailboxv1.Cancelled{Invocation: id}}}
+			if err := stream.Send(ev); err != nil {
+				return err
+			}
+		}
+		if room.Full {
+			continue // more waits than the batch held
+		}
+		select {
+		case <-read.Wake():
+		case <-read.Ended():
+			return status.Error(codes.Unavailable, "the mailbox is shutting down; follow again once it is back")
+		case <-ctx.Done():
+			return status.FromContextError(ctx.Err()).Err()
+		}
+	}
+}
+
+// openRead claims the caller's queue: the read lease first (one reader
+// per client across every replica, and the client's presence), then the
+// store's read.
+func (s *Service) openRead(ctx context.Context, session string) (inflight.Read, error) {
+	caller, err := identity.Caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := names.CheckClient(caller.Name); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "identity %q cannot hold a queue: %v", caller.Name, err)
+	}
+	if session != "" && !sessionRE.MatchString(session) {
+		return nil, status.Errorf(codes.InvalidArgument, "session %q is not 1–64 chars of [A-Za-z0-9._-]", session)
+	}
+	return s.reads.open(ctx, caller.Name, session)
 }

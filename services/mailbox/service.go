@@ -40,7 +40,11 @@ func (s *Service) post(ctx context.Context, client, tool, input string, cwd *str
 	if err != nil {
 		return "", err
 	}
+	if err := s.held.reserve(p); err != nil {
+		return "", err
+	}
 	if err := s.box.Post(ctx, p); err != nil {
+		s.held.ledger.Release(p.ID, p.Poster)
 		return "", err
 	}
 	return p.ID, nil
@@ -67,6 +71,9 @@ func (s *Service) check(ctx context.Context, client, tool, input string, cwd *st
 		return inflight.Post{}, status.Errorf(codes.ResourceExhausted,
 			"input: %d bytes is more than the %d this mailbox takes for one invocation (--max-input-bytes)", len(input), s.bounds.MaxInputBytes)
 	}
+	if cwd != nil && len(*cwd) > maxCwdBytes {
+		return inflight.Post{}, status.Errorf(codes.InvalidArgument, "cwd: %d bytes is more than the %d a path may hold", len(*cwd), maxCwdBytes)
+	}
 	if err := jsontext.Check("input", input); err != nil {
 		return inflight.Post{}, status.Error(codes.InvalidArgument, err.Error())
 	}
@@ -87,99 +94,6 @@ func (s *Service) check(ctx context.Context, client, tool, input string, cwd *st
 		Trace: telemetry.Inject(ctx)}, nil
 }
 
-// Invocations is the unary read: it holds until something is queued (and
-// answers all of it) or the hold ends (and answers none).
-func (s *Service) Invocations(ctx context.Context, req *mailboxv1.InvocationsRequest) (*mailboxv1.InvocationsResponse, error) {
-	hold := maxReadHold
-	if req.Wait != nil {
-		var err error
-		if hold, err = duration("invocations", req.Wait.AsDuration(), req.Wait.CheckValid(), maxReadHold); err != nil {
-			return nil, err
-		}
-	}
-	read, err := s.openRead(ctx, req.GetSession())
-	if err != nil {
-		return nil, err
-	}
-	defer read.Close()
-	timer := time.NewTimer(hold)
-	defer timer.Stop()
-	// Everything queued when the read opened is answered together: a store
-	// may deliver the backlog in several pieces, and the read says when it
-	// has.
-	var taken []inflight.Invocation
-	for {
-		invs, _ := read.Take(false)
-		taken = append(taken, invs...)
-		if len(taken) > 0 && !read.Backlogged() {
-			return &mailboxv1.InvocationsResponse{Rows: rows(taken)}, nil
-		}
-		select {
-		case <-read.Wake():
-		case <-timer.C:
-			return &mailboxv1.InvocationsResponse{Rows: rows(taken)}, nil
-		case <-read.Ended():
-			return &mailboxv1.InvocationsResponse{Rows: rows(taken)}, nil
-		case <-ctx.Done():
-			return nil, status.FromContextError(ctx.Err()).Err()
-		}
-	}
-}
-
-// Follow is the streaming read: `opened` first, then invocations and
-// cancellations as they happen, pushed the moment they are posted.
-func (s *Service) Follow(req *mailboxv1.FollowRequest, stream mailboxv1.MailboxService_FollowServer) error {
-	ctx := stream.Context()
-	read, err := s.openRead(ctx, req.GetSession())
-	if err != nil {
-		return err
-	}
-	defer read.Close()
-	opened := &mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Opened{Opened: &mailboxv1.Opened{Requeued: int32(read.Requeued())}}}
-	if err := stream.Send(opened); err != nil {
-		return err
-	}
-	for {
-		invs, cancels := read.Take(true)
-		for i := range invs {
-			ev := &mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Invocation{Invocation: row(&invs[i])}}
-			if err := stream.Send(ev); err != nil {
-				return err // what was taken stays leased: the next read requeues it
-			}
-		}
-		for _, id := range cancels {
-			ev := &mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Cancelled{Cancelled: &mailboxv1.Cancelled{Invocation: id}}}
-			if err := stream.Send(ev); err != nil {
-				return err
-			}
-		}
-		select {
-		case <-read.Wake():
-		case <-read.Ended():
-			return status.Error(codes.Unavailable, "the mailbox is shutting down; follow again once it is back")
-		case <-ctx.Done():
-			return status.FromContextError(ctx.Err()).Err()
-		}
-	}
-}
-
-// openRead claims the caller's queue: the read lease first (one reader
-// per client across every replica, and the client's presence), then the
-// store's read.
-func (s *Service) openRead(ctx context.Context, session string) (inflight.Read, error) {
-	caller, err := identity.Caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := names.CheckClient(caller.Name); err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "identity %q cannot hold a queue: %v", caller.Name, err)
-	}
-	if session != "" && !sessionRE.MatchString(session) {
-		return nil, status.Errorf(codes.InvalidArgument, "session %q is not 1–64 chars of [A-Za-z0-9._-]", session)
-	}
-	return s.reads.open(ctx, caller.Name, session)
-}
-
 // Complete stores a capture from the host the invocation was addressed to.
 func (s *Service) Complete(ctx context.Context, req *mailboxv1.CompleteRequest) (*mailboxv1.CompleteResponse, error) {
 	caller, err := identity.Caller(ctx)
@@ -194,6 +108,7 @@ func (s *Service) Complete(ctx context.Context, req *mailboxv1.CompleteRequest) 
 	if err != nil {
 		return nil, err
 	}
+	s.held.captured(req.GetInvocation(), stored)
 	return &mailboxv1.CompleteResponse{Invocation: req.GetInvocation(), Capture: toProto(&stored)}, nil
 }
 
@@ -229,6 +144,7 @@ func (s *Service) Capture(ctx context.Context, req *mailboxv1.CaptureRequest) (*
 		return nil, status.Errorf(codes.InvalidArgument, "capture: retry_key %q is not 1–64 chars of [A-Za-z0-9._-]", k)
 	}
 	c, err := s.box.Collect(ctx, caller.Name, req.GetInvocation(), wait, req.GetRetryKey())
+	s.held.settled(req.GetInvocation(), caller.Name, c != nil, err)
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +166,14 @@ func (s *Service) Call(ctx context.Context, req *mailboxv1.CallRequest) (*mailbo
 		waitCtx, cancel = context.WithDeadline(ctx, deadline.Add(-margin))
 		defer cancel()
 	}
+	if err := s.held.reserve(p); err != nil {
+		return nil, err
+	}
 	c, err := s.box.Call(ctx, waitCtx, p)
+	// Released once taken, and on any failure: most are of the post (the
+	// rest, NATS lost mid-wait, leave an invocation uncounted, not a
+	// budget held for an hour by one that never queued).
+	s.held.settled(p.ID, p.Poster, c != nil || err != nil, err)
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +186,11 @@ func (s *Service) Cancel(ctx context.Context, req *mailboxv1.CancelRequest) (*ma
 	if err != nil {
 		return nil, err
 	}
+	if n := len(req.GetReason()); n > s.bounds.MaxCancelReason {
+		return nil, status.Errorf(codes.InvalidArgument, "cancel: the reason holds %d bytes; at most %d are kept (--max-cancel-reason)", n, s.bounds.MaxCancelReason)
+	}
 	c, err := s.box.Cancel(ctx, caller.Name, req.GetInvocation(), req.GetReason())
+	s.held.settled(req.GetInvocation(), caller.Name, err == nil, err)
 	if err != nil {
 		return nil, err
 	}

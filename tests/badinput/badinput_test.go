@@ -143,6 +143,7 @@ func TestEveryRowOfTheBadInputTable(t *testing.T) {
 	s := newSuite(t)
 	rows := maps.Clone(rows)
 	maps.Copy(rows, scopeRows)
+	maps.Copy(rows, budgetRows)
 	ids := docIDs(t)
 	for _, id := range ids {
 		if rows[id] == nil {

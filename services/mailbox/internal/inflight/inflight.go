@@ -55,6 +55,49 @@ type Invocation struct {
 	Trace map[string]string
 }
 
+// Size is what inv takes in a read's response, at most: its fields and
+// their tags and lengths (rowOverhead).
+func (inv *Invocation) Size() int {
+	n := len(inv.ID) + len(inv.Tool) + len(inv.Input) + rowOverhead
+	if inv.Cwd != nil {
+		n += len(*inv.Cwd)
+	}
+	return n
+}
+
+// rowOverhead bounds what protobuf adds to a row's fields: five tags, four
+// lengths, the delivery, and the row's own tag and length in the response.
+const rowOverhead = 40
+
+// Room bounds one read's batch, and is used up by the Takes that fill it:
+// Rows invocations more, of Bytes more together (by Size). The batch's
+// first is taken whatever its size, so a read always makes progress; the
+// mailbox's bounds keep one invocation well under Bytes.
+type Room struct {
+	Rows  int
+	Bytes int
+	// Full is set when an invocation waited that did not fit.
+	Full  bool
+	taken int
+}
+
+// Fits reports whether an invocation of size n fits the room, and marks
+// the room full when it does not.
+func (r *Room) Fits(n int) bool {
+	if r.taken > 0 && (r.Rows < 1 || n > r.Bytes) {
+		r.Full = true
+		return false
+	}
+	return true
+}
+
+// Add counts an invocation of size n into the room.
+func (r *Room) Add(n int) {
+	r.taken++
+	r.Rows--
+	r.Bytes -= n
+}
+
 // NewID mints a handle: `inv-` and 128 random bits, unguessable, so holding
 // a handle is the only way to name an invocation.
 func NewID() string {
@@ -150,10 +193,16 @@ type Answered func(client string, posted time.Time, c Capture, by Answer)
 // is held by a Follow stream for as long as the stream lives, or by an
 // Invocations long poll for the length of one hold.
 type Read interface {
-	// Take hands out every invocation waiting, oldest first, and returns
-	// the cancellations to tell the host (none when withCancels is false:
-	// a unary read has no way to say them).
-	Take(withCancels bool) ([]Invocation, []string)
+	// Take hands out the invocations waiting, oldest first, as many as fit
+	// room, and returns the cancellations to tell the host (none when
+	// withCancels is false: a unary read has no way to say them). What
+	// does not fit waits for the next Take, not handed out.
+	Take(withCancels bool, room *Room) ([]Invocation, []string)
+	// Unsent gives back invocations Take handed out that never reached the
+	// host (the stream's send failed): their hand-off is uncounted, and
+	// they go back to the front of the queue (the RAM box at once, the
+	// JetStream box when the read ends).
+	Unsent(invs []Invocation)
 	// Wake is signalled when there may be something to Take.
 	Wake() <-chan struct{}
 	// Ended is closed when the read can go on no longer; the host should

@@ -46,7 +46,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 			case <-r.Ended():
 				return
 			}
-			invs, _ := r.Take(true)
+			invs, _ := r.Take(true, storetest.Roomy())
 			for _, inv := range invs {
 				if _, err := box.Complete(ctx, "laptop", inv.ID, inflight.Capture{Stdout: inv.Input}); err != nil {
 					b.Error(err)

@@ -190,7 +190,7 @@ func (b *Box) Post(ctx context.Context, p inflight.Post) error {
 		return unavailable("storing the invocation", err)
 	}
 	err = natsconn.Request(ctx, func(ctx context.Context) error {
-		_, err := b.js.PublishMsg(ctx, queueMessage(queuePrefix+p.Client, p))
+		_, err := b.js.PublishMsg(ctx, queueMessage(queuePrefix+p.Client, p, rev, rec.Posted))
 		return err
 	})
 	if err != nil {

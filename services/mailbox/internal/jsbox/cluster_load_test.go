@@ -65,7 +65,7 @@ func TestManyCallsOnACluster(t *testing.T) {
 			case <-r.Ended():
 				return
 			}
-			invs, _ := r.Take(true)
+			invs, _ := r.Take(true, storetest.Roomy())
 			for _, inv := range invs {
 				go func() {
 					if _, err := boxes[0].Complete(ctx, "laptop", inv.ID, inflight.Capture{Stdout: inv.Input}); err != nil {

@@ -49,14 +49,16 @@ type Read struct {
 	requeued int
 
 	// backlog counts the deliveries the read still expects from what was
-	// waiting when it opened (its first pull's worth, at most).
+	// waiting when it opened.
 	backlog int
 
 	mu       sync.Mutex
 	incoming []jetstream.Msg // delivered by JetStream, not yet taken
+	unsent   []jetstream.Msg // taken, given back unsent: they go back when the read ends
 	held     map[string]*held
 	cancels  []string
-	done     bool
+	done     bool // closing: nothing more is handed out
+	gone     bool // closed: what arrives goes back at once
 }
 
 // held is one invocation handed out by this read, with the slot as the
@@ -95,7 +97,7 @@ func (b *Box) OpenRead(ctx context.Context, client string) (inflight.Read, error
 	b.unpin(ctx, client)
 	r := &Read{box: b, client: client, wake: make(chan struct{}, 1), ended: make(chan struct{}),
 		stopKeep: make(chan struct{}), held: map[string]*held{}, requeued: info.NumAckPending,
-		backlog: min(int(info.NumPending)+info.NumAckPending, pullBatch)}
+		backlog: int(info.NumPending) + info.NumAckPending}
 	// Acks and cancels for this client, from replicas that do not hold
 	// the read, reach it here.
 	if r.notices, err = b.nc.Subscribe(readPrefix+client+".*", r.notice); err != nil {
@@ -129,8 +131,9 @@ func (b *Box) OpenRead(ctx context.Context, client string) (inflight.Read, error
 }
 
 // consumer declares (once per process) the durable consumer of client's
-// subject. Its AckWait is the lease, MaxDeliver one past the hand-off cap
-// (the delivery past the cap is answered in doubt, not handed out), and it
+// subject. Its AckWait is the lease, MaxDeliver unbounded (handOff counts
+// the hand-offs, less the deliveries given back unsent, and answers the
+// one past the cap in doubt, not handing it out), and it
 // is forgotten after a TTL without reads, like the invocations it held.
 func (b *Box) consumer(ctx context.Context, client string) (jetstream.Consumer, error) {
 	b.mu.Lock()
@@ -144,7 +147,7 @@ func (b *Box) consumer(ctx context.Context, client string) (jetstream.Consumer, 
 		FilterSubject:     queuePrefix + client,
 		AckPolicy:         jetstream.AckExplicitPolicy,
 		AckWait:           b.cfg.Lease,
-		MaxDeliver:        inflight.HandoffCap + 1,
+		MaxDeliver:        -1,
 		MaxAckPending:     max(b.cfg.MaxQueued, 1),
 		InactiveThreshold: b.cfg.TTL,
 		PriorityPolicy:    jetstream.PriorityPolicyPinned,
@@ -200,14 +203,17 @@ func (r *Read) signal() {
 // deliver is JetStream's callback for each message of the consumer.
 func (r *Read) deliver(m jetstream.Msg) {
 	r.mu.Lock()
-	if r.done {
+	if r.gone {
 		r.mu.Unlock()
 		_ = m.Nak()
 		return
 	}
-	r.incoming = append(r.incoming, m)
+	r.incoming = append(r.incoming, m) // kept for Close once the read is done
+	done := r.done
 	r.mu.Unlock()
-	r.signal()
+	if !done {
+		r.signal()
+	}
 }
 
 // notice handles an ack or a cancel announced by another replica.
@@ -249,100 +255,6 @@ func (r *Read) answered(id string) {
 	}
 }
 
-// Take hands out every invocation delivered since the last Take, oldest
-// first, and returns the cancellations to tell the host (dropped when
-// withCancels is false: a unary read has no way to say them). A delivery
-// whose slot is gone (cancelled, expired) or answered is dropped; one past
-// the hand-off cap is answered in doubt.
-func (r *Read) Take(withCancels bool) ([]inflight.Invocation, []string) {
-	r.mu.Lock()
-	if r.done {
-		r.mu.Unlock()
-		return nil, nil
-	}
-	msgs := r.incoming
-	r.incoming = nil
-	r.backlog -= len(msgs)
-	cancels := r.cancels
-	r.cancels = nil
-	r.mu.Unlock()
-	var out []inflight.Invocation
-	for _, m := range msgs {
-		if inv, ok := r.handOff(m); ok {
-			out = append(out, inv)
-		}
-	}
-	if !withCancels {
-		cancels = nil
-	}
-	return out, cancels
-}
-
-// handOff checks one delivery against its slot and holds it.
-func (r *Read) handOff(m jetstream.Msg) (inflight.Invocation, bool) {
-	b := r.box
-	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.Lease/3)
-	defer cancel()
-	md, err := m.Metadata()
-	if err != nil {
-		_ = m.Term()
-		return inflight.Invocation{}, false
-	}
-	delivery := int32(min(md.NumDelivered, uint64(inflight.HandoffCap+1)))
-	inv, err := invocation(m.Headers(), m.Data(), delivery)
-	if err != nil {
-		b.log.Warn("a queue message is not an invocation; dropped", "client", r.client, "err", err)
-		_ = m.Term()
-		return inflight.Invocation{}, false
-	}
-	rec, rev, err := b.read(ctx, inv.ID)
-	switch {
-	case err != nil && isAbsent(err):
-		_ = m.Ack() // cancelled or expired before it reached a host
-		return inflight.Invocation{}, false
-	case err != nil:
-		_ = m.Nak() // NATS did not answer: let it come back
-		return inflight.Invocation{}, false
-	case rec.Capture != nil:
-		_ = m.Ack() // answered by an earlier hand-off
-		return inflight.Invocation{}, false
-	case delivery > inflight.HandoffCap:
-		r.answerInDoubt(ctx, inv.ID, rec, rev)
-		_ = m.Term()
-		return inflight.Invocation{}, false
-	case delivery >= 2:
-		rec.Handoffs = delivery
-		if rev, err = b.slots.Update(ctx, inv.ID, rec.encode(), rev); err != nil {
-			_ = m.Nak() // changed meanwhile (answered, cancelled): the next delivery sees how
-			return inflight.Invocation{}, false
-		}
-	}
-	r.mu.Lock()
-	if r.done {
-		r.mu.Unlock()
-		_ = m.Nak()
-		return inflight.Invocation{}, false
-	}
-	r.held[inv.ID] = &held{msg: m, rec: rec, rev: rev}
-	r.mu.Unlock()
-	return inv, true
-}
-
-// answerInDoubt writes the capture of an invocation handed out HandoffCap
-// times without an answer.
-func (r *Read) answerInDoubt(ctx context.Context, id string, rec record, rev uint64) {
-	c := inflight.InDoubt(r.client, inflight.HandoffCap)
-	rec.Capture = &c
-	newRev, err := r.box.slots.Update(ctx, id, rec.encode(), rev)
-	if err != nil {
-		return // answered or gone meanwhile
-	}
-	r.box.announceAnswer(id, newRev, c)
-	if r.box.cfg.Answered != nil {
-		r.box.cfg.Answered(r.client, rec.Posted, c, inflight.ByCap)
-	}
-}
-
 // keepLeases tells JetStream, a third of a lease at a time, that every
 // invocation this read handed out is still being worked on: a host may run
 // a tool for longer than a lease, and only a dead replica should lose it.
@@ -369,7 +281,8 @@ func (r *Read) keepLeases() {
 
 // Close ends the read. What it handed out without an answer, and what was
 // delivered but not yet handed out, goes back to the queue at once, under
-// the same id, for the client's next read.
+// the same id, for the client's next read; what was not handed out is
+// counted unsent.
 func (r *Read) Close() {
 	r.mu.Lock()
 	if r.done {
@@ -377,21 +290,33 @@ func (r *Read) Close() {
 		return
 	}
 	r.done = true
-	back := r.incoming
-	r.incoming = nil
-	for _, h := range r.held {
-		back = append(back, h.msg)
-	}
-	r.held = nil
 	r.mu.Unlock()
 	close(r.stopKeep)
-	r.consume.Stop()
+	// Drained, not stopped: what JetStream sent before the read let go
+	// still arrives, and deliver keeps it with the rest, rather than it
+	// being lost in flight and delivered again only a lease later.
+	r.consume.Drain()
+	drained := time.NewTimer(r.box.cfg.Lease / 3)
+	select {
+	case <-r.consume.Closed():
+	case <-drained.C:
+	}
+	drained.Stop()
 	_ = r.notices.Unsubscribe()
 	// Unpinned before the invocations go back: they must reach the next
 	// read, not a pull request this one left behind.
 	ctx, cancel := context.WithTimeout(context.Background(), r.box.cfg.Lease/3)
 	r.box.unpin(ctx, r.client)
 	cancel()
+	r.mu.Lock()
+	r.gone = true
+	back := append(r.unsent, r.incoming...)
+	r.incoming, r.unsent = nil, nil
+	for _, h := range r.held {
+		back = append(back, h.msg)
+	}
+	r.held = nil
+	r.mu.Unlock()
 	for _, m := range back {
 		_ = m.Nak()
 	}

@@ -22,8 +22,8 @@ type record struct {
 	Client string
 	Poster string
 	Tool   string
-	// Handoffs is written from the second hand-off on (a first hand-off
-	// changes nothing a capture would say).
+	// Handoffs counts the hand-offs to the client's host, written at each
+	// (JetStream's delivery count is no measure: see handoff.go).
 	Handoffs int32
 	Capture  *inflight.Capture
 	// TakenBy is the retry key of the collection that took the capture.
@@ -87,13 +87,23 @@ const (
 	headerID   = "Sb-Invocation"
 	headerTool = "Sb-Tool"
 	headerCwd  = "Sb-Cwd" // strconv.Quote'd: a path may hold any byte
+	// headerPoster and headerSlot are the slot as Post created it, and its
+	// revision: a hand-off of an invocation whose slot is still at that
+	// revision (never handed, answered nor cancelled) writes its count
+	// without reading the slot first.
+	headerPoster = "Sb-Poster"
+	headerSlot   = "Sb-Slot-Revision"
+	headerPosted = "Sb-Posted" // Unix milliseconds, as the slot keeps it
 )
 
-func queueMessage(subject string, p inflight.Post) *nats.Msg {
+func queueMessage(subject string, p inflight.Post, slotRev uint64, posted time.Time) *nats.Msg {
 	m := nats.NewMsg(subject)
 	m.Header.Set(nats.MsgIdHdr, p.ID) // a retried publish is stored once
 	m.Header.Set(headerID, p.ID)
 	m.Header.Set(headerTool, p.Tool)
+	m.Header.Set(headerPoster, p.Poster)
+	m.Header.Set(headerSlot, strconv.FormatUint(slotRev, 10))
+	m.Header.Set(headerPosted, strconv.FormatInt(posted.UnixMilli(), 10))
 	if p.Cwd != nil {
 		m.Header.Set(headerCwd, strconv.Quote(*p.Cwd))
 	}
@@ -102,6 +112,20 @@ func queueMessage(subject string, p inflight.Post) *nats.Msg {
 	}
 	m.Data = []byte(p.Input)
 	return m
+}
+
+// postedSlot returns the slot as Post created it for the queue message h
+// of client, and its revision; ok is false for a message without them.
+func postedSlot(h nats.Header, client string) (rec record, rev uint64, ok bool) {
+	rev, err := strconv.ParseUint(h.Get(headerSlot), 10, 64)
+	if err != nil || rev == 0 || h.Get(headerPoster) == "" {
+		return record{}, 0, false
+	}
+	rec = record{Client: client, Poster: h.Get(headerPoster), Tool: h.Get(headerTool)}
+	if ms, err := strconv.ParseInt(h.Get(headerPosted), 10, 64); err == nil && ms != 0 {
+		rec.Posted = time.UnixMilli(ms)
+	}
+	return rec, rev, true
 }
 
 // invocation reads a queue message back; delivery is its hand-off count.

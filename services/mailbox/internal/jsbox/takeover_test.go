@@ -70,7 +70,7 @@ func takeWithin(t *testing.T, read inflight.Read, id string, within time.Duratio
 	t.Helper()
 	deadline := time.After(within)
 	for {
-		invs, _ := read.Take(false)
+		invs, _ := read.Take(false, storetest.Roomy())
 		for _, inv := range invs {
 			if inv.ID == id {
 				return

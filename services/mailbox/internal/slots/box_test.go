@@ -102,7 +102,7 @@ func TestACollectedSlotIsNotRetained(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Take(true)
+	r.Take(true, storetest.Roomy())
 	if _, err := b.Complete(ctx, "laptop", id, Capture{Stdout: "hi"}); err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestExpiryBySweeperWithoutAnotherPost(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if got, _ := r.Take(true); len(got) != 0 {
+	if got, _ := r.Take(true, storetest.Roomy()); len(got) != 0 {
 		t.Fatalf("an expired invocation was handed out: %+v", got)
 	}
 }

@@ -78,10 +78,10 @@ func (r *Read) Wake() <-chan struct{} { return r.wake }
 // Ended is closed when the mailbox shuts down; the read should end.
 func (r *Read) Ended() <-chan struct{} { return r.ended }
 
-// Take hands out every queued invocation, oldest first, and returns the
-// cancellations to tell the host (dropped when withCancels is false: a
-// unary read has no way to say them).
-func (r *Read) Take(withCancels bool) ([]inflight.Invocation, []string) {
+// Take hands out the queued invocations, oldest first, as many as fit
+// room, and returns the cancellations to tell the host (dropped when
+// withCancels is false: a unary read has no way to say them).
+func (r *Read) Take(withCancels bool, room *inflight.Room) ([]inflight.Invocation, []string) {
 	b := r.box
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -89,14 +89,20 @@ func (r *Read) Take(withCancels bool) ([]inflight.Invocation, []string) {
 		return nil, nil
 	}
 	var out []inflight.Invocation
-	if n := r.q.pending.n; n > 0 {
-		out = make([]inflight.Invocation, 0, n)
-	}
-	for s := r.q.pending.popFront(); s != nil; s = r.q.pending.popFront() {
+	for s := r.q.pending.head; s != nil; s = r.q.pending.head {
+		inv := inflight.Invocation{ID: s.id, Tool: s.tool, Input: s.input, Cwd: s.cwd, Delivery: s.handoffs + 1, Trace: s.trace}
+		if !room.Fits(inv.Size()) {
+			break
+		}
+		room.Add(inv.Size())
+		r.q.pending.popFront()
 		s.handoffs++
 		s.state = handed
 		r.q.handed.pushBack(s)
-		out = append(out, inflight.Invocation{ID: s.id, Tool: s.tool, Input: s.input, Cwd: s.cwd, Delivery: s.handoffs, Trace: s.trace})
+		out = append(out, inv)
+	}
+	if r.q.pending.n > 0 {
+		r.signal() // more waits: the next Take hands it out
 	}
 	cancels := r.cancel
 	r.cancel = nil
@@ -104,6 +110,29 @@ func (r *Read) Take(withCancels bool) ([]inflight.Invocation, []string) {
 		cancels = nil
 	}
 	return out, cancels
+}
+
+// Unsent puts invocations Take handed out back at the front of the queue,
+// in their order, uncounted: they never reached the host.
+func (r *Read) Unsent(invs []inflight.Invocation) {
+	b := r.box
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	back := list{at: queueLinks}
+	for i := range invs {
+		s := b.slots[invs[i].ID]
+		if s == nil || s.client != r.q.client || s.state != handed {
+			continue // answered, cancelled or expired meanwhile
+		}
+		r.q.handed.remove(s)
+		s.handoffs--
+		s.state = queued
+		back.pushBack(s)
+	}
+	r.q.pending.prepend(&back)
+	if r.q.pending.n > 0 {
+		r.signal()
+	}
 }
 
 // Close releases the claim; the client is absent until its next read.

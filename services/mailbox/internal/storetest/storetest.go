@@ -33,7 +33,7 @@ var Defaults = Bounds{TTL: time.Hour, MaxQueued: 100, MaxCaptureBytes: 1 << 20}
 // Run runs every rule against the stores open makes. parallel says whether
 // the tests may run at once (stores that share a cluster may not).
 func Run(t *testing.T, open Open, parallel bool) {
-	for _, tt := range []struct {
+	for _, tt := range append([]struct {
 		name string
 		f    func(*testing.T, Open)
 	}{
@@ -52,7 +52,7 @@ func Run(t *testing.T, open Open, parallel bool) {
 		{"AnUncollectedSlotExpires", anUncollectedSlotExpires},
 		{"BoundsRefuseWithASentence", boundsRefuseWithASentence},
 		{"CloseEndsReadsAndRefusesPosts", closeEndsReadsAndRefusesPosts},
-	} {
+	}, batchRules...) {
 		t.Run(tt.name, func(t *testing.T) {
 			if parallel {
 				t.Parallel()
@@ -89,7 +89,7 @@ func take(t *testing.T, r inflight.Read, n int) []inflight.Invocation {
 	var got []inflight.Invocation
 	deadline := time.After(10 * time.Second)
 	for len(got) < n {
-		invs, _ := r.Take(true)
+		invs, _ := r.Take(true, Roomy())
 		got = append(got, invs...)
 		if len(got) >= n {
 			break
@@ -264,7 +264,7 @@ func cancelReachesTheHostAndAnswers130(t *testing.T, o Open) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("the reader was not woken for the cancellation")
 		}
-		_, cancels = r.Take(true)
+		_, cancels = r.Take(true, Roomy())
 	}
 	if len(cancels) != 1 || cancels[0] != id {
 		t.Fatalf("cancels = %v", cancels)
@@ -288,7 +288,7 @@ func aParkedReadGetsAPostAtOnce(t *testing.T, o Open) {
 	s := o(t, Defaults)
 	r := open(t, s, "laptop")
 	defer r.Close()
-	if got, _ := r.Take(true); len(got) != 0 {
+	if got, _ := r.Take(true, Roomy()); len(got) != 0 {
 		t.Fatalf("an empty queue handed out %+v", got)
 	}
 	id := post(t, s, "laptop", "echo")
@@ -419,3 +419,6 @@ func aRetriedCollectionGetsTheSameCapture(t *testing.T, o Open) {
 		t.Fatalf("retry of the waiting collection: %+v %v", c, err)
 	}
 }
+
+// Roomy is a read's room for every invocation a test posts.
+func Roomy() *inflight.Room { return &inflight.Room{Rows: 1 << 20, Bytes: 1 << 40} }

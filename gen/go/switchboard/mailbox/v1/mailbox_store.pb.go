@@ -32,7 +32,8 @@ type StoredSlot struct {
 	Poster string `protobuf:"bytes,2,opt,name=poster,proto3" json:"poster,omitempty"`
 	// tool is the advertised tool name.
 	Tool string `protobuf:"bytes,3,opt,name=tool,proto3" json:"tool,omitempty"`
-	// handoffs counts the hand-offs, written from the second one on.
+	// handoffs counts the hand-offs to the client's host, written at each
+	// one: a delivery that never reached the host is not counted.
 	Handoffs int32 `protobuf:"varint,4,opt,name=handoffs,proto3" json:"handoffs,omitempty"`
 	// capture is set once the invocation is answered.
 	Capture *Capture `protobuf:"bytes,5,opt,name=capture,proto3" json:"capture,omitempty"`

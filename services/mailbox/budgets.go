@@ -1,0 +1,104 @@
+package mailbox
+
+import (
+	"log/slog"
+	"strconv"
+	"strings"
+
+	"github.com/nats-io/nats.go"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/budget"
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
+)
+
+// Subjects on which replicas tell each other what their ledgers should
+// hear: a capture stored, an invocation collected or cancelled. An
+// invocation is counted by the replica it was posted through, and its host
+// and its poster may reach any other.
+const (
+	heldCaptured = "sb.held.captured" // "<id> <bytes>"
+	heldGone     = "sb.held.gone"     // "<id>"
+)
+
+// held is the service's byte ledger, the same whatever store keeps the
+// invocations, with its announcements to the other replicas. Best effort
+// across replicas: a lost announcement keeps bytes counted until the TTL.
+type held struct {
+	ledger *budget.Ledger
+	nc     *nats.Conn
+	subs   []*nats.Subscription
+	log    *slog.Logger
+}
+
+func newHeld(nc *nats.Conn, b Bounds, log *slog.Logger) (*held, error) {
+	h := &held{nc: nc, log: log, ledger: budget.New(budget.Limits{
+		Total: b.MaxHeldBytes, PerPoster: b.MaxPosterBytes, PerClient: b.MaxClientBytes, TTL: b.TTL}, nil)}
+	for subject, f := range map[string]nats.MsgHandler{heldCaptured: h.heardCaptured, heldGone: h.heardGone} {
+		sub, err := nc.Subscribe(subject, f)
+		if err != nil {
+			h.close()
+			return nil, err
+		}
+		h.subs = append(h.subs, sub)
+	}
+	return h, nil
+}
+
+func (h *held) close() {
+	for _, s := range h.subs {
+		_ = s.Unsubscribe()
+	}
+}
+
+// size is what an invocation holds before it is answered.
+func size(p inflight.Post) int64 {
+	n := len(p.Input) + len(p.Tool)
+	if p.Cwd != nil {
+		n += len(*p.Cwd)
+	}
+	return int64(n)
+}
+
+// reserve counts p, or refuses it with the budget's sentence.
+func (h *held) reserve(p inflight.Post) error {
+	return h.ledger.Reserve(p.ID, p.Poster, p.Client, size(p))
+}
+
+// captured counts a stored capture until it is collected.
+func (h *held) captured(id string, c inflight.Capture) {
+	n := int64(len(c.Stdout) + len(c.Stderr))
+	h.ledger.Captured(id, n)
+	h.announce(heldCaptured, id+" "+strconv.FormatInt(n, 10))
+}
+
+// settled releases id for its poster after an act on it: once its capture
+// was taken or it was cancelled (taken: the store checked the poster, and
+// the other replicas are told), or when the store says it is absent
+// (expired, collected elsewhere), if poster posted it here.
+func (h *held) settled(id, poster string, taken bool, err error) {
+	switch {
+	case taken:
+		h.ledger.Release(id, poster)
+		h.announce(heldGone, id)
+	case status.Code(err) == codes.NotFound:
+		h.ledger.Release(id, poster)
+	}
+}
+
+func (h *held) announce(subject, data string) {
+	if err := h.nc.Publish(subject, []byte(data)); err != nil {
+		h.log.Debug("a budget announcement was not sent", "subject", subject, "err", err)
+	}
+}
+
+func (h *held) heardCaptured(m *nats.Msg) {
+	id, n, ok := strings.Cut(string(m.Data), " ")
+	bytes, err := strconv.ParseInt(n, 10, 64)
+	if ok && err == nil && bytes >= 0 {
+		h.ledger.Captured(id, bytes)
+	}
+}
+
+func (h *held) heardGone(m *nats.Msg) { h.ledger.Forget(string(m.Data)) }

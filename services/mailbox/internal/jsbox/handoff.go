@@ -1,0 +1,189 @@
+package jsbox
+
+import (
+	"context"
+	"errors"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
+)
+
+// A hand-off counts only once its invocation is handed to the host: the
+// slot's hand-off count is written when Take hands it out, and set back
+// when it is given back unsent. JetStream's own delivery count is no
+// measure: it counts every delivery to the replica, also those a read's
+// full batch left waiting, given back when the read ended, and those in
+// flight to a read that ended (redelivered a lease later).
+
+// Take hands out the invocations delivered since the last Take, oldest
+// first, as many as fit room, and returns the cancellations to tell the
+// host (dropped when withCancels is false: a unary read has no way to say
+// them). What does not fit stays for the next Take. A delivery whose slot
+// is gone (cancelled, expired) or answered is dropped; one past the
+// hand-off cap is answered in doubt.
+func (r *Read) Take(withCancels bool, room *inflight.Room) ([]inflight.Invocation, []string) {
+	var out []inflight.Invocation
+	for {
+		r.mu.Lock()
+		if r.done {
+			r.mu.Unlock()
+			return out, nil
+		}
+		if len(r.incoming) == 0 {
+			r.mu.Unlock()
+			break
+		}
+		m := r.incoming[0]
+		inv, err := invocation(m.Headers(), m.Data(), 0)
+		if err == nil && !room.Fits(inv.Size()) {
+			r.mu.Unlock()
+			r.signal() // it waits for the next Take
+			break
+		}
+		r.incoming = r.incoming[1:]
+		r.backlog--
+		r.mu.Unlock()
+		if err != nil {
+			r.box.log.Warn("a queue message is not an invocation; dropped", "client", r.client, "err", err)
+			_ = m.Term()
+			continue
+		}
+		if inv, ok := r.handOff(m, inv); ok { // one dropped takes no room
+			room.Add(inv.Size())
+			out = append(out, inv)
+		}
+	}
+	r.mu.Lock()
+	cancels := r.cancels
+	r.cancels = nil
+	r.mu.Unlock()
+	if !withCancels {
+		cancels = nil
+	}
+	return out, cancels
+}
+
+// Unsent gives back invocations Take handed out that never reached the
+// host: their hand-off is uncounted at once, and JetStream delivers them
+// again when the read ends (after it unpinned its consumer, so they reach
+// the next read).
+func (r *Read) Unsent(invs []inflight.Invocation) {
+	for _, inv := range invs {
+		r.mu.Lock()
+		h := r.held[inv.ID]
+		if h != nil {
+			delete(r.held, inv.ID)
+			r.unsent = append(r.unsent, h.msg)
+		}
+		r.mu.Unlock()
+		if h != nil {
+			r.uncount(inv.ID, inv.Delivery)
+		}
+	}
+}
+
+// uncount sets id's hand-off count back from handedAs: that hand-off never
+// reached the host. If NATS cannot be asked, it stays counted: the safe
+// side, as the in-doubt sentence says a hand-off may have run it.
+func (r *Read) uncount(id string, handedAs int32) {
+	b := r.box
+	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.Lease/3)
+	defer cancel()
+	for range 3 {
+		rec, rev, err := b.read(ctx, id)
+		if err != nil || rec.Capture != nil || rec.Handoffs != handedAs {
+			return // gone, answered, or handed again meanwhile
+		}
+		rec.Handoffs--
+		if _, err = b.slots.Update(ctx, id, rec.encode(), rev); !errors.Is(err, jetstream.ErrKeyExists) {
+			return
+		}
+	}
+}
+
+// handOff checks one delivery against its slot, counts the hand-off in
+// it, and holds it. The first hand-off of an invocation costs one write:
+// its slot is still as Post created it, at the revision the queue message
+// names, and a write at that revision proves it (one the slot has left
+// falls back to reading it).
+func (r *Read) handOff(m jetstream.Msg, inv inflight.Invocation) (inflight.Invocation, bool) {
+	b := r.box
+	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.Lease/3)
+	defer cancel()
+	rec, rev, posted := postedSlot(m.Headers(), r.client)
+	if posted {
+		rec.Handoffs = 1
+		newRev, err := b.slots.Update(ctx, inv.ID, rec.encode(), rev)
+		switch {
+		case err == nil:
+			rev = newRev
+		case errors.Is(err, jetstream.ErrKeyExists):
+			posted = false // handed, answered or cancelled since: read it
+		default:
+			_ = m.Nak() // NATS did not answer: let it come back
+			return inflight.Invocation{}, false
+		}
+	}
+	if !posted {
+		var ok bool
+		if rec, rev, ok = r.countHandOff(ctx, m, inv.ID); !ok {
+			return inflight.Invocation{}, false
+		}
+	}
+	inv.Delivery = rec.Handoffs
+	r.mu.Lock()
+	if r.done {
+		r.mu.Unlock()
+		r.uncount(inv.ID, inv.Delivery)
+		_ = m.Nak()
+		return inflight.Invocation{}, false
+	}
+	r.held[inv.ID] = &held{msg: m, rec: rec, rev: rev}
+	r.mu.Unlock()
+	return inv, true
+}
+
+// countHandOff reads the slot of a delivery and counts the hand-off in it;
+// a delivery whose slot is gone (cancelled, expired) or answered is
+// dropped, and one past the hand-off cap answered in doubt.
+func (r *Read) countHandOff(ctx context.Context, m jetstream.Msg, id string) (record, uint64, bool) {
+	b := r.box
+	rec, rev, err := b.read(ctx, id)
+	switch {
+	case err != nil && isAbsent(err):
+		_ = m.Ack() // cancelled or expired before it reached a host
+		return record{}, 0, false
+	case err != nil:
+		_ = m.Nak() // NATS did not answer: let it come back
+		return record{}, 0, false
+	case rec.Capture != nil:
+		_ = m.Ack() // answered by an earlier hand-off
+		return record{}, 0, false
+	case rec.Handoffs >= inflight.HandoffCap:
+		r.answerInDoubt(ctx, id, rec, rev)
+		_ = m.Term()
+		return record{}, 0, false
+	}
+	rec.Handoffs++
+	if rev, err = b.slots.Update(ctx, id, rec.encode(), rev); err != nil {
+		_ = m.Nak() // changed meanwhile (answered, cancelled): the next delivery sees how
+		return record{}, 0, false
+	}
+	return rec, rev, true
+}
+
+// answerInDoubt writes the capture of an invocation handed out HandoffCap
+// times without an answer.
+func (r *Read) answerInDoubt(ctx context.Context, id string, rec record, rev uint64) {
+	c := inflight.InDoubt(r.client, inflight.HandoffCap)
+	rec.Capture = &c
+	newRev, err := r.box.slots.Update(ctx, id, rec.encode(), rev)
+	if err != nil {
+		return // answered or gone meanwhile
+	}
+	r.box.announceAnswer(id, newRev, c)
+	if r.box.cfg.Answered != nil {
+		r.box.cfg.Answered(r.client, rec.Posted, c, inflight.ByCap)
+	}
+}
