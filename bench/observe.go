@@ -44,7 +44,7 @@ func observability(ctx context.Context, r *report, t testkit.TB, bin, dir, serve
 		return err
 	}
 	type mode struct {
-		echo, mcp func(context.Context) error
+		echo, mcp  func(context.Context) error
 		rt, mcpLat latency
 		perSec     []float64
 	}
