@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
@@ -25,7 +26,7 @@ var sessionRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 // Invoke queues one call and returns the handle at once.
 func (s *Service) Invoke(ctx context.Context, req *mailboxv1.InvokeRequest) (*mailboxv1.InvokeResponse, error) {
-	id, err := s.post(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd)
+	id, err := s.post(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd, req.Timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -33,8 +34,8 @@ func (s *Service) Invoke(ctx context.Context, req *mailboxv1.InvokeRequest) (*ma
 }
 
 // post checks an invocation and queues it.
-func (s *Service) post(ctx context.Context, client, tool, input string, cwd *string) (string, error) {
-	p, err := s.check(ctx, client, tool, input, cwd)
+func (s *Service) post(ctx context.Context, client, tool, input string, cwd *string, timeout *durationpb.Duration) (string, error) {
+	p, err := s.check(ctx, client, tool, input, cwd, timeout)
 	if err != nil {
 		return "", err
 	}
@@ -47,7 +48,7 @@ func (s *Service) post(ctx context.Context, client, tool, input string, cwd *str
 // check refuses an invocation that may not be posted, and names it. The
 // one substantive check is that the client advertises the tool right now,
 // in a workspace the caller may see; presence is not checked.
-func (s *Service) check(ctx context.Context, client, tool, input string, cwd *string) (inflight.Post, error) {
+func (s *Service) check(ctx context.Context, client, tool, input string, cwd *string, timeout *durationpb.Duration) (inflight.Post, error) {
 	caller, err := identity.Caller(ctx)
 	if err != nil {
 		return inflight.Post{}, err
@@ -68,6 +69,10 @@ func (s *Service) check(ctx context.Context, client, tool, input string, cwd *st
 	if err := jsontext.Check("input", input); err != nil {
 		return inflight.Post{}, status.Error(codes.InvalidArgument, err.Error())
 	}
+	deadline, err := s.deadline(timeout)
+	if err != nil {
+		return inflight.Post{}, err
+	}
 	// Outside the caller's workspaces a client is absent: the sentence is
 	// the one of a tool nobody advertises (docs/design.md §4).
 	sees, err := s.view.Sees(ctx, caller)
@@ -81,7 +86,26 @@ func (s *Service) check(ctx context.Context, client, tool, input string, cwd *st
 	if !ok {
 		return inflight.Post{}, status.Errorf(codes.NotFound, "client %q advertises no tool %q right now", client, tool)
 	}
-	return inflight.Post{ID: inflight.NewID(), Client: client, Poster: caller.Name, Tool: tool, Input: input, Cwd: cwd}, nil
+	return inflight.Post{ID: inflight.NewID(), Client: client, Poster: caller.Name, Tool: tool, Input: input, Cwd: cwd, Deadline: deadline}, nil
+}
+
+// deadline turns a driver's timeout into the instant it runs out (zero
+// when it set none). It must be positive and no longer than the slot lives
+// (--ttl): past that the invocation is gone anyway.
+func (s *Service) deadline(timeout *durationpb.Duration) (time.Time, error) {
+	if timeout == nil {
+		return time.Time{}, nil
+	}
+	d := timeout.AsDuration()
+	switch {
+	case timeout.CheckValid() != nil:
+		return time.Time{}, status.Errorf(codes.InvalidArgument, "invoke: timeout is not a valid duration: %v", timeout.CheckValid())
+	case d <= 0:
+		return time.Time{}, status.Errorf(codes.InvalidArgument, "invoke: timeout %v is not positive; leave it out for the host's own deadline", d)
+	case d > s.bounds.TTL:
+		return time.Time{}, status.Errorf(codes.InvalidArgument, "invoke: timeout %v is longer than the %v this mailbox keeps an invocation (--ttl)", d, s.bounds.TTL)
+	}
+	return time.Now().Add(d), nil
 }
 
 // Invocations is the unary read: it holds until something is queued (and
@@ -235,7 +259,7 @@ func (s *Service) Capture(ctx context.Context, req *mailboxv1.CaptureRequest) (*
 // Call posts and waits. The wait ends a little before the caller's
 // deadline, so the caller gets its handle back rather than a bare timeout.
 func (s *Service) Call(ctx context.Context, req *mailboxv1.CallRequest) (*mailboxv1.CallResponse, error) {
-	p, err := s.check(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd)
+	p, err := s.check(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd, req.Timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -286,8 +310,16 @@ func toProto(c *inflight.Capture) *mailboxv1.Capture {
 	return capture.New(c.Stdout, c.Stderr, c.ExitCode)
 }
 
+// row is an invocation as its host is handed it: a deadline travels as the
+// time left now, so the host's clock need not agree with the mailbox's. A
+// deadline that passed between the store's check and now leaves a
+// nanosecond, which the host's run ends at once.
 func row(inv *inflight.Invocation) *mailboxv1.Invocation {
-	return &mailboxv1.Invocation{Invocation: inv.ID, Tool: inv.Tool, Input: inv.Input, Cwd: inv.Cwd, Delivery: inv.Delivery}
+	r := &mailboxv1.Invocation{Invocation: inv.ID, Tool: inv.Tool, Input: inv.Input, Cwd: inv.Cwd, Delivery: inv.Delivery}
+	if !inv.Deadline.IsZero() {
+		r.Timeout = durationpb.New(max(time.Until(inv.Deadline), time.Nanosecond))
+	}
+	return r
 }
 
 func rows(invs []inflight.Invocation) []*mailboxv1.Invocation {

@@ -38,6 +38,8 @@ type Post struct {
 	Tool   string
 	Input  string
 	Cwd    *string // nil when the driver set none
+	// Deadline is when the driver's timeout runs out; zero when it set none.
+	Deadline time.Time
 }
 
 // Invocation is one hand-off, as a reader receives it.
@@ -49,6 +51,8 @@ type Invocation struct {
 	Cwd *string
 	// Delivery counts hand-offs including this one.
 	Delivery int32
+	// Deadline is when the driver's timeout runs out; zero when it set none.
+	Deadline time.Time
 }
 
 // NewID mints a handle: `inv-` and 128 random bits, unguessable, so holding
@@ -103,6 +107,21 @@ func Cancelled(id, reason string) Capture {
 	}
 	return Capture{Stderr: s, ExitCode: ExitCancelled}
 }
+
+// ExitTimeout is the exit code of an invocation whose timeout ran out, as
+// timeout(1) exits.
+const ExitTimeout = 124
+
+// TimedOut is the capture of an invocation whose driver's timeout ran out
+// before any host took it: it never ran.
+func TimedOut(id, client string, deadline time.Time) Capture {
+	return Capture{ExitCode: ExitTimeout, Stderr: fmt.Sprintf(
+		"invocation %q ran out of its timeout at %s, before %q took it from its queue; it was not run",
+		id, deadline.UTC().Format(time.RFC3339), client)}
+}
+
+// Past reports whether a deadline is set and has passed at now.
+func Past(deadline, now time.Time) bool { return !deadline.IsZero() && !now.Before(deadline) }
 
 // TooLarge refuses a capture over the bound.
 func TooLarge(n, most int) error {

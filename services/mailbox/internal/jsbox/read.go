@@ -310,6 +310,12 @@ func (r *Read) handOff(m jetstream.Msg) (inflight.Invocation, bool) {
 		r.answerInDoubt(ctx, inv.ID, rec, rev)
 		_ = m.Term()
 		return inflight.Invocation{}, false
+	case delivery == 1 && inflight.Past(rec.Deadline, time.Now()):
+		// Never run: its driver's timeout ran out in the queue. (A later
+		// delivery was handed before; its host stops it at the deadline.)
+		r.answerWith(ctx, inv.ID, rec, rev, inflight.TimedOut(inv.ID, r.client, rec.Deadline))
+		_ = m.Term()
+		return inflight.Invocation{}, false
 	case delivery >= 2:
 		rec.Handoffs = delivery
 		if rev, err = b.slots.Update(ctx, inv.ID, rec.encode(), rev); err != nil {
@@ -325,13 +331,19 @@ func (r *Read) handOff(m jetstream.Msg) (inflight.Invocation, bool) {
 	}
 	r.held[inv.ID] = &held{msg: m, rec: rec, rev: rev}
 	r.mu.Unlock()
+	inv.Deadline = rec.Deadline
 	return inv, true
 }
 
 // answerInDoubt writes the capture of an invocation handed out HandoffCap
 // times without an answer.
 func (r *Read) answerInDoubt(ctx context.Context, id string, rec record, rev uint64) {
-	c := inflight.InDoubt(r.client, inflight.HandoffCap)
+	r.answerWith(ctx, id, rec, rev, inflight.InDoubt(r.client, inflight.HandoffCap))
+}
+
+// answerWith writes the mailbox's own capture of an invocation it does not
+// hand out.
+func (r *Read) answerWith(ctx context.Context, id string, rec record, rev uint64, c inflight.Capture) {
 	rec.Capture = &c
 	newRev, err := r.box.slots.Update(ctx, id, rec.encode(), rev)
 	if err != nil {

@@ -3,6 +3,7 @@ package jsbox
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"google.golang.org/protobuf/proto"
@@ -27,10 +28,15 @@ type record struct {
 	Capture  *inflight.Capture
 	// TakenBy is the retry key of the collection that took the capture.
 	TakenBy string
+	// Deadline is when the driver's timeout runs out; zero when it set none.
+	Deadline time.Time
 }
 
 func (r *record) encode() []byte {
 	m := &mailboxv1.StoredSlot{Client: r.Client, Poster: r.Poster, Tool: r.Tool, Handoffs: r.Handoffs, TakenBy: r.TakenBy}
+	if !r.Deadline.IsZero() {
+		m.Deadline = r.Deadline.UnixNano()
+	}
 	if r.Capture != nil {
 		m.Capture = capture.New(r.Capture.Stdout, r.Capture.Stderr, r.Capture.ExitCode)
 	}
@@ -44,6 +50,9 @@ func decodeRecord(id string, b []byte) (record, error) {
 		return record{}, fmt.Errorf("the slot of %s in the bucket is not a record this mailbox reads: %w", id, err)
 	}
 	r := record{Client: m.GetClient(), Poster: m.GetPoster(), Tool: m.GetTool(), Handoffs: m.GetHandoffs(), TakenBy: m.GetTakenBy()}
+	if m.GetDeadline() != 0 {
+		r.Deadline = time.Unix(0, m.GetDeadline())
+	}
 	if c := m.GetCapture(); c != nil {
 		r.Capture = &inflight.Capture{Stdout: c.GetStdout(), Stderr: c.GetStderr(), ExitCode: c.GetExitCode()}
 	}

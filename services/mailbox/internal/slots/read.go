@@ -54,9 +54,15 @@ func (b *Box) OpenRead(_ context.Context, client string) (inflight.Read, error) 
 // answerInDoubt writes the capture of an invocation that reached the
 // hand-off cap. The slot is already off its queue's lists.
 func (b *Box) answerInDoubt(s *slot) {
-	s.state = answered
 	c := inflight.InDoubt(s.client, s.handoffs)
-	s.capture = &c
+	b.answerWith(s, &c)
+}
+
+// answerWith writes the mailbox's own capture of s, which is already off
+// its queue's lists, and wakes whoever waits for it.
+func (b *Box) answerWith(s *slot, c *Capture) {
+	s.state = answered
+	s.capture = c
 	if s.done != nil {
 		close(s.done)
 		s.done = nil
@@ -89,11 +95,19 @@ func (r *Read) Take(withCancels bool) ([]inflight.Invocation, []string) {
 	if n := r.q.pending.n; n > 0 {
 		out = make([]inflight.Invocation, 0, n)
 	}
+	now := b.cfg.Clock.Now()
 	for s := r.q.pending.popFront(); s != nil; s = r.q.pending.popFront() {
+		// Never run, its driver's timeout ran out in the queue. (One handed
+		// before is handed again: its host stops it at the deadline.)
+		if s.handoffs == 0 && inflight.Past(s.deadline, now) {
+			c := inflight.TimedOut(s.id, s.client, s.deadline)
+			b.answerWith(s, &c)
+			continue
+		}
 		s.handoffs++
 		s.state = handed
 		r.q.handed.pushBack(s)
-		out = append(out, inflight.Invocation{ID: s.id, Tool: s.tool, Input: s.input, Cwd: s.cwd, Delivery: s.handoffs})
+		out = append(out, inflight.Invocation{ID: s.id, Tool: s.tool, Input: s.input, Cwd: s.cwd, Delivery: s.handoffs, Deadline: s.deadline})
 	}
 	cancels := r.cancel
 	r.cancel = nil

@@ -9,6 +9,7 @@ package mailboxv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -106,7 +107,11 @@ type Invocation struct {
 	Cwd *string `protobuf:"bytes,4,opt,name=cwd,proto3,oneof" json:"cwd,omitempty"`
 	// delivery counts the hand-offs of this invocation including this one; a
 	// value above 1 means an earlier hand-off may already have run it.
-	Delivery      int32 `protobuf:"varint,5,opt,name=delivery,proto3" json:"delivery,omitempty"`
+	Delivery int32 `protobuf:"varint,5,opt,name=delivery,proto3" json:"delivery,omitempty"`
+	// timeout is the time left, when the mailbox handed it out, of the timeout
+	// the driver set; absent when it set none. The host stops the run when it
+	// runs out (exit code 124), or at its own per-call deadline if sooner.
+	Timeout       *durationpb.Duration `protobuf:"bytes,6,opt,name=timeout,proto3" json:"timeout,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -176,11 +181,18 @@ func (x *Invocation) GetDelivery() int32 {
 	return 0
 }
 
+func (x *Invocation) GetTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.Timeout
+	}
+	return nil
+}
+
 var File_switchboard_mailbox_v1_mailbox_proto protoreflect.FileDescriptor
 
 const file_switchboard_mailbox_v1_mailbox_proto_rawDesc = "" +
 	"\n" +
-	"$switchboard/mailbox/v1/mailbox.proto\x12\x16switchboard.mailbox.v1\"\x89\x01\n" +
+	"$switchboard/mailbox/v1/mailbox.proto\x12\x16switchboard.mailbox.v1\x1a\x1egoogle/protobuf/duration.proto\"\x89\x01\n" +
 	"\aCapture\x12\x1b\n" +
 	"\x06stdout\x18\x01 \x01(\tH\x00R\x06stdout\x88\x01\x01\x12\x1b\n" +
 	"\x06stderr\x18\x02 \x01(\tH\x01R\x06stderr\x88\x01\x01\x12 \n" +
@@ -188,7 +200,7 @@ const file_switchboard_mailbox_v1_mailbox_proto_rawDesc = "" +
 	"\a_stdoutB\t\n" +
 	"\a_stderrB\f\n" +
 	"\n" +
-	"_exit_code\"\x91\x01\n" +
+	"_exit_code\"\xc6\x01\n" +
 	"\n" +
 	"Invocation\x12\x1e\n" +
 	"\n" +
@@ -197,7 +209,8 @@ const file_switchboard_mailbox_v1_mailbox_proto_rawDesc = "" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x14\n" +
 	"\x05input\x18\x03 \x01(\tR\x05input\x12\x15\n" +
 	"\x03cwd\x18\x04 \x01(\tH\x00R\x03cwd\x88\x01\x01\x12\x1a\n" +
-	"\bdelivery\x18\x05 \x01(\x05R\bdeliveryB\x06\n" +
+	"\bdelivery\x18\x05 \x01(\x05R\bdelivery\x123\n" +
+	"\atimeout\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\atimeoutB\x06\n" +
 	"\x04_cwdBPZNgithub.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1;mailboxv1b\x06proto3"
 
 var (
@@ -214,15 +227,17 @@ func file_switchboard_mailbox_v1_mailbox_proto_rawDescGZIP() []byte {
 
 var file_switchboard_mailbox_v1_mailbox_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
 var file_switchboard_mailbox_v1_mailbox_proto_goTypes = []any{
-	(*Capture)(nil),    // 0: switchboard.mailbox.v1.Capture
-	(*Invocation)(nil), // 1: switchboard.mailbox.v1.Invocation
+	(*Capture)(nil),             // 0: switchboard.mailbox.v1.Capture
+	(*Invocation)(nil),          // 1: switchboard.mailbox.v1.Invocation
+	(*durationpb.Duration)(nil), // 2: google.protobuf.Duration
 }
 var file_switchboard_mailbox_v1_mailbox_proto_depIdxs = []int32{
-	0, // [0:0] is the sub-list for method output_type
-	0, // [0:0] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	2, // 0: switchboard.mailbox.v1.Invocation.timeout:type_name -> google.protobuf.Duration
+	1, // [1:1] is the sub-list for method output_type
+	1, // [1:1] is the sub-list for method input_type
+	1, // [1:1] is the sub-list for extension type_name
+	1, // [1:1] is the sub-list for extension extendee
+	0, // [0:1] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_mailbox_v1_mailbox_proto_init() }
