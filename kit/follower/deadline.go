@@ -18,7 +18,8 @@ const DefaultDeadline = 10 * time.Minute
 // shorter. A run that overran is answered (exit code 124), unlike one its
 // poster cancelled.
 type Overrun struct {
-	// Limit is the deadline's length.
+	// Limit is the deadline's length: the host's per-call deadline, or the
+	// whole of the driver's timeout (of which less may have been left).
 	Limit time.Duration
 	// Own is true when it was the invocation's own timeout, set by its
 	// driver, and false for the host's per-call deadline.
@@ -42,14 +43,14 @@ func Overran(ctx context.Context) (*Overrun, bool) {
 	return o, ok
 }
 
-// limit is the deadline of a run of inv taken at now: the host's, or the
-// invocation's own time left when shorter.
+// limit is the deadline of a run of inv taken at now: the host's, or what
+// is left of the invocation's own timeout when shorter.
 func (f *Follower) limit(inv *mailboxv1.Invocation, now time.Time) (time.Time, *Overrun) {
-	o := &Overrun{Limit: f.o.Deadline}
-	if t := inv.GetTimeout(); t != nil && t.AsDuration() < o.Limit {
-		o = &Overrun{Limit: t.AsDuration(), Own: true}
+	o, left := &Overrun{Limit: f.o.Deadline}, f.o.Deadline
+	if t := inv.GetTimeLeft(); t != nil && t.AsDuration() < left {
+		o, left = &Overrun{Limit: inv.GetTimeout().AsDuration(), Own: true}, t.AsDuration()
 	}
-	return now.Add(o.Limit), o
+	return now.Add(left), o
 }
 
 // runContext is the context of one run: RunContext, a cancel by its

@@ -29,7 +29,8 @@ func (r overrunner) Run(ctx context.Context, inv *mailboxv1.Invocation) *mailbox
 
 func (s *stream) invokeWithin(id string, timeout time.Duration) {
 	s.events <- &mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Invocation{
-		Invocation: &mailboxv1.Invocation{Invocation: id, Tool: "t", Input: `{}`, Timeout: durationpb.New(timeout)}}}
+		Invocation: &mailboxv1.Invocation{Invocation: id, Tool: "t", Input: `{}`,
+			TimeLeft: durationpb.New(timeout), Timeout: durationpb.New(timeout)}}}
 }
 
 // A run that reaches the host's per-call deadline is stopped and answered,

@@ -58,8 +58,10 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 		Registry:    registryv1.NewRegistryServiceClient(regConn),
 		Mailbox:     mailboxv1.NewMailboxServiceClient(mbConn),
 		As:          as,
-		Limits:      run.Limits{Deadline: cfg.Deadline, Grace: 5 * time.Second, MaxOutput: cfg.MaxOutput},
+		Limits:      run.Limits{Grace: 5 * time.Second, MaxOutput: cfg.MaxOutput},
 		Concurrency: cfg.Concurrency,
+		Deadline:    cfg.Deadline,
+		CacheBytes:  cfg.CacheBytes,
 		Log:         p.Log,
 	})
 	p.Log.Info("tool host starting", "client", cfg.Client, "tools", len(tools), "registry", cfg.Registry, "mailbox", cfg.Mailbox)
@@ -87,5 +89,5 @@ func Local(path, client string, reg registryv1.RegistryServiceClient, mb mailbox
 		return nil, err
 	}
 	return New(Options{Tools: tools, Registry: reg, Mailbox: mb, As: as, Log: log, Concurrency: DefaultConcurrency,
-		Limits: run.Limits{Deadline: DefaultDeadline, Grace: 5 * time.Second, MaxOutput: DefaultMaxOutput}}), nil
+		Limits: run.Limits{Grace: 5 * time.Second, MaxOutput: DefaultMaxOutput}}), nil
 }

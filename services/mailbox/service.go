@@ -69,9 +69,13 @@ func (s *Service) check(ctx context.Context, client, tool, input string, cwd *st
 	if err := jsontext.Check("input", input); err != nil {
 		return inflight.Post{}, status.Error(codes.InvalidArgument, err.Error())
 	}
-	deadline, err := s.deadline(timeout)
-	if err != nil {
+	if err := s.checkTimeout(timeout); err != nil {
 		return inflight.Post{}, err
+	}
+	p := inflight.Post{ID: inflight.NewID(), Client: client, Poster: caller.Name, Tool: tool, Input: input, Cwd: cwd}
+	if timeout != nil {
+		p.Timeout = timeout.AsDuration()
+		p.Deadline = time.Now().Add(p.Timeout)
 	}
 	// Outside the caller's workspaces a client is absent: the sentence is
 	// the one of a tool nobody advertises (docs/design.md §4).
@@ -86,26 +90,25 @@ func (s *Service) check(ctx context.Context, client, tool, input string, cwd *st
 	if !ok {
 		return inflight.Post{}, status.Errorf(codes.NotFound, "client %q advertises no tool %q right now", client, tool)
 	}
-	return inflight.Post{ID: inflight.NewID(), Client: client, Poster: caller.Name, Tool: tool, Input: input, Cwd: cwd, Deadline: deadline}, nil
+	return p, nil
 }
 
-// deadline turns a driver's timeout into the instant it runs out (zero
-// when it set none). It must be positive and no longer than the slot lives
-// (--ttl): past that the invocation is gone anyway.
-func (s *Service) deadline(timeout *durationpb.Duration) (time.Time, error) {
+// checkTimeout refuses a driver's timeout that is not positive, or longer
+// than the slot lives (--ttl): past that the invocation is gone anyway.
+func (s *Service) checkTimeout(timeout *durationpb.Duration) error {
 	if timeout == nil {
-		return time.Time{}, nil
+		return nil
 	}
 	d := timeout.AsDuration()
 	switch {
 	case timeout.CheckValid() != nil:
-		return time.Time{}, status.Errorf(codes.InvalidArgument, "invoke: timeout is not a valid duration: %v", timeout.CheckValid())
+		return status.Errorf(codes.InvalidArgument, "invoke: timeout is not a valid duration: %v", timeout.CheckValid())
 	case d <= 0:
-		return time.Time{}, status.Errorf(codes.InvalidArgument, "invoke: timeout %v is not positive; leave it out for the host's own deadline", d)
+		return status.Errorf(codes.InvalidArgument, "invoke: timeout %v is not positive; leave it out for the host's own deadline", d)
 	case d > s.bounds.TTL:
-		return time.Time{}, status.Errorf(codes.InvalidArgument, "invoke: timeout %v is longer than the %v this mailbox keeps an invocation (--ttl)", d, s.bounds.TTL)
+		return status.Errorf(codes.InvalidArgument, "invoke: timeout %v is longer than the %v this mailbox keeps an invocation (--ttl)", d, s.bounds.TTL)
 	}
-	return time.Now().Add(d), nil
+	return nil
 }
 
 // Invocations is the unary read: it holds until something is queued (and
@@ -317,7 +320,8 @@ func toProto(c *inflight.Capture) *mailboxv1.Capture {
 func row(inv *inflight.Invocation) *mailboxv1.Invocation {
 	r := &mailboxv1.Invocation{Invocation: inv.ID, Tool: inv.Tool, Input: inv.Input, Cwd: inv.Cwd, Delivery: inv.Delivery}
 	if !inv.Deadline.IsZero() {
-		r.Timeout = durationpb.New(max(time.Until(inv.Deadline), time.Nanosecond))
+		r.TimeLeft = durationpb.New(max(time.Until(inv.Deadline), time.Nanosecond))
+		r.Timeout = durationpb.New(inv.Timeout)
 	}
 	return r
 }

@@ -38,7 +38,9 @@ type Post struct {
 	Tool   string
 	Input  string
 	Cwd    *string // nil when the driver set none
-	// Deadline is when the driver's timeout runs out; zero when it set none.
+	// Timeout is the driver's timeout, and Deadline when it runs out; zero
+	// when it set none.
+	Timeout  time.Duration
 	Deadline time.Time
 }
 
@@ -51,7 +53,9 @@ type Invocation struct {
 	Cwd *string
 	// Delivery counts hand-offs including this one.
 	Delivery int32
-	// Deadline is when the driver's timeout runs out; zero when it set none.
+	// Timeout is the driver's timeout, and Deadline when it runs out; zero
+	// when it set none.
+	Timeout  time.Duration
 	Deadline time.Time
 }
 

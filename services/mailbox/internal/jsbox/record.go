@@ -28,14 +28,16 @@ type record struct {
 	Capture  *inflight.Capture
 	// TakenBy is the retry key of the collection that took the capture.
 	TakenBy string
-	// Deadline is when the driver's timeout runs out; zero when it set none.
+	// Timeout is the driver's timeout, and Deadline when it runs out; zero
+	// when it set none.
+	Timeout  time.Duration
 	Deadline time.Time
 }
 
 func (r *record) encode() []byte {
 	m := &mailboxv1.StoredSlot{Client: r.Client, Poster: r.Poster, Tool: r.Tool, Handoffs: r.Handoffs, TakenBy: r.TakenBy}
 	if !r.Deadline.IsZero() {
-		m.Deadline = r.Deadline.UnixNano()
+		m.Deadline, m.Timeout = r.Deadline.UnixNano(), int64(r.Timeout)
 	}
 	if r.Capture != nil {
 		m.Capture = capture.New(r.Capture.Stdout, r.Capture.Stderr, r.Capture.ExitCode)
@@ -51,7 +53,7 @@ func decodeRecord(id string, b []byte) (record, error) {
 	}
 	r := record{Client: m.GetClient(), Poster: m.GetPoster(), Tool: m.GetTool(), Handoffs: m.GetHandoffs(), TakenBy: m.GetTakenBy()}
 	if m.GetDeadline() != 0 {
-		r.Deadline = time.Unix(0, m.GetDeadline())
+		r.Deadline, r.Timeout = time.Unix(0, m.GetDeadline()), time.Duration(m.GetTimeout())
 	}
 	if c := m.GetCapture(); c != nil {
 		r.Capture = &inflight.Capture{Stdout: c.GetStdout(), Stderr: c.GetStderr(), ExitCode: c.GetExitCode()}

@@ -107,7 +107,8 @@ func (r *Read) Take(withCancels bool) ([]inflight.Invocation, []string) {
 		s.handoffs++
 		s.state = handed
 		r.q.handed.pushBack(s)
-		out = append(out, inflight.Invocation{ID: s.id, Tool: s.tool, Input: s.input, Cwd: s.cwd, Delivery: s.handoffs, Deadline: s.deadline})
+		out = append(out, inflight.Invocation{ID: s.id, Tool: s.tool, Input: s.input, Cwd: s.cwd, Delivery: s.handoffs,
+			Timeout: s.timeout, Deadline: s.deadline})
 	}
 	cancels := r.cancel
 	r.cancel = nil

@@ -35,8 +35,9 @@ type slot struct {
 	tool     string
 	input    string
 	cwd      *string
-	expires  int64     // unix nanoseconds
-	deadline time.Time // the driver's timeout; zero when it set none
+	expires  int64         // unix nanoseconds
+	timeout  time.Duration // the driver's, and when it runs out; zero: none
+	deadline time.Time
 	handoffs int32
 	state    state
 	capture  *Capture

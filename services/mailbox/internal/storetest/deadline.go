@@ -12,7 +12,8 @@ import (
 func postBy(t *testing.T, s inflight.Store, client string, deadline time.Time) string {
 	t.Helper()
 	id := inflight.NewID()
-	if err := s.Post(ctx, inflight.Post{ID: id, Client: client, Poster: "driver", Tool: "t", Input: `{}`, Deadline: deadline}); err != nil {
+	p := inflight.Post{ID: id, Client: client, Poster: "driver", Tool: "t", Input: `{}`, Timeout: time.Minute, Deadline: deadline}
+	if err := s.Post(ctx, p); err != nil {
 		t.Fatal(err)
 	}
 	return id
@@ -27,8 +28,8 @@ func aDeadlineTravelsToTheHost(t *testing.T, o Open) {
 	r := open(t, s, "laptop")
 	defer r.Close()
 	got := take(t, r, 1)
-	if got[0].ID != id || !got[0].Deadline.Equal(deadline) {
-		t.Fatalf("handed %+v; want %s with the deadline %v", got[0], id, deadline)
+	if got[0].ID != id || !got[0].Deadline.Equal(deadline) || got[0].Timeout != time.Minute {
+		t.Fatalf("handed %+v; want %s with the timeout 1m and the deadline %v", got[0], id, deadline)
 	}
 }
 

@@ -108,10 +108,14 @@ type Invocation struct {
 	// delivery counts the hand-offs of this invocation including this one; a
 	// value above 1 means an earlier hand-off may already have run it.
 	Delivery int32 `protobuf:"varint,5,opt,name=delivery,proto3" json:"delivery,omitempty"`
-	// timeout is the time left, when the mailbox handed it out, of the timeout
-	// the driver set; absent when it set none. The host stops the run when it
-	// runs out (exit code 124), or at its own per-call deadline if sooner.
-	Timeout       *durationpb.Duration `protobuf:"bytes,6,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	// time_left is what was left, when the mailbox handed it out, of the
+	// timeout the driver set; absent when it set none. The host stops the run
+	// when it runs out (exit code 124), or at its own per-call deadline if
+	// sooner. A duration, not an instant: the host's clock need not agree.
+	TimeLeft *durationpb.Duration `protobuf:"bytes,6,opt,name=time_left,json=timeLeft,proto3" json:"time_left,omitempty"`
+	// timeout is the whole timeout the driver set, for the host's sentence;
+	// absent when it set none.
+	Timeout       *durationpb.Duration `protobuf:"bytes,7,opt,name=timeout,proto3" json:"timeout,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -181,6 +185,13 @@ func (x *Invocation) GetDelivery() int32 {
 	return 0
 }
 
+func (x *Invocation) GetTimeLeft() *durationpb.Duration {
+	if x != nil {
+		return x.TimeLeft
+	}
+	return nil
+}
+
 func (x *Invocation) GetTimeout() *durationpb.Duration {
 	if x != nil {
 		return x.Timeout
@@ -200,7 +211,7 @@ const file_switchboard_mailbox_v1_mailbox_proto_rawDesc = "" +
 	"\a_stdoutB\t\n" +
 	"\a_stderrB\f\n" +
 	"\n" +
-	"_exit_code\"\xc6\x01\n" +
+	"_exit_code\"\xfe\x01\n" +
 	"\n" +
 	"Invocation\x12\x1e\n" +
 	"\n" +
@@ -209,8 +220,9 @@ const file_switchboard_mailbox_v1_mailbox_proto_rawDesc = "" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x14\n" +
 	"\x05input\x18\x03 \x01(\tR\x05input\x12\x15\n" +
 	"\x03cwd\x18\x04 \x01(\tH\x00R\x03cwd\x88\x01\x01\x12\x1a\n" +
-	"\bdelivery\x18\x05 \x01(\x05R\bdelivery\x123\n" +
-	"\atimeout\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\atimeoutB\x06\n" +
+	"\bdelivery\x18\x05 \x01(\x05R\bdelivery\x126\n" +
+	"\ttime_left\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\btimeLeft\x123\n" +
+	"\atimeout\x18\a \x01(\v2\x19.google.protobuf.DurationR\atimeoutB\x06\n" +
 	"\x04_cwdBPZNgithub.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1;mailboxv1b\x06proto3"
 
 var (
@@ -232,12 +244,13 @@ var file_switchboard_mailbox_v1_mailbox_proto_goTypes = []any{
 	(*durationpb.Duration)(nil), // 2: google.protobuf.Duration
 }
 var file_switchboard_mailbox_v1_mailbox_proto_depIdxs = []int32{
-	2, // 0: switchboard.mailbox.v1.Invocation.timeout:type_name -> google.protobuf.Duration
-	1, // [1:1] is the sub-list for method output_type
-	1, // [1:1] is the sub-list for method input_type
-	1, // [1:1] is the sub-list for extension type_name
-	1, // [1:1] is the sub-list for extension extendee
-	0, // [0:1] is the sub-list for field type_name
+	2, // 0: switchboard.mailbox.v1.Invocation.time_left:type_name -> google.protobuf.Duration
+	2, // 1: switchboard.mailbox.v1.Invocation.timeout:type_name -> google.protobuf.Duration
+	2, // [2:2] is the sub-list for method output_type
+	2, // [2:2] is the sub-list for method input_type
+	2, // [2:2] is the sub-list for extension type_name
+	2, // [2:2] is the sub-list for extension extendee
+	0, // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_mailbox_v1_mailbox_proto_init() }

@@ -41,7 +41,10 @@ type StoredSlot struct {
 	TakenBy string `protobuf:"bytes,6,opt,name=taken_by,json=takenBy,proto3" json:"taken_by,omitempty"`
 	// deadline is when the driver's timeout runs out, in Unix nanoseconds; 0
 	// when it set none.
-	Deadline      int64 `protobuf:"varint,7,opt,name=deadline,proto3" json:"deadline,omitempty"`
+	Deadline int64 `protobuf:"varint,7,opt,name=deadline,proto3" json:"deadline,omitempty"`
+	// timeout is the driver's timeout in nanoseconds, for the host's
+	// sentence; 0 when it set none.
+	Timeout       int64 `protobuf:"varint,8,opt,name=timeout,proto3" json:"timeout,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -125,6 +128,13 @@ func (x *StoredSlot) GetDeadline() int64 {
 	return 0
 }
 
+func (x *StoredSlot) GetTimeout() int64 {
+	if x != nil {
+		return x.Timeout
+	}
+	return 0
+}
+
 // StoredAnswer is what a mailbox replica announces on core NATS when it
 // stores a capture, to the replicas whose callers wait for it.
 type StoredAnswer struct {
@@ -186,7 +196,7 @@ var File_switchboard_mailbox_v1_mailbox_store_proto protoreflect.FileDescriptor
 
 const file_switchboard_mailbox_v1_mailbox_store_proto_rawDesc = "" +
 	"\n" +
-	"*switchboard/mailbox/v1/mailbox_store.proto\x12\x16switchboard.mailbox.v1\x1a$switchboard/mailbox/v1/mailbox.proto\"\xde\x01\n" +
+	"*switchboard/mailbox/v1/mailbox_store.proto\x12\x16switchboard.mailbox.v1\x1a$switchboard/mailbox/v1/mailbox.proto\"\xf8\x01\n" +
 	"\n" +
 	"StoredSlot\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\tR\x06client\x12\x16\n" +
@@ -195,7 +205,8 @@ const file_switchboard_mailbox_v1_mailbox_store_proto_rawDesc = "" +
 	"\bhandoffs\x18\x04 \x01(\x05R\bhandoffs\x129\n" +
 	"\acapture\x18\x05 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acapture\x12\x19\n" +
 	"\btaken_by\x18\x06 \x01(\tR\atakenBy\x12\x1a\n" +
-	"\bdeadline\x18\a \x01(\x03R\bdeadline\"e\n" +
+	"\bdeadline\x18\a \x01(\x03R\bdeadline\x12\x18\n" +
+	"\atimeout\x18\b \x01(\x03R\atimeout\"e\n" +
 	"\fStoredAnswer\x12\x1a\n" +
 	"\brevision\x18\x01 \x01(\x04R\brevision\x129\n" +
 	"\acapture\x18\x02 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acaptureBPZNgithub.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1;mailboxv1b\x06proto3"
