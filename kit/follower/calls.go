@@ -44,7 +44,7 @@ func (f *Follower) take(ctx context.Context, r Runner, inv *mailboxv1.Invocation
 // awaitRoom waits until the follower may read another event: while a slot
 // is free, or fewer than Queued invocations (and QueuedBytes of input) wait
 // for one. Otherwise the stream is not read, and the invocations behind
-// stay with the mailbox, not in this process.
+// stay with the mailbox (or in flow control), not in this process.
 func (f *Follower) awaitRoom(ctx context.Context) error {
 	f.mu.Lock()
 	for f.free == 0 && (len(f.queue) >= f.o.Queued || f.queued >= f.o.QueuedBytes) {

@@ -67,9 +67,11 @@ type Options struct {
 	// Queued and QueuedBytes (of input) bound the invocations read ahead
 	// while every slot is busy; they wait in delivery order, holding no
 	// goroutine. At the bound the follower stops reading the stream, so
-	// the rest stay with the mailbox. Zero Queued (the default): read only
-	// while a slot is free. A cancel behind the unread invocations reaches
-	// the follower when a slot frees, or when a run reaches its deadline.
+	// the rest stay with the mailbox. Queued is at least (and by default)
+	// one: with every slot busy the follower still reads, so a cancel of a
+	// running call reaches it, until one invocation waits; a cancel behind
+	// that one is read when a slot frees, at the latest when a run reaches
+	// its deadline.
 	Queued, QueuedBytes int
 	// Deadline bounds each run (DefaultDeadline when zero); an
 	// invocation's own timeout, when shorter, bounds it instead. At the
@@ -118,7 +120,7 @@ type Follower struct {
 // New returns a follower; Run serves.
 func New(o Options) *Follower {
 	o.Slots = orDefault(o.Slots, DefaultSlots)
-	o.Queued = max(o.Queued, 0)
+	o.Queued = max(o.Queued, 1)
 	o.QueuedBytes = orDefault(o.QueuedBytes, DefaultQueuedBytes)
 	o.Deadline = time.Duration(orDefault(int(o.Deadline), int(DefaultDeadline)))
 	if o.As == nil {
@@ -207,6 +209,13 @@ func (f *Follower) follow(ctx context.Context, r Runner) (opened bool, err error
 			f.cancel(e.Cancelled.GetInvocation())
 		}
 	}
+}
+
+// Held counts the invocations the follower holds, running or read ahead.
+func (f *Follower) Held() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.calls)
 }
 
 // complete sends a capture, trying again while the mailbox is unreachable

@@ -73,7 +73,7 @@ func Check(cfg *bridgev1.ServerConfig) error {
 			return fmt.Errorf("%s is %d; want 0 (the default) or more", n.name, n.v)
 		}
 	}
-	return nil
+	return checkDurations(cfg)
 }
 
 // checkManifest refuses a plugin manifest the bridge cannot run or
