@@ -24,11 +24,17 @@ type Overrun struct {
 	// Own is true when it was the invocation's own timeout, set by its
 	// driver, and false for the host's per-call deadline.
 	Own bool
+	// Expired is true when it was the invocation's slot in the mailbox
+	// expiring: nobody can collect its capture after that.
+	Expired bool
 }
 
 func (o *Overrun) Error() string {
-	if o.Own {
+	switch {
+	case o.Own:
 		return fmt.Sprintf("its timeout of %v ran out", o.Limit)
+	case o.Expired:
+		return "its slot in the mailbox expired (--ttl), so nobody could collect its capture"
 	}
 	return fmt.Sprintf("it ran past the per-call deadline of %v", o.Limit)
 }
@@ -48,7 +54,11 @@ func Overran(ctx context.Context) (*Overrun, bool) {
 func (f *Follower) limit(inv *mailboxv1.Invocation, now time.Time) (time.Time, *Overrun) {
 	o, left := &Overrun{Limit: f.o.Deadline}, f.o.Deadline
 	if t := inv.GetTimeLeft(); t != nil && t.AsDuration() < left {
-		o, left = &Overrun{Limit: inv.GetTimeout().AsDuration(), Own: true}, t.AsDuration()
+		left = t.AsDuration()
+		o = &Overrun{Limit: left, Expired: true}
+		if inv.GetTimeout() != nil {
+			o = &Overrun{Limit: inv.GetTimeout().AsDuration(), Own: true}
+		}
 	}
 	return now.Add(left), o
 }

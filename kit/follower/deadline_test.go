@@ -60,6 +60,20 @@ func TestTheInvocationsOwnTimeoutBeatsTheDeadline(t *testing.T) {
 	}
 }
 
+// A run whose slot in the mailbox expires is stopped then: nobody could
+// collect its capture, and a server must not hold the call on.
+func TestARunIsStoppedWhenItsSlotExpires(t *testing.T) {
+	t.Parallel()
+	mb, r := newMailbox(), overrunner{started: make(chan string, 10), silent: true}
+	_, _ = start(t, Options{Mailbox: mb}, r)
+	mb.stream(t).events <- &mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Invocation{
+		Invocation: &mailboxv1.Invocation{Invocation: "a", Tool: "t", Input: `{}`, TimeLeft: durationpb.New(20 * time.Millisecond)}}}
+	c := mb.awaitCompleted(t)
+	if c.id != "a" || c.c.GetStderr() != "switchboard: invocation a was stopped: its slot in the mailbox expired (--ttl), so nobody could collect its capture" {
+		t.Errorf("completed %s with %v", c.id, c.c)
+	}
+}
+
 // One whose time ran out before it had a slot is answered without running.
 func TestAnInvocationOutOfTimeIsNotRun(t *testing.T) {
 	t.Parallel()

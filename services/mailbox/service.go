@@ -313,15 +313,21 @@ func toProto(c *inflight.Capture) *mailboxv1.Capture {
 	return capture.New(c.Stdout, c.Stderr, c.ExitCode)
 }
 
-// row is an invocation as its host is handed it: a deadline travels as the
-// time left now, so the host's clock need not agree with the mailbox's. A
-// deadline that passed between the store's check and now leaves a
-// nanosecond, which the host's run ends at once.
+// row is an invocation as its host is handed it. Its time left is until
+// the driver's deadline or the slot's expiry, whichever is first: past
+// either, nobody waits for its capture, so the host stops the run and an
+// expired invocation is cancelled upstream like a cancelled one. It
+// travels as a duration, so the host's clock need not agree with the
+// mailbox's; one that passed meanwhile leaves a nanosecond.
 func row(inv *inflight.Invocation) *mailboxv1.Invocation {
 	r := &mailboxv1.Invocation{Invocation: inv.ID, Tool: inv.Tool, Input: inv.Input, Cwd: inv.Cwd, Delivery: inv.Delivery}
-	if !inv.Deadline.IsZero() {
-		r.TimeLeft = durationpb.New(max(time.Until(inv.Deadline), time.Nanosecond))
+	end := inv.Expires
+	if !inv.Deadline.IsZero() && (end.IsZero() || !inv.Deadline.After(end)) {
+		end = inv.Deadline
 		r.Timeout = durationpb.New(inv.Timeout)
+	}
+	if !end.IsZero() {
+		r.TimeLeft = durationpb.New(max(time.Until(end), time.Nanosecond))
 	}
 	return r
 }

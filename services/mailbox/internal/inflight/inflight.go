@@ -57,6 +57,9 @@ type Invocation struct {
 	// when it set none.
 	Timeout  time.Duration
 	Deadline time.Time
+	// Expires is when its slot expires (--ttl): past it nobody can collect
+	// a capture, so the host stops the run then too.
+	Expires time.Time
 }
 
 // NewID mints a handle: `inv-` and 128 random bits, unguessable, so holding

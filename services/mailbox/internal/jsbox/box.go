@@ -287,6 +287,7 @@ func (b *Box) read(ctx context.Context, id string) (record, uint64, error) {
 	if err != nil {
 		return record{}, 0, status.Error(codes.Internal, err.Error())
 	}
+	rec.Written = e.Created()
 	return rec, e.Revision(), nil
 }
 

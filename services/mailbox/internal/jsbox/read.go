@@ -331,7 +331,7 @@ func (r *Read) handOff(m jetstream.Msg) (inflight.Invocation, bool) {
 	}
 	r.held[inv.ID] = &held{msg: m, rec: rec, rev: rev}
 	r.mu.Unlock()
-	inv.Timeout, inv.Deadline = rec.Timeout, rec.Deadline
+	inv.Timeout, inv.Deadline, inv.Expires = rec.Timeout, rec.Deadline, rec.Written.Add(b.cfg.TTL)
 	return inv, true
 }
 

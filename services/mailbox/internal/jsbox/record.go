@@ -32,6 +32,9 @@ type record struct {
 	// when it set none.
 	Timeout  time.Duration
 	Deadline time.Time
+	// Written is when this revision was stored (not encoded): the bucket
+	// forgets the slot a TTL after it.
+	Written time.Time
 }
 
 func (r *record) encode() []byte {

@@ -2,6 +2,7 @@ package slots
 
 import (
 	"context"
+	"time"
 
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
@@ -108,7 +109,7 @@ func (r *Read) Take(withCancels bool) ([]inflight.Invocation, []string) {
 		s.state = handed
 		r.q.handed.pushBack(s)
 		out = append(out, inflight.Invocation{ID: s.id, Tool: s.tool, Input: s.input, Cwd: s.cwd, Delivery: s.handoffs,
-			Timeout: s.timeout, Deadline: s.deadline})
+			Timeout: s.timeout, Deadline: s.deadline, Expires: time.Unix(0, s.expires)})
 	}
 	cancels := r.cancel
 	r.cancel = nil

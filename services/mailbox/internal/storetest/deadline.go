@@ -31,6 +31,10 @@ func aDeadlineTravelsToTheHost(t *testing.T, o Open) {
 	if got[0].ID != id || !got[0].Deadline.Equal(deadline) || got[0].Timeout != time.Minute {
 		t.Fatalf("handed %+v; want %s with the timeout 1m and the deadline %v", got[0], id, deadline)
 	}
+	// Its slot's expiry travels too: past it nobody can collect a capture.
+	if e := got[0].Expires; !e.After(time.Now()) || e.After(time.Now().Add(Defaults.TTL)) {
+		t.Errorf("handed with the expiry %v; want within the TTL of %v from now", e, Defaults.TTL)
+	}
 }
 
 // An invocation whose driver's timeout ran out while it was queued is not

@@ -108,13 +108,15 @@ type Invocation struct {
 	// delivery counts the hand-offs of this invocation including this one; a
 	// value above 1 means an earlier hand-off may already have run it.
 	Delivery int32 `protobuf:"varint,5,opt,name=delivery,proto3" json:"delivery,omitempty"`
-	// time_left is what was left, when the mailbox handed it out, of the
-	// timeout the driver set; absent when it set none. The host stops the run
-	// when it runs out (exit code 124), or at its own per-call deadline if
-	// sooner. A duration, not an instant: the host's clock need not agree.
+	// time_left is what was left, when the mailbox handed it out, until the
+	// timeout the driver set runs out or the invocation's slot expires
+	// (--ttl), whichever is first: past either nobody waits for its capture.
+	// The host stops the run when it runs out (exit code 124), or at its own
+	// per-call deadline if sooner. A duration, not an instant: the host's
+	// clock need not agree.
 	TimeLeft *durationpb.Duration `protobuf:"bytes,6,opt,name=time_left,json=timeLeft,proto3" json:"time_left,omitempty"`
-	// timeout is the whole timeout the driver set, for the host's sentence;
-	// absent when it set none.
+	// timeout is the whole timeout the driver set, for the host's sentence,
+	// when that is what time_left runs to; absent when the slot's expiry is.
 	Timeout       *durationpb.Duration `protobuf:"bytes,7,opt,name=timeout,proto3" json:"timeout,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
