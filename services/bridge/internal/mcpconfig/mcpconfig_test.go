@@ -5,9 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
@@ -195,6 +197,15 @@ func TestCheckRefusesMountConfigs(t *testing.T) {
 			`url "http://mcp.example.com/mcp" is plain http, so the server's credentials (headers Authorization, X-Api-Key) would cross the network in the clear: use https://, or a loopback host`},
 		{"a password in a plain http url", httpServer("http://me:pw@10.0.0.5:8080/mcp", nil),
 			`url "http://me:xxxxx@10.0.0.5:8080/mcp" is plain http, so the server's credentials (a user and password in the url) would cross the network in the clear: use https://, or a loopback host`},
+		{"a negative call_timeout", &bridgev1.ServerConfig{Transport: stdio("x").Transport, CallTimeout: durationpb.New(-time.Second)}, "call_timeout is -1s; want 0 (the default) or more"},
+		{"a call_timeout over a day", &bridgev1.ServerConfig{Transport: stdio("x").Transport, CallTimeout: durationpb.New(25 * time.Hour)}, "call_timeout is 25h0m0s; want at most 24h0m0s"},
+		{"an invalid ping_interval", &bridgev1.ServerConfig{Transport: stdio("x").Transport, PingInterval: &durationpb.Duration{Seconds: 1, Nanos: -1}},
+			"ping_interval is not a valid duration: proto: duration (seconds:1 nanos:-1) has seconds and nanos with different signs"},
+		{"a ping_timeout over a minute", &bridgev1.ServerConfig{Transport: stdio("x").Transport, PingTimeout: durationpb.New(2 * time.Minute)}, "ping_timeout is 2m0s; want at most 1m0s"},
+		{"a negative call_timeout in a manifest", plugin(&bridgev1.PluginManifest{Command: []string{"nb"}, Tools: []*registryv1.Tool{notebookTool("get")}, CallTimeout: durationpb.New(-time.Minute)}),
+			"the manifest's call_timeout is -1m0s; want 0 (the default) or more"},
+		{"a pinged plugin", &bridgev1.ServerConfig{Transport: plugin(&bridgev1.PluginManifest{Command: []string{"nb"}, Tools: []*registryv1.Tool{notebookTool("get")}}).Transport, PingInterval: durationpb.New(time.Second)},
+			"ping_interval and ping_timeout are for MCP servers; a plugin backend is not pinged"},
 		{"a NUL in an env value", &bridgev1.ServerConfig{Transport: &bridgev1.ServerConfig_Stdio{Stdio: &bridgev1.StdioTransport{Command: "x", Env: map[string]string{"A": "a\x00b"}}}}, `environment variable "A" holds a NUL byte`},
 	}
 	for _, tt := range tests {
