@@ -11,6 +11,7 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/kit/durations"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/jsontext"
 	"github.com/switchboard-run/switchboard/kit/names"
@@ -99,10 +100,11 @@ func (s *Service) checkTimeout(timeout *durationpb.Duration) error {
 	if timeout == nil {
 		return nil
 	}
+	if err := durations.Valid("timeout", timeout); err != nil {
+		return status.Error(codes.InvalidArgument, "invoke: "+err.Error())
+	}
 	d := timeout.AsDuration()
 	switch {
-	case timeout.CheckValid() != nil:
-		return status.Errorf(codes.InvalidArgument, "invoke: timeout is not a valid duration: %v", timeout.CheckValid())
 	case d <= 0:
 		return status.Errorf(codes.InvalidArgument, "invoke: timeout %v is not positive; leave it out for the host's own deadline", d)
 	case d > s.bounds.TTL:

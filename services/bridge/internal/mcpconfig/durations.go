@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
+	"github.com/switchboard-run/switchboard/kit/durations"
 )
 
 // Bounds of the per-server durations: a call may run up to a day; a ping
@@ -45,8 +46,8 @@ func checkDuration(name string, v *durationpb.Duration, most time.Duration) erro
 	if v == nil {
 		return nil
 	}
-	if err := v.CheckValid(); err != nil {
-		return fmt.Errorf("%s is not a valid duration: %v", name, err)
+	if err := durations.Valid(name, v); err != nil {
+		return err
 	}
 	switch d := v.AsDuration(); {
 	case d < 0:

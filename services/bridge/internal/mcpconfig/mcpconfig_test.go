@@ -200,7 +200,7 @@ func TestCheckRefusesMountConfigs(t *testing.T) {
 		{"a negative call_timeout", &bridgev1.ServerConfig{Transport: stdio("x").Transport, CallTimeout: durationpb.New(-time.Second)}, "call_timeout is -1s; want 0 (the default) or more"},
 		{"a call_timeout over a day", &bridgev1.ServerConfig{Transport: stdio("x").Transport, CallTimeout: durationpb.New(25 * time.Hour)}, "call_timeout is 25h0m0s; want at most 24h0m0s"},
 		{"an invalid ping_interval", &bridgev1.ServerConfig{Transport: stdio("x").Transport, PingInterval: &durationpb.Duration{Seconds: 1, Nanos: -1}},
-			"ping_interval is not a valid duration: proto: duration (seconds:1 nanos:-1) has seconds and nanos with different signs"},
+			"ping_interval (1 seconds, -1 nanos) is not a valid duration: seconds and nanos must share one sign, and nanos stay within a second"},
 		{"a ping_timeout over a minute", &bridgev1.ServerConfig{Transport: stdio("x").Transport, PingTimeout: durationpb.New(2 * time.Minute)}, "ping_timeout is 2m0s; want at most 1m0s"},
 		{"a negative call_timeout in a manifest", plugin(&bridgev1.PluginManifest{Command: []string{"nb"}, Tools: []*registryv1.Tool{notebookTool("get")}, CallTimeout: durationpb.New(-time.Minute)}),
 			"the manifest's call_timeout is -1m0s; want 0 (the default) or more"},
