@@ -28,7 +28,6 @@ func checkDurations(cfg *bridgev1.ServerConfig) error {
 		most time.Duration
 	}{
 		{"call_timeout", cfg.GetCallTimeout(), MaxCallTimeout},
-		{"the manifest's call_timeout", cfg.GetPlugin().GetCallTimeout(), MaxCallTimeout},
 		{"ping_interval", cfg.GetPingInterval(), MaxPingInterval},
 		{"ping_timeout", cfg.GetPingTimeout(), MaxPingTimeout},
 	} {
@@ -40,6 +39,19 @@ func checkDurations(cfg *bridgev1.ServerConfig) error {
 		return fmt.Errorf("ping_interval and ping_timeout are for MCP servers; a plugin backend is not pinged")
 	}
 	return nil
+}
+
+// durationKind is what a duration field of a file must be.
+const durationKind = `a duration string such as "90s" or "10m"`
+
+// fileDuration reads a duration field of a file: a Go duration string,
+// as the flags take.
+func fileDuration(key, s string) (*durationpb.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return nil, fmt.Errorf("field %q is %q, not %s", key, s, durationKind)
+	}
+	return durationpb.New(d), nil
 }
 
 func checkDuration(name string, v *durationpb.Duration, most time.Duration) error {

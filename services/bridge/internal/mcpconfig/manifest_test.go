@@ -78,6 +78,8 @@ func TestParseManifestRefusesWithASentence(t *testing.T) {
 		{"a command as a string", `{"command":"nb","tools":[` + tool + `]}`, `field "command" must be an array of strings`},
 		{"an empty command", `{"command":[],"tools":[` + tool + `]}`, `the manifest's command is empty: name the program that runs the backend`},
 		{"env not strings", `{"command":["nb"],"env":{"A":1},"tools":[` + tool + `]}`, `field "env" must be an object of strings`},
+		{"a call timeout that is not a duration", `{"command":["nb"],"callTimeout":"soon","tools":[` + tool + `]}`, `field "callTimeout" is "soon", not a duration string such as "90s" or "10m"`},
+		{"a call timeout past a day", `{"command":["nb"],"callTimeout":"25h","tools":[` + tool + `]}`, `the manifest's call_timeout is 25h0m0s; want at most 24h0m0s`},
 		{"startAtMount not a bool", `{"command":["nb"],"startAtMount":"yes","tools":[` + tool + `]}`, `field "startAtMount" must be true or false`},
 		{"a quoted line bound", `{"command":["nb"],"maxLineBytes":"5","tools":[` + tool + `]}`, `field "maxLineBytes" must be a whole number`},
 		{"a negative line bound", `{"command":["nb"],"maxLineBytes":-1,"tools":[` + tool + `]}`, `field "maxLineBytes" is -1; want 0 (the default) up to 2147483647`},
