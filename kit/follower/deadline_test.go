@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
@@ -89,5 +90,39 @@ func TestAnInvocationOutOfTimeIsNotRun(t *testing.T) {
 	case id := <-r.started:
 		t.Errorf("%s ran", id)
 	default:
+	}
+}
+
+// The memory of answered invocations is bounded by RecentBytes (the host's
+// --cache-bytes): past it the oldest is forgotten, and its redelivery runs
+// again rather than being answered from memory.
+func TestTheRecentCapturesAreEvictedByBytes(t *testing.T) {
+	t.Parallel()
+	mb, r := newMailbox(), newRunner()
+	one := captureSize("a", &mailboxv1.Capture{Stdout: proto.String("ran a")})
+	f, _ := start(t, Options{Mailbox: mb, RecentBytes: one + one/2}, r)
+	s := mb.stream(t)
+	for _, id := range []string{"a", "b"} {
+		s.invoke(id)
+		r.awaitStarted(t)
+		r.release <- struct{}{}
+		mb.awaitCompleted(t)
+		for deadline := time.Now().Add(wait); !f.remembers(id); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the capture of %s was never remembered", id)
+			}
+		}
+	}
+	if f.remembers("a") {
+		t.Fatal("a is still remembered with room for one capture")
+	}
+	s.invoke("a")
+	if got := r.awaitStarted(t); got != "a" {
+		t.Fatalf("started %q", got)
+	}
+	r.release <- struct{}{}
+	mb.awaitCompleted(t)
+	if runs, _ := r.counts(); runs != 3 {
+		t.Errorf("%d runs; want a, b, and a again once forgotten", runs)
 	}
 }
