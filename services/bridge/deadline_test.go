@@ -3,6 +3,7 @@ package bridge
 import (
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -76,13 +77,13 @@ func TestAServerThatStopsAnsweringPingsIsRestarted(t *testing.T) {
 	b := newBlocker(t)
 	s := newSuite(t, fast) // stopped first, before the server it calls
 	cfg := httpServer(b.url)
-	cfg.PingInterval, cfg.PingTimeout = durationpb(50*time.Millisecond), durationpb(200*time.Millisecond)
+	cfg.PingInterval, cfg.PingTimeout = durationpb(50*time.Millisecond), durationpb(time.Second)
 	s.mount(t, "mute", cfg)
 	b.mute.Store(true)
 	testkit.Eventually(t, "a restart after unanswered pings", 30*time.Second, func() bool {
 		row := s.row(t, "mute")
 		return row.GetRestarts() >= 1 && strings.Contains(strings.Join(row.GetFaults(), "\n"),
-			"the server did not answer a ping within 200ms, so it counts as crashed")
+			"the server did not answer a ping within 1s, so it counts as crashed")
 	})
 	b.mute.Store(false)
 	testkit.Eventually(t, "running again", 30*time.Second, func() bool {
@@ -93,6 +94,34 @@ func TestAServerThatStopsAnsweringPingsIsRestarted(t *testing.T) {
 	close(b.release)
 	if c := s.awaitCapture(t, id); c.GetStdout() != "released after" {
 		t.Errorf("capture after the restart = %v", c)
+	}
+}
+
+// A stdio server that is alive but frozen (the conformance server, stopped
+// with SIGSTOP) answers no ping: it is killed and a new process started.
+func TestAFrozenStdioServerIsKilledAndRestarted(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, fast)
+	cfg := stdioServer(testkit.Tool(t, "everything-server"))
+	cfg.PingInterval, cfg.PingTimeout = durationpb(100*time.Millisecond), durationpb(time.Second)
+	s.mount(t, "frozen", cfg)
+	before := s.pid(t, "frozen")
+	if err := syscall.Kill(before, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	var row *bridgev1.ServerStatus
+	testkit.Eventually(t, "a restart", 30*time.Second, func() bool {
+		row = s.row(t, "frozen")
+		return row.GetRestarts() == 1 && row.GetState() == bridgev1.State_STATE_RUNNING
+	})
+	if !contains(row.GetFaults(), "crashed (1 in a row): the server did not answer a ping within 1s, so it counts as crashed") {
+		t.Errorf("faults = %q, want the unanswered ping named", row.GetFaults())
+	}
+	if after := s.pid(t, "frozen"); after == before || syscall.Kill(before, 0) == nil {
+		t.Errorf("pid %d → %d; want the frozen process gone and a new one", before, after)
+	}
+	if got := s.call(t, "frozen", "test_simple_text", `{}`); got.GetExitCode() != 0 {
+		t.Errorf("the call after the restart: %v", got)
 	}
 }
 
