@@ -204,6 +204,8 @@ func FuzzLoadManifest(f *testing.F) {
 		`{"command":[""],"tools":[{"name":"a","description":"d","input_schema":{}}]}`,
 		`{"command":["nb\u0000"],"tools":[{"name":"a\u0001","description":"d","input_schema":{}}]}`,
 		`{"command":["nb"],"tools":[{"name":"a","description":"d","input_schema":{"$ref":"http://x/s.json"}}]}`,
+		`{"command":["nb"],"callTimeout":"2m","tools":[{"name":"a","description":"d","input_schema":{}}]}`,
+		`{"command":["nb"],"callTimeout":"-3h","tools":[{"name":"a","description":"d","input_schema":{}}]}`,
 		`{"command":null}`,
 		`[]`,
 		"",
