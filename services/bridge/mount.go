@@ -102,10 +102,11 @@ func newMount(s *Service, client string, cfg *bridgev1.ServerConfig) *mount {
 		slots = 1 // a backend takes calls one at a time, in order (docs/design.md §7)
 	}
 	m.follower = follower.New(follower.Options{
-		Mailbox: m.peers.mb,
-		Session: m.session,
-		As:      m.as,
-		Slots:   slots,
+		Mailbox:  m.peers.mb,
+		Session:  m.session,
+		As:       m.as,
+		Slots:    slots,
+		Deadline: callTimeout(cfg),
 		// Calls already sent outlive their stream and their session (they
 		// fail on their own and are answered); only a cancel or a stopping
 		// mount ends them unanswered.
@@ -176,6 +177,8 @@ func (m *mount) start(ctx context.Context) (supervise.Run, error) {
 		OnFault:        m.fault,
 		Sending:        m.sending,
 		Logger:         m.log,
+		PingInterval:   m.cfg.GetPingInterval().AsDuration(),
+		PingTimeout:    m.cfg.GetPingTimeout().AsDuration(),
 	})
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -14,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -50,7 +52,13 @@ type Options struct {
 	As          func(context.Context) context.Context
 	Limits      run.Limits
 	Concurrency int
-	Log         *slog.Logger
+	// Deadline bounds each run (the follower's default when zero); an
+	// invocation's own shorter timeout wins.
+	Deadline time.Duration
+	// CacheBytes bounds the recent captures kept (DefaultCacheBytes when
+	// zero).
+	CacheBytes int
+	Log        *slog.Logger
 	// Telemetry, when tracing, makes each run a span of the driver's trace.
 	Telemetry *telemetry.Telemetry
 }
@@ -70,15 +78,17 @@ func New(o Options) *Host {
 		h.runner.tools[o.Tools[i].Advertised.GetName()] = &o.Tools[i]
 	}
 	h.follower = follower.New(follower.Options{
-		Mailbox:   o.Mailbox,
-		Session:   h.session,
-		As:        o.As,
-		Slots:     max(o.Concurrency, 1),
-		Advertise: h.advertise,
-		Opened:    func(context.Context, int32) { h.readyOnce.Do(func() { close(h.ready) }) },
-		Fatal:     fatal,
-		Log:       o.Log,
-		Telemetry: o.Telemetry,
+		Mailbox:     o.Mailbox,
+		Session:     h.session,
+		As:          o.As,
+		Slots:       max(o.Concurrency, 1),
+		Deadline:    o.Deadline,
+		RecentBytes: cmp.Or(o.CacheBytes, DefaultCacheBytes),
+		Advertise:   h.advertise,
+		Opened:      func(context.Context, int32) { h.readyOnce.Do(func() { close(h.ready) }) },
+		Fatal:       fatal,
+		Log:         o.Log,
+		Telemetry:   o.Telemetry,
 	})
 	return h
 }

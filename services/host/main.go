@@ -60,8 +60,10 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 		Registry:    registryv1.NewRegistryServiceClient(regConn),
 		Mailbox:     mailboxv1.NewMailboxServiceClient(mbConn),
 		As:          as,
-		Limits:      run.Limits{Deadline: cfg.Deadline, Grace: 5 * time.Second, MaxOutput: cfg.MaxOutput},
+		Limits:      run.Limits{Grace: 5 * time.Second, MaxOutput: cfg.MaxOutput},
 		Concurrency: cfg.Concurrency,
+		Deadline:    cfg.Deadline,
+		CacheBytes:  cfg.CacheBytes,
 		Log:         p.Log,
 		Telemetry:   p.Telemetry,
 	})
@@ -91,5 +93,5 @@ func Local(path, client string, reg registryv1.RegistryServiceClient, mb mailbox
 		return nil, err
 	}
 	return New(Options{Tools: tools, Registry: reg, Mailbox: mb, As: as, Log: log, Concurrency: DefaultConcurrency, Telemetry: tel,
-		Limits: run.Limits{Deadline: DefaultDeadline, Grace: 5 * time.Second, MaxOutput: DefaultMaxOutput}}), nil
+		Limits: run.Limits{Grace: 5 * time.Second, MaxOutput: DefaultMaxOutput}}), nil
 }

@@ -32,6 +32,7 @@ const (
 	OutcomeCompleted = "completed" // answered with exit code 0
 	OutcomeFailed    = "failed"    // answered with another exit code
 	OutcomeInDoubt   = "in_doubt"  // answered by the mailbox at the hand-off cap
+	OutcomeTimedOut  = "timed_out" // answered by the mailbox: its driver's timeout ran out in the queue
 	OutcomeCancelled = "cancelled" // cancelled by its poster
 	OutcomeRefused   = "refused"   // not posted: the refusal's sentence went back
 )
@@ -49,7 +50,7 @@ func newMetrics(t *telemetry.Telemetry) *metrics {
 	m := &metrics{
 		invocations: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchboard_invocations_total",
-			Help: "Invocations by the client's workspace, the client, and outcome (completed, failed, in_doubt, cancelled, refused).",
+			Help: "Invocations by the client's workspace, the client, and outcome (completed, failed, in_doubt, timed_out, cancelled, refused).",
 		}, []string{"workspace", "client", "outcome"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "switchboard_invocation_seconds",
@@ -91,6 +92,9 @@ func (s *Service) answered(client string, posted time.Time, c inflight.Capture, 
 		return // not an answer's latency
 	case by == inflight.ByCap:
 		outcome = OutcomeInDoubt
+	case by == inflight.ByTimeout:
+		s.count(client, OutcomeTimedOut)
+		return // never run: no latency of an answer
 	case c.ExitCode != 0:
 		outcome = OutcomeFailed
 	}

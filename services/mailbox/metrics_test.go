@@ -1,7 +1,11 @@
 package mailbox_test
 
 import (
+	"time"
+
 	"testing"
+
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
@@ -51,6 +55,19 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 					t.Fatal("an unadvertised tool was posted")
 				}
 			}
+			// One whose timeout runs out in the queue is answered, unrun,
+			// when its host's read reaches it.
+			su.advertise(t, "late", "echo")
+			posted := time.Now()
+			if _, err := su.mb.Invoke(driver, &mailboxv1.InvokeRequest{Client: "late", Tool: "echo", Input: `{}`, Timeout: durationpb.New(time.Millisecond)}); err != nil {
+				t.Fatal(err)
+			}
+			testkit.Eventually(t, "the timeout to run out", time.Second, func() bool { return time.Since(posted) > 10*time.Millisecond })
+			_, stopLate := su.follow(t, "late")
+			defer stopLate()
+			testkit.Eventually(t, "the timed-out invocation counted", 10*time.Second, func() bool {
+				return testkit.ScrapeHandler(t, tel.MetricsHandler()).Value("switchboard_invocations_total", "client", "late", "outcome", mailbox.OutcomeTimedOut) == 1
+			})
 
 			m := testkit.ScrapeHandler(t, tel.MetricsHandler())
 			for _, c := range []struct {
@@ -81,12 +98,12 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 			if got := m.Value("switchboard_mailbox_queue_depth", "client", "laptop"); got != 0 {
 				t.Errorf("queue depth of laptop = %v, want 0: everything was answered", got)
 			}
-			if got := m.Value("switchboard_mailbox_reads_open"); got != 1 {
-				t.Errorf("reads open = %v, want laptop's one", got)
+			if got := m.Value("switchboard_mailbox_reads_open"); got != 2 {
+				t.Errorf("reads open = %v, want laptop's and late's", got)
 			}
-			if got := m.Value("switchboard_registry_hosts_present"); got != 1 {
-				t.Errorf("hosts present = %v, want laptop", got)
-			}
+			testkit.Eventually(t, "laptop and late present", 10*time.Second, func() bool {
+				return testkit.ScrapeHandler(t, tel.MetricsHandler()).Value("switchboard_registry_hosts_present") == 2
+			})
 			if got := m.Value("grpc_server_handled_total", "grpc_method", "Complete", "grpc_code", "OK"); got != 3 {
 				t.Errorf("Complete calls counted = %v, want 3", got)
 			}

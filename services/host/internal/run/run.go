@@ -25,7 +25,10 @@ import (
 
 // Limits bound one run.
 type Limits struct {
-	// Deadline is how long a tool may run (docs/design.md: 2 min by default).
+	// Deadline is how long a tool may run; zero: until ctx ends. The host
+	// leaves it zero: its follower's run context carries the per-call
+	// deadline (or the invocation's own timeout), and the sentence of
+	// that context's cause says which.
 	Deadline time.Duration
 	// Grace is how long SIGTERM has before SIGKILL.
 	Grace time.Duration
@@ -84,13 +87,17 @@ func Run(ctx context.Context, tool *toolsfile.Tool, inv Invocation, lim Limits) 
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 
-	timer := time.NewTimer(lim.Deadline)
-	defer timer.Stop()
+	var deadline <-chan time.Time
+	if lim.Deadline > 0 {
+		timer := time.NewTimer(lim.Deadline)
+		defer timer.Stop()
+		deadline = timer.C
+	}
 	var stopped string
 	var err error
 	select {
 	case err = <-done:
-	case <-timer.C:
+	case <-deadline:
 		stopped = fmt.Sprintf("switchboard: tool %q ran past its deadline of %v and was stopped", inv.Tool, lim.Deadline)
 		err = stop(cmd, done, lim.Grace)
 	case <-ctx.Done():

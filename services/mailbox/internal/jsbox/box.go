@@ -184,7 +184,7 @@ func (b *Box) Post(ctx context.Context, p inflight.Post) error {
 	if b.isClosed() {
 		return inflight.ErrShuttingDown
 	}
-	rec := record{Client: p.Client, Poster: p.Poster, Tool: p.Tool, Posted: time.Now()}
+	rec := record{Client: p.Client, Poster: p.Poster, Tool: p.Tool, Posted: time.Now(), Timeout: p.Timeout, Deadline: p.Deadline}
 	rev, err := b.slots.Create(ctx, p.ID, rec.encode())
 	if err != nil {
 		return unavailable("storing the invocation", err)

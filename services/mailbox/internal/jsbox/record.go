@@ -30,12 +30,19 @@ type record struct {
 	TakenBy string
 	// Posted is when the invocation was posted (zero if not kept).
 	Posted time.Time
+	// Timeout is the driver's timeout, and Deadline when it runs out; zero
+	// when it set none.
+	Timeout  time.Duration
+	Deadline time.Time
 }
 
 func (r *record) encode() []byte {
 	m := &mailboxv1.StoredSlot{Client: r.Client, Poster: r.Poster, Tool: r.Tool, Handoffs: r.Handoffs, TakenBy: r.TakenBy}
 	if !r.Posted.IsZero() {
 		m.PostedUnixMs = r.Posted.UnixMilli()
+	}
+	if !r.Deadline.IsZero() {
+		m.Deadline, m.Timeout = r.Deadline.UnixNano(), int64(r.Timeout)
 	}
 	if r.Capture != nil {
 		m.Capture = capture.New(r.Capture.Stdout, r.Capture.Stderr, r.Capture.ExitCode)
@@ -52,6 +59,9 @@ func decodeRecord(id string, b []byte) (record, error) {
 	r := record{Client: m.GetClient(), Poster: m.GetPoster(), Tool: m.GetTool(), Handoffs: m.GetHandoffs(), TakenBy: m.GetTakenBy()}
 	if ms := m.GetPostedUnixMs(); ms != 0 {
 		r.Posted = time.UnixMilli(ms)
+	}
+	if m.GetDeadline() != 0 {
+		r.Deadline, r.Timeout = time.Unix(0, m.GetDeadline()), time.Duration(m.GetTimeout())
 	}
 	if c := m.GetCapture(); c != nil {
 		r.Capture = &inflight.Capture{Stdout: c.GetStdout(), Stderr: c.GetStderr(), ExitCode: c.GetExitCode()}
@@ -94,6 +104,10 @@ const (
 	headerPoster = "Sb-Poster"
 	headerSlot   = "Sb-Slot-Revision"
 	headerPosted = "Sb-Posted" // Unix milliseconds, as the slot keeps it
+	// headerDeadline and headerTimeout are the driver's timeout, as the
+	// slot keeps them (Unix nanoseconds, nanoseconds), when it set one.
+	headerDeadline = "Sb-Deadline"
+	headerTimeout  = "Sb-Timeout"
 )
 
 func queueMessage(subject string, p inflight.Post, slotRev uint64, posted time.Time) *nats.Msg {
@@ -104,6 +118,10 @@ func queueMessage(subject string, p inflight.Post, slotRev uint64, posted time.T
 	m.Header.Set(headerPoster, p.Poster)
 	m.Header.Set(headerSlot, strconv.FormatUint(slotRev, 10))
 	m.Header.Set(headerPosted, strconv.FormatInt(posted.UnixMilli(), 10))
+	if !p.Deadline.IsZero() {
+		m.Header.Set(headerDeadline, strconv.FormatInt(p.Deadline.UnixNano(), 10))
+		m.Header.Set(headerTimeout, strconv.FormatInt(int64(p.Timeout), 10))
+	}
 	if p.Cwd != nil {
 		m.Header.Set(headerCwd, strconv.Quote(*p.Cwd))
 	}
@@ -124,6 +142,10 @@ func postedSlot(h nats.Header, client string) (rec record, rev uint64, ok bool) 
 	rec = record{Client: client, Poster: h.Get(headerPoster), Tool: h.Get(headerTool)}
 	if ms, err := strconv.ParseInt(h.Get(headerPosted), 10, 64); err == nil && ms != 0 {
 		rec.Posted = time.UnixMilli(ms)
+	}
+	if ns, err := strconv.ParseInt(h.Get(headerDeadline), 10, 64); err == nil && ns != 0 {
+		timeout, _ := strconv.ParseInt(h.Get(headerTimeout), 10, 64)
+		rec.Deadline, rec.Timeout = time.Unix(0, ns), time.Duration(timeout)
 	}
 	return rec, rev, true
 }

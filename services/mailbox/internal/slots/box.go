@@ -76,7 +76,7 @@ func (b *Box) Post(_ context.Context, p inflight.Post) error {
 	}
 	id := p.ID
 	s := &slot{id: id, client: p.Client, poster: p.Poster, tool: p.Tool, input: p.Input, cwd: p.Cwd, trace: p.Trace,
-		expires: b.cfg.Clock.Now().Add(b.cfg.TTL).UnixNano()}
+		timeout: p.Timeout, deadline: p.Deadline, expires: b.cfg.Clock.Now().Add(b.cfg.TTL).UnixNano()}
 	b.slots[id] = s
 	b.expiry.pushBack(s)
 	b.armSweep()

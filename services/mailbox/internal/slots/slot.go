@@ -8,7 +8,11 @@
 // read.go the reader claim and the lease, expire.go the sweeper.
 package slots
 
-import "github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
+import (
+	"time"
+
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
+)
 
 // Capture is a result as the mailbox keeps it.
 type Capture = inflight.Capture
@@ -32,7 +36,9 @@ type slot struct {
 	input    string
 	cwd      *string
 	trace    map[string]string
-	expires  int64 // unix nanoseconds
+	expires  int64         // unix nanoseconds
+	timeout  time.Duration // the driver's, and when it runs out; zero: none
+	deadline time.Time
 	handoffs int32
 	state    state
 	capture  *Capture
