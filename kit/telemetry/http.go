@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Unmatched is the route label of a request no route matched: a scanner's
@@ -83,6 +84,8 @@ func (t *Telemetry) HTTP(h http.Handler) http.Handler {
 			name = Unmatched
 		}
 		m.requests.WithLabelValues(name, method(r.Method), strconv.Itoa(rec.Code)).Inc()
+		// The span is named by the route, never the path, which holds ids.
+		trace.SpanFromContext(r.Context()).SetName(method(r.Method) + " " + name)
 		m.seconds.WithLabelValues(name).Observe(time.Since(start).Seconds())
 	})
 	if !t.Tracing() {
@@ -90,7 +93,7 @@ func (t *Telemetry) HTTP(h http.Handler) http.Handler {
 	}
 	return otelhttp.NewHandler(counted, "http",
 		otelhttp.WithTracerProvider(t.provider), otelhttp.WithPropagators(t.prop),
-		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + r.URL.Path }))
+		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return method(r.Method) }))
 }
 
 // method bounds the method label to the methods HTTP defines.
