@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/switchboard-run/switchboard/kit/natsconn"
+	"github.com/switchboard-run/switchboard/kit/streams"
 )
 
 // Leases takes and keeps read leases for one mailbox replica.
@@ -54,7 +55,7 @@ type Lease struct {
 func (l *Leases) Acquire(ctx context.Context, client, session string) (*Lease, error) {
 	data, _ := json.Marshal(Read{Session: session, Replica: l.replica, Opened: time.Now().UTC()})
 	rev, err := l.kv.Create(ctx, readKey(client), data, jetstream.KeyTTL(l.ttl))
-	if errors.Is(err, jetstream.ErrKeyExists) {
+	if streams.Conflict(err) {
 		rev, err = l.takeOver(ctx, client, session, data)
 	}
 	if err != nil {

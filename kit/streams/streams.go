@@ -24,16 +24,46 @@ const LayoutKey = "switchboard.layout"
 // Layout is the version of the records this build reads and writes.
 const Layout = "1"
 
+// declareTries bounds the tries of a declaration whose request timed out.
+// Creating a replicated stream waits for its group of servers to form,
+// which a loaded cluster (or one still electing its leaders) may take
+// longer than the 5 s one JetStream request waits: the stream is made all
+// the same, and the next try finds it.
+const declareTries = 4
+
+// again runs declare until it succeeds, fails other than by a timed-out
+// request, or has been tried declareTries times; ctx ending stops it.
+func again[T any](ctx context.Context, declare func() (T, error)) (T, error) {
+	for try := 1; ; try++ {
+		v, err := declare()
+		if err == nil || !errors.Is(err, context.DeadlineExceeded) || try == declareTries || ctx.Err() != nil {
+			return v, err
+		}
+	}
+}
+
+// Conflict reports whether err is a write that lost a race: Create of a key
+// that exists, or Update, Delete or Purge at a revision the key has left.
+// JetStream says the second in two ways — one copy with the code Create
+// uses, several copies with another — and this is the one test for both.
+func Conflict(err error) bool {
+	return errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch)
+}
+
 // Ensure returns the stream cfg describes, creating it when it does not
 // exist. cfg.Metadata gets the layout mark.
 func Ensure(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+	return again(ctx, func() (jetstream.Stream, error) { return ensure(ctx, js, cfg) })
+}
+
+func ensure(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
 	cfg.Metadata = mark(cfg.Metadata)
 	s, err := js.Stream(ctx, cfg.Name)
 	switch {
 	case errors.Is(err, jetstream.ErrStreamNotFound):
 		s, err = js.CreateStream(ctx, cfg)
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) { // another replica made it meanwhile
-			return Ensure(ctx, js, cfg)
+			return ensure(ctx, js, cfg)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("creating the JetStream stream %q: %w", cfg.Name, err)
@@ -66,13 +96,17 @@ func Ensure(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamCon
 // authenticate. With one copy there is none to lag, and direct reads (raw,
 // not JSON) stay.
 func EnsureKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	return again(ctx, func() (jetstream.KeyValue, error) { return ensureKV(ctx, js, cfg) })
+}
+
+func ensureKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
 	cfg.Metadata = mark(cfg.Metadata)
 	kv, err := js.KeyValue(ctx, cfg.Bucket)
 	switch {
 	case errors.Is(err, jetstream.ErrBucketNotFound):
 		_, err = js.CreateKeyValue(ctx, cfg)
 		if errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			return EnsureKV(ctx, js, cfg)
+			return ensureKV(ctx, js, cfg)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("creating the key-value bucket %q: %w", cfg.Bucket, err)

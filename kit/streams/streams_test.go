@@ -198,3 +198,44 @@ func TestABucketInThreeCopiesReadsItsOwnWritesAfterANodeIsLost(t *testing.T) {
 		t.Fatalf("%d of %d reads right after their write did not find it", missed.Load(), writes.Load())
 	}
 }
+
+// A write that lost a race is a Conflict whether the bucket has one copy or
+// three (JetStream says it with different codes), and nothing else is.
+func TestConflictIsTheSameForOneCopyAndThree(t *testing.T) {
+	t.Parallel()
+	nodes := testkit.NATSCluster(t, 3)
+	nc, err := nats.Connect(testkit.URLs(nodes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	three, _ := jetstream.New(nc)
+	ctx := context.Background()
+	for name, c := range map[string]struct {
+		js       jetstream.JetStream
+		replicas int
+	}{"one copy": {jetStream(t), 1}, "three copies": {three, 3}} {
+		kv, err := streams.EnsureKV(ctx, c.js, jetstream.KeyValueConfig{Bucket: "conflict", Replicas: c.replicas})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rev, err := kv.Create(ctx, "k", []byte("a"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := kv.Update(ctx, "k", []byte("b"), rev); err != nil {
+			t.Fatal(err)
+		}
+		_, createErr := kv.Create(ctx, "k", []byte("c"))
+		_, updateErr := kv.Update(ctx, "k", []byte("c"), rev)
+		purgeErr := kv.Purge(ctx, "k", jetstream.LastRevision(rev))
+		for what, err := range map[string]error{"Create of a key that exists": createErr, "Update at an old revision": updateErr, "Purge at an old revision": purgeErr} {
+			if !streams.Conflict(err) {
+				t.Errorf("%s, %s: %v is not a Conflict", name, what, err)
+			}
+		}
+		if _, err := kv.Get(ctx, "missing"); streams.Conflict(err) {
+			t.Errorf("%s: a missing key is a Conflict", name)
+		}
+	}
+}

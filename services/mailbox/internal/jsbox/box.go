@@ -260,7 +260,7 @@ func (b *Box) Complete(ctx context.Context, caller, id string, c inflight.Captur
 		stored := inflight.Rehanded(c, caller, rec.Handoffs)
 		rec.Capture = &stored
 		newRev, err := b.slots.Update(ctx, id, rec.encode(), rev)
-		if errors.Is(err, jetstream.ErrKeyExists) && attempt < 3 {
+		if streams.Conflict(err) && attempt < 3 {
 			continue // a cancel, an expiry or a hand-off count changed it meanwhile: read again
 		}
 		if err != nil {
@@ -449,7 +449,7 @@ func (b *Box) takeKeeping(ctx context.Context, id string, rec record, rev uint64
 func (b *Box) purge(ctx context.Context, id string, a answer) (*inflight.Capture, error) {
 	err := b.slots.Purge(ctx, id, jetstream.LastRevision(a.Revision), jetstream.PurgeTTL(time.Second))
 	switch {
-	case errors.Is(err, jetstream.ErrKeyExists):
+	case streams.Conflict(err):
 		return nil, inflight.Absent(id) // collected or cancelled by another call meanwhile
 	case err != nil:
 		return nil, unavailable("taking the capture", err)
@@ -478,7 +478,7 @@ func (b *Box) Cancel(ctx context.Context, caller, id, reason string) (inflight.C
 			return *c, nil
 		}
 		err = b.slots.Purge(ctx, id, jetstream.LastRevision(rev), jetstream.PurgeTTL(time.Second))
-		if errors.Is(err, jetstream.ErrKeyExists) && attempt < 3 {
+		if streams.Conflict(err) && attempt < 3 {
 			continue // answered or handed again meanwhile
 		}
 		if err != nil {

@@ -2,11 +2,11 @@ package jsbox
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/switchboard-run/switchboard/kit/streams"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
 
@@ -97,7 +97,7 @@ func (r *Read) uncount(id string, handedAs int32) {
 			return // gone, answered, or handed again meanwhile
 		}
 		rec.Handoffs--
-		if _, err = b.slots.Update(ctx, id, rec.encode(), rev); !errors.Is(err, jetstream.ErrKeyExists) {
+		if _, err = b.slots.Update(ctx, id, rec.encode(), rev); !streams.Conflict(err) {
 			return
 		}
 	}
@@ -127,7 +127,7 @@ func (r *Read) handOff(m jetstream.Msg, inv inflight.Invocation) (inflight.Invoc
 		switch {
 		case err == nil:
 			rev = newRev
-		case errors.Is(err, jetstream.ErrKeyExists):
+		case streams.Conflict(err):
 			posted = false // handed, answered or cancelled since: read it
 		default:
 			_ = m.Nak() // NATS did not answer: let it come back

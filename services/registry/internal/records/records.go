@@ -77,7 +77,7 @@ func (r *Records) put(ctx context.Context, key string, value []byte, rev uint64)
 	} else {
 		n, err = r.kv.Update(ctx, key, value, rev)
 	}
-	if errors.Is(err, jetstream.ErrKeyExists) {
+	if streams.Conflict(err) {
 		return 0, ErrChanged
 	}
 	return n, err
@@ -97,7 +97,7 @@ func (r *Records) PutAdvert(ctx context.Context, client string, encoded []byte, 
 
 func (r *Records) delete(ctx context.Context, key string, rev uint64) (uint64, error) {
 	err := r.kv.Delete(ctx, key, jetstream.LastRevision(rev))
-	if errors.Is(err, jetstream.ErrKeyExists) {
+	if streams.Conflict(err) {
 		return 0, ErrChanged
 	}
 	if err != nil {
