@@ -45,10 +45,14 @@ func runCerts(ctx context.Context, args []string, std IO) int {
 		admin := fset.String("admin", "admin", "name of the admin certificate to mint (written as <name>.pem)")
 		hosts := fset.String("hosts", "localhost,127.0.0.1", "extra DNS names and IPs every service leaf serves as")
 		owner := fset.String("owner", "", "UID:GID the services run as: the directories of those that run no programs (nats, registry, mailbox, gateway) are given to it; the bridge's and the example host's stay with whoever runs this (root), since they start as root, read their key and drop to it with --run-as")
+		replicas := fset.String("replicas", "", "comma-separated service=N (nats=3,mailbox=2): mint N leaves <service>-1..<service>-N instead of <service>, each its own key, CN=<service>, naming <service> and <service>-i (docker-compose.scale.yml)")
 		if _, err = parse(fset, args); err == nil {
 			var o *certs.Owner
+			var counts map[string]int
 			if o, err = parseOwner(*owner); err == nil {
-				err = mintSuite(*dir, *admin, split(*hosts), *validity, o, std)
+				if counts, err = parseReplicas(*replicas); err == nil {
+					err = mintSuite(*dir, *admin, split(*hosts), counts, *validity, o, std)
+				}
 			}
 		}
 	default:
@@ -76,6 +80,12 @@ func initCA(dir string, validity time.Duration, std IO) error {
 }
 
 func mintLeaf(dir, name, grade string, hosts []string, validity time.Duration, owner *certs.Owner, std IO) error {
+	return mintLeafAt(dir, fileName(name), name, grade, hosts, validity, owner, std)
+}
+
+// mintLeafAt mints the leaf name into dir/file: a replica's directory is
+// named for the replica, its certificate for the identity it shares.
+func mintLeafAt(dir, file, name, grade string, hosts []string, validity time.Duration, owner *certs.Owner, std IO) error {
 	if err := identity.CheckName(name); err != nil {
 		return fmt.Errorf("--name: %w", err)
 	}
@@ -93,7 +103,6 @@ func mintLeaf(dir, name, grade string, hosts []string, validity time.Duration, o
 	if err != nil {
 		return err
 	}
-	file := fileName(name)
 	if file == "." || file == ".." {
 		return fmt.Errorf("--name %q cannot be a directory of its own under %s", name, dir)
 	}
@@ -131,7 +140,7 @@ var suiteLeaves = []suiteLeaf{
 // one) whose key stays in dir, and a directory per process — a service
 // leaf per service, the example host's, and an admin's for people —
 // holding that process's material only.
-func mintSuite(dir, admin string, hosts []string, validity time.Duration, owner *certs.Owner, std IO) error {
+func mintSuite(dir, admin string, hosts []string, replicas map[string]int, validity time.Duration, owner *certs.Owner, std IO) error {
 	if _, err := os.Stat(filepath.Join(dir, "ca.pem")); errors.Is(err, fs.ErrNotExist) {
 		if err := initCA(dir, validity, std); err != nil {
 			return err
@@ -145,6 +154,12 @@ func mintSuite(dir, admin string, hosts []string, validity time.Duration, owner 
 		o := owner
 		if l.children {
 			o = nil
+		}
+		if n := replicas[l.name]; n > 0 {
+			if err := mintReplicas(dir, l, n, names, validity, o, std); err != nil {
+				return err
+			}
+			continue
 		}
 		if err := mintLeaf(dir, l.name, l.grade, names, validity, o, std); err != nil {
 			return err
