@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -83,6 +84,12 @@ func TestScaleReplicasFollowTheBaseFile(t *testing.T) {
 			for _, r := range replicasOf(svcs, kindOf(base, dep)) {
 				want[r] = d.Condition
 			}
+		}
+		// A later replica of a service that declares JetStream streams and
+		// buckets waits for the one before it, which declares them: two
+		// declaring one three-copy bucket at once both time out.
+		if prev, ok := previousReplica(name); ok && s.flags["nats"] != "" {
+			want[prev] = healthy
 		}
 		got := map[string]string{}
 		for dep, d := range s.cfg.DependsOn {
@@ -254,6 +261,16 @@ func TestScaleCertificatesNameEveryReplica(t *testing.T) {
 			}
 		}
 	}
+}
+
+// previousReplica is the replica before name-N (name-(N-1)), if N > 1.
+func previousReplica(name string) (string, bool) {
+	i := strings.LastIndex(name, "-")
+	n, err := strconv.Atoi(name[i+1:])
+	if i < 0 || err != nil || n < 2 {
+		return "", false
+	}
+	return fmt.Sprintf("%s-%d", name[:i], n-1), true
 }
 
 func split(s string) []string {
