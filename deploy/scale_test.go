@@ -282,3 +282,26 @@ func split(s string) []string {
 	}
 	return out
 }
+
+// The scale file takes the base file's variables, and one for the second
+// gateway's port.
+func TestScaleInterpolation(t *testing.T) {
+	t.Parallel()
+	p := loadComposeFile(t, scaleFile, map[string]string{
+		"SWITCHBOARD_IMAGE": "registry.example/switchboard:1.0", "SWITCHBOARD_HTTP_PORT": "9443", "SWITCHBOARD_HTTP_PORT_2": "9444"})
+	for name, s := range p.Services {
+		if s.Image != "registry.example/switchboard:1.0" {
+			t.Errorf("%s runs image %q; want the one SWITCHBOARD_IMAGE names", name, s.Image)
+		}
+	}
+	for name, want := range map[string]string{"gateway-1": "9443", "gateway-2": "9444"} {
+		if ports := p.Services[name].Ports; len(ports) != 1 || ports[0].Published != want {
+			t.Errorf("%s publishes %+v; want host port %s", name, ports, want)
+		}
+	}
+	for name, s := range loadComposeFile(t, scaleFile, nil).Services {
+		if want := makeImagesTag(t); s.Image != want {
+			t.Errorf("%s runs image %q by default; want %q, the tag make images builds", name, s.Image, want)
+		}
+	}
+}
