@@ -109,11 +109,16 @@ func (l *loopback) healthy(name string) {
 func runUntil(t *testing.T, what string, timeout time.Duration, bin string, args ...string) (string, time.Duration) {
 	t.Helper()
 	start := time.Now()
+	var refused string // the last failure, for the log: what the wait was for
 	for {
 		out, err := exec.Command(bin, args...).CombinedOutput()
 		if err == nil {
+			if refused != "" {
+				t.Logf("%s: until %v, it failed with: %s", what, time.Since(start).Round(time.Millisecond), strings.TrimSpace(refused))
+			}
 			return string(out), time.Since(start)
 		}
+		refused = string(out)
 		if time.Since(start) > timeout {
 			t.Fatalf("%s did not succeed within %v: %v\n%s", what, timeout, err, out)
 		}
