@@ -121,6 +121,9 @@ func measure(ctx context.Context, t testkit.TB, r *report) error {
 		{"an MCP call, direct and through the suite", func() error {
 			return mcpCall(ctx, r, embedded, s, everything)
 		}},
+		{"what metrics and traces cost", func() error {
+			return observability(ctx, r, t, bins["switchboard"], dir, everything)
+		}},
 		{"1,000 parked hosts", func() error { return parked(ctx, r, s) }},
 		{"bytes per queued invocation", func() error { return queuedBytes(ctx, r, s) }},
 	}

@@ -55,19 +55,29 @@ func mcpCall(ctx context.Context, r *report, embedded, split *suite, server stri
 
 // throughSuite mounts server on s's bridge and samples the call through it.
 func throughSuite(ctx context.Context, r *report, s *suite, server string) (*latency, error) {
+	op, err := mountConformance(ctx, s, server)
+	if err != nil {
+		return nil, err
+	}
+	return sample(ctx, r.warm, r.samples, op)
+}
+
+// mountConformance mounts server on s's bridge as "conformance" and returns
+// one call of its test_simple_text through the mailbox, as a driver.
+func mountConformance(ctx context.Context, s *suite, server string) (func(context.Context) error, error) {
 	octx := identity.As(ctx, identity.Identity{Name: "bench-admin", Grade: identity.Admin})
 	_, err := s.br.Mount(octx, &bridgev1.MountRequest{Client: "conformance", Config: &bridgev1.ServerConfig{
 		Transport: &bridgev1.ServerConfig_Stdio{Stdio: &bridgev1.StdioTransport{Command: server}}}})
 	if err != nil {
 		return nil, fmt.Errorf("mounting %s: %w", server, err)
 	}
-	return sample(identity.As(ctx, driver), r.warm, r.samples, func(ctx context.Context) error {
-		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	return func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(identity.As(ctx, driver), 10*time.Second)
 		defer cancel()
 		res, err := s.mb.Call(ctx, &mailboxv1.CallRequest{Client: "conformance", Tool: "test_simple_text", Input: `{}`})
 		if err == nil && res.GetCapture().GetExitCode() != 0 {
 			err = fmt.Errorf("capture %v", res.GetCapture())
 		}
 		return err
-	})
+	}, nil
 }

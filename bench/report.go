@@ -101,3 +101,10 @@ func (r *report) write(path string) error {
 func us(d time.Duration) float64 { return round(float64(d) / float64(time.Microsecond)) }
 
 func round(v float64) float64 { return float64(int64(v*1000+0.5)) / 1000 }
+
+// figure records v under key and prints it, with no target: a cost
+// reported, not held to a bound.
+func (r *report) figure(key string, v float64) {
+	r.set(key, round(v))
+	r.rows = append(r.rows, [4]string{key, fmt.Sprintf("%.3g", v), "", ""})
+}

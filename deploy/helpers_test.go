@@ -38,14 +38,15 @@ var composeFiles = []string{baseFile, scaleFile}
 
 // loadCompose loads docker-compose.yml the way `docker compose` does from
 // the repository root, interpolating ${VAR:-default} from env alone (never
-// from the environment of whoever runs the test).
-func loadCompose(t testing.TB, env map[string]string) *types.Project {
+// from the environment of whoever runs the test), with the given profiles
+// (`docker compose --profile P`) enabled.
+func loadCompose(t testing.TB, env map[string]string, profiles ...string) *types.Project {
 	t.Helper()
-	return loadComposeFile(t, baseFile, env)
+	return loadComposeFile(t, baseFile, env, profiles...)
 }
 
 // loadComposeFile is loadCompose of file (`docker compose -f file`).
-func loadComposeFile(t testing.TB, file string, env map[string]string) *types.Project {
+func loadComposeFile(t testing.TB, file string, env map[string]string, profiles ...string) *types.Project {
 	t.Helper()
 	root := testkit.RepoRoot(t)
 	var pairs []string
@@ -54,7 +55,7 @@ func loadComposeFile(t testing.TB, file string, env map[string]string) *types.Pr
 	}
 	opts, err := cli.NewProjectOptions([]string{filepath.Join(root, file)},
 		cli.WithWorkingDirectory(root), cli.WithEnv(pairs), cli.WithInterpolation(true),
-		cli.WithResolvedPaths(true))
+		cli.WithResolvedPaths(true), cli.WithProfiles(profiles))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,13 +151,22 @@ type service struct {
 	flags map[string]string // every flag's effective value
 }
 
-// services reads every service of p with its subcommand's usage.
+// sdkEnv are variables a service's environment may hold that no flag
+// stands for: the OpenTelemetry SDK reads them itself (docs/design.md §9).
+var sdkEnv = []string{"OTEL_EXPORTER_OTLP_ENDPOINT"}
+
+// services reads every Switchboard service of p with its subcommand's
+// usage. Services of other images (the observability profile's) run no
+// switchboard command; they are recognised by building no image here.
 func services(t testing.TB, p *types.Project) map[string]*service {
 	t.Helper()
 	bin := testkit.Build(t, switchboardPkg)
 	out := map[string]*service{}
 	for _, name := range slices.Sorted(maps.Keys(p.Services)) {
 		s := &service{name: name, cfg: p.Services[name], env: map[string]string{}}
+		if s.cfg.Build == nil {
+			continue
+		}
 		cmd := s.cfg.Command
 		i := slices.IndexFunc(cmd, func(w string) bool { return strings.HasPrefix(w, "-") })
 		if i < 0 {

@@ -70,8 +70,10 @@ func TestScaleReplicasFollowTheBaseFile(t *testing.T) {
 	t.Parallel()
 	base := services(t, loadCompose(t, nil))
 	svcs := services(t, loadComposeFile(t, scaleFile, nil))
-	// What scaling out changes: the NATS flags, and the certs step's --replicas.
-	scaleFlags := []string{"nats", "nats-replicas", "name", "cluster", "cluster-listen", "routes", "replicas"}
+	// What scaling out changes: the NATS flags, and the certs step's
+	// --replicas; and it has no observability profile, so no Prometheus to
+	// give a directory to.
+	scaleFlags := []string{"nats", "nats-replicas", "name", "cluster", "cluster-listen", "routes", "replicas", "prometheus-owner"}
 	for name, s := range svcs {
 		b := base[replicasOf(base, s.kind())[0]]
 		for f, v := range b.flags {

@@ -27,6 +27,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/natsconn"
 	"github.com/switchboard-run/switchboard/kit/natsserver"
 	"github.com/switchboard-run/switchboard/kit/process"
+	"github.com/switchboard-run/switchboard/kit/telemetry"
 	"github.com/switchboard-run/switchboard/services/bridge"
 	"github.com/switchboard-run/switchboard/services/gateway"
 	"github.com/switchboard-run/switchboard/services/host"
@@ -52,6 +53,12 @@ type Options struct {
 	// Ready, when set, is called once everything listens, with the
 	// addresses actually bound (tests listen on port 0).
 	Ready func(grpcAddr, httpAddr string)
+	// Observe are --metrics-addr and --debug-addr; the gateway serves the
+	// metrics at /metrics in any case.
+	Observe process.Observe
+	// Telemetry is the one registry and tracer every service shares (nil:
+	// what the OTEL_* environment asks for).
+	Telemetry *telemetry.Telemetry
 }
 
 // DefaultDataDir is where the suite keeps its state when --data is not
@@ -70,6 +77,20 @@ func DefaultDataDir() string {
 func Run(ctx context.Context, o Options) error {
 	sec := process.Security{Dev: true}
 	log := o.Log
+	tel := o.Telemetry
+	if tel == nil {
+		var err error
+		if tel, err = telemetry.New(ctx, "switchboard"); err != nil {
+			return err
+		}
+		defer tel.Shutdown(context.WithoutCancel(ctx))
+		o.Telemetry = tel
+	}
+	observing, err := o.Observe.Open(log, tel, true, nil)
+	if err != nil {
+		return err
+	}
+	defer observing.Close()
 	grpcLis, err := listen.TCP(o.GRPC, true)
 	if err != nil {
 		return err
@@ -89,7 +110,7 @@ func Run(ctx context.Context, o Options) error {
 	defer stopNATS()
 	defer nc.Close()
 	regCfg := registry.Config{WatchBuffer: registry.DefaultWatchBuffer, MaxTools: registry.DefaultMaxTools,
-		NATS: o.NATS, Flags: process.Flags{Security: sec}}
+		NATS: o.NATS, Flags: process.Flags{Security: sec}, Telemetry: tel}
 	if old := filepath.Join(o.DataDir, "registry.db"); o.DataDir != "" && exists(old) {
 		regCfg.Import = old // an earlier version's store: copied in once, then renamed
 	}
@@ -98,7 +119,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer reg.Close()
-	conn, err := grpcclient.Dial(grpcLis.Addr().String(), nil)
+	conn, err := grpcclient.Dial(grpcLis.Addr().String(), nil, tel.DialOptions()...)
 	if err != nil {
 		return err
 	}
@@ -106,21 +127,21 @@ func Run(ctx context.Context, o Options) error {
 	regClient := registryv1.NewRegistryServiceClient(conn)
 	mbClient := mailboxv1.NewMailboxServiceClient(conn)
 
-	mb, err := mailbox.New(ctx, mailbox.Config{Bounds: o.Mailbox, Store: o.Store, NATS: o.NATS}, nc, regClient, sec.Self("mailbox"), log.With("service", "mailbox"))
+	mb, err := mailbox.New(ctx, mailbox.Config{Bounds: o.Mailbox, Store: o.Store, NATS: o.NATS, Telemetry: tel}, nc, regClient, sec.Self("mailbox"), log.With("service", "mailbox"))
 	if err != nil {
 		return err
 	}
-	br, err := bridge.New(bridge.Config{}, regClient, mbClient, log.With("service", "bridge"))
+	br, err := bridge.New(bridge.Config{Telemetry: tel}, regClient, mbClient, log.With("service", "bridge"))
 	if err != nil {
 		return err
 	}
 	defer br.Close()
-	gw, err := gateway.New(gateway.Config{Listen: httpLis.Addr().String(), Flags: process.Flags{Security: sec}, MCPSessionTimeout: gateway.DefaultMCPSessionTimeout}, gateway.Backends{Registry: conn, Mailbox: conn, Bridge: conn,
+	gw, err := gateway.New(gateway.Config{Listen: httpLis.Addr().String(), Flags: process.Flags{Security: sec}, MCPSessionTimeout: gateway.DefaultMCPSessionTimeout, Telemetry: tel}, gateway.Backends{Registry: conn, Mailbox: conn, Bridge: conn,
 		Self: sec.Self("gateway")}, log.With("service", "gateway"))
 	if err != nil {
 		return err
 	}
-	srv := grpcserver.New(grpcserver.Options{Logger: log, Guard: identity.Guard{Auth: sec.Authenticator(),
+	srv := grpcserver.New(grpcserver.Options{Logger: log, Telemetry: tel, Guard: identity.Guard{Auth: sec.Authenticator(),
 		Policy: identity.Merge(registry.Policy, mailbox.Policy, bridge.Policy)}})
 	reg.Register(srv)
 	mb.Register(srv)
@@ -192,7 +213,7 @@ func startExtras(ctx context.Context, g *errgroup.Group, o Options, br *bridge.S
 	if o.ToolsFile == "" {
 		return nil
 	}
-	h, err := host.Local(o.ToolsFile, o.ToolsClient, reg, mb, log.With("service", "host"))
+	h, err := host.Local(o.ToolsFile, o.ToolsClient, reg, mb, o.Telemetry, log.With("service", "host"))
 	if err != nil {
 		return fmt.Errorf("--tools %s: %w", o.ToolsFile, err)
 	}

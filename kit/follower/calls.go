@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 )
@@ -15,16 +16,38 @@ type call struct {
 	stream context.Context    // ends with the stream that delivered it
 	known  *mailboxv1.Capture // answered before: sent again, not run again
 	cancel context.CancelFunc // set when it starts
+	// deadline ends the run, counted from when it was read; overrun says
+	// which deadline it is.
+	deadline time.Time
+	overrun  *Overrun
 }
 
 // take queues an invocation for a slot, once: a redelivery (the same id,
 // the idempotency key) of one queued or running here is dropped, as that
-// one will answer it. At the queue's bound it waits for room; the stream
-// is not read meanwhile.
-func (f *Follower) take(ctx context.Context, r Runner, inv *mailboxv1.Invocation) error {
-	id, size := inv.GetInvocation(), len(inv.GetInput())
+// one will answer it. The reader took it only because there was room
+// (awaitRoom).
+func (f *Follower) take(ctx context.Context, r Runner, inv *mailboxv1.Invocation) {
+	id := inv.GetInvocation()
 	f.mu.Lock()
-	for len(f.queue) > 0 && (len(f.queue) >= f.o.Queued || f.queued+size > f.o.QueuedBytes) {
+	defer f.mu.Unlock()
+	if _, held := f.calls[id]; held {
+		return
+	}
+	c := &call{inv: inv, runner: r, stream: ctx, known: f.recent.get(id)}
+	c.deadline, c.overrun = f.limit(inv, time.Now())
+	f.calls[id] = c
+	f.queue = append(f.queue, c)
+	f.queued += len(inv.GetInput())
+	f.start()
+}
+
+// awaitRoom waits until the follower may read another event: while a slot
+// is free, or fewer than Queued invocations (and QueuedBytes of input) wait
+// for one. Otherwise the stream is not read, and the invocations behind
+// stay with the mailbox (or in flow control), not in this process.
+func (f *Follower) awaitRoom(ctx context.Context) error {
+	f.mu.Lock()
+	for f.free == 0 && (len(f.queue) >= f.o.Queued || f.queued >= f.o.QueuedBytes) {
 		f.mu.Unlock()
 		select {
 		case <-f.room:
@@ -33,15 +56,7 @@ func (f *Follower) take(ctx context.Context, r Runner, inv *mailboxv1.Invocation
 		}
 		f.mu.Lock()
 	}
-	defer f.mu.Unlock()
-	if _, held := f.calls[id]; held {
-		return nil
-	}
-	c := &call{inv: inv, runner: r, stream: ctx, known: f.recent.get(id)}
-	f.calls[id] = c
-	f.queue = append(f.queue, c)
-	f.queued += size
-	f.start()
+	f.mu.Unlock()
 	return nil
 }
 
@@ -57,7 +72,7 @@ func (f *Follower) start() {
 			continue
 		}
 		f.free--
-		ctx, cancel := context.WithCancel(f.o.RunContext)
+		ctx, cancel := f.runContext(c)
 		c.cancel = cancel
 		f.wg.Add(1)
 		go f.serve(ctx, c)
@@ -70,14 +85,25 @@ func (f *Follower) serve(ctx context.Context, c *call) {
 	defer f.wg.Done()
 	id := c.inv.GetInvocation()
 	capture := c.known
-	if capture == nil {
+	ctx, span := f.runSpan(ctx, c.inv)
+	defer span.End()
+	overrun, late := Overran(ctx) // its time ran out before it had a slot
+	switch {
+	case capture != nil:
+	case late:
+		capture = overrunCapture(id, overrun, false)
+	default:
 		capture = c.runner.Run(ctx, c.inv)
+		if overrun, late = Overran(ctx); late && capture == nil {
+			capture = overrunCapture(id, overrun, true)
+		}
 	}
 	// A run its poster cancelled was answered by the mailbox already; one
-	// RunContext ended has nobody left to answer it.
-	answer := capture != nil && ctx.Err() == nil
+	// RunContext ended has nobody left to answer it. One that overran is
+	// answered: nobody else will.
+	answer := capture != nil && (ctx.Err() == nil || late)
 	if answer {
-		f.complete(id, capture)
+		f.complete(ctx, id, capture)
 	}
 	c.cancel()
 	f.mu.Lock()
@@ -87,6 +113,7 @@ func (f *Follower) serve(ctx context.Context, c *call) {
 		f.recent.put(id, capture)
 	}
 	f.free++
+	f.wake() // a reader waiting for a free slot
 	f.start()
 }
 
@@ -129,6 +156,11 @@ func (f *Follower) dropQueued() {
 func (f *Follower) unqueue(i int) {
 	f.queued -= len(f.queue[i].inv.GetInput())
 	f.queue = slices.Delete(f.queue, i, i+1)
+	f.wake()
+}
+
+// wake tells a reader waiting in awaitRoom to look again. f.mu is held.
+func (f *Follower) wake() {
 	select {
 	case f.room <- struct{}{}:
 	default:

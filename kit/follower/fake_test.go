@@ -43,6 +43,12 @@ func (s *stream) Recv() (*mailboxv1.FollowResponse, error) {
 	}
 }
 
+func (s *stream) reads() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.read
+}
+
 // awaitReads waits until the follower has taken n events off the stream.
 func (s *stream) awaitReads(t *testing.T, n int) {
 	t.Helper()

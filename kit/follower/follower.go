@@ -21,6 +21,7 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/retry"
+	"github.com/switchboard-run/switchboard/kit/telemetry"
 )
 
 // Runner runs invocations: what a tool host is, beyond following.
@@ -29,7 +30,9 @@ type Runner interface {
 	// answer (it was never sent anywhere, and the mailbox hands it out
 	// again at the next read). ctx ends when the poster cancels inv, or
 	// when Options.RunContext ends; a capture returned after that is not
-	// sent. Runs may overlap, up to Options.Slots.
+	// sent. It also ends at the run's deadline (Overran says so): the
+	// capture returned then is sent, and nil is answered with exit code
+	// 124 and a sentence. Runs may overlap, up to Options.Slots.
 	Run(ctx context.Context, inv *mailboxv1.Invocation) *mailboxv1.Capture
 }
 
@@ -42,7 +45,6 @@ type Mailbox interface {
 // Default bounds of what a follower holds.
 const (
 	DefaultSlots         = 1
-	DefaultQueued        = 1024
 	DefaultQueuedBytes   = 16 << 20
 	DefaultRecent        = 1024
 	DefaultRecentBytes   = 16 << 20
@@ -61,12 +63,22 @@ type Options struct {
 	// TLS the certificate speaks).
 	As func(context.Context) context.Context
 	// Slots bounds the runs at once. A run holds its slot until its
-	// capture is sent, so there are never more run goroutines than slots;
-	// invocations beyond wait in delivery order, holding no goroutine.
+	// capture is sent, so there are never more run goroutines than slots.
 	Slots int
-	// Queued and QueuedBytes (of input) bound the invocations waiting for
-	// a slot; at the bound the follower stops reading until one starts.
+	// Queued and QueuedBytes (of input) bound the invocations read ahead
+	// while every slot is busy; they wait in delivery order, holding no
+	// goroutine. At the bound the follower stops reading the stream, so
+	// the rest stay with the mailbox. Queued is at least (and by default)
+	// one: with every slot busy the follower still reads, so a cancel of a
+	// running call reaches it, until one invocation waits; a cancel behind
+	// that one is read when a slot frees, at the latest when a run reaches
+	// its deadline.
 	Queued, QueuedBytes int
+	// Deadline bounds each run (DefaultDeadline when zero); an
+	// invocation's own timeout, when shorter, bounds it instead. At the
+	// deadline the run's context ends with an *Overrun cause; the runner
+	// stops the run and answers it, exit code 124 (Overran).
+	Deadline time.Duration
 	// Recent and RecentBytes (of captures) bound the memory of answered
 	// invocations; the oldest is forgotten first.
 	Recent, RecentBytes int
@@ -89,6 +101,10 @@ type Options struct {
 	// stream, a capture not taken; a cancel); nil: the log.
 	OnFault, OnNotice func(string)
 	Log               *slog.Logger
+	// Telemetry, when tracing, makes each run a span continuing the
+	// invocation's trace context; nil: runs continue it without a span of
+	// their own.
+	Telemetry *telemetry.Telemetry
 }
 
 // Follower serves one client's queue. Run it once at a time.
@@ -100,7 +116,7 @@ type Follower struct {
 	calls  map[string]*call // queued or running, by invocation id
 	queue  []*call          // waiting for a slot, in delivery order
 	queued int              // bytes of input in queue
-	room   chan struct{}    // a wake-up when the queue shrinks
+	room   chan struct{}    // a wake-up when the queue shrinks or a slot frees
 	free   int              // slots not held
 	recent *recent
 	wg     sync.WaitGroup // the runs
@@ -109,8 +125,9 @@ type Follower struct {
 // New returns a follower; Run serves.
 func New(o Options) *Follower {
 	o.Slots = orDefault(o.Slots, DefaultSlots)
-	o.Queued = orDefault(o.Queued, DefaultQueued)
+	o.Queued = max(o.Queued, 1)
 	o.QueuedBytes = orDefault(o.QueuedBytes, DefaultQueuedBytes)
+	o.Deadline = time.Duration(orDefault(int(o.Deadline), int(DefaultDeadline)))
 	if o.As == nil {
 		o.As = func(ctx context.Context) context.Context { return ctx }
 	}
@@ -180,6 +197,9 @@ func (f *Follower) follow(ctx context.Context, r Runner) (opened bool, err error
 		f.o.Opened(ctx, first.GetOpened().GetRequeued())
 	}
 	for {
+		if err := f.awaitRoom(ctx); err != nil {
+			return true, err
+		}
 		ev, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
 			err = errors.New("the mailbox ended the stream")
@@ -189,21 +209,28 @@ func (f *Follower) follow(ctx context.Context, r Runner) (opened bool, err error
 		}
 		switch e := ev.GetEvent().(type) {
 		case *mailboxv1.FollowResponse_Invocation:
-			if err := f.take(ctx, r, e.Invocation); err != nil {
-				return true, err
-			}
+			f.take(ctx, r, e.Invocation)
 		case *mailboxv1.FollowResponse_Cancelled:
 			f.cancel(e.Cancelled.GetInvocation())
 		}
 	}
 }
 
+// Held counts the invocations the follower holds, running or read ahead.
+func (f *Follower) Held() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.calls)
+}
+
 // complete sends a capture, trying again while the mailbox is unreachable
 // for a little while (and RunContext lives: a stopping bridge mount does not
 // wait on it); past that, the lease brings the invocation back and the
 // capture kept in memory answers it.
-func (f *Follower) complete(id string, c *mailboxv1.Capture) {
-	ctx, cancel := context.WithTimeout(context.Background(), completeWithin)
+func (f *Follower) complete(run context.Context, id string, c *mailboxv1.Capture) {
+	// The run's values (its span) without its end: the capture is sent
+	// whatever became of the run's context.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(run), completeWithin)
 	defer cancel()
 	send := retry.Loop{Policy: retry.Default, Retryable: func(err error) bool {
 		return status.Code(err) == codes.Unavailable && f.o.RunContext.Err() == nil

@@ -34,7 +34,7 @@ func (f *Follower) remembers(id string) bool {
 func TestRunsTakeASlotBeforeTheyStartAndTheRestWaitInOrder(t *testing.T) {
 	t.Parallel()
 	mb, r, n := newMailbox(), newRunner(), newNotes()
-	f, _ := start(t, Options{Mailbox: mb, Slots: 2, OnNotice: n.add}, r)
+	f, _ := start(t, Options{Mailbox: mb, Slots: 2, Queued: 4, OnNotice: n.add}, r)
 	s := mb.stream(t)
 	s.invoke("a", "b", "c", "d", "e")
 	s.cancel("e") // read after the five: its notice says the reader has taken them all
@@ -70,7 +70,7 @@ func TestRunsTakeASlotBeforeTheyStartAndTheRestWaitInOrder(t *testing.T) {
 func TestARedeliveryIsNotRunTwice(t *testing.T) {
 	t.Parallel()
 	mb, r := newMailbox(), newRunner()
-	f, _ := start(t, Options{Mailbox: mb, Slots: 1}, r)
+	f, _ := start(t, Options{Mailbox: mb, Slots: 1, Queued: 1}, r)
 	s := mb.stream(t)
 	s.invoke("a", "a") // redelivered while it runs: dropped
 	r.awaitStarted(t)
@@ -95,7 +95,8 @@ func TestARedeliveryIsNotRunTwice(t *testing.T) {
 func TestACancelledRunEndsAndIsNotAnswered(t *testing.T) {
 	t.Parallel()
 	mb, r, n := newMailbox(), newRunner(), newNotes()
-	_, _ = start(t, Options{Mailbox: mb, Slots: 1, OnNotice: n.add}, r)
+	// With room for two read ahead, the cancel behind b is read while a runs.
+	_, _ = start(t, Options{Mailbox: mb, Slots: 1, Queued: 2, OnNotice: n.add}, r)
 	s := mb.stream(t)
 	s.invoke("a", "b")
 	r.awaitStarted(t)
@@ -166,7 +167,7 @@ func TestABrokenStreamDropsWhatIsQueuedAndFollowsAgain(t *testing.T) {
 	t.Parallel()
 	mb, r, faults := newMailbox(), newRunner(), newNotes()
 	opened := make(chan struct{}, 10)
-	f, _ := start(t, Options{Mailbox: mb, Slots: 1, OnFault: faults.add,
+	f, _ := start(t, Options{Mailbox: mb, Slots: 1, Queued: 2, OnFault: faults.add,
 		Opened: func(context.Context, int32) { opened <- struct{}{} }}, r)
 	s := mb.stream(t)
 	<-opened
@@ -202,9 +203,12 @@ func TestTheQueueIsBoundedAndTheReaderWaitsForRoom(t *testing.T) {
 	s := mb.stream(t)
 	s.invoke("a", "b", "c", "d")
 	r.awaitStarted(t)
-	s.awaitReads(t, 5) // opened, then a to d: the reader holds d, waiting for room
-	if q := f.queuedIDs(); len(q) > 2 {
-		t.Errorf("queued %q past the bound of 2", q)
+	s.awaitReads(t, 4) // opened, then a to c: d stays unread, with the mailbox
+	if q := f.queuedIDs(); !slices.Equal(q, []string{"b", "c"}) {
+		t.Errorf("queued %q, want b and c", q)
+	}
+	if read := s.reads(); read != 4 {
+		t.Errorf("the follower read %d events with its queue full, want 4: d must stay unread", read)
 	}
 	for range 4 {
 		r.release <- struct{}{}

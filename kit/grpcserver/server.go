@@ -30,6 +30,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/telemetry"
 )
 
 // MaxMessageBytes bounds every gRPC message and HTTP body (docs/design.md §4).
@@ -54,6 +55,8 @@ type Options struct {
 	TLS *tls.Config
 	// ShutdownGrace bounds the graceful stop before a hard stop (default 10 s).
 	ShutdownGrace time.Duration
+	// Telemetry counts and traces every call; nil counts nothing.
+	Telemetry *telemetry.Telemetry
 }
 
 // Server is a gRPC server with health, reflection and the interceptor chain.
@@ -63,6 +66,7 @@ type Server struct {
 
 	log   *slog.Logger
 	grace time.Duration
+	tel   *telemetry.Telemetry
 
 	mu      sync.Mutex
 	drains  []func()
@@ -89,7 +93,13 @@ func New(opts Options) *Server {
 		logging.WithLogOnEvents(logging.FinishCall),
 		logging.WithLevels(levelFor),
 	}
-	sopts := []grpc.ServerOption{
+	var sopts []grpc.ServerOption
+	if opts.Telemetry != nil {
+		// First, so the metrics interceptors run before the chain below and
+		// count the calls the guard refuses.
+		sopts = opts.Telemetry.ServerOptions()
+	}
+	sopts = append(sopts,
 		grpc.MaxRecvMsgSize(MaxMessageBytes),
 		grpc.MaxSendMsgSize(MaxMessageBytes),
 		grpc.MaxConcurrentStreams(MaxConcurrentStreams),
@@ -114,7 +124,7 @@ func New(opts Options) *Server {
 			logging.StreamServerInterceptor(logger, logOpts...),
 			opts.Guard.Stream,
 		),
-	}
+	)
 	if opts.TLS != nil {
 		sopts = append(sopts, grpc.Creds(credentials.NewTLS(opts.TLS)))
 	}
@@ -123,6 +133,7 @@ func New(opts Options) *Server {
 		Health: health.NewServer(),
 		log:    opts.Logger,
 		grace:  opts.ShutdownGrace,
+		tel:    opts.Telemetry,
 	}
 	healthpb.RegisterHealthServer(s.GRPC, s.Health)
 	reflection.Register(s.GRPC)
@@ -162,6 +173,9 @@ func (s *Server) OnDrain(f func()) {
 // Serve serves on lis until ctx is done, then shuts down. It returns nil
 // after a shutdown, or the error that stopped serving.
 func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
+	if s.tel != nil {
+		s.tel.InitializeServer(s.GRPC)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- s.GRPC.Serve(lis) }()
 	select {

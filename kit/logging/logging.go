@@ -9,7 +9,8 @@ import (
 )
 
 // New returns a logger writing to w at the named level ("debug", "info",
-// "warn", "error") in the named format ("text" or "json").
+// "warn", "error") in the named format ("text" or "json"). A record logged
+// with a context that carries a span names its trace_id and span_id.
 func New(w io.Writer, level, format string) (*slog.Logger, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
@@ -18,9 +19,9 @@ func New(w io.Writer, level, format string) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: lv}
 	switch format {
 	case "text", "":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
+		return slog.New(traced{slog.NewTextHandler(w, opts)}), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		return slog.New(traced{slog.NewJSONHandler(w, opts)}), nil
 	}
 	return nil, fmt.Errorf("log format %q: want text or json", format)
 }

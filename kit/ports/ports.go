@@ -14,6 +14,10 @@ const (
 	// Suite is the embedded suite's one gRPC port (`switchboard dev`), which
 	// the CLI and a tool host dial by default.
 	Suite = "7737"
+	// Metrics is the port every container of docker-compose.yml serves
+	// /metrics on (--metrics-addr) and Prometheus scrapes; nothing listens
+	// on it unless told to.
+	Metrics = "9090"
 )
 
 // Loopback is the host of every default address: nothing listens beyond

@@ -23,6 +23,7 @@ import (
 
 	"github.com/switchboard-run/switchboard/kit/envflag"
 	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/kit/telemetry"
 )
 
 // Log is how a process logs: --log-level and --log-format.
@@ -47,12 +48,15 @@ func (l *Log) Logger(w io.Writer) (*slog.Logger, error) {
 type Flags struct {
 	Security Security
 	Log
+	Observe
 }
 
-// Register adds the security flags, --log-level and --log-format.
+// Register adds the security flags, --log-level, --log-format,
+// --metrics-addr and --debug-addr.
 func (f *Flags) Register(fs *flag.FlagSet) {
 	f.Security.Register(fs)
 	f.Log.Register(fs)
+	f.Observe.Register(fs)
 }
 
 // processFlags lets Start reach the Flags a Config embeds.
@@ -68,7 +72,9 @@ type Config interface {
 // Start is the preamble of every service's Main: it registers cfg's flags
 // on a flag set named for the command, parses args with their environment
 // fallbacks, checks the security choice and returns the running process,
-// whose logger writes to stderr. -h answers flag.ErrHelp, which Main and
+// whose logger writes to stderr, whose telemetry is what the OTEL_*
+// environment asks for, and whose metrics and debug listeners are open.
+// Main defers the running process's Close. -h answers flag.ErrHelp, which Main and
 // the switchboard command exit 0 on.
 func Start(name string, cfg Config, args []string, stderr io.Writer) (*Running, error) {
 	fs := envflag.NewFlagSet(name, stderr)
@@ -84,7 +90,17 @@ func Start(name string, cfg Config, args []string, stderr io.Writer) (*Running, 
 	if err != nil {
 		return nil, err
 	}
-	return newRunning(name, log, &f.Security), nil
+	tel, err := telemetry.New(context.Background(), "switchboard-"+name)
+	if err != nil {
+		return nil, err
+	}
+	r := newRunning(name, log, &f.Security)
+	r.Telemetry = tel
+	if r.Observing, err = f.Observe.Open(log, tel, f.Security.Dev, r.ServerTLS); err != nil {
+		tel.Shutdown(context.Background())
+		return nil, err
+	}
+	return r, nil
 }
 
 // Main runs a process's Main as a command (cmd/<name>): SIGINT and SIGTERM

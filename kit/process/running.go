@@ -1,11 +1,13 @@
 package process
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"google.golang.org/grpc"
@@ -15,6 +17,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/listen"
 	"github.com/switchboard-run/switchboard/kit/natsconn"
+	"github.com/switchboard-run/switchboard/kit/telemetry"
 )
 
 // Running is a started process (see Start): its logger, and the listeners,
@@ -22,6 +25,12 @@ import (
 type Running struct {
 	// Log is the process's logger.
 	Log *slog.Logger
+	// Telemetry is the process's metrics registry and tracer provider;
+	// services register their own collectors on it.
+	Telemetry *telemetry.Telemetry
+	// Observing is the metrics and debug listeners --metrics-addr and
+	// --debug-addr opened.
+	Observing *Observing
 
 	name     string
 	security *Security
@@ -57,7 +66,28 @@ func (r *Running) Dial(addr string) (*grpc.ClientConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return grpcclient.Dial(addr, c)
+	return grpcclient.Dial(addr, c, r.telemetry().DialOptions()...)
+}
+
+// telemetry is the process's telemetry; a Running made without Start
+// (tests) counts into a registry of its own.
+func (r *Running) telemetry() *telemetry.Telemetry {
+	if r.Telemetry == nil {
+		r.Telemetry = telemetry.NewMetrics()
+	}
+	return r.Telemetry
+}
+
+// Close stops the metrics and debug listeners and flushes the traces.
+func (r *Running) Close() {
+	r.Observing.Close()
+	if r.Telemetry != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := r.Telemetry.Shutdown(ctx); err != nil {
+			r.Log.Warn("traces not flushed", "err", err)
+		}
+	}
 }
 
 // Listen listens on addr; in dev mode only a loopback address is allowed.
@@ -72,7 +102,7 @@ func (r *Running) GRPCServer(policy identity.Policy) (*grpcserver.Server, error)
 	if err != nil {
 		return nil, err
 	}
-	return grpcserver.New(grpcserver.Options{Logger: r.Log, TLS: c,
+	return grpcserver.New(grpcserver.Options{Logger: r.Log, TLS: c, Telemetry: r.telemetry(),
 		Guard: identity.Guard{Auth: r.security.Authenticator(), Policy: policy}}), nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -79,16 +80,40 @@ func buildInto(root, dir string, pkgs ...string) (map[string]string, error) {
 	return paths, nil
 }
 
-// FreeAddr returns a loopback address with a port nobody listens on now.
+// FreeAddr returns a loopback address with a port nobody listens on now,
+// for a process to listen on later. The port is drawn below the kernel's
+// ephemeral range (Linux's is 32768–60999), where no listener on port 0
+// (an in-process NATS, an httptest server) nor an outgoing connection is
+// given one, and never twice in one test binary: a port handed out and not
+// yet bound cannot be taken by the next listener the test starts.
 func FreeAddr(t TB) string {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	freePorts.Lock()
+	defer freePorts.Unlock()
+	for range 1000 {
+		port := freePortLow + rand.IntN(freePortHigh-freePortLow)
+		if freePorts.given[port] {
+			continue
+		}
+		lis, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue // someone listens there
+		}
+		lis.Close()
+		freePorts.given[port] = true
+		return lis.Addr().String()
 	}
-	defer lis.Close()
-	return lis.Addr().String()
+	t.Fatal("no free port found between 20000 and 32767 in 1000 tries")
+	return ""
 }
+
+// The range FreeAddr draws from, below the ephemeral range.
+const freePortLow, freePortHigh = 20000, 32768
+
+var freePorts = struct {
+	sync.Mutex
+	given map[int]bool
+}{given: map[int]bool{}}
 
 // Proc is a process a test started. Its output is kept and shown when the
 // test fails.

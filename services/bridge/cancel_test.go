@@ -2,8 +2,11 @@ package bridge
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -28,6 +31,49 @@ type blocker struct {
 	started   chan string
 	cancelled chan string
 	release   chan struct{}
+	// mute, while set, leaves pings unanswered; running and most count
+	// the calls the server holds now and at most.
+	mute          atomic.Bool
+	gone          chan struct{} // closed when the test ends: muted pings return
+	mu            sync.Mutex
+	running, most int
+}
+
+// hold is the "hold" tool's handler: it runs until released or cancelled.
+func (b *blocker) hold(ctx context.Context, _ *mcp.CallToolRequest, in holdArgs) (*mcp.CallToolResult, any, error) {
+	b.mu.Lock()
+	b.running++
+	b.most = max(b.most, b.running)
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		b.running--
+		b.mu.Unlock()
+	}()
+	b.started <- in.ID
+	select {
+	case <-ctx.Done():
+		b.cancelled <- in.ID
+		return nil, nil, ctx.Err()
+	case <-b.release:
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "released " + in.ID}}}, nil, nil
+	}
+}
+
+// muting leaves a ping unanswered while mute is set, until its caller
+// gives up on it.
+func (b *blocker) muting(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "ping" && b.mute.Load() {
+			select { // the session's context may outlive the request
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-b.gone:
+				return nil, errors.New("the test has ended")
+			}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 type holdArgs struct {
@@ -36,23 +82,14 @@ type holdArgs struct {
 
 func newBlocker(t *testing.T) *blocker {
 	t.Helper()
-	b := &blocker{started: make(chan string, 100), cancelled: make(chan string, 100), release: make(chan struct{})}
+	b := &blocker{started: make(chan string, 100), cancelled: make(chan string, 100), release: make(chan struct{}), gone: make(chan struct{})}
 	server := mcp.NewServer(&mcp.Implementation{Name: "blocker", Version: "1"}, nil)
-	mcp.AddTool(server, &mcp.Tool{Name: "hold", Description: "runs until released or cancelled"},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in holdArgs) (*mcp.CallToolResult, any, error) {
-			b.started <- in.ID
-			select {
-			case <-ctx.Done():
-				b.cancelled <- in.ID
-				return nil, nil, ctx.Err()
-			case <-b.release:
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "released " + in.ID}}}, nil, nil
-			}
-		})
+	mcp.AddTool(server, &mcp.Tool{Name: "hold", Description: "runs until released or cancelled"}, b.hold)
+	server.AddReceivingMiddleware(b.muting)
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
 	// The bridge holds a standalone SSE stream open: end it, or Close
 	// waits for it.
-	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
+	t.Cleanup(func() { close(b.gone); srv.CloseClientConnections(); srv.Close() })
 	b.url = srv.URL
 	return b
 }

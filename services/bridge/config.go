@@ -6,6 +6,7 @@ import (
 
 	"github.com/switchboard-run/switchboard/kit/ports"
 	"github.com/switchboard-run/switchboard/kit/process"
+	"github.com/switchboard-run/switchboard/kit/telemetry"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/supervise"
 )
 
@@ -33,6 +34,10 @@ type Config struct {
 	// Children keeps the bridge's key from the servers and backends it
 	// runs: --run-as, --children-may-read-key (Main only).
 	Children process.Children
+
+	// Telemetry is where the bridge's metrics are registered (nil: a
+	// registry of its own). Not a flag: Main passes the process's.
+	Telemetry *telemetry.Telemetry
 
 	// timing is for tests: supervision and open bounds, zero = defaults.
 	timing timing

@@ -21,6 +21,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer p.Close()
 	var servers map[string]*bridgev1.ServerConfig
 	if cfg.MCPConfig != "" {
 		if servers, err = mcpconfig.Load(cfg.MCPConfig); err != nil {
@@ -56,6 +57,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer mbConn.Close()
 
+	cfg.Telemetry = p.Telemetry
 	svc, err := New(cfg, registryv1.NewRegistryServiceClient(regConn), mailboxv1.NewMailboxServiceClient(mbConn), p.Log)
 	if err != nil {
 		return err

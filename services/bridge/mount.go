@@ -8,10 +8,12 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	"github.com/switchboard-run/switchboard/kit/follower"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/mcptelemetry"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/advertisement"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/plugin"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/results"
@@ -64,6 +66,9 @@ type mount struct {
 	set        *advertisement.Set
 	advertised int // tools in the last advertisement the registry took
 	inFlight   int // MCP calls running
+
+	faultCount prometheus.Counter
+	sending    []mcp.Middleware // wraps each request sent an MCP server
 }
 
 func newMount(s *Service, client string, cfg *bridgev1.ServerConfig) *mount {
@@ -88,16 +93,20 @@ func newMount(s *Service, client string, cfg *bridgev1.ServerConfig) *mount {
 		faults:  ring.NewLines(keptFaults, noticeChars),
 		notices: ring.NewLines(keptNotices, noticeChars),
 		settled: make(chan struct{}),
+
+		faultCount: s.metrics.faults.WithLabelValues(s.metrics.servers.Value(client), transportName(cfg)),
+		sending:    []mcp.Middleware{s.metrics.mcp.Middleware(mcptelemetry.Upstream), mcptelemetry.TraceMeta},
 	}
 	slots := maxInFlight
 	if cfg.GetPlugin() != nil {
 		slots = 1 // a backend takes calls one at a time, in order (docs/design.md §7)
 	}
 	m.follower = follower.New(follower.Options{
-		Mailbox: m.peers.mb,
-		Session: m.session,
-		As:      m.as,
-		Slots:   slots,
+		Mailbox:  m.peers.mb,
+		Session:  m.session,
+		As:       m.as,
+		Slots:    slots,
+		Deadline: callTimeout(cfg),
 		// Calls already sent outlive their stream and their session (they
 		// fail on their own and are answered); only a cancel or a stopping
 		// mount ends them unanswered.
@@ -105,10 +114,11 @@ func newMount(s *Service, client string, cfg *bridgev1.ServerConfig) *mount {
 		// The read is held under our session now: re-present the set, so a
 		// registry that restarted, or a set changed while we were away, is
 		// right.
-		Opened:   func(ctx context.Context, _ int32) { m.advertise(ctx) },
-		OnFault:  m.fault,
-		OnNotice: m.notice,
-		Log:      m.log,
+		Opened:    func(ctx context.Context, _ int32) { m.advertise(ctx) },
+		OnFault:   m.fault,
+		OnNotice:  m.notice,
+		Log:       m.log,
+		Telemetry: s.cfg.Telemetry,
 	})
 	return m
 }
@@ -165,7 +175,10 @@ func (m *mount) start(ctx context.Context) (supervise.Run, error) {
 		OnTools:        m.setTools,
 		OnNotice:       m.notice,
 		OnFault:        m.fault,
+		Sending:        m.sending,
 		Logger:         m.log,
+		PingInterval:   m.cfg.GetPingInterval().AsDuration(),
+		PingTimeout:    m.cfg.GetPingTimeout().AsDuration(),
 	})
 	if err != nil {
 		return nil, err
@@ -240,6 +253,7 @@ func (m *mount) notice(s string) {
 }
 
 func (m *mount) fault(s string) {
+	m.faultCount.Inc()
 	m.faults.Add(s)
 	m.log.Warn("fault", "text", s)
 }

@@ -1,7 +1,9 @@
 package bridge
 
 import (
+	"cmp"
 	"context"
+	"time"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
@@ -66,7 +68,20 @@ func (r pluginRunner) Run(ctx context.Context, inv *mailboxv1.Invocation) *mailb
 	if c, answer := r.Submit(ctx, inv.GetTool(), inv.GetInput()).Wait(); answer {
 		return c
 	}
+	if o, ok := follower.Overran(ctx); ok {
+		return capture.Failed(capture.ExitTimeout, "plugin tool %q of %q was stopped and the backend sent its cancel: %v", inv.GetTool(), r.m.client, o)
+	}
 	return nil
+}
+
+// callTimeout is a server's per-call deadline: a plugin manifest's, the
+// config's, or the follower's default (docs/design.md §5).
+func callTimeout(cfg *bridgev1.ServerConfig) time.Duration {
+	d := cfg.GetCallTimeout()
+	if p := cfg.GetPlugin().GetCallTimeout(); p != nil {
+		d = p // the manifest's, as the backend's author set it
+	}
+	return cmp.Or(d.AsDuration(), follower.DefaultDeadline)
 }
 
 // refusePlugin answers an invocation the backend must not be sent, or

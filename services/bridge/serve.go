@@ -52,6 +52,9 @@ func (m *mount) serve(ctx context.Context, sess *upstream.Session, inv *mailboxv
 		return capture.Failed(capture.ExitError, "MCP tool %q takes its arguments as a JSON object, but the %v; it was not called", tool, err), true
 	}
 	res, err := sess.Call(ctx, tool, json.RawMessage(inv.GetInput()), inv.GetInvocation())
+	if o, ok := follower.Overran(ctx); ok {
+		return capture.Failed(capture.ExitTimeout, "MCP tool %q of %q was stopped and cancelled upstream: %v", tool, m.client, o), true
+	}
 	if ctx.Err() != nil {
 		return nil, false
 	}

@@ -37,6 +37,7 @@ type Service struct {
 	peers    peers
 	log      *slog.Logger
 	instance string // names this process's follow sessions
+	metrics  *metrics
 
 	opMu sync.Mutex // one mount, unmount or close at a time: a replacement is atomic
 
@@ -56,10 +57,12 @@ func New(cfg Config, reg registryv1.RegistryServiceClient, mb mailboxv1.MailboxS
 	}
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	return &Service{
+	s := &Service{
 		cfg: cfg, timing: cfg.timing.withDefaults(), peers: peers{reg: reg, mb: mb},
 		log: log, instance: hex.EncodeToString(b[:]), mounts: map[string]*mount{},
-	}, nil
+	}
+	s.metrics = newMetrics(cfg.Telemetry, s)
+	return s, nil
 }
 
 // Register registers the service on srv, marks it SERVING, and stops every

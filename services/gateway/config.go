@@ -2,11 +2,12 @@
 // clients that do not speak gRPC. It serves the act endpoint (POST /v1/act)
 // with the act wire shapes byte for byte, the REST routes grpc-gateway
 // generates for the registry, mailbox and bridge, the OpenAPI document, a
-// health check of its backends, and the MCP endpoint (/mcp/{workspace},
-// package mcpserve). Every route, /healthz included, refuses a Host the
+// health check of its backends, the MCP endpoint (/mcp/{workspace},
+// package mcpserve), and the process's Prometheus metrics (/metrics,
+// docs/observability.md). Every route, /healthz included, refuses a Host the
 // gateway does not answer to and an Origin it does not allow (package
-// hostguard). Every route but /healthz and /openapi.json needs an
-// identity: a client certificate, a bearer token, or (dev mode) the
+// hostguard). Every route but /healthz, /openapi.json and (in dev mode)
+// /metrics needs an identity: a client certificate, a bearer token, or (dev mode) the
 // Switchboard-Identity header; the gateway forwards it to the backends on
 // the caller's behalf.
 package gateway
@@ -17,6 +18,7 @@ import (
 
 	"github.com/switchboard-run/switchboard/kit/ports"
 	"github.com/switchboard-run/switchboard/kit/process"
+	"github.com/switchboard-run/switchboard/kit/telemetry"
 	"github.com/switchboard-run/switchboard/services/gateway/mcpserve"
 )
 
@@ -43,6 +45,10 @@ type Config struct {
 	// MCPSessionTimeout closes an MCP session no request touched for this
 	// long (0: never).
 	MCPSessionTimeout time.Duration
+	// Telemetry counts and traces every request and serves /metrics (nil:
+	// a registry of the gateway's own, no tracing). Not a flag: Main passes
+	// the process's.
+	Telemetry *telemetry.Telemetry
 }
 
 // Defaults for the flags.

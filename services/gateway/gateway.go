@@ -17,6 +17,8 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/mcptelemetry"
+	"github.com/switchboard-run/switchboard/kit/telemetry"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/act"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/bodylimit"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/hostguard"
@@ -64,6 +66,10 @@ func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	tel := cfg.Telemetry
+	if tel == nil {
+		tel = telemetry.NewMetrics()
+	}
 	g := &Gateway{cfg: cfg, log: log}
 	var err error
 	if g.tls, err = cfg.Security.ServerTLS(); err != nil {
@@ -87,7 +93,7 @@ func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
 	// The mirrors watch the registry as the gateway itself; each tools/call
 	// is made on behalf of the caller of its own HTTP request.
 	g.mcp, err = mcpserve.NewWorkspaces(mcpserve.Options{Registry: registry, Mailbox: mailbox, Self: b.Self.AsSelf,
-		CallTimeout: cfg.MCPCallTimeout, Log: log.With("component", "mcp")}, mcpserve.HTTPOptions{SessionTimeout: cfg.MCPSessionTimeout})
+		CallTimeout: cfg.MCPCallTimeout, Log: log.With("component", "mcp"), Metrics: mcptelemetry.Register(tel)}, mcpserve.HTTPOptions{SessionTimeout: cfg.MCPSessionTimeout})
 	if err != nil {
 		return nil, err
 	}
@@ -96,11 +102,15 @@ func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/healthz", getOnly(g.health))
 	mux.Handle("/openapi.json", getOnly(http.HandlerFunc(serveOpenAPI)))
+	mux.Handle("/metrics", getOnly(metricsRoute(tel, who)))
 	mux.Handle("/v1/act", who.Middleware(acts))
 	mux.Handle("/mcp", mcpRoute)
 	mux.Handle("/mcp/{workspace}", mcpRoute)
 	mux.Handle("/", who.Middleware(rest.Unbounded(routes)))
-	g.handler = logRequests(log, guard.Wrap(bodylimit.Wrap(mux)))
+	// Telemetry outermost: every request is counted and (when tracing) is
+	// a span, refusals by the guard and the body limit included, and the
+	// access log line inside it carries the span's ids.
+	g.handler = tel.HTTP(logRequests(log, guard.Wrap(bodylimit.Wrap(telemetry.Routed(mux)))))
 	return g, nil
 }
 

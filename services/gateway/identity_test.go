@@ -187,4 +187,24 @@ func TestProductionForwardsTheCallerOnBehalfOverTheServiceCertificate(t *testing
 	if res.Status != 200 {
 		t.Fatalf("healthz over mutual TLS: HTTP %d %s", res.Status, res.Body)
 	}
+
+	// The metrics name every workspace and client: a service (Prometheus
+	// with its own certificate) or an admin reads them, nobody else.
+	promFiles, opsFiles := p.Leaf(t, "prometheus", "service"), p.Leaf(t, "ops", "admin")
+	for _, c := range []struct {
+		who    string
+		client *http.Client
+		status int
+		says   string
+	}{
+		{"prometheus", httpsClient(&promFiles), 200, "switchboard_http_requests_total"},
+		{"an admin", httpsClient(&opsFiles), 200, "go_goroutines"},
+		{"a driver", httpsClient(&aliceFiles), 403, `"alice is a driver; metrics are served to a service or an admin"`},
+		{"nobody", anonymous, 401, "no identity"},
+	} {
+		res = do(t, c.client, http.MethodGet, g.URL+"/metrics", nil, nil)
+		if res.Status != c.status || !strings.Contains(string(res.Body), c.says) {
+			t.Errorf("/metrics as %s: HTTP %d %.120s, want %d with %s", c.who, res.Status, res.Body, c.status, c.says)
+		}
+	}
 }

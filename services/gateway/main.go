@@ -23,6 +23,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer p.Close()
 	// New loads the listener's TLS; this is what dials the backends.
 	clientTLS, err := p.ClientTLS()
 	if err != nil {
@@ -39,6 +40,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 		defer conns[i].Close()
 	}
+	cfg.Telemetry = p.Telemetry
 	g, err := New(cfg, Backends{Registry: conns[0], Mailbox: conns[1], Bridge: conns[2], Self: self}, p.Log)
 	if err != nil {
 		return err

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
 // The suite's MCP clients are the Go SDK's, over Streamable HTTP.
@@ -25,21 +27,6 @@ func forEachRevision(t *testing.T, f func(t *testing.T, rev string)) {
 			f(t, rev)
 		})
 	}
-}
-
-// headers adds fixed headers to every request: how an MCP client configured
-// with a bearer token (or, in dev mode, a name) reaches the gateway.
-type headers struct {
-	h    http.Header
-	base http.RoundTripper
-}
-
-func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, vs := range h.h {
-		r.Header[k] = vs
-	}
-	return h.base.RoundTrip(r)
 }
 
 // connect opens an MCP session at path (/mcp or /mcp/<workspace>), in the
@@ -69,7 +56,7 @@ func (s *suite) openSession(rev, path string, h http.Header, opts *mcp.ClientOpt
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	return client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.URL + path,
-		HTTPClient: &http.Client{Transport: headers{h: h, base: http.DefaultTransport}}}, &mcp.ClientSessionOptions{ProtocolVersion: rev})
+		HTTPClient: testkit.HeaderClient(h)}, &mcp.ClientSessionOptions{ProtocolVersion: rev})
 }
 
 // texts is a result's text blocks.

@@ -155,7 +155,7 @@ func (s *suite) serveLaptop(t testing.TB) {
 	if err := os.WriteFile(tools, []byte(laptopTools), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	laptop, err := host.Local(tools, "laptop", s.Registry, s.Mailbox, logging.Discard())
+	laptop, err := host.Local(tools, "laptop", s.Registry, s.Mailbox, nil, logging.Discard())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"time"
 
+	"github.com/switchboard-run/switchboard/kit/follower"
 	"github.com/switchboard-run/switchboard/kit/ports"
 	"github.com/switchboard-run/switchboard/kit/process"
 )
@@ -14,9 +15,12 @@ import (
 const (
 	DefaultRegistry    = ports.SuiteAddr
 	DefaultMailbox     = ports.SuiteAddr
-	DefaultDeadline    = 2 * time.Minute
+	DefaultDeadline    = follower.DefaultDeadline
 	DefaultConcurrency = 4
 	DefaultMaxOutput   = 1 << 20
+	// DefaultCacheBytes bounds the captures kept to answer a redelivery
+	// without running the tool again (docs/design.md §6).
+	DefaultCacheBytes = 64 << 20
 )
 
 // Config is the tool host's configuration; every field has a flag with an
@@ -29,12 +33,16 @@ type Config struct {
 	Client string
 	// Registry and Mailbox are the peers' gRPC addresses.
 	Registry, Mailbox string
-	// Deadline bounds one tool run (then SIGTERM, then SIGKILL).
+	// Deadline bounds one tool run (then SIGTERM, then SIGKILL); an
+	// invocation's own shorter timeout bounds it instead.
 	Deadline time.Duration
 	// Concurrency is how many tool runs at once.
 	Concurrency int
 	// MaxOutput bounds the bytes of stdout and of stderr kept from one run.
 	MaxOutput int
+	// CacheBytes bounds the bytes of the recent captures kept; the oldest
+	// is forgotten first.
+	CacheBytes int
 	// Flags are dev mode or mutual TLS, and the log.
 	process.Flags
 	// Children keeps the host's key from its tools: --run-as,
@@ -48,9 +56,10 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Client, "client", "", "the client name to host as (dev mode; with TLS the certificate's CN is the identity)")
 	fs.StringVar(&c.Registry, "registry", DefaultRegistry, "the registry's gRPC address")
 	fs.StringVar(&c.Mailbox, "mailbox", DefaultMailbox, "the mailbox's gRPC address")
-	fs.DurationVar(&c.Deadline, "deadline", DefaultDeadline, "how long one tool run may take before SIGTERM, then SIGKILL (exit code 124)")
+	fs.DurationVar(&c.Deadline, "deadline", DefaultDeadline, "how long one tool run may take before SIGTERM, then SIGKILL (exit code 124); an invocation's own shorter timeout wins")
 	fs.IntVar(&c.Concurrency, "concurrency", DefaultConcurrency, "tool runs at once")
 	fs.IntVar(&c.MaxOutput, "max-output", DefaultMaxOutput, "bytes of stdout and of stderr kept from one run; the rest is counted and dropped")
+	fs.IntVar(&c.CacheBytes, "cache-bytes", DefaultCacheBytes, "bytes of recent captures kept to answer a redelivery without running the tool again; the oldest is forgotten first")
 	c.Flags.Register(fs)
 	c.Children.Register(fs)
 }
@@ -60,8 +69,8 @@ func (c Config) check() error {
 	if c.Tools == "" {
 		return errors.New("--tools is required: the tools file to serve")
 	}
-	if c.Deadline <= 0 || c.Concurrency <= 0 || c.MaxOutput <= 0 {
-		return errors.New("--deadline, --concurrency and --max-output must be positive")
+	if c.Deadline <= 0 || c.Concurrency <= 0 || c.MaxOutput <= 0 || c.CacheBytes <= 0 {
+		return errors.New("--deadline, --concurrency, --max-output and --cache-bytes must be positive")
 	}
 	return nil
 }

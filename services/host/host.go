@@ -7,6 +7,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -14,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -22,6 +24,7 @@ import (
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
 	"github.com/switchboard-run/switchboard/kit/follower"
+	"github.com/switchboard-run/switchboard/kit/telemetry"
 	"github.com/switchboard-run/switchboard/services/host/internal/run"
 	"github.com/switchboard-run/switchboard/services/host/internal/toolsfile"
 )
@@ -49,7 +52,15 @@ type Options struct {
 	As          func(context.Context) context.Context
 	Limits      run.Limits
 	Concurrency int
-	Log         *slog.Logger
+	// Deadline bounds each run (the follower's default when zero); an
+	// invocation's own shorter timeout wins.
+	Deadline time.Duration
+	// CacheBytes bounds the recent captures kept (DefaultCacheBytes when
+	// zero).
+	CacheBytes int
+	Log        *slog.Logger
+	// Telemetry, when tracing, makes each run a span of the driver's trace.
+	Telemetry *telemetry.Telemetry
 }
 
 // New returns a host; Run serves.
@@ -67,14 +78,17 @@ func New(o Options) *Host {
 		h.runner.tools[o.Tools[i].Advertised.GetName()] = &o.Tools[i]
 	}
 	h.follower = follower.New(follower.Options{
-		Mailbox:   o.Mailbox,
-		Session:   h.session,
-		As:        o.As,
-		Slots:     max(o.Concurrency, 1),
-		Advertise: h.advertise,
-		Opened:    func(context.Context, int32) { h.readyOnce.Do(func() { close(h.ready) }) },
-		Fatal:     fatal,
-		Log:       o.Log,
+		Mailbox:     o.Mailbox,
+		Session:     h.session,
+		As:          o.As,
+		Slots:       max(o.Concurrency, 1),
+		Deadline:    o.Deadline,
+		RecentBytes: cmp.Or(o.CacheBytes, DefaultCacheBytes),
+		Advertise:   h.advertise,
+		Opened:      func(context.Context, int32) { h.readyOnce.Do(func() { close(h.ready) }) },
+		Fatal:       fatal,
+		Log:         o.Log,
+		Telemetry:   o.Telemetry,
 	})
 	return h
 }

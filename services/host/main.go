@@ -12,6 +12,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/names"
 	"github.com/switchboard-run/switchboard/kit/process"
+	"github.com/switchboard-run/switchboard/kit/telemetry"
 	"github.com/switchboard-run/switchboard/services/host/internal/run"
 	"github.com/switchboard-run/switchboard/services/host/internal/toolsfile"
 )
@@ -23,6 +24,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer p.Close()
 	if err := cfg.check(); err != nil {
 		return err
 	}
@@ -58,9 +60,12 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 		Registry:    registryv1.NewRegistryServiceClient(regConn),
 		Mailbox:     mailboxv1.NewMailboxServiceClient(mbConn),
 		As:          as,
-		Limits:      run.Limits{Deadline: cfg.Deadline, Grace: 5 * time.Second, MaxOutput: cfg.MaxOutput},
+		Limits:      run.Limits{Grace: 5 * time.Second, MaxOutput: cfg.MaxOutput},
 		Concurrency: cfg.Concurrency,
+		Deadline:    cfg.Deadline,
+		CacheBytes:  cfg.CacheBytes,
 		Log:         p.Log,
+		Telemetry:   p.Telemetry,
 	})
 	p.Log.Info("tool host starting", "client", cfg.Client, "tools", len(tools), "registry", cfg.Registry, "mailbox", cfg.Mailbox)
 	return h.Run(ctx)
@@ -77,7 +82,8 @@ func devIdentity(client string) (func(context.Context) context.Context, error) {
 
 // Local returns a dev-mode host serving the tools file at path as client,
 // with the default limits: what `switchboard dev --tools` runs in process.
-func Local(path, client string, reg registryv1.RegistryServiceClient, mb mailboxv1.MailboxServiceClient, log *slog.Logger) (*Host, error) {
+// tel, when tracing, makes each run a span; nil traces nothing.
+func Local(path, client string, reg registryv1.RegistryServiceClient, mb mailboxv1.MailboxServiceClient, tel *telemetry.Telemetry, log *slog.Logger) (*Host, error) {
 	tools, err := toolsfile.Load(path)
 	if err != nil {
 		return nil, err
@@ -86,6 +92,6 @@ func Local(path, client string, reg registryv1.RegistryServiceClient, mb mailbox
 	if err != nil {
 		return nil, err
 	}
-	return New(Options{Tools: tools, Registry: reg, Mailbox: mb, As: as, Log: log, Concurrency: DefaultConcurrency,
-		Limits: run.Limits{Deadline: DefaultDeadline, Grace: 5 * time.Second, MaxOutput: DefaultMaxOutput}}), nil
+	return New(Options{Tools: tools, Registry: reg, Mailbox: mb, As: as, Log: log, Concurrency: DefaultConcurrency, Telemetry: tel,
+		Limits: run.Limits{Grace: 5 * time.Second, MaxOutput: DefaultMaxOutput}}), nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/ports"
 	"github.com/switchboard-run/switchboard/kit/presence"
 	"github.com/switchboard-run/switchboard/kit/process"
+	"github.com/switchboard-run/switchboard/kit/telemetry"
 )
 
 // Defaults of the mailbox's flags.
@@ -34,6 +35,9 @@ type Config struct {
 	NATS natsconn.Config
 	// Flags are dev mode or mutual TLS, and the log.
 	process.Flags
+	// Telemetry is where the mailbox's metrics are registered (nil: a
+	// registry of its own). Not a flag: Main passes the process's.
+	Telemetry *telemetry.Telemetry
 }
 
 // Register adds the mailbox's flags to fs, with their defaults.

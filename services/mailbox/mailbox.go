@@ -26,6 +26,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/presence"
+	"github.com/switchboard-run/switchboard/kit/telemetry"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/jsbox"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/slots"
@@ -36,12 +37,13 @@ import (
 type Service struct {
 	mailboxv1.UnimplementedMailboxServiceServer
 
-	bounds Bounds
-	box    inflight.Store
-	held   *held
-	reads  reads
-	view   *view.View
-	log    *slog.Logger
+	bounds  Bounds
+	box     inflight.Store
+	held    *held
+	reads   reads
+	view    *view.View
+	log     *slog.Logger
+	metrics *metrics
 }
 
 // New returns the mailbox: its store within cfg's bounds (on nc's
@@ -63,30 +65,34 @@ func New(ctx context.Context, cfg Config, nc *nats.Conn, reg registryv1.Registry
 	if err != nil {
 		return nil, err
 	}
-	var box inflight.Store
+	tel := cfg.Telemetry
+	if tel == nil {
+		tel = telemetry.NewMetrics()
+	}
+	s := &Service{bounds: cfg.Bounds, view: view.New(reg, self, log), log: log, metrics: newMetrics(tel)}
 	if cfg.Store.Kind == StoreMem {
-		box = slots.New(slots.Config{TTL: cfg.TTL, MaxQueued: cfg.MaxQueued, MaxSlots: cfg.MaxSlots, MaxCaptureBytes: cfg.MaxCaptureBytes})
+		s.box = slots.New(slots.Config{TTL: cfg.TTL, MaxQueued: cfg.MaxQueued, MaxSlots: cfg.MaxSlots, MaxCaptureBytes: cfg.MaxCaptureBytes,
+			Answered: s.answered})
 	} else {
 		b, err := jsbox.New(ctx, nc, jsbox.Config{TTL: cfg.TTL, Lease: cfg.Store.Lease, MaxQueued: cfg.MaxQueued, MaxSlots: cfg.MaxSlots,
-			MaxQueueBytes: cfg.MaxQueueBytes, MaxCaptureBytes: cfg.MaxCaptureBytes, Replicas: cfg.NATS.Replicas, MaxClients: cfg.MaxClients}, log)
+			MaxQueueBytes: cfg.MaxQueueBytes, MaxCaptureBytes: cfg.MaxCaptureBytes, Replicas: cfg.NATS.Replicas, MaxClients: cfg.MaxClients,
+			Answered: s.answered}, log)
 		if err != nil {
 			return nil, err
 		}
-		box = b
+		s.box = b
 	}
 	h, err := newHeld(nc, cfg.Bounds, log)
 	if err != nil {
-		box.Close()
+		s.box.Close()
 		return nil, fmt.Errorf("listening for the other replicas' budget announcements: %w", err)
 	}
-	return &Service{
-		bounds: cfg.Bounds,
-		box:    box,
-		held:   h,
-		reads:  reads{store: box, leases: presence.NewLeases(js, kv, replicaName(), cfg.Store.PresenceTTL)},
-		view:   view.New(reg, self, log),
-		log:    log,
-	}, nil
+	s.held = h
+	if d, ok := s.box.(depther); ok {
+		tel.Registry.MustRegister(newDepthCollector(d))
+	}
+	s.reads = reads{store: s.box, leases: presence.NewLeases(js, kv, replicaName(), cfg.Store.PresenceTTL), gauge: s.metrics.reads}
+	return s, nil
 }
 
 // natsHeadroom is what a stored record adds to the input or capture it

@@ -18,6 +18,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer p.Close()
 	srv, err := p.GRPCServer(Policy)
 	if err != nil {
 		return err
@@ -40,6 +41,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer nc.Close()
+	cfg.Telemetry = p.Telemetry
 	svc, err := New(ctx, cfg, nc, registryv1.NewRegistryServiceClient(conn), cfg.Security.Self("mailbox"), p.Log)
 	if err != nil {
 		return err

@@ -3,7 +3,10 @@ package mailbox
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -21,6 +24,7 @@ import (
 type reads struct {
 	store  inflight.Store
 	leases *presence.Leases
+	gauge  prometheus.Gauge // the reads held open
 }
 
 func (r reads) open(ctx context.Context, client, session string) (inflight.Read, error) {
@@ -43,7 +47,8 @@ func (r reads) open(ctx context.Context, client, session string) (inflight.Read,
 		lease.Release()
 		return nil, status.Errorf(codes.Unavailable, "invocations: the mailbox cannot reach NATS to hold the read of %q (%v); read again in a moment", client, err)
 	}
-	return &leasedRead{Read: read, lease: lease, ended: merge(read.Ended(), lease.Lost())}, nil
+	r.gauge.Inc()
+	return &leasedRead{Read: read, lease: lease, ended: merge(read.Ended(), lease.Lost()), gauge: r.gauge}, nil
 }
 
 // leasedRead is a store's read with its lease: it ends when either does,
@@ -52,13 +57,18 @@ type leasedRead struct {
 	inflight.Read
 	lease *presence.Lease
 	ended <-chan struct{}
+	gauge prometheus.Gauge
+	once  sync.Once
 }
 
 func (r *leasedRead) Ended() <-chan struct{} { return r.ended }
 
 func (r *leasedRead) Close() {
-	r.Read.Close()
-	r.lease.Release()
+	r.once.Do(func() {
+		r.Read.Close()
+		r.lease.Release()
+		r.gauge.Dec()
+	})
 }
 
 // merge returns a channel closed when a or b is.

@@ -7,12 +7,15 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/kit/durations"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/jsontext"
 	"github.com/switchboard-run/switchboard/kit/names"
+	"github.com/switchboard-run/switchboard/kit/telemetry"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
 
@@ -25,16 +28,17 @@ var sessionRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 // Invoke queues one call and returns the handle at once.
 func (s *Service) Invoke(ctx context.Context, req *mailboxv1.InvokeRequest) (*mailboxv1.InvokeResponse, error) {
-	id, err := s.post(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd)
+	id, err := s.post(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd, req.Timeout)
 	if err != nil {
+		s.refused(req.GetClient(), err)
 		return nil, err
 	}
 	return &mailboxv1.InvokeResponse{Invocation: id}, nil
 }
 
 // post checks an invocation and queues it.
-func (s *Service) post(ctx context.Context, client, tool, input string, cwd *string) (string, error) {
-	p, err := s.check(ctx, client, tool, input, cwd)
+func (s *Service) post(ctx context.Context, client, tool, input string, cwd *string, timeout *durationpb.Duration) (string, error) {
+	p, err := s.check(ctx, client, tool, input, cwd, timeout)
 	if err != nil {
 		return "", err
 	}
@@ -51,7 +55,7 @@ func (s *Service) post(ctx context.Context, client, tool, input string, cwd *str
 // check refuses an invocation that may not be posted, and names it. The
 // one substantive check is that the client advertises the tool right now,
 // in a workspace the caller may see; presence is not checked.
-func (s *Service) check(ctx context.Context, client, tool, input string, cwd *string) (inflight.Post, error) {
+func (s *Service) check(ctx context.Context, client, tool, input string, cwd *string, timeout *durationpb.Duration) (inflight.Post, error) {
 	caller, err := identity.Caller(ctx)
 	if err != nil {
 		return inflight.Post{}, err
@@ -75,6 +79,15 @@ func (s *Service) check(ctx context.Context, client, tool, input string, cwd *st
 	if err := jsontext.Check("input", input); err != nil {
 		return inflight.Post{}, status.Error(codes.InvalidArgument, err.Error())
 	}
+	if err := s.checkTimeout(timeout); err != nil {
+		return inflight.Post{}, err
+	}
+	p := inflight.Post{ID: inflight.NewID(), Client: client, Poster: caller.Name, Tool: tool, Input: input, Cwd: cwd,
+		Trace: telemetry.Inject(ctx)}
+	if timeout != nil {
+		p.Timeout = timeout.AsDuration()
+		p.Deadline = time.Now().Add(p.Timeout)
+	}
 	// Outside the caller's workspaces a client is absent: the sentence is
 	// the one of a tool nobody advertises (docs/design.md §4).
 	sees, err := s.view.Sees(ctx, caller)
@@ -88,7 +101,26 @@ func (s *Service) check(ctx context.Context, client, tool, input string, cwd *st
 	if !ok {
 		return inflight.Post{}, status.Errorf(codes.NotFound, "client %q advertises no tool %q right now", client, tool)
 	}
-	return inflight.Post{ID: inflight.NewID(), Client: client, Poster: caller.Name, Tool: tool, Input: input, Cwd: cwd}, nil
+	return p, nil
+}
+
+// checkTimeout refuses a driver's timeout that is not positive, or longer
+// than the slot lives (--ttl): past that the invocation is gone anyway.
+func (s *Service) checkTimeout(timeout *durationpb.Duration) error {
+	if timeout == nil {
+		return nil
+	}
+	if err := durations.Valid("timeout", timeout); err != nil {
+		return status.Error(codes.InvalidArgument, "invoke: "+err.Error())
+	}
+	d := timeout.AsDuration()
+	switch {
+	case d <= 0:
+		return status.Errorf(codes.InvalidArgument, "invoke: timeout %v is not positive; leave it out for the host's own deadline", d)
+	case d > s.bounds.TTL:
+		return status.Errorf(codes.InvalidArgument, "invoke: timeout %v is longer than the %v this mailbox keeps an invocation (--ttl)", d, s.bounds.TTL)
+	}
+	return nil
 }
 
 // Complete stores a capture from the host the invocation was addressed to.
@@ -151,8 +183,9 @@ func (s *Service) Capture(ctx context.Context, req *mailboxv1.CaptureRequest) (*
 // Call posts and waits. The wait ends a little before the caller's
 // deadline, so the caller gets its handle back rather than a bare timeout.
 func (s *Service) Call(ctx context.Context, req *mailboxv1.CallRequest) (*mailboxv1.CallResponse, error) {
-	p, err := s.check(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd)
+	p, err := s.check(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd, req.Timeout)
 	if err != nil {
+		s.refused(req.GetClient(), err)
 		return nil, err
 	}
 	waitCtx := ctx
@@ -213,8 +246,24 @@ func toProto(c *inflight.Capture) *mailboxv1.Capture {
 	return capture.New(c.Stdout, c.Stderr, c.ExitCode)
 }
 
+// row is an invocation as its host is handed it. Its time left is until
+// the driver's deadline or the slot's expiry, whichever is first: past
+// either, nobody waits for its capture, so the host stops the run and an
+// expired invocation is cancelled upstream like a cancelled one. It
+// travels as a duration, so the host's clock need not agree with the
+// mailbox's; one that passed meanwhile leaves a nanosecond.
 func row(inv *inflight.Invocation) *mailboxv1.Invocation {
-	return &mailboxv1.Invocation{Invocation: inv.ID, Tool: inv.Tool, Input: inv.Input, Cwd: inv.Cwd, Delivery: inv.Delivery}
+	r := &mailboxv1.Invocation{Invocation: inv.ID, Tool: inv.Tool, Input: inv.Input, Cwd: inv.Cwd, Delivery: inv.Delivery,
+		TraceContext: inv.Trace}
+	end := inv.Expires
+	if !inv.Deadline.IsZero() && (end.IsZero() || !inv.Deadline.After(end)) {
+		end = inv.Deadline
+		r.Timeout = durationpb.New(inv.Timeout)
+	}
+	if !end.IsZero() {
+		r.TimeLeft = durationpb.New(max(time.Until(end), time.Nanosecond))
+	}
+	return r
 }
 
 func rows(invs []inflight.Invocation) []*mailboxv1.Invocation {

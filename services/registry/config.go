@@ -9,6 +9,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/natsconn"
 	"github.com/switchboard-run/switchboard/kit/ports"
 	"github.com/switchboard-run/switchboard/kit/process"
+	"github.com/switchboard-run/switchboard/kit/telemetry"
 )
 
 // Defaults of the registry's flags.
@@ -39,6 +40,9 @@ type Config struct {
 	// Flags are dev mode or mutual TLS, and the log. Dev mode also
 	// registers every client that advertises into the workspace "default".
 	process.Flags
+	// Telemetry is where the registry reports what it holds (nil: not
+	// reported). Not a flag: Main passes the process's.
+	Telemetry *telemetry.Telemetry
 }
 
 // Register adds the registry's flags to fs, with their defaults.

@@ -18,6 +18,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
+	defer p.Close()
 	if err := errors.Join(cfg.check(), cfg.checkAlone()); err != nil {
 		return err
 	}
@@ -35,6 +36,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) (err error) {
 		return err
 	}
 	defer nc.Close()
+	cfg.Telemetry = p.Telemetry
 	svc, err := New(ctx, cfg, nc, p.Log)
 	if err != nil {
 		return err

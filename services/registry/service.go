@@ -83,6 +83,9 @@ func New(ctx context.Context, cfg Config, nc *nats.Conn, log *slog.Logger) (*Ser
 		cancel()
 		return nil, fmt.Errorf("the registry's view of NATS did not fill: %w", ctx.Err())
 	}
+	if cfg.Telemetry != nil {
+		cfg.Telemetry.Registry.MustRegister(newCollector(st))
+	}
 	return &Service{cfg: cfg, log: log, hub: hub, st: st, cancel: cancel}, nil
 }
 

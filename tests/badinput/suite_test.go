@@ -4,9 +4,7 @@
 package badinput
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -102,18 +100,7 @@ func (s *suite) act(t *testing.T, who, body string) (int, string) {
 // send makes one request of the gateway with the headers h.
 func (s *suite) send(t *testing.T, method, path string, h http.Header, body string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, s.httpBase+path, bytes.NewBufferString(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header = h.Clone()
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, string(b)
+	return testkit.Request(t, method, s.httpBase+path, h, body)
 }
 
 // healthy checks that the suite still answers: health, and a real call.

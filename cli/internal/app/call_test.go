@@ -86,7 +86,7 @@ func TestCallPassesTheCaptureThrough(t *testing.T) {
 	}{
 		{"stdout and the exit code pass through", []string{"box_echo", `{"a":[1,null]}`}, `{"a":[1,null]}`, "", 0},
 		{"a non-zero exit code passes through with stdout and stderr", []string{"box_three"}, "out\n", "err\n", 3},
-		{"a tool past the host's deadline is 124", []string{"box_sleepy"}, "", "ran past its deadline of 1s", 124},
+		{"a tool past the host's deadline is 124", []string{"box_sleepy"}, "", "ran past the per-call deadline of 1s", 124},
 		{"a cwd for a tool without subject_cwd is refused", []string{"box_echo", "{}", "--cwd", "/"}, "", "does not take a cwd", 1},
 		{"a subject_cwd tool runs in the cwd", []string{"box_here", "{}", "--cwd", "/"}, "/\n", "", 0},
 		{"input that is not JSON is refused before it is sent", []string{"box_echo", "{nope"}, "", "the input is not valid JSON", 2},

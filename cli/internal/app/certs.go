@@ -37,7 +37,7 @@ func runCerts(ctx context.Context, args []string, std IO) int {
 		owner := fset.String("owner", "", "UID:GID to give the leaf's directory to (default: whoever runs this)")
 		if _, err = parse(fset, args); err == nil {
 			var o *certs.Owner
-			if o, err = parseOwner(*owner); err == nil {
+			if o, err = parseOwner("owner", *owner); err == nil {
 				err = mintLeaf(*dir, *name, *grade, split(*hosts), *validity, o, std)
 			}
 		}
@@ -45,13 +45,16 @@ func runCerts(ctx context.Context, args []string, std IO) int {
 		admin := fset.String("admin", "admin", "name of the admin certificate to mint (written as <name>.pem)")
 		hosts := fset.String("hosts", "localhost,127.0.0.1", "extra DNS names and IPs every service leaf serves as")
 		owner := fset.String("owner", "", "UID:GID the services run as: the directories of those that run no programs (nats, registry, mailbox, gateway) are given to it; the bridge's and the example host's stay with whoever runs this (root), since they start as root, read their key and drop to it with --run-as")
+		promOwner := fset.String("prometheus-owner", "", "UID:GID Prometheus runs as (its image's own user), given the directory of its scrape certificate (default: --owner)")
 		replicas := fset.String("replicas", "", "comma-separated service=N (nats=3,mailbox=2): mint N leaves <service>-1..<service>-N instead of <service>, each its own key, CN=<service>, naming <service> and <service>-i (docker-compose.scale.yml)")
 		if _, err = parse(fset, args); err == nil {
-			var o *certs.Owner
+			var o, po *certs.Owner
 			var counts map[string]int
-			if o, err = parseOwner(*owner); err == nil {
-				if counts, err = parseReplicas(*replicas); err == nil {
-					err = mintSuite(*dir, *admin, split(*hosts), counts, *validity, o, std)
+			if o, err = parseOwner("owner", *owner); err == nil {
+				if po, err = parseOwner("prometheus-owner", *promOwner); err == nil {
+					if counts, err = parseReplicas(*replicas); err == nil {
+						err = mintSuite(*dir, *admin, split(*hosts), counts, *validity, owners{services: o, prometheus: po}, std)
+					}
 				}
 			}
 		}
@@ -123,24 +126,46 @@ type suiteLeaf struct {
 	// key as root and drops to the owner (--run-as); its directory stays
 	// root's.
 	children bool
+	// prometheus: the scraper, which runs in an image of its own as that
+	// image's user (--prometheus-owner).
+	prometheus bool
 }
 
 // suiteLeaves are the processes docker-compose.yml runs, each given a
-// directory of its own.
+// directory of its own. The example host dials out for its work but serves
+// /metrics (--metrics-addr), so its leaf names it too. Prometheus (the
+// observability profile) only dials: its leaf is a client's, of the least
+// grade a metrics listener admits — service, not admin (docs/design.md §9).
 var suiteLeaves = []suiteLeaf{
 	{name: "nats", grade: "service", serves: true},
 	{name: "registry", grade: "service", serves: true},
 	{name: "mailbox", grade: "service", serves: true},
 	{name: "bridge", grade: "service", serves: true, children: true},
 	{name: "gateway", grade: "service", serves: true},
-	{name: "example-host", grade: "host", children: true},
+	{name: "example-host", grade: "host", serves: true, children: true},
+	{name: "prometheus", grade: "service", prometheus: true},
+}
+
+// owners are the users the suite's directories are given to: nil is
+// whoever runs the certs step.
+type owners struct{ services, prometheus *certs.Owner }
+
+// of is the owner of l's directory.
+func (o owners) of(l suiteLeaf) *certs.Owner {
+	switch {
+	case l.children:
+		return nil
+	case l.prometheus && o.prometheus != nil:
+		return o.prometheus
+	}
+	return o.services
 }
 
 // mintSuite mints what the compose deployment needs: a CA (kept if there is
 // one) whose key stays in dir, and a directory per process — a service
 // leaf per service, the example host's, and an admin's for people —
 // holding that process's material only.
-func mintSuite(dir, admin string, hosts []string, replicas map[string]int, validity time.Duration, owner *certs.Owner, std IO) error {
+func mintSuite(dir, admin string, hosts []string, replicas map[string]int, validity time.Duration, owner owners, std IO) error {
 	if _, err := os.Stat(filepath.Join(dir, "ca.pem")); errors.Is(err, fs.ErrNotExist) {
 		if err := initCA(dir, validity, std); err != nil {
 			return err
@@ -151,31 +176,28 @@ func mintSuite(dir, admin string, hosts []string, replicas map[string]int, valid
 		if l.serves {
 			names = append([]string{l.name}, hosts...)
 		}
-		o := owner
-		if l.children {
-			o = nil
-		}
 		if n := replicas[l.name]; n > 0 {
-			if err := mintReplicas(dir, l, n, names, validity, o, std); err != nil {
+			if err := mintReplicas(dir, l, n, names, validity, owner.of(l), std); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := mintLeaf(dir, l.name, l.grade, names, validity, o, std); err != nil {
+		if err := mintLeaf(dir, l.name, l.grade, names, validity, owner.of(l), std); err != nil {
 			return err
 		}
 	}
 	return mintLeaf(dir, admin, "admin", nil, validity, nil, std)
 }
 
-// parseOwner reads --owner; empty is nobody in particular.
-func parseOwner(s string) (*certs.Owner, error) {
+// parseOwner reads the owner flag named flagName; empty is nobody in
+// particular.
+func parseOwner(flagName, s string) (*certs.Owner, error) {
 	if s == "" {
 		return nil, nil
 	}
 	o, err := certs.ParseOwner(s)
 	if err != nil {
-		return nil, fmt.Errorf("--owner: %w", err)
+		return nil, fmt.Errorf("--%s: %w", flagName, err)
 	}
 	return o, nil
 }

@@ -36,7 +36,7 @@ func parseReplicas(s string) (map[string]int, error) {
 
 func servesInSuite(name string) bool {
 	for _, l := range suiteLeaves {
-		if l.name == name && l.serves {
+		if l.name == name && l.serves && l.grade == "service" {
 			return true
 		}
 	}

@@ -34,7 +34,7 @@ func service(name string) func(context.Context, []string, IO) int {
 	}
 }
 
-// runDev: switchboard dev [--grpc A] [--http A] [--data DIR] [--mcp-config F] [--tools F]
+// runDev: switchboard dev [--grpc A] [--http A] [--data DIR] [--mcp-config F] [--tools F] [--metrics-addr A] [--debug-addr A]
 func runDev(ctx context.Context, args []string, std IO) int {
 	fs := envflag.NewFlagSet("dev", std.Stderr)
 	var o dev.Options
@@ -51,6 +51,7 @@ func runDev(ctx context.Context, args []string, std IO) int {
 	// asked for: the embedded suite is always dev mode.
 	var lf process.Log
 	lf.Register(fs)
+	o.Observe.Register(fs)
 	if err := envflag.ParseOS(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0

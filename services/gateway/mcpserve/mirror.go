@@ -27,6 +27,7 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/mcptelemetry"
 )
 
 // DefaultCallTimeout bounds a tools/call when the client names no shorter
@@ -59,6 +60,8 @@ type Options struct {
 	PageSize int
 	// Log receives the mirror's warnings (nil: slog.Default()).
 	Log *slog.Logger
+	// Metrics counts the endpoint's requests (nil: none counted).
+	Metrics *mcptelemetry.Metrics
 }
 
 func (o Options) check() error {
@@ -121,6 +124,10 @@ func NewMirror(ws string, opts Options) (*Mirror, error) {
 			Logger:       sdkLog(m.log),
 		})
 	m.server.AddReceivingMiddleware(m.unknownTools)
+	if opts.Metrics != nil {
+		// Added last, so outermost: the refusals above are counted too.
+		m.server.AddReceivingMiddleware(opts.Metrics.Middleware(mcptelemetry.Endpoint))
+	}
 	return m, nil
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/natsconn"
 	"github.com/switchboard-run/switchboard/kit/natsserver"
 	"github.com/switchboard-run/switchboard/kit/process"
+	"github.com/switchboard-run/switchboard/kit/telemetry"
 	"github.com/switchboard-run/switchboard/services/mailbox"
 	"github.com/switchboard-run/switchboard/services/registry"
 )
@@ -38,6 +39,9 @@ type Options struct {
 	// Register adds more services to the server before it serves; conn
 	// reaches the server itself, as the services' peers do in dev mode.
 	Register func(srv *grpcserver.Server, conn *grpc.ClientConn)
+	// Telemetry, when set, counts the server's calls and holds the
+	// registry's and the mailbox's metrics.
+	Telemetry *telemetry.Telemetry
 }
 
 // Defaults are the mailbox bounds of a suite built with zero bounds.
@@ -78,7 +82,7 @@ func New(t testing.TB, o Options) *Suite {
 	t.Cleanup(nc.Close)
 	one := natsconn.Config{Replicas: 1}
 	regSvc, err := registry.New(context.Background(), registry.Config{WatchBuffer: registry.DefaultWatchBuffer,
-		MaxTools: registry.DefaultMaxTools, NATS: one, Flags: process.Flags{Security: sec}}, nc, log)
+		MaxTools: registry.DefaultMaxTools, NATS: one, Flags: process.Flags{Security: sec}, Telemetry: o.Telemetry}, nc, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,12 +105,12 @@ func New(t testing.TB, o Options) *Suite {
 		store = StoreDefaults
 	}
 	s.bounds, s.store = bounds, store
-	s.Service, err = mailbox.New(context.Background(), mailbox.Config{Bounds: bounds, Store: store, NATS: one, Flags: process.Flags{Security: sec}},
+	s.Service, err = mailbox.New(context.Background(), mailbox.Config{Bounds: bounds, Store: store, NATS: one, Flags: process.Flags{Security: sec}, Telemetry: o.Telemetry},
 		nc, s.Registry, sec.Self("mailbox"), log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := grpcserver.New(grpcserver.Options{Logger: log, ShutdownGrace: time.Second,
+	srv := grpcserver.New(grpcserver.Options{Logger: log, ShutdownGrace: time.Second, Telemetry: o.Telemetry,
 		Guard: identity.Guard{Auth: sec.Authenticator(), Policy: identity.Merge(registry.Policy, mailbox.Policy, o.Policy)}})
 	regSvc.Register(srv)
 	s.Service.Register(srv)

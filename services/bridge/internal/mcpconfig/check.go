@@ -73,7 +73,7 @@ func Check(cfg *bridgev1.ServerConfig) error {
 			return fmt.Errorf("%s is %d; want 0 (the default) or more", n.name, n.v)
 		}
 	}
-	return nil
+	return checkDurations(cfg)
 }
 
 // checkManifest refuses a plugin manifest the bridge cannot run or
@@ -99,6 +99,9 @@ func checkManifest(m *bridgev1.PluginManifest) error {
 	}
 	if m.MaxLineBytes < 0 {
 		return fmt.Errorf("max_line_bytes is %d; want 0 (1 MiB) or more", m.MaxLineBytes)
+	}
+	if err := checkDuration("the manifest's call_timeout", m.GetCallTimeout(), MaxCallTimeout); err != nil {
+		return err
 	}
 	if len(m.Tools) == 0 {
 		return errors.New("the manifest lists no tools: a backend is mounted for the tools it serves")

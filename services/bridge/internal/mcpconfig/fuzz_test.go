@@ -28,6 +28,9 @@ func FuzzLoadConfig(f *testing.F) {
 		`{"mcpServers":{"notes":{"manifest":"notebook.json","env":{"A":"b"}}}}`,
 		`{"mcpServers":{"notes":{"manifest":"missing.json"}}}`,
 		`{"mcpServers":{"notes":{"type":"plugin","command":"x"}}}`,
+		`{"mcpServers":{"a":{"command":"x","callTimeout":"90s","pingInterval":"1m","pingTimeout":"5s"}}}`,
+		`{"mcpServers":{"a":{"command":"x","callTimeout":"-1ns","pingTimeout":"9223372036s"}}}`,
+		`{"mcpServers":{"notes":{"manifest":"notebook.json","pingInterval":"1s"}}}`,
 		"",
 	} {
 		f.Add([]byte(seed))

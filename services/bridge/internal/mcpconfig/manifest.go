@@ -28,6 +28,7 @@ import (
 var manifestKinds = map[string]string{
 	"command": "an array of strings", "env": "an object of strings", "cwd": "a string",
 	"tools": "an array of tool objects", "startAtMount": "true or false", "maxLineBytes": "a whole number",
+	"callTimeout": durationKind,
 }
 
 // toolKinds names every accepted field of a manifest's tool.
@@ -102,6 +103,13 @@ func manifestField(m *bridgev1.PluginManifest, f field) error {
 		if m.MaxLineBytes, err = wholeNumber(json.Number(f.value)); err != nil {
 			return fmt.Errorf("field %q %w", f.key, err)
 		}
+	case "callTimeout":
+		var s string
+		if json.Unmarshal(f.value, &s) != nil {
+			return mistyped
+		}
+		m.CallTimeout, err = fileDuration(f.key, s)
+		return err
 	case "tools":
 		var raws []json.RawMessage
 		if json.Unmarshal(f.value, &raws) != nil {

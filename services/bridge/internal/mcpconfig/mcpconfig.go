@@ -27,6 +27,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"google.golang.org/protobuf/types/known/durationpb"
+
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	"github.com/switchboard-run/switchboard/kit/names"
 )
@@ -115,6 +117,9 @@ type entry struct {
 	MaxTools       json.Number       `json:"maxTools"`
 	CrashLimit     json.Number       `json:"crashLimit"`
 	MaxResultChars json.Number       `json:"maxResultChars"`
+	CallTimeout    string            `json:"callTimeout"`
+	PingInterval   string            `json:"pingInterval"`
+	PingTimeout    string            `json:"pingTimeout"`
 }
 
 // fieldKinds names every accepted field with what its value must be, for
@@ -126,6 +131,7 @@ var fieldKinds = map[string]string{
 	"allowTools": "an array of strings", "denyTools": "an array of strings",
 	"maxInFlight": "a whole number", "maxTools": "a whole number",
 	"crashLimit": "a whole number", "maxResultChars": "a whole number",
+	"callTimeout": durationKind, "pingInterval": durationKind, "pingTimeout": durationKind,
 }
 
 var (
@@ -180,6 +186,17 @@ func server(raw json.RawMessage, dir string) (*bridgev1.ServerConfig, error) {
 	cfg.MaxTools, _ = wholeNumber(e.MaxTools)
 	cfg.CrashLimit, _ = wholeNumber(e.CrashLimit)
 	cfg.MaxResultChars, _ = wholeNumber(e.MaxResultChars)
+	for _, d := range []struct {
+		key string
+		val string
+		to  **durationpb.Duration
+	}{{"callTimeout", e.CallTimeout, &cfg.CallTimeout}, {"pingInterval", e.PingInterval, &cfg.PingInterval}, {"pingTimeout", e.PingTimeout, &cfg.PingTimeout}} {
+		if present[d.key] {
+			if *d.to, err = fileDuration(d.key, d.val); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if err := transport(&e, present, dir, cfg); err != nil {
 		return nil, err
 	}

@@ -5,9 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
@@ -37,6 +39,9 @@ func TestParseAcceptsTheEcosystemShape(t *testing.T) {
 		{"the bridge's own options in camelCase", `{"mcpServers":{"a":{"command":"srv","trust":true,"allowTools":["x","y"],"denyTools":["y"],"maxInFlight":2,"maxTools":10,"crashLimit":3,"maxResultChars":500}}}`,
 			map[string]*bridgev1.ServerConfig{"a": {Transport: stdio("srv").Transport, Trust: true, AllowTools: []string{"x", "y"},
 				DenyTools: []string{"y"}, MaxInFlight: 2, MaxTools: 10, CrashLimit: 3, MaxResultChars: 500}}},
+		{"deadlines and pings as duration strings", `{"mcpServers":{"a":{"command":"srv","callTimeout":"90s","pingInterval":"1m","pingTimeout":"5s"}}}`,
+			map[string]*bridgev1.ServerConfig{"a": {Transport: stdio("srv").Transport, CallTimeout: durationpb.New(90 * time.Second),
+				PingInterval: durationpb.New(time.Minute), PingTimeout: durationpb.New(5 * time.Second)}}},
 		{"several servers", `{"mcpServers":{"a":{"command":"one"},"b-2":{"command":"two"}}}`,
 			map[string]*bridgev1.ServerConfig{"a": stdio("one"), "b-2": stdio("two")}},
 		{"no servers at all", `{"mcpServers":{}}`, map[string]*bridgev1.ServerConfig{}},
@@ -89,6 +94,9 @@ func TestParseRefusesWithASentence(t *testing.T) {
 		{"a fractional number", `{"mcpServers":{"a":{"command":"x","maxInFlight":1.5}}}`, `server "a": field "maxInFlight" is 1.5; want a whole number`},
 		{"a negative number", `{"mcpServers":{"a":{"command":"x","crashLimit":-1}}}`, `server "a": field "crashLimit" is -1; want 0 (the default) up to 2147483647`},
 		{"a number past int32", `{"mcpServers":{"a":{"command":"x","maxResultChars":2147483648}}}`, `server "a": field "maxResultChars" is 2147483648; want 0 (the default) up to 2147483647`},
+		{"a timeout that is not a duration", `{"mcpServers":{"a":{"command":"x","callTimeout":"ten minutes"}}}`, `server "a": field "callTimeout" is "ten minutes", not a duration string such as "90s" or "10m"`},
+		{"a timeout that is a number", `{"mcpServers":{"a":{"command":"x","pingTimeout":5}}}`, `server "a": field "pingTimeout" must be a duration string such as "90s" or "10m"`},
+		{"a negative timeout", `{"mcpServers":{"a":{"command":"x","callTimeout":"-1s"}}}`, `server "a": call_timeout is -1s; want 0 (the default) or more`},
 		{"no transport", `{"mcpServers":{"a":{"trust":true}}}`, `server "a": neither "command" nor "url" is set: say how to reach the server`},
 		{"both transports", `{"mcpServers":{"a":{"command":"x","url":"http://h/mcp"}}}`, `server "a": both "command" and "url" are set: a server is either a command to run or a URL to reach`},
 		{"headers on a command server", `{"mcpServers":{"a":{"command":"x","headers":{"A":"b"}}}}`, `server "a": field "headers" applies to "url" servers, not "command" servers`},
@@ -195,6 +203,15 @@ func TestCheckRefusesMountConfigs(t *testing.T) {
 			`url "http://mcp.example.com/mcp" is plain http, so the server's credentials (headers Authorization, X-Api-Key) would cross the network in the clear: use https://, or a loopback host`},
 		{"a password in a plain http url", httpServer("http://me:pw@10.0.0.5:8080/mcp", nil),
 			`url "http://me:xxxxx@10.0.0.5:8080/mcp" is plain http, so the server's credentials (a user and password in the url) would cross the network in the clear: use https://, or a loopback host`},
+		{"a negative call_timeout", &bridgev1.ServerConfig{Transport: stdio("x").Transport, CallTimeout: durationpb.New(-time.Second)}, "call_timeout is -1s; want 0 (the default) or more"},
+		{"a call_timeout over a day", &bridgev1.ServerConfig{Transport: stdio("x").Transport, CallTimeout: durationpb.New(25 * time.Hour)}, "call_timeout is 25h0m0s; want at most 24h0m0s"},
+		{"an invalid ping_interval", &bridgev1.ServerConfig{Transport: stdio("x").Transport, PingInterval: &durationpb.Duration{Seconds: 1, Nanos: -1}},
+			"ping_interval (1 seconds, -1 nanos) is not a valid duration: seconds and nanos must share one sign, and nanos stay within a second"},
+		{"a ping_timeout over a minute", &bridgev1.ServerConfig{Transport: stdio("x").Transport, PingTimeout: durationpb.New(2 * time.Minute)}, "ping_timeout is 2m0s; want at most 1m0s"},
+		{"a negative call_timeout in a manifest", plugin(&bridgev1.PluginManifest{Command: []string{"nb"}, Tools: []*registryv1.Tool{notebookTool("get")}, CallTimeout: durationpb.New(-time.Minute)}),
+			"the manifest's call_timeout is -1m0s; want 0 (the default) or more"},
+		{"a pinged plugin", &bridgev1.ServerConfig{Transport: plugin(&bridgev1.PluginManifest{Command: []string{"nb"}, Tools: []*registryv1.Tool{notebookTool("get")}}).Transport, PingInterval: durationpb.New(time.Second)},
+			"ping_interval and ping_timeout are for MCP servers; a plugin backend is not pinged"},
 		{"a NUL in an env value", &bridgev1.ServerConfig{Transport: &bridgev1.ServerConfig_Stdio{Stdio: &bridgev1.StdioTransport{Command: "x", Env: map[string]string{"A": "a\x00b"}}}}, `environment variable "A" holds a NUL byte`},
 	}
 	for _, tt := range tests {

@@ -8,6 +8,7 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/kit/telemetry"
 )
 
 // Call is one tool call submitted to a backend.
@@ -123,7 +124,7 @@ func (b *Backend) run(c *Call) {
 	p := b.proc
 	id := b.nextID + 1
 	line, err := encode(requestMsg{Type: "request", ID: id, Method: "tool",
-		Params: toolParams{Name: c.tool, Args: json.RawMessage(c.args)}})
+		Params: toolParams{Name: c.tool, Args: json.RawMessage(c.args)}, Traceparent: telemetry.Traceparent(c.ctx)})
 	if err != nil {
 		b.mu.Unlock()
 		c.finish(capture.Failed(capture.ExitError, "tool %q was not called: its input is not valid JSON", c.tool), true)

@@ -23,6 +23,8 @@ type requestMsg struct {
 	ID     int64      `json:"id"`
 	Method string     `json:"method"`
 	Params toolParams `json:"params"`
+	// Traceparent is the run's W3C trace context; absent when untraced.
+	Traceparent string `json:"traceparent,omitempty"`
 }
 
 type toolParams struct {

@@ -9,10 +9,11 @@
 // and its tools re-listed; a call that met the 404 is retried once, which is
 // safe because the server never ran it. Any other end of the session is the
 // end of the Session: Done is closed and Err says why, and the supervisor
-// counts it as a crash.
+// counts it as a crash. So is a server that stops answering pings.
 package upstream
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -58,6 +59,12 @@ type Options struct {
 	OnFault func(string)
 	// Logger logs the SDK's own diagnostics; nil discards them.
 	Logger *slog.Logger
+	// Sending wraps every request the bridge sends the server (metrics,
+	// trace context), first outermost.
+	Sending []mcp.Middleware
+	// PingInterval and PingTimeout are the liveness ping's (pingLoop);
+	// zero: DefaultPingInterval and DefaultPingTimeout.
+	PingInterval, PingTimeout time.Duration
 }
 
 // Info is what the server said about itself at initialisation.
@@ -123,14 +130,18 @@ func Open(ctx context.Context, cfg *bridgev1.ServerConfig, opts Options) (*Sessi
 		ProgressNotificationHandler: s.onProgress,
 		LoggingMessageHandler:       s.onLog,
 	})
+	for i := len(opts.Sending) - 1; i >= 0; i-- {
+		s.client.AddSendingMiddleware(opts.Sending[i])
+	}
 	cs, cmd, tools, err := s.connect(ctx)
 	if err != nil {
 		end()
 		return nil, err
 	}
 	s.install(cs, cmd, tools)
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go s.relistLoop()
+	go s.pingLoop(cmp.Or(opts.PingInterval, DefaultPingInterval), cmp.Or(opts.PingTimeout, DefaultPingTimeout))
 	return s, nil
 }
 

@@ -25,7 +25,7 @@ func TestMarshalerWritesTheContractsBytes(t *testing.T) {
 		{"names are snake_case and absent optionals stay absent", &registryv1.Tool{Name: "grep", InputSchema: `{"type": "object"}`},
 			`{"name":"grep","description":"","input_schema":"{\"type\": \"object\"}"}`},
 		{"JSON text keeps its spacing inside its string", &mailboxv1.Invocation{Invocation: "inv-1", Tool: "t", Input: `[1, 2.0 , "a b"]`, Cwd: proto.String("/x y")},
-			`{"invocation":"inv-1","tool":"t","input":"[1, 2.0 , \"a b\"]","cwd":"/x y","delivery":0}`},
+			`{"invocation":"inv-1","tool":"t","input":"[1, 2.0 , \"a b\"]","cwd":"/x y","delivery":0,"trace_context":{}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

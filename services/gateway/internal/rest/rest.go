@@ -20,6 +20,7 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/telemetry"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/bodylimit"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
 )
@@ -42,6 +43,7 @@ func New(c Conns) (*runtime.ServeMux, error) {
 		runtime.WithErrorHandler(writeError),
 		runtime.WithRoutingErrorHandler(writeRoutingError),
 		runtime.WithDisableHTTPMethodOverride(),
+		runtime.WithMiddlewares(nameRoute),
 	)
 	// The *HandlerClient forms take the shared connections; ctx is unused
 	// by them (only the *FromEndpoint forms dial and watch it).
@@ -113,4 +115,16 @@ func Unbounded(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// nameRoute names a REST request's route for the HTTP metrics by the path
+// template it matched ("/v1/workspaces/{workspace}/tools"), not by its
+// path: one series per route, whatever the names in it.
+func nameRoute(next runtime.HandlerFunc) runtime.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
+		if p, ok := runtime.HTTPPattern(r.Context()); ok {
+			telemetry.SetRoute(r.Context(), p.String())
+		}
+		next(w, r, params)
+	}
 }

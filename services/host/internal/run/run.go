@@ -19,12 +19,16 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
 	"github.com/switchboard-run/switchboard/kit/childenv"
+	"github.com/switchboard-run/switchboard/kit/telemetry"
 	"github.com/switchboard-run/switchboard/services/host/internal/toolsfile"
 )
 
 // Limits bound one run.
 type Limits struct {
-	// Deadline is how long a tool may run (docs/design.md: 2 min by default).
+	// Deadline is how long a tool may run; zero: until ctx ends. The host
+	// leaves it zero: its follower's run context carries the per-call
+	// deadline (or the invocation's own timeout), and the sentence of
+	// that context's cause says which.
 	Deadline time.Duration
 	// Grace is how long SIGTERM has before SIGKILL.
 	Grace time.Duration
@@ -59,11 +63,17 @@ func Run(ctx context.Context, tool *toolsfile.Tool, inv Invocation, lim Limits) 
 	cmd.Dir = dir
 	// An allowlisted environment, never the host's own (its secrets, its
 	// TLS paths): the tool's env, then what the protocol tells it.
-	cmd.Env = childenv.Environ(tool.Env, map[string]string{
+	protocol := map[string]string{
 		"SWITCHBOARD_INVOCATION": inv.ID, // the idempotency key, for tools that must not run twice
 		"SWITCHBOARD_TOOL":       inv.Tool,
 		"SWITCHBOARD_DELIVERY":   strconv.Itoa(int(inv.Delivery)),
-	})
+	}
+	// The run's trace context, as the OpenTelemetry environment carrier
+	// spells it: a traced tool's spans join the driver's trace.
+	for field, v := range telemetry.Inject(ctx) {
+		protocol[strings.ToUpper(field)] = v
+	}
+	cmd.Env = childenv.Environ(tool.Env, protocol)
 	cmd.Stdin = strings.NewReader(inv.Input)
 	stdout, stderr := &bounded{max: lim.MaxOutput}, &bounded{max: lim.MaxOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
@@ -77,13 +87,17 @@ func Run(ctx context.Context, tool *toolsfile.Tool, inv Invocation, lim Limits) 
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 
-	timer := time.NewTimer(lim.Deadline)
-	defer timer.Stop()
+	var deadline <-chan time.Time
+	if lim.Deadline > 0 {
+		timer := time.NewTimer(lim.Deadline)
+		defer timer.Stop()
+		deadline = timer.C
+	}
 	var stopped string
 	var err error
 	select {
 	case err = <-done:
-	case <-timer.C:
+	case <-deadline:
 		stopped = fmt.Sprintf("switchboard: tool %q ran past its deadline of %v and was stopped", inv.Tool, lim.Deadline)
 		err = stop(cmd, done, lim.Grace)
 	case <-ctx.Done():

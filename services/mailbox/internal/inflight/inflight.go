@@ -38,6 +38,12 @@ type Post struct {
 	Tool   string
 	Input  string
 	Cwd    *string // nil when the driver set none
+	// Trace is the posting call's W3C trace context; nil when untraced.
+	Trace map[string]string
+	// Timeout is the driver's timeout, and Deadline when it runs out; zero
+	// when it set none.
+	Timeout  time.Duration
+	Deadline time.Time
 }
 
 // Invocation is one hand-off, as a reader receives it.
@@ -49,6 +55,15 @@ type Invocation struct {
 	Cwd *string
 	// Delivery counts hand-offs including this one.
 	Delivery int32
+	// Trace is the posting call's W3C trace context; nil when untraced.
+	Trace map[string]string
+	// Timeout is the driver's timeout, and Deadline when it runs out; zero
+	// when it set none.
+	Timeout  time.Duration
+	Deadline time.Time
+	// Expires is when its slot expires (--ttl): past it nobody can collect
+	// a capture, so the host stops the run then too.
+	Expires time.Time
 }
 
 // Size is what inv takes in a read's response, at most: its fields and
@@ -58,12 +73,20 @@ func (inv *Invocation) Size() int {
 	if inv.Cwd != nil {
 		n += len(*inv.Cwd)
 	}
+	for k, v := range inv.Trace {
+		n += len(k) + len(v) + traceEntryOverhead
+	}
 	return n
 }
 
-// rowOverhead bounds what protobuf adds to a row's fields: five tags, four
-// lengths, the delivery, and the row's own tag and length in the response.
-const rowOverhead = 40
+// rowOverhead bounds what protobuf adds to a row's fields: their tags and
+// lengths, the delivery, time_left and timeout, and the row's own tag and
+// length in the response.
+const rowOverhead = 80
+
+// traceEntryOverhead bounds what one trace_context map entry adds beyond
+// its key and value: the entry's tag and length, and theirs.
+const traceEntryOverhead = 8
 
 // Room bounds one read's batch, and is used up by the Takes that fill it:
 // Rows invocations more, of Bytes more together (by Size). The batch's
@@ -147,6 +170,21 @@ func Cancelled(id, reason string) Capture {
 	return Capture{Stderr: s, ExitCode: ExitCancelled}
 }
 
+// ExitTimeout is the exit code of an invocation whose timeout ran out, as
+// timeout(1) exits.
+const ExitTimeout = 124
+
+// TimedOut is the capture of an invocation whose driver's timeout ran out
+// before any host took it: it never ran.
+func TimedOut(id, client string, deadline time.Time) Capture {
+	return Capture{ExitCode: ExitTimeout, Stderr: fmt.Sprintf(
+		"invocation %q ran out of its timeout at %s, before %q took it from its queue; it was not run",
+		id, deadline.UTC().Format(time.RFC3339), client)}
+}
+
+// Past reports whether a deadline is set and has passed at now.
+func Past(deadline, now time.Time) bool { return !deadline.IsZero() && !now.Before(deadline) }
+
 // TooLarge refuses a capture over the bound.
 func TooLarge(n, most int) error {
 	return status.Errorf(codes.ResourceExhausted,
@@ -167,6 +205,26 @@ func BoxFull(n int) error {
 
 // ErrShuttingDown refuses acts on a box that is closing.
 var ErrShuttingDown = status.Error(codes.Unavailable, "the mailbox is shutting down; try again once it is back")
+
+// Answer says who answered an invocation.
+type Answer int
+
+const (
+	// ByHost is a capture its addressee completed.
+	ByHost Answer = iota
+	// ByCap is the mailbox's own in-doubt capture at the hand-off cap.
+	ByCap
+	// ByCancel is the cancelled capture of its poster's cancel.
+	ByCancel
+	// ByTimeout is the mailbox's own capture of an invocation whose
+	// driver's timeout ran out before a host took it.
+	ByTimeout
+)
+
+// Answered is told of each answer a store writes, with the addressee and
+// when the invocation was posted (zero when the store cannot tell). Stores
+// call it under their locks: it must only count.
+type Answered func(client string, posted time.Time, c Capture, by Answer)
 
 // Read is a client's hold on its queue, whatever store keeps the queue: it
 // is held by a Follow stream for as long as the stream lives, or by an

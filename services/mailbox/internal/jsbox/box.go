@@ -65,6 +65,8 @@ type Config struct {
 	// Lease is how long a hand-off lasts without word from the replica that
 	// made it (JetStream's AckWait).
 	Lease time.Duration
+	// Answered, when set, is told of every answer this replica stores.
+	Answered inflight.Answered
 	// MaxQueued bounds the invocations queued and handed for one client.
 	MaxQueued int
 	// MaxSlots bounds the invocations queued and handed in all.
@@ -182,13 +184,13 @@ func (b *Box) Post(ctx context.Context, p inflight.Post) error {
 	if b.isClosed() {
 		return inflight.ErrShuttingDown
 	}
-	rec := record{Client: p.Client, Poster: p.Poster, Tool: p.Tool}
+	rec := record{Client: p.Client, Poster: p.Poster, Tool: p.Tool, Posted: time.Now(), Timeout: p.Timeout, Deadline: p.Deadline}
 	rev, err := b.slots.Create(ctx, p.ID, rec.encode())
 	if err != nil {
 		return unavailable("storing the invocation", err)
 	}
 	err = natsconn.Request(ctx, func(ctx context.Context) error {
-		_, err := b.js.PublishMsg(ctx, queueMessage(queuePrefix+p.Client, p, rev))
+		_, err := b.js.PublishMsg(ctx, queueMessage(queuePrefix+p.Client, p, rev, rec.Posted))
 		return err
 	})
 	if err != nil {
@@ -270,6 +272,9 @@ func (b *Box) Complete(ctx context.Context, caller, id string, c inflight.Captur
 			b.announce(readPrefix+caller+".ack", []byte(id))
 		}
 		b.announceAnswer(id, newRev, stored)
+		if b.cfg.Answered != nil {
+			b.cfg.Answered(caller, rec.Posted, stored, inflight.ByHost)
+		}
 		return stored, nil
 	}
 }
@@ -481,7 +486,11 @@ func (b *Box) Cancel(ctx context.Context, caller, id, reason string) (inflight.C
 		}
 		b.announce(readPrefix+rec.Client+".cancel", []byte(id))
 		b.announce(donePrefix+id, nil) // waiters wake and find the slot gone
-		return inflight.Cancelled(id, reason), nil
+		c := inflight.Cancelled(id, reason)
+		if b.cfg.Answered != nil {
+			b.cfg.Answered(rec.Client, rec.Posted, c, inflight.ByCancel)
+		}
+		return c, nil
 	}
 }
 

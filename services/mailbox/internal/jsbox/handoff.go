@@ -3,6 +3,7 @@ package jsbox
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -112,6 +113,14 @@ func (r *Read) handOff(m jetstream.Msg, inv inflight.Invocation) (inflight.Invoc
 	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.Lease/3)
 	defer cancel()
 	rec, rev, posted := postedSlot(m.Headers(), r.client)
+	if posted && inflight.Past(rec.Deadline, time.Now()) {
+		// Never run: its driver's timeout ran out in the queue.
+		if r.answerWith(ctx, inv.ID, rec, rev, inflight.TimedOut(inv.ID, r.client, rec.Deadline), inflight.ByTimeout) == nil {
+			_ = m.Term()
+			return inflight.Invocation{}, false
+		}
+		posted = false // handed, answered or cancelled since: read it
+	}
 	if posted {
 		rec.Handoffs = 1
 		newRev, err := b.slots.Update(ctx, inv.ID, rec.encode(), rev)
@@ -132,6 +141,8 @@ func (r *Read) handOff(m jetstream.Msg, inv inflight.Invocation) (inflight.Invoc
 		}
 	}
 	inv.Delivery = rec.Handoffs
+	// The slot was written just now, and the bucket keeps it a TTL more.
+	inv.Timeout, inv.Deadline, inv.Expires = rec.Timeout, rec.Deadline, time.Now().Add(b.cfg.TTL)
 	r.mu.Lock()
 	if r.done {
 		r.mu.Unlock()
@@ -164,6 +175,12 @@ func (r *Read) countHandOff(ctx context.Context, m jetstream.Msg, id string) (re
 		r.answerInDoubt(ctx, id, rec, rev)
 		_ = m.Term()
 		return record{}, 0, false
+	case rec.Handoffs == 0 && inflight.Past(rec.Deadline, time.Now()):
+		// Never run: its driver's timeout ran out in the queue. (One handed
+		// before is stopped by its host at the deadline.)
+		_ = r.answerWith(ctx, id, rec, rev, inflight.TimedOut(id, r.client, rec.Deadline), inflight.ByTimeout)
+		_ = m.Term()
+		return record{}, 0, false
 	}
 	rec.Handoffs++
 	if rev, err = b.slots.Update(ctx, id, rec.encode(), rev); err != nil {
@@ -176,11 +193,21 @@ func (r *Read) countHandOff(ctx context.Context, m jetstream.Msg, id string) (re
 // answerInDoubt writes the capture of an invocation handed out HandoffCap
 // times without an answer.
 func (r *Read) answerInDoubt(ctx context.Context, id string, rec record, rev uint64) {
-	c := inflight.InDoubt(r.client, inflight.HandoffCap)
+	_ = r.answerWith(ctx, id, rec, rev, inflight.InDoubt(r.client, inflight.HandoffCap), inflight.ByCap)
+}
+
+// answerWith writes the mailbox's own capture of an invocation it does not
+// hand out, at the slot's revision rev; an error means the slot changed
+// meanwhile (answered, cancelled, handed) or NATS did not answer.
+func (r *Read) answerWith(ctx context.Context, id string, rec record, rev uint64, c inflight.Capture, by inflight.Answer) error {
 	rec.Capture = &c
 	newRev, err := r.box.slots.Update(ctx, id, rec.encode(), rev)
 	if err != nil {
-		return // answered or gone meanwhile
+		return err
 	}
 	r.box.announceAnswer(id, newRev, c)
+	if r.box.cfg.Answered != nil {
+		r.box.cfg.Answered(r.client, rec.Posted, c, by)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package jsbox
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"google.golang.org/protobuf/proto"
@@ -27,10 +28,22 @@ type record struct {
 	Capture  *inflight.Capture
 	// TakenBy is the retry key of the collection that took the capture.
 	TakenBy string
+	// Posted is when the invocation was posted (zero if not kept).
+	Posted time.Time
+	// Timeout is the driver's timeout, and Deadline when it runs out; zero
+	// when it set none.
+	Timeout  time.Duration
+	Deadline time.Time
 }
 
 func (r *record) encode() []byte {
 	m := &mailboxv1.StoredSlot{Client: r.Client, Poster: r.Poster, Tool: r.Tool, Handoffs: r.Handoffs, TakenBy: r.TakenBy}
+	if !r.Posted.IsZero() {
+		m.PostedUnixMs = r.Posted.UnixMilli()
+	}
+	if !r.Deadline.IsZero() {
+		m.Deadline, m.Timeout = r.Deadline.UnixNano(), int64(r.Timeout)
+	}
 	if r.Capture != nil {
 		m.Capture = capture.New(r.Capture.Stdout, r.Capture.Stderr, r.Capture.ExitCode)
 	}
@@ -44,6 +57,12 @@ func decodeRecord(id string, b []byte) (record, error) {
 		return record{}, fmt.Errorf("the slot of %s in the bucket is not a record this mailbox reads: %w", id, err)
 	}
 	r := record{Client: m.GetClient(), Poster: m.GetPoster(), Tool: m.GetTool(), Handoffs: m.GetHandoffs(), TakenBy: m.GetTakenBy()}
+	if ms := m.GetPostedUnixMs(); ms != 0 {
+		r.Posted = time.UnixMilli(ms)
+	}
+	if m.GetDeadline() != 0 {
+		r.Deadline, r.Timeout = time.Unix(0, m.GetDeadline()), time.Duration(m.GetTimeout())
+	}
 	if c := m.GetCapture(); c != nil {
 		r.Capture = &inflight.Capture{Stdout: c.GetStdout(), Stderr: c.GetStderr(), ExitCode: c.GetExitCode()}
 	}
@@ -84,17 +103,30 @@ const (
 	// without reading the slot first.
 	headerPoster = "Sb-Poster"
 	headerSlot   = "Sb-Slot-Revision"
+	headerPosted = "Sb-Posted" // Unix milliseconds, as the slot keeps it
+	// headerDeadline and headerTimeout are the driver's timeout, as the
+	// slot keeps them (Unix nanoseconds, nanoseconds), when it set one.
+	headerDeadline = "Sb-Deadline"
+	headerTimeout  = "Sb-Timeout"
 )
 
-func queueMessage(subject string, p inflight.Post, slotRev uint64) *nats.Msg {
+func queueMessage(subject string, p inflight.Post, slotRev uint64, posted time.Time) *nats.Msg {
 	m := nats.NewMsg(subject)
 	m.Header.Set(nats.MsgIdHdr, p.ID) // a retried publish is stored once
 	m.Header.Set(headerID, p.ID)
 	m.Header.Set(headerTool, p.Tool)
 	m.Header.Set(headerPoster, p.Poster)
 	m.Header.Set(headerSlot, strconv.FormatUint(slotRev, 10))
+	m.Header.Set(headerPosted, strconv.FormatInt(posted.UnixMilli(), 10))
+	if !p.Deadline.IsZero() {
+		m.Header.Set(headerDeadline, strconv.FormatInt(p.Deadline.UnixNano(), 10))
+		m.Header.Set(headerTimeout, strconv.FormatInt(int64(p.Timeout), 10))
+	}
 	if p.Cwd != nil {
 		m.Header.Set(headerCwd, strconv.Quote(*p.Cwd))
+	}
+	for k, v := range p.Trace {
+		m.Header.Set(traceHeaders[k], v)
 	}
 	m.Data = []byte(p.Input)
 	return m
@@ -107,7 +139,15 @@ func postedSlot(h nats.Header, client string) (rec record, rev uint64, ok bool) 
 	if err != nil || rev == 0 || h.Get(headerPoster) == "" {
 		return record{}, 0, false
 	}
-	return record{Client: client, Poster: h.Get(headerPoster), Tool: h.Get(headerTool)}, rev, true
+	rec = record{Client: client, Poster: h.Get(headerPoster), Tool: h.Get(headerTool)}
+	if ms, err := strconv.ParseInt(h.Get(headerPosted), 10, 64); err == nil && ms != 0 {
+		rec.Posted = time.UnixMilli(ms)
+	}
+	if ns, err := strconv.ParseInt(h.Get(headerDeadline), 10, 64); err == nil && ns != 0 {
+		timeout, _ := strconv.ParseInt(h.Get(headerTimeout), 10, 64)
+		rec.Deadline, rec.Timeout = time.Unix(0, ns), time.Duration(timeout)
+	}
+	return rec, rev, true
 }
 
 // invocation reads a queue message back; delivery is its hand-off count.
@@ -115,6 +155,14 @@ func invocation(h nats.Header, data []byte, delivery int32) (inflight.Invocation
 	inv := inflight.Invocation{ID: h.Get(headerID), Tool: h.Get(headerTool), Input: string(data), Delivery: delivery}
 	if inv.ID == "" {
 		return inv, fmt.Errorf("a queue message has no %s header", headerID)
+	}
+	for field, header := range traceHeaders {
+		if v := h.Get(header); v != "" {
+			if inv.Trace == nil {
+				inv.Trace = map[string]string{}
+			}
+			inv.Trace[field] = v
+		}
 	}
 	if q := h.Get(headerCwd); q != "" {
 		cwd, err := strconv.Unquote(q)
@@ -125,3 +173,7 @@ func invocation(h nats.Header, data []byte, delivery int32) (inflight.Invocation
 	}
 	return inv, nil
 }
+
+// traceHeaders are the message headers an invocation's W3C trace context
+// travels in, by field.
+var traceHeaders = map[string]string{"traceparent": "Sb-Traceparent", "tracestate": "Sb-Tracestate"}

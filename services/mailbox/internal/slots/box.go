@@ -12,6 +12,8 @@ import (
 type Config struct {
 	// TTL is how long a slot lives uncollected (docs/design.md §3: an hour).
 	TTL time.Duration
+	// Answered, when set, is told of every answer the box stores.
+	Answered inflight.Answered
 	// MaxQueued bounds the invocations waiting for one client's read.
 	MaxQueued int
 	// MaxSlots bounds the slots of the whole box (memory).
@@ -73,8 +75,8 @@ func (b *Box) Post(_ context.Context, p inflight.Post) error {
 		return inflight.QueueFull(p.Client, q.pending.n)
 	}
 	id := p.ID
-	s := &slot{id: id, client: p.Client, poster: p.Poster, tool: p.Tool, input: p.Input, cwd: p.Cwd,
-		expires: b.cfg.Clock.Now().Add(b.cfg.TTL).UnixNano()}
+	s := &slot{id: id, client: p.Client, poster: p.Poster, tool: p.Tool, input: p.Input, cwd: p.Cwd, trace: p.Trace,
+		timeout: p.Timeout, deadline: p.Deadline, expires: b.cfg.Clock.Now().Add(b.cfg.TTL).UnixNano()}
 	b.slots[id] = s
 	b.expiry.pushBack(s)
 	b.armSweep()
@@ -98,6 +100,9 @@ func (b *Box) Complete(_ context.Context, caller, id string, c Capture) (Capture
 		return Capture{}, inflight.Absent(id)
 	}
 	b.answer(s, inflight.Rehanded(c, s.client, s.handoffs))
+	if b.cfg.Answered != nil {
+		b.cfg.Answered(s.client, b.posted(s), *s.capture, inflight.ByHost)
+	}
 	return *s.capture, nil
 }
 
@@ -180,6 +185,9 @@ func (b *Box) Cancel(_ context.Context, caller, id, reason string) (Capture, err
 	if s.state != answered {
 		wasHanded := s.state == handed
 		b.answer(s, inflight.Cancelled(id, reason))
+		if b.cfg.Answered != nil {
+			b.cfg.Answered(s.client, b.posted(s), *s.capture, inflight.ByCancel)
+		}
 		if q := b.queues[s.client]; wasHanded && q != nil && q.reader != nil {
 			q.reader.cancelled(id)
 		}

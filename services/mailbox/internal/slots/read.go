@@ -2,6 +2,7 @@ package slots
 
 import (
 	"context"
+	"time"
 
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
@@ -54,9 +55,18 @@ func (b *Box) OpenRead(_ context.Context, client string) (inflight.Read, error) 
 // answerInDoubt writes the capture of an invocation that reached the
 // hand-off cap. The slot is already off its queue's lists.
 func (b *Box) answerInDoubt(s *slot) {
-	s.state = answered
 	c := inflight.InDoubt(s.client, s.handoffs)
-	s.capture = &c
+	b.answerWith(s, &c, inflight.ByCap)
+}
+
+// answerWith writes the mailbox's own capture of s, which is already off
+// its queue's lists, and wakes whoever waits for it.
+func (b *Box) answerWith(s *slot, c *Capture, by inflight.Answer) {
+	s.state = answered
+	s.capture = c
+	if b.cfg.Answered != nil {
+		b.cfg.Answered(s.client, b.posted(s), *c, by)
+	}
 	if s.done != nil {
 		close(s.done)
 		s.done = nil
@@ -86,8 +96,18 @@ func (r *Read) Take(withCancels bool, room *inflight.Room) ([]inflight.Invocatio
 		return nil, nil
 	}
 	var out []inflight.Invocation
+	now := b.cfg.Clock.Now()
 	for s := r.q.pending.head; s != nil; s = r.q.pending.head {
-		inv := inflight.Invocation{ID: s.id, Tool: s.tool, Input: s.input, Cwd: s.cwd, Delivery: s.handoffs + 1}
+		// Never run, its driver's timeout ran out in the queue. (One handed
+		// before is handed again: its host stops it at the deadline.)
+		if s.handoffs == 0 && inflight.Past(s.deadline, now) {
+			r.q.pending.popFront()
+			c := inflight.TimedOut(s.id, s.client, s.deadline)
+			b.answerWith(s, &c, inflight.ByTimeout)
+			continue
+		}
+		inv := inflight.Invocation{ID: s.id, Tool: s.tool, Input: s.input, Cwd: s.cwd, Delivery: s.handoffs + 1, Trace: s.trace,
+			Timeout: s.timeout, Deadline: s.deadline, Expires: time.Unix(0, s.expires)}
 		if !room.Fits(inv.Size()) {
 			break
 		}

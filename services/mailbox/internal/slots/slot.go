@@ -8,7 +8,11 @@
 // read.go the reader claim and the lease, expire.go the sweeper.
 package slots
 
-import "github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
+import (
+	"time"
+
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
+)
 
 // Capture is a result as the mailbox keeps it.
 type Capture = inflight.Capture
@@ -31,7 +35,10 @@ type slot struct {
 	tool     string
 	input    string
 	cwd      *string
-	expires  int64 // unix nanoseconds
+	trace    map[string]string
+	expires  int64         // unix nanoseconds
+	timeout  time.Duration // the driver's, and when it runs out; zero: none
+	deadline time.Time
 	handoffs int32
 	state    state
 	capture  *Capture

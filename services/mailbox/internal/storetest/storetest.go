@@ -50,6 +50,8 @@ func Run(t *testing.T, open Open, parallel bool) {
 		{"ARetriedCollectionGetsTheSameCapture", aRetriedCollectionGetsTheSameCapture},
 		{"AWaitWakesOnTheAnswer", aWaitWakesOnTheAnswer},
 		{"AnUncollectedSlotExpires", anUncollectedSlotExpires},
+		{"ADeadlineTravelsToTheHost", aDeadlineTravelsToTheHost},
+		{"ATimeoutThatRanOutInTheQueueIsAnsweredNotHanded", aTimeoutThatRanOutInTheQueueIsAnsweredNotHanded},
 		{"BoundsRefuseWithASentence", boundsRefuseWithASentence},
 		{"CloseEndsReadsAndRefusesPosts", closeEndsReadsAndRefusesPosts},
 	}, batchRules...) {

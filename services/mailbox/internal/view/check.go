@@ -70,3 +70,17 @@ func seesAny(sees identity.Workspaces, workspaces iter.Seq[string]) bool {
 	}
 	return false
 }
+
+// WorkspaceOf returns client's workspace as the view knows it: the first
+// by name when it is in several, "" when in none.
+func (v *View) WorkspaceOf(client string) string {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	first := ""
+	for ws := range v.st.joined[client] {
+		if first == "" || ws < first {
+			first = ws
+		}
+	}
+	return first
+}

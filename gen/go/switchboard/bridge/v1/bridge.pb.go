@@ -10,6 +10,7 @@ import (
 	v1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -124,8 +125,20 @@ type ServerConfig struct {
 	// max_result_chars caps a capture's stdout and stderr each; 0 means the
 	// default (100,000). A cut result ends with a marker saying so.
 	MaxResultChars int32 `protobuf:"varint,10,opt,name=max_result_chars,json=maxResultChars,proto3" json:"max_result_chars,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// call_timeout bounds one call to the server when the invocation sets no
+	// shorter timeout of its own; absent or zero: 10 minutes. At the deadline
+	// the call is cancelled upstream (MCP notifications/cancelled, a plugin's
+	// cancel) and answered with exit code 124 and a sentence.
+	CallTimeout *durationpb.Duration `protobuf:"bytes,11,opt,name=call_timeout,json=callTimeout,proto3" json:"call_timeout,omitempty"`
+	// ping_interval is how often an MCP server is sent a ping; absent or zero:
+	// 30 seconds. Unused for a plugin backend.
+	PingInterval *durationpb.Duration `protobuf:"bytes,12,opt,name=ping_interval,json=pingInterval,proto3" json:"ping_interval,omitempty"`
+	// ping_timeout is how long a ping may go unanswered before the server
+	// counts as crashed (the supervisor restarts it, within crash_limit);
+	// absent or zero: 10 seconds.
+	PingTimeout   *durationpb.Duration `protobuf:"bytes,13,opt,name=ping_timeout,json=pingTimeout,proto3" json:"ping_timeout,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ServerConfig) Reset() {
@@ -239,6 +252,27 @@ func (x *ServerConfig) GetMaxResultChars() int32 {
 		return x.MaxResultChars
 	}
 	return 0
+}
+
+func (x *ServerConfig) GetCallTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.CallTimeout
+	}
+	return nil
+}
+
+func (x *ServerConfig) GetPingInterval() *durationpb.Duration {
+	if x != nil {
+		return x.PingInterval
+	}
+	return nil
+}
+
+func (x *ServerConfig) GetPingTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.PingTimeout
+	}
+	return nil
 }
 
 type isServerConfig_Transport interface {
@@ -411,7 +445,12 @@ type PluginManifest struct {
 	StartAtMount bool `protobuf:"varint,5,opt,name=start_at_mount,json=startAtMount,proto3" json:"start_at_mount,omitempty"`
 	// max_line_bytes bounds one line from the backend; 0 means 1 MiB. Longer
 	// lines are dropped and recorded as a fault.
-	MaxLineBytes  int32 `protobuf:"varint,6,opt,name=max_line_bytes,json=maxLineBytes,proto3" json:"max_line_bytes,omitempty"`
+	MaxLineBytes int32 `protobuf:"varint,6,opt,name=max_line_bytes,json=maxLineBytes,proto3" json:"max_line_bytes,omitempty"`
+	// call_timeout bounds one call to the backend when the invocation sets no
+	// shorter timeout of its own; absent or zero: 10 minutes. At the deadline
+	// the backend is sent its cancel and the call is answered with exit code
+	// 124 and a sentence.
+	CallTimeout   *durationpb.Duration `protobuf:"bytes,7,opt,name=call_timeout,json=callTimeout,proto3" json:"call_timeout,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -486,6 +525,13 @@ func (x *PluginManifest) GetMaxLineBytes() int32 {
 		return x.MaxLineBytes
 	}
 	return 0
+}
+
+func (x *PluginManifest) GetCallTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.CallTimeout
+	}
+	return nil
 }
 
 // ServerStatus is one mounted server as ListServers shows it.
@@ -658,7 +704,7 @@ var File_switchboard_bridge_v1_bridge_proto protoreflect.FileDescriptor
 
 const file_switchboard_bridge_v1_bridge_proto_rawDesc = "" +
 	"\n" +
-	"\"switchboard/bridge/v1/bridge.proto\x12\x15switchboard.bridge.v1\x1a&switchboard/registry/v1/registry.proto\"\xb9\x03\n" +
+	"\"switchboard/bridge/v1/bridge.proto\x12\x15switchboard.bridge.v1\x1a\x1egoogle/protobuf/duration.proto\x1a&switchboard/registry/v1/registry.proto\"\xf5\x04\n" +
 	"\fServerConfig\x12=\n" +
 	"\x05stdio\x18\x01 \x01(\v2%.switchboard.bridge.v1.StdioTransportH\x00R\x05stdio\x12:\n" +
 	"\x04http\x18\x02 \x01(\v2$.switchboard.bridge.v1.HttpTransportH\x00R\x04http\x12?\n" +
@@ -673,7 +719,10 @@ const file_switchboard_bridge_v1_bridge_proto_rawDesc = "" +
 	"\vcrash_limit\x18\t \x01(\x05R\n" +
 	"crashLimit\x12(\n" +
 	"\x10max_result_chars\x18\n" +
-	" \x01(\x05R\x0emaxResultCharsB\v\n" +
+	" \x01(\x05R\x0emaxResultChars\x12<\n" +
+	"\fcall_timeout\x18\v \x01(\v2\x19.google.protobuf.DurationR\vcallTimeout\x12>\n" +
+	"\rping_interval\x18\f \x01(\v2\x19.google.protobuf.DurationR\fpingInterval\x12<\n" +
+	"\fping_timeout\x18\r \x01(\v2\x19.google.protobuf.DurationR\vpingTimeoutB\v\n" +
 	"\ttransport\"\xca\x01\n" +
 	"\x0eStdioTransport\x12\x18\n" +
 	"\acommand\x18\x01 \x01(\tR\acommand\x12\x12\n" +
@@ -688,14 +737,15 @@ const file_switchboard_bridge_v1_bridge_proto_rawDesc = "" +
 	"\aheaders\x18\x02 \x03(\v21.switchboard.bridge.v1.HttpTransport.HeadersEntryR\aheaders\x1a:\n" +
 	"\fHeadersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb7\x02\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xf5\x02\n" +
 	"\x0ePluginManifest\x12\x18\n" +
 	"\acommand\x18\x01 \x03(\tR\acommand\x12@\n" +
 	"\x03env\x18\x02 \x03(\v2..switchboard.bridge.v1.PluginManifest.EnvEntryR\x03env\x12\x10\n" +
 	"\x03cwd\x18\x03 \x01(\tR\x03cwd\x123\n" +
 	"\x05tools\x18\x04 \x03(\v2\x1d.switchboard.registry.v1.ToolR\x05tools\x12$\n" +
 	"\x0estart_at_mount\x18\x05 \x01(\bR\fstartAtMount\x12$\n" +
-	"\x0emax_line_bytes\x18\x06 \x01(\x05R\fmaxLineBytes\x1a6\n" +
+	"\x0emax_line_bytes\x18\x06 \x01(\x05R\fmaxLineBytes\x12<\n" +
+	"\fcall_timeout\x18\a \x01(\v2\x19.google.protobuf.DurationR\vcallTimeout\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xda\x03\n" +
@@ -744,31 +794,36 @@ func file_switchboard_bridge_v1_bridge_proto_rawDescGZIP() []byte {
 var file_switchboard_bridge_v1_bridge_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_switchboard_bridge_v1_bridge_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_switchboard_bridge_v1_bridge_proto_goTypes = []any{
-	(State)(0),             // 0: switchboard.bridge.v1.State
-	(*ServerConfig)(nil),   // 1: switchboard.bridge.v1.ServerConfig
-	(*StdioTransport)(nil), // 2: switchboard.bridge.v1.StdioTransport
-	(*HttpTransport)(nil),  // 3: switchboard.bridge.v1.HttpTransport
-	(*PluginManifest)(nil), // 4: switchboard.bridge.v1.PluginManifest
-	(*ServerStatus)(nil),   // 5: switchboard.bridge.v1.ServerStatus
-	nil,                    // 6: switchboard.bridge.v1.StdioTransport.EnvEntry
-	nil,                    // 7: switchboard.bridge.v1.HttpTransport.HeadersEntry
-	nil,                    // 8: switchboard.bridge.v1.PluginManifest.EnvEntry
-	(*v1.Tool)(nil),        // 9: switchboard.registry.v1.Tool
+	(State)(0),                  // 0: switchboard.bridge.v1.State
+	(*ServerConfig)(nil),        // 1: switchboard.bridge.v1.ServerConfig
+	(*StdioTransport)(nil),      // 2: switchboard.bridge.v1.StdioTransport
+	(*HttpTransport)(nil),       // 3: switchboard.bridge.v1.HttpTransport
+	(*PluginManifest)(nil),      // 4: switchboard.bridge.v1.PluginManifest
+	(*ServerStatus)(nil),        // 5: switchboard.bridge.v1.ServerStatus
+	nil,                         // 6: switchboard.bridge.v1.StdioTransport.EnvEntry
+	nil,                         // 7: switchboard.bridge.v1.HttpTransport.HeadersEntry
+	nil,                         // 8: switchboard.bridge.v1.PluginManifest.EnvEntry
+	(*durationpb.Duration)(nil), // 9: google.protobuf.Duration
+	(*v1.Tool)(nil),             // 10: switchboard.registry.v1.Tool
 }
 var file_switchboard_bridge_v1_bridge_proto_depIdxs = []int32{
-	2, // 0: switchboard.bridge.v1.ServerConfig.stdio:type_name -> switchboard.bridge.v1.StdioTransport
-	3, // 1: switchboard.bridge.v1.ServerConfig.http:type_name -> switchboard.bridge.v1.HttpTransport
-	4, // 2: switchboard.bridge.v1.ServerConfig.plugin:type_name -> switchboard.bridge.v1.PluginManifest
-	6, // 3: switchboard.bridge.v1.StdioTransport.env:type_name -> switchboard.bridge.v1.StdioTransport.EnvEntry
-	7, // 4: switchboard.bridge.v1.HttpTransport.headers:type_name -> switchboard.bridge.v1.HttpTransport.HeadersEntry
-	8, // 5: switchboard.bridge.v1.PluginManifest.env:type_name -> switchboard.bridge.v1.PluginManifest.EnvEntry
-	9, // 6: switchboard.bridge.v1.PluginManifest.tools:type_name -> switchboard.registry.v1.Tool
-	0, // 7: switchboard.bridge.v1.ServerStatus.state:type_name -> switchboard.bridge.v1.State
-	8, // [8:8] is the sub-list for method output_type
-	8, // [8:8] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	2,  // 0: switchboard.bridge.v1.ServerConfig.stdio:type_name -> switchboard.bridge.v1.StdioTransport
+	3,  // 1: switchboard.bridge.v1.ServerConfig.http:type_name -> switchboard.bridge.v1.HttpTransport
+	4,  // 2: switchboard.bridge.v1.ServerConfig.plugin:type_name -> switchboard.bridge.v1.PluginManifest
+	9,  // 3: switchboard.bridge.v1.ServerConfig.call_timeout:type_name -> google.protobuf.Duration
+	9,  // 4: switchboard.bridge.v1.ServerConfig.ping_interval:type_name -> google.protobuf.Duration
+	9,  // 5: switchboard.bridge.v1.ServerConfig.ping_timeout:type_name -> google.protobuf.Duration
+	6,  // 6: switchboard.bridge.v1.StdioTransport.env:type_name -> switchboard.bridge.v1.StdioTransport.EnvEntry
+	7,  // 7: switchboard.bridge.v1.HttpTransport.headers:type_name -> switchboard.bridge.v1.HttpTransport.HeadersEntry
+	8,  // 8: switchboard.bridge.v1.PluginManifest.env:type_name -> switchboard.bridge.v1.PluginManifest.EnvEntry
+	10, // 9: switchboard.bridge.v1.PluginManifest.tools:type_name -> switchboard.registry.v1.Tool
+	9,  // 10: switchboard.bridge.v1.PluginManifest.call_timeout:type_name -> google.protobuf.Duration
+	0,  // 11: switchboard.bridge.v1.ServerStatus.state:type_name -> switchboard.bridge.v1.State
+	12, // [12:12] is the sub-list for method output_type
+	12, // [12:12] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_bridge_v1_bridge_proto_init() }

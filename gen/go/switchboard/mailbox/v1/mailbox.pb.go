@@ -9,6 +9,7 @@ package mailboxv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -106,7 +107,22 @@ type Invocation struct {
 	Cwd *string `protobuf:"bytes,4,opt,name=cwd,proto3,oneof" json:"cwd,omitempty"`
 	// delivery counts the hand-offs of this invocation including this one; a
 	// value above 1 means an earlier hand-off may already have run it.
-	Delivery      int32 `protobuf:"varint,5,opt,name=delivery,proto3" json:"delivery,omitempty"`
+	Delivery int32 `protobuf:"varint,5,opt,name=delivery,proto3" json:"delivery,omitempty"`
+	// time_left is what was left, when the mailbox handed it out, until the
+	// timeout the driver set runs out or the invocation's slot expires
+	// (--ttl), whichever is first: past either nobody waits for its capture.
+	// The host stops the run when it runs out (exit code 124), or at its own
+	// per-call deadline if sooner. A duration, not an instant: the host's
+	// clock need not agree.
+	TimeLeft *durationpb.Duration `protobuf:"bytes,6,opt,name=time_left,json=timeLeft,proto3" json:"time_left,omitempty"`
+	// timeout is the whole timeout the driver set, for the host's sentence,
+	// when that is what time_left runs to; absent when the slot's expiry is.
+	Timeout *durationpb.Duration `protobuf:"bytes,7,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	// trace_context is the W3C trace context (traceparent, tracestate) of the
+	// Invoke or Call that posted it, when that call was traced: the host's run
+	// continues the driver's trace though it happens later, on another
+	// connection (docs/observability.md). Empty when nothing was traced.
+	TraceContext  map[string]string `protobuf:"bytes,9,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -176,11 +192,32 @@ func (x *Invocation) GetDelivery() int32 {
 	return 0
 }
 
+func (x *Invocation) GetTimeLeft() *durationpb.Duration {
+	if x != nil {
+		return x.TimeLeft
+	}
+	return nil
+}
+
+func (x *Invocation) GetTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.Timeout
+	}
+	return nil
+}
+
+func (x *Invocation) GetTraceContext() map[string]string {
+	if x != nil {
+		return x.TraceContext
+	}
+	return nil
+}
+
 var File_switchboard_mailbox_v1_mailbox_proto protoreflect.FileDescriptor
 
 const file_switchboard_mailbox_v1_mailbox_proto_rawDesc = "" +
 	"\n" +
-	"$switchboard/mailbox/v1/mailbox.proto\x12\x16switchboard.mailbox.v1\"\x89\x01\n" +
+	"$switchboard/mailbox/v1/mailbox.proto\x12\x16switchboard.mailbox.v1\x1a\x1egoogle/protobuf/duration.proto\"\x89\x01\n" +
 	"\aCapture\x12\x1b\n" +
 	"\x06stdout\x18\x01 \x01(\tH\x00R\x06stdout\x88\x01\x01\x12\x1b\n" +
 	"\x06stderr\x18\x02 \x01(\tH\x01R\x06stderr\x88\x01\x01\x12 \n" +
@@ -188,7 +225,7 @@ const file_switchboard_mailbox_v1_mailbox_proto_rawDesc = "" +
 	"\a_stdoutB\t\n" +
 	"\a_stderrB\f\n" +
 	"\n" +
-	"_exit_code\"\x91\x01\n" +
+	"_exit_code\"\x9a\x03\n" +
 	"\n" +
 	"Invocation\x12\x1e\n" +
 	"\n" +
@@ -197,7 +234,13 @@ const file_switchboard_mailbox_v1_mailbox_proto_rawDesc = "" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x14\n" +
 	"\x05input\x18\x03 \x01(\tR\x05input\x12\x15\n" +
 	"\x03cwd\x18\x04 \x01(\tH\x00R\x03cwd\x88\x01\x01\x12\x1a\n" +
-	"\bdelivery\x18\x05 \x01(\x05R\bdeliveryB\x06\n" +
+	"\bdelivery\x18\x05 \x01(\x05R\bdelivery\x126\n" +
+	"\ttime_left\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\btimeLeft\x123\n" +
+	"\atimeout\x18\a \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12Y\n" +
+	"\rtrace_context\x18\t \x03(\v24.switchboard.mailbox.v1.Invocation.TraceContextEntryR\ftraceContext\x1a?\n" +
+	"\x11TraceContextEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
 	"\x04_cwdBPZNgithub.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1;mailboxv1b\x06proto3"
 
 var (
@@ -212,17 +255,22 @@ func file_switchboard_mailbox_v1_mailbox_proto_rawDescGZIP() []byte {
 	return file_switchboard_mailbox_v1_mailbox_proto_rawDescData
 }
 
-var file_switchboard_mailbox_v1_mailbox_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_switchboard_mailbox_v1_mailbox_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_switchboard_mailbox_v1_mailbox_proto_goTypes = []any{
-	(*Capture)(nil),    // 0: switchboard.mailbox.v1.Capture
-	(*Invocation)(nil), // 1: switchboard.mailbox.v1.Invocation
+	(*Capture)(nil),             // 0: switchboard.mailbox.v1.Capture
+	(*Invocation)(nil),          // 1: switchboard.mailbox.v1.Invocation
+	nil,                         // 2: switchboard.mailbox.v1.Invocation.TraceContextEntry
+	(*durationpb.Duration)(nil), // 3: google.protobuf.Duration
 }
 var file_switchboard_mailbox_v1_mailbox_proto_depIdxs = []int32{
-	0, // [0:0] is the sub-list for method output_type
-	0, // [0:0] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	3, // 0: switchboard.mailbox.v1.Invocation.time_left:type_name -> google.protobuf.Duration
+	3, // 1: switchboard.mailbox.v1.Invocation.timeout:type_name -> google.protobuf.Duration
+	2, // 2: switchboard.mailbox.v1.Invocation.trace_context:type_name -> switchboard.mailbox.v1.Invocation.TraceContextEntry
+	3, // [3:3] is the sub-list for method output_type
+	3, // [3:3] is the sub-list for method input_type
+	3, // [3:3] is the sub-list for extension type_name
+	3, // [3:3] is the sub-list for extension extendee
+	0, // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_mailbox_v1_mailbox_proto_init() }
@@ -238,7 +286,7 @@ func file_switchboard_mailbox_v1_mailbox_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_mailbox_v1_mailbox_proto_rawDesc), len(file_switchboard_mailbox_v1_mailbox_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

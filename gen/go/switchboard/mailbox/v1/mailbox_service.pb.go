@@ -33,7 +33,12 @@ type InvokeRequest struct {
 	// to the host byte for byte.
 	Input string `protobuf:"bytes,3,opt,name=input,proto3" json:"input,omitempty"`
 	// cwd is the subject's working directory, carried to the host when set.
-	Cwd           *string `protobuf:"bytes,4,opt,name=cwd,proto3,oneof" json:"cwd,omitempty"`
+	Cwd *string `protobuf:"bytes,4,opt,name=cwd,proto3,oneof" json:"cwd,omitempty"`
+	// timeout bounds the run, from the post: positive and at most the
+	// mailbox's --ttl. An invocation still queued when it runs out is answered
+	// by the mailbox (exit code 124); a running one is stopped by its host.
+	// Absent: the host's own per-call deadline alone.
+	Timeout       *durationpb.Duration `protobuf:"bytes,5,opt,name=timeout,proto3" json:"timeout,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -94,6 +99,13 @@ func (x *InvokeRequest) GetCwd() string {
 		return *x.Cwd
 	}
 	return ""
+}
+
+func (x *InvokeRequest) GetTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.Timeout
+	}
+	return nil
 }
 
 // InvokeResponse is the handle.
@@ -737,7 +749,12 @@ type CallRequest struct {
 	// input is the tool's input as JSON text (any JSON value).
 	Input string `protobuf:"bytes,3,opt,name=input,proto3" json:"input,omitempty"`
 	// cwd is the subject's working directory, carried to the host when set.
-	Cwd           *string `protobuf:"bytes,4,opt,name=cwd,proto3,oneof" json:"cwd,omitempty"`
+	Cwd *string `protobuf:"bytes,4,opt,name=cwd,proto3,oneof" json:"cwd,omitempty"`
+	// timeout bounds the run, from the post: positive and at most the
+	// mailbox's --ttl. An invocation still queued when it runs out is answered
+	// by the mailbox (exit code 124); a running one is stopped by its host.
+	// Absent: the host's own per-call deadline alone.
+	Timeout       *durationpb.Duration `protobuf:"bytes,5,opt,name=timeout,proto3" json:"timeout,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -798,6 +815,13 @@ func (x *CallRequest) GetCwd() string {
 		return *x.Cwd
 	}
 	return ""
+}
+
+func (x *CallRequest) GetTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.Timeout
+	}
+	return nil
 }
 
 // CallResponse carries the capture, or the handle when the deadline neared.
@@ -971,12 +995,13 @@ var File_switchboard_mailbox_v1_mailbox_service_proto protoreflect.FileDescripto
 
 const file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc = "" +
 	"\n" +
-	",switchboard/mailbox/v1/mailbox_service.proto\x12\x16switchboard.mailbox.v1\x1a\x1egoogle/protobuf/duration.proto\x1a$switchboard/mailbox/v1/mailbox.proto\"p\n" +
+	",switchboard/mailbox/v1/mailbox_service.proto\x12\x16switchboard.mailbox.v1\x1a\x1egoogle/protobuf/duration.proto\x1a$switchboard/mailbox/v1/mailbox.proto\"\xa5\x01\n" +
 	"\rInvokeRequest\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\tR\x06client\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x14\n" +
 	"\x05input\x18\x03 \x01(\tR\x05input\x12\x15\n" +
-	"\x03cwd\x18\x04 \x01(\tH\x00R\x03cwd\x88\x01\x01B\x06\n" +
+	"\x03cwd\x18\x04 \x01(\tH\x00R\x03cwd\x88\x01\x01\x123\n" +
+	"\atimeout\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\atimeoutB\x06\n" +
 	"\x04_cwd\"0\n" +
 	"\x0eInvokeResponse\x12\x1e\n" +
 	"\n" +
@@ -1028,12 +1053,13 @@ const file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc = "" +
 	"\n" +
 	"invocation\x18\x01 \x01(\tR\n" +
 	"invocation\x129\n" +
-	"\acapture\x18\x02 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acapture\"n\n" +
+	"\acapture\x18\x02 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acapture\"\xa3\x01\n" +
 	"\vCallRequest\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\tR\x06client\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x14\n" +
 	"\x05input\x18\x03 \x01(\tR\x05input\x12\x15\n" +
-	"\x03cwd\x18\x04 \x01(\tH\x00R\x03cwd\x88\x01\x01B\x06\n" +
+	"\x03cwd\x18\x04 \x01(\tH\x00R\x03cwd\x88\x01\x01\x123\n" +
+	"\atimeout\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\atimeoutB\x06\n" +
 	"\x04_cwd\"i\n" +
 	"\fCallResponse\x12\x1e\n" +
 	"\n" +
@@ -1095,36 +1121,38 @@ var file_switchboard_mailbox_v1_mailbox_service_proto_goTypes = []any{
 	(*Capture)(nil),             // 18: switchboard.mailbox.v1.Capture
 }
 var file_switchboard_mailbox_v1_mailbox_service_proto_depIdxs = []int32{
-	16, // 0: switchboard.mailbox.v1.InvocationsRequest.wait:type_name -> google.protobuf.Duration
-	17, // 1: switchboard.mailbox.v1.InvocationsResponse.rows:type_name -> switchboard.mailbox.v1.Invocation
-	6,  // 2: switchboard.mailbox.v1.FollowResponse.opened:type_name -> switchboard.mailbox.v1.Opened
-	17, // 3: switchboard.mailbox.v1.FollowResponse.invocation:type_name -> switchboard.mailbox.v1.Invocation
-	7,  // 4: switchboard.mailbox.v1.FollowResponse.cancelled:type_name -> switchboard.mailbox.v1.Cancelled
-	18, // 5: switchboard.mailbox.v1.CompleteRequest.capture:type_name -> switchboard.mailbox.v1.Capture
-	18, // 6: switchboard.mailbox.v1.CompleteResponse.capture:type_name -> switchboard.mailbox.v1.Capture
-	16, // 7: switchboard.mailbox.v1.CaptureRequest.wait:type_name -> google.protobuf.Duration
-	18, // 8: switchboard.mailbox.v1.CaptureResponse.capture:type_name -> switchboard.mailbox.v1.Capture
-	18, // 9: switchboard.mailbox.v1.CallResponse.capture:type_name -> switchboard.mailbox.v1.Capture
-	18, // 10: switchboard.mailbox.v1.CancelResponse.capture:type_name -> switchboard.mailbox.v1.Capture
-	0,  // 11: switchboard.mailbox.v1.MailboxService.Invoke:input_type -> switchboard.mailbox.v1.InvokeRequest
-	2,  // 12: switchboard.mailbox.v1.MailboxService.Invocations:input_type -> switchboard.mailbox.v1.InvocationsRequest
-	4,  // 13: switchboard.mailbox.v1.MailboxService.Follow:input_type -> switchboard.mailbox.v1.FollowRequest
-	8,  // 14: switchboard.mailbox.v1.MailboxService.Complete:input_type -> switchboard.mailbox.v1.CompleteRequest
-	10, // 15: switchboard.mailbox.v1.MailboxService.Capture:input_type -> switchboard.mailbox.v1.CaptureRequest
-	12, // 16: switchboard.mailbox.v1.MailboxService.Call:input_type -> switchboard.mailbox.v1.CallRequest
-	14, // 17: switchboard.mailbox.v1.MailboxService.Cancel:input_type -> switchboard.mailbox.v1.CancelRequest
-	1,  // 18: switchboard.mailbox.v1.MailboxService.Invoke:output_type -> switchboard.mailbox.v1.InvokeResponse
-	3,  // 19: switchboard.mailbox.v1.MailboxService.Invocations:output_type -> switchboard.mailbox.v1.InvocationsResponse
-	5,  // 20: switchboard.mailbox.v1.MailboxService.Follow:output_type -> switchboard.mailbox.v1.FollowResponse
-	9,  // 21: switchboard.mailbox.v1.MailboxService.Complete:output_type -> switchboard.mailbox.v1.CompleteResponse
-	11, // 22: switchboard.mailbox.v1.MailboxService.Capture:output_type -> switchboard.mailbox.v1.CaptureResponse
-	13, // 23: switchboard.mailbox.v1.MailboxService.Call:output_type -> switchboard.mailbox.v1.CallResponse
-	15, // 24: switchboard.mailbox.v1.MailboxService.Cancel:output_type -> switchboard.mailbox.v1.CancelResponse
-	18, // [18:25] is the sub-list for method output_type
-	11, // [11:18] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	16, // 0: switchboard.mailbox.v1.InvokeRequest.timeout:type_name -> google.protobuf.Duration
+	16, // 1: switchboard.mailbox.v1.InvocationsRequest.wait:type_name -> google.protobuf.Duration
+	17, // 2: switchboard.mailbox.v1.InvocationsResponse.rows:type_name -> switchboard.mailbox.v1.Invocation
+	6,  // 3: switchboard.mailbox.v1.FollowResponse.opened:type_name -> switchboard.mailbox.v1.Opened
+	17, // 4: switchboard.mailbox.v1.FollowResponse.invocation:type_name -> switchboard.mailbox.v1.Invocation
+	7,  // 5: switchboard.mailbox.v1.FollowResponse.cancelled:type_name -> switchboard.mailbox.v1.Cancelled
+	18, // 6: switchboard.mailbox.v1.CompleteRequest.capture:type_name -> switchboard.mailbox.v1.Capture
+	18, // 7: switchboard.mailbox.v1.CompleteResponse.capture:type_name -> switchboard.mailbox.v1.Capture
+	16, // 8: switchboard.mailbox.v1.CaptureRequest.wait:type_name -> google.protobuf.Duration
+	18, // 9: switchboard.mailbox.v1.CaptureResponse.capture:type_name -> switchboard.mailbox.v1.Capture
+	16, // 10: switchboard.mailbox.v1.CallRequest.timeout:type_name -> google.protobuf.Duration
+	18, // 11: switchboard.mailbox.v1.CallResponse.capture:type_name -> switchboard.mailbox.v1.Capture
+	18, // 12: switchboard.mailbox.v1.CancelResponse.capture:type_name -> switchboard.mailbox.v1.Capture
+	0,  // 13: switchboard.mailbox.v1.MailboxService.Invoke:input_type -> switchboard.mailbox.v1.InvokeRequest
+	2,  // 14: switchboard.mailbox.v1.MailboxService.Invocations:input_type -> switchboard.mailbox.v1.InvocationsRequest
+	4,  // 15: switchboard.mailbox.v1.MailboxService.Follow:input_type -> switchboard.mailbox.v1.FollowRequest
+	8,  // 16: switchboard.mailbox.v1.MailboxService.Complete:input_type -> switchboard.mailbox.v1.CompleteRequest
+	10, // 17: switchboard.mailbox.v1.MailboxService.Capture:input_type -> switchboard.mailbox.v1.CaptureRequest
+	12, // 18: switchboard.mailbox.v1.MailboxService.Call:input_type -> switchboard.mailbox.v1.CallRequest
+	14, // 19: switchboard.mailbox.v1.MailboxService.Cancel:input_type -> switchboard.mailbox.v1.CancelRequest
+	1,  // 20: switchboard.mailbox.v1.MailboxService.Invoke:output_type -> switchboard.mailbox.v1.InvokeResponse
+	3,  // 21: switchboard.mailbox.v1.MailboxService.Invocations:output_type -> switchboard.mailbox.v1.InvocationsResponse
+	5,  // 22: switchboard.mailbox.v1.MailboxService.Follow:output_type -> switchboard.mailbox.v1.FollowResponse
+	9,  // 23: switchboard.mailbox.v1.MailboxService.Complete:output_type -> switchboard.mailbox.v1.CompleteResponse
+	11, // 24: switchboard.mailbox.v1.MailboxService.Capture:output_type -> switchboard.mailbox.v1.CaptureResponse
+	13, // 25: switchboard.mailbox.v1.MailboxService.Call:output_type -> switchboard.mailbox.v1.CallResponse
+	15, // 26: switchboard.mailbox.v1.MailboxService.Cancel:output_type -> switchboard.mailbox.v1.CancelResponse
+	20, // [20:27] is the sub-list for method output_type
+	13, // [13:20] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_mailbox_v1_mailbox_service_proto_init() }

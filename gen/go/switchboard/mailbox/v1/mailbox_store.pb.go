@@ -39,7 +39,17 @@ type StoredSlot struct {
 	Capture *Capture `protobuf:"bytes,5,opt,name=capture,proto3" json:"capture,omitempty"`
 	// taken_by is the retry key of the collection that took the capture; the
 	// slot then lives a minute more, for a retry of that collection only.
-	TakenBy       string `protobuf:"bytes,6,opt,name=taken_by,json=takenBy,proto3" json:"taken_by,omitempty"`
+	TakenBy string `protobuf:"bytes,6,opt,name=taken_by,json=takenBy,proto3" json:"taken_by,omitempty"`
+	// deadline is when the driver's timeout runs out, in Unix nanoseconds; 0
+	// when it set none.
+	Deadline int64 `protobuf:"varint,7,opt,name=deadline,proto3" json:"deadline,omitempty"`
+	// timeout is the driver's timeout in nanoseconds, for the host's
+	// sentence; 0 when it set none.
+	Timeout int64 `protobuf:"varint,8,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	// posted_unix_ms is when the invocation was posted (Unix milliseconds),
+	// for the invoke-to-capture latency the replica that stores the answer
+	// measures; 0 in slots written before it was kept.
+	PostedUnixMs  int64 `protobuf:"varint,11,opt,name=posted_unix_ms,json=postedUnixMs,proto3" json:"posted_unix_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -116,6 +126,27 @@ func (x *StoredSlot) GetTakenBy() string {
 	return ""
 }
 
+func (x *StoredSlot) GetDeadline() int64 {
+	if x != nil {
+		return x.Deadline
+	}
+	return 0
+}
+
+func (x *StoredSlot) GetTimeout() int64 {
+	if x != nil {
+		return x.Timeout
+	}
+	return 0
+}
+
+func (x *StoredSlot) GetPostedUnixMs() int64 {
+	if x != nil {
+		return x.PostedUnixMs
+	}
+	return 0
+}
+
 // StoredAnswer is what a mailbox replica announces on core NATS when it
 // stores a capture, to the replicas whose callers wait for it.
 type StoredAnswer struct {
@@ -177,7 +208,7 @@ var File_switchboard_mailbox_v1_mailbox_store_proto protoreflect.FileDescriptor
 
 const file_switchboard_mailbox_v1_mailbox_store_proto_rawDesc = "" +
 	"\n" +
-	"*switchboard/mailbox/v1/mailbox_store.proto\x12\x16switchboard.mailbox.v1\x1a$switchboard/mailbox/v1/mailbox.proto\"\xc2\x01\n" +
+	"*switchboard/mailbox/v1/mailbox_store.proto\x12\x16switchboard.mailbox.v1\x1a$switchboard/mailbox/v1/mailbox.proto\"\x9e\x02\n" +
 	"\n" +
 	"StoredSlot\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\tR\x06client\x12\x16\n" +
@@ -185,7 +216,10 @@ const file_switchboard_mailbox_v1_mailbox_store_proto_rawDesc = "" +
 	"\x04tool\x18\x03 \x01(\tR\x04tool\x12\x1a\n" +
 	"\bhandoffs\x18\x04 \x01(\x05R\bhandoffs\x129\n" +
 	"\acapture\x18\x05 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acapture\x12\x19\n" +
-	"\btaken_by\x18\x06 \x01(\tR\atakenBy\"e\n" +
+	"\btaken_by\x18\x06 \x01(\tR\atakenBy\x12\x1a\n" +
+	"\bdeadline\x18\a \x01(\x03R\bdeadline\x12\x18\n" +
+	"\atimeout\x18\b \x01(\x03R\atimeout\x12$\n" +
+	"\x0eposted_unix_ms\x18\v \x01(\x03R\fpostedUnixMs\"e\n" +
 	"\fStoredAnswer\x12\x1a\n" +
 	"\brevision\x18\x01 \x01(\x04R\brevision\x129\n" +
 	"\acapture\x18\x02 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acaptureBPZNgithub.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1;mailboxv1b\x06proto3"

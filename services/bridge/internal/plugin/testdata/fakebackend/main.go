@@ -22,6 +22,8 @@ type message struct {
 	Restart int             `json:"restart"`
 	Client  string          `json:"client"`
 	Params  json.RawMessage `json:"params"`
+	// Traceparent is the request's trace context, when traced.
+	Traceparent string `json:"traceparent"`
 }
 
 type params struct {
@@ -63,6 +65,10 @@ func main() {
 		case "request":
 			var p params
 			_ = json.Unmarshal(m.Params, &p)
+			if p.Name == "traceparent" {
+				b.reply(m.ID, m.Traceparent)
+				continue
+			}
 			b.request(m.ID, p)
 		case "cancel":
 			if m.ID == b.hanging {

@@ -1,0 +1,103 @@
+package process_test
+
+import (
+	"crypto/tls"
+	"flag"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/kit/process"
+	"github.com/switchboard-run/switchboard/kit/telemetry"
+	"github.com/switchboard-run/switchboard/kit/testkit"
+)
+
+// In dev mode the metrics and pprof listeners serve plain HTTP on
+// loopback.
+func TestObserveServesMetricsAndPprof(t *testing.T) {
+	t.Parallel()
+	o := process.Observe{MetricsAddr: "127.0.0.1:0", DebugAddr: "127.0.0.1:0"}
+	obs, err := o.Open(logging.Discard(), telemetry.NewMetrics(), true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer obs.Close()
+	m := testkit.Scrape(t, "http://"+obs.MetricsAddr+"/metrics", nil, nil)
+	if m["go_goroutines"] == nil || m["process_cpu_seconds_total"] == nil {
+		t.Errorf("the Go and process collectors are missing: %v", m.Names())
+	}
+	if code, body := testkit.ScrapeStatus(t, "http://"+obs.DebugAddr+"/debug/pprof/", nil, nil); code != http.StatusOK || !strings.Contains(body, "goroutine") {
+		t.Errorf("pprof index = %d %.80q", code, body)
+	}
+}
+
+// pprof shows the process's memory: it is served on loopback only, in
+// every mode, and the refusal says so.
+func TestDebugAddrIsLoopbackOnly(t *testing.T) {
+	t.Parallel()
+	o := process.Observe{DebugAddr: "0.0.0.0:0"}
+	_, err := o.Open(logging.Discard(), telemetry.NewMetrics(), false, nil)
+	if err == nil || !strings.Contains(err.Error(), `--debug-addr "0.0.0.0:0": pprof is served on loopback only`) {
+		t.Errorf("Open = %v, want the loopback refusal", err)
+	}
+}
+
+// Outside dev mode the metrics listener is TLS with the process's
+// certificate, and only a service or an admin certificate reads it.
+func TestProductionMetricsAreForServicesAndAdmins(t *testing.T) {
+	t.Parallel()
+	pki := testkit.NewPKI(t)
+	serverTLS := pki.ServerTLS(t, "mailbox", "service")
+	o := process.Observe{MetricsAddr: "127.0.0.1:0"}
+	obs, err := o.Open(logging.Discard(), telemetry.NewMetrics(), false, func() (*tls.Config, error) { return serverTLS, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer obs.Close()
+	url := "https://" + obs.MetricsAddr + "/metrics"
+	for _, c := range []struct {
+		name, grade string
+		want        int
+		says        string
+	}{
+		{"prometheus", "service", http.StatusOK, "go_goroutines"},
+		{"ops", "admin", http.StatusOK, "go_goroutines"},
+		{"agent", "driver", http.StatusForbidden, "agent is a driver; metrics are served to a service or an admin"},
+		{"laptop", "host", http.StatusForbidden, "laptop is a host"},
+	} {
+		code, body := testkit.ScrapeStatus(t, url, pki.ClientTLS(t, c.name, c.grade), nil)
+		if code != c.want || !strings.Contains(body, c.says) {
+			t.Errorf("%s (%s): %d %.100q, want %d saying %q", c.name, c.grade, code, body, c.want, c.says)
+		}
+	}
+	noCert := &tls.Config{RootCAs: serverTLS.ClientCAs, MinVersion: tls.VersionTLS13}
+	if code, body := testkit.ScrapeStatus(t, url, noCert, nil); code != http.StatusUnauthorized || !strings.Contains(body, "client certificate") {
+		t.Errorf("no certificate: %d %.100q, want 401 naming the certificate", code, body)
+	}
+}
+
+// --call-metrics=false counts no call; the default counts them.
+func TestCallMetricsFlag(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args    []string
+		options int
+	}{{nil, 2}, {[]string{"--call-metrics=false"}, 0}, {[]string{"--call-metrics"}, 2}} {
+		var o process.Observe
+		fs := flag.NewFlagSet("x", flag.ContinueOnError)
+		o.Register(fs)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		tel := telemetry.NewMetrics()
+		obs, err := o.Open(logging.Discard(), tel, true, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obs.Close()
+		if got := len(tel.ServerOptions()); got != c.options {
+			t.Errorf("%v: %d server options, want %d", c.args, got, c.options)
+		}
+	}
+}

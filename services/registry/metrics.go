@@ -1,0 +1,43 @@
+package registry
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// collector reports what the registry's view holds at each scrape
+// (docs/observability.md): every replica holds the whole view, so take
+// the max across replicas, not the sum.
+type collector struct {
+	st                                *state
+	clients, present, tools, ws, toks *prometheus.Desc
+}
+
+func newCollector(st *state) collector {
+	d := func(name, help string) *prometheus.Desc { return prometheus.NewDesc(name, help, nil, nil) }
+	return collector{st: st,
+		clients: d("switchboard_registry_clients", "Clients with a tool set in force."),
+		present: d("switchboard_registry_hosts_present", "Clients present: holding a read of their queue on some mailbox replica."),
+		tools:   d("switchboard_registry_tools", "Tools advertised, over every client."),
+		ws:      d("switchboard_registry_workspaces", "Workspaces with at least one member client."),
+		toks:    d("switchboard_registry_tokens", "API tokens on record."),
+	}
+}
+
+func (c collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.clients, c.present, c.tools, c.ws, c.toks} {
+		ch <- d
+	}
+}
+
+func (c collector) Collect(ch chan<- prometheus.Metric) {
+	c.st.mu.Lock()
+	clients, present, ws, toks := len(c.st.adverts), len(c.st.present), len(c.st.members), len(c.st.tokens)
+	tools := 0
+	for _, a := range c.st.adverts {
+		tools += len(a.tools)
+	}
+	c.st.mu.Unlock()
+	for d, v := range map[*prometheus.Desc]int{c.clients: clients, c.present: present, c.tools: tools, c.ws: ws, c.toks: toks} {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v))
+	}
+}
