@@ -34,10 +34,25 @@ var peerFlags = []string{"registry", "mailbox", "bridge"}
 
 func TestComposeCommandsAreRealSwitchboardCommands(t *testing.T) {
 	t.Parallel()
-	p := loadCompose(t, nil)
-	if got, want := slices.Sorted(maps.Keys(p.Services)), slices.Sorted(maps.Keys(wantDependsOn)); !slices.Equal(got, want) {
+	if got, want := slices.Sorted(maps.Keys(loadCompose(t, nil).Services)), slices.Sorted(maps.Keys(wantDependsOn)); !slices.Equal(got, want) {
 		t.Fatalf("services %v, want %v", got, want)
 	}
+	eachFile(t, checkCommands)
+}
+
+// eachFile runs check on every deployment file, in parallel.
+func eachFile(t *testing.T, check func(t *testing.T, p *types.Project)) {
+	for _, file := range composeFiles {
+		t.Run(file, func(t *testing.T) {
+			t.Parallel()
+			check(t, loadComposeFile(t, file, nil))
+		})
+	}
+}
+
+// checkCommands runs each service's command, its environment passed as the
+// flags it stands for, through the binary's own parser.
+func checkCommands(t *testing.T, p *types.Project) {
 	bin := testkit.Build(t, switchboardPkg)
 	for name, s := range services(t, p) {
 		t.Run(name, func(t *testing.T) {
@@ -92,7 +107,12 @@ func TestTheHelpTrickRefusesBadCommandLines(t *testing.T) {
 
 func TestComposeHealthchecksRunTheHealthCommand(t *testing.T) {
 	t.Parallel()
-	p := loadCompose(t, nil)
+	eachFile(t, checkHealthchecks)
+}
+
+// checkHealthchecks: every service that listens checks its own port on
+// loopback with the health command, by the name its leaf is minted for.
+func checkHealthchecks(t *testing.T, p *types.Project) {
 	bin := testkit.Build(t, switchboardPkg)
 	entry := finalStage(t).entrypoint(t)
 	for name, s := range services(t, p) {
@@ -253,7 +273,10 @@ func TestComposeCertsIsAOneShotStep(t *testing.T) {
 
 func TestComposeNetworks(t *testing.T) {
 	t.Parallel()
-	p := loadCompose(t, nil)
+	eachFile(t, checkNetworks)
+}
+
+func checkNetworks(t *testing.T, p *types.Project) {
 	if len(p.Networks) != 1 {
 		t.Fatalf("networks %v; want one private network", slices.Sorted(maps.Keys(p.Networks)))
 	}

@@ -22,43 +22,15 @@ func TestExampleFilesServeThroughARealSuite(t *testing.T) {
 	t.Parallel()
 	p := loadCompose(t, nil)
 	svcs := services(t, p)
-	bins := imageBinaries(t)
-	local := func(imagePath string) string {
-		t.Helper()
-		b, ok := bins[imagePath]
-		if !ok {
-			t.Fatalf("the examples run %s, which the image does not ship (it ships %v)", imagePath, slices.Sorted(maps.Keys(bins)))
-		}
-		return b.local(t)
-	}
-	source := func(service, flagName string) string {
-		t.Helper()
-		s := svcs[service]
-		m, ok := s.mountAt(s.flags[flagName])
-		if !ok {
-			t.Fatalf("%s --%s=%s is mounted from nowhere", service, flagName, s.flags[flagName])
-		}
-		return m.Source
-	}
+	local := localImagePath(t)
 	dir := t.TempDir()
-
-	// The example host's tools, each command's program made local.
-	var tools []map[string]any
-	readJSON(t, source("example-host", "tools"), &tools)
-	for _, tool := range tools {
-		argv, _ := tool["command"].([]any)
-		if len(argv) == 0 {
-			t.Fatalf("tool %v has no command", tool["name"])
-		}
-		argv[0] = local(argv[0].(string))
-	}
-	toolsFile := writeJSON(t, filepath.Join(dir, "tools.json"), tools)
+	toolsFile := localTools(t, svcs["example-host"], dir)
 
 	// The bridge's servers, each stdio command made local.
 	var mcp struct {
 		MCPServers map[string]map[string]any `json:"mcpServers"`
 	}
-	readJSON(t, source("bridge", "mcp-config"), &mcp)
+	readJSON(t, mountSource(t, svcs["bridge"], "mcp-config"), &mcp)
 	for name, srv := range mcp.MCPServers {
 		if cmd, ok := srv["command"].(string); ok {
 			srv["command"] = local(cmd)
@@ -99,6 +71,48 @@ func TestExampleFilesServeThroughARealSuite(t *testing.T) {
 			}
 		})
 	}
+}
+
+// localImagePath maps a program's path in the image to the same program
+// built here.
+func localImagePath(t *testing.T) func(string) string {
+	bins := imageBinaries(t)
+	return func(imagePath string) string {
+		t.Helper()
+		b, ok := bins[imagePath]
+		if !ok {
+			t.Fatalf("the examples run %s, which the image does not ship (it ships %v)", imagePath, slices.Sorted(maps.Keys(bins)))
+		}
+		return b.local(t)
+	}
+}
+
+// mountSource is the file of the repository s's --flagName names in its
+// container.
+func mountSource(t *testing.T, s *service, flagName string) string {
+	t.Helper()
+	m, ok := s.mountAt(s.flags[flagName])
+	if !ok {
+		t.Fatalf("%s --%s=%s is mounted from nowhere", s.name, flagName, s.flags[flagName])
+	}
+	return m.Source
+}
+
+// localTools writes host's tools file into dir, each command's program (a
+// path in the image) replaced by the same program built here.
+func localTools(t *testing.T, host *service, dir string) string {
+	t.Helper()
+	local := localImagePath(t)
+	var tools []map[string]any
+	readJSON(t, mountSource(t, host, "tools"), &tools)
+	for _, tool := range tools {
+		argv, _ := tool["command"].([]any)
+		if len(argv) == 0 {
+			t.Fatalf("tool %v has no command", tool["name"])
+		}
+		argv[0] = local(argv[0].(string))
+	}
+	return writeJSON(t, filepath.Join(dir, "tools.json"), tools)
 }
 
 // callUntilAdvertised runs `switchboard call` until the tool is advertised

@@ -26,18 +26,34 @@ import (
 // switchboardPkg is the suite's one binary, the image's entrypoint.
 const switchboardPkg = "github.com/switchboard-run/switchboard/cli/cmd/switchboard"
 
+// The deployment files: the base one and the scaled-out one
+// (docker-compose.scale.yml), each complete on its own.
+const (
+	baseFile  = "docker-compose.yml"
+	scaleFile = "docker-compose.scale.yml"
+)
+
+// composeFiles are the files the checks that hold for any deployment run on.
+var composeFiles = []string{baseFile, scaleFile}
+
 // loadCompose loads docker-compose.yml the way `docker compose` does from
 // the repository root, interpolating ${VAR:-default} from env alone (never
 // from the environment of whoever runs the test), with the given profiles
 // (`docker compose --profile P`) enabled.
 func loadCompose(t testing.TB, env map[string]string, profiles ...string) *types.Project {
 	t.Helper()
+	return loadComposeFile(t, baseFile, env, profiles...)
+}
+
+// loadComposeFile is loadCompose of file (`docker compose -f file`).
+func loadComposeFile(t testing.TB, file string, env map[string]string, profiles ...string) *types.Project {
+	t.Helper()
 	root := testkit.RepoRoot(t)
 	var pairs []string
 	for k, v := range env {
 		pairs = append(pairs, k+"="+v)
 	}
-	opts, err := cli.NewProjectOptions([]string{filepath.Join(root, "docker-compose.yml")},
+	opts, err := cli.NewProjectOptions([]string{filepath.Join(root, file)},
 		cli.WithWorkingDirectory(root), cli.WithEnv(pairs), cli.WithInterpolation(true),
 		cli.WithResolvedPaths(true), cli.WithProfiles(profiles))
 	if err != nil {
@@ -45,7 +61,7 @@ func loadCompose(t testing.TB, env map[string]string, profiles ...string) *types
 	}
 	p, err := opts.LoadProject(context.Background())
 	if err != nil {
-		t.Fatalf("docker-compose.yml does not load: %v", err)
+		t.Fatalf("%s does not load: %v", file, err)
 	}
 	return p
 }

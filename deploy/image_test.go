@@ -86,12 +86,14 @@ func TestDockerfileEntrypointIsTheBinaryComposeRuns(t *testing.T) {
 		t.Errorf("the entrypoint %s is not the switchboard binary the build stage builds (copies: %v)", entry[0], final.copies())
 	}
 	root := testkit.RepoRoot(t)
-	for name, s := range loadCompose(t, nil).Services {
-		if s.Entrypoint != nil {
-			t.Errorf("%s overrides the entrypoint with %q", name, s.Entrypoint)
-		}
-		if s.Build == nil || s.Build.Context != root || (s.Build.Dockerfile != "" && s.Build.Dockerfile != "Dockerfile") {
-			t.Errorf("%s builds %+v; want this Dockerfile, so `docker compose up` builds a missing image", name, s.Build)
+	for _, file := range composeFiles {
+		for name, s := range loadComposeFile(t, file, nil).Services {
+			if s.Entrypoint != nil {
+				t.Errorf("%s: %s overrides the entrypoint with %q", file, name, s.Entrypoint)
+			}
+			if s.Build == nil || s.Build.Context != root || (s.Build.Dockerfile != "" && s.Build.Dockerfile != "Dockerfile") {
+				t.Errorf("%s: %s builds %+v; want this Dockerfile, so `docker compose up` builds a missing image", file, name, s.Build)
+			}
 		}
 	}
 }
@@ -191,18 +193,20 @@ func TestDockerfileOwnsTheVolumeMountPoints(t *testing.T) {
 		}
 	}
 	copies := final.copies()
-	for name, s := range loadCompose(t, nil).Services {
-		if slices.Contains([]string{"0", "0:0", "root", "root:root"}, s.User) {
-			continue // root writes anywhere, and the certs step gives away what it writes (--owner)
-		}
-		for _, m := range s.Volumes {
-			if m.Type != "volume" {
-				continue
+	for _, file := range composeFiles {
+		for name, s := range loadComposeFile(t, file, nil).Services {
+			if slices.Contains([]string{"0", "0:0", "root", "root:root"}, s.User) {
+				continue // root writes anywhere, and the certs step gives away what it writes (--owner)
 			}
-			// A new named volume takes the owner of the image's directory
-			// it is mounted on; a missing directory would be root's.
-			if cp, ok := copies[m.Target]; !ok || cp.chown != user {
-				t.Errorf("%s mounts volume %s at %s, which the image does not create owned by %s", name, m.Source, m.Target, user)
+			for _, m := range s.Volumes {
+				if m.Type != "volume" {
+					continue
+				}
+				// A new named volume takes the owner of the image's directory
+				// it is mounted on; a missing directory would be root's.
+				if cp, ok := copies[m.Target]; !ok || cp.chown != user {
+					t.Errorf("%s: %s mounts volume %s at %s, which the image does not create owned by %s", file, name, m.Source, m.Target, user)
+				}
 			}
 		}
 	}

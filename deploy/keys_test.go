@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/compose-spec/compose-go/v2/types"
+
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
@@ -18,7 +20,11 @@ import (
 // of them (docs/security.md).
 func TestComposeGivesEachProcessItsOwnMaterialOnly(t *testing.T) {
 	t.Parallel()
-	svcs := services(t, loadCompose(t, nil))
+	eachFile(t, checkOwnMaterialOnly)
+}
+
+func checkOwnMaterialOnly(t *testing.T, p *types.Project) {
+	svcs := services(t, p)
 	certs, vol := svcs["certs"], t.TempDir()
 	mintInto(t, testkit.Build(t, switchboardPkg), certs, vol)
 	if _, err := os.Stat(filepath.Join(vol, "ca-key.pem")); err != nil {
@@ -53,7 +59,11 @@ func TestComposeKeysAreReadableByTheirProcessAlone(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("reading as other users needs root; the suite's tests run as root")
 	}
-	svcs := services(t, loadCompose(t, nil))
+	eachFile(t, checkKeysReadable)
+}
+
+func checkKeysReadable(t *testing.T, p *types.Project) {
+	svcs := services(t, p)
 	certs := svcs["certs"]
 	vol := t.TempDir()
 	// In a container the directory is the mount itself: nothing above it

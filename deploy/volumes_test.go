@@ -40,39 +40,7 @@ func TestComposeVolumes(t *testing.T) {
 
 	t.Run("each service mounts its own certs directory, read-only, and never the CA's", func(t *testing.T) {
 		t.Parallel()
-		if certsMount.Type != types.VolumeTypeVolume || certsMount.Source == "" {
-			t.Fatalf("certs writes to %+v; want a named volume", certsMount)
-		}
-		mountedBy := map[string]string{} // a certs-written volume → the service mounting it
-		for name, s := range svcs {
-			if name == "certs" {
-				continue
-			}
-			// Mutual TLS everywhere: no container runs in dev mode.
-			if s.flags["dev"] != "false" || len(s.tlsFiles()) != 3 {
-				t.Errorf("%s runs with dev=%s and TLS files %v; every container uses mutual TLS", name, s.flags["dev"], s.tlsFiles())
-				continue
-			}
-			own := filepath.Join(certs.flags["dir"], name)
-			for _, f := range s.certFiles() {
-				m, ok := s.mountAt(f)
-				cm, written := certs.certsMount(m)
-				if !ok || m.Type != types.VolumeTypeVolume || !written || cm.Target != own || !m.ReadOnly {
-					t.Errorf("%s reads %s, which is not on its own certs directory (the volume certs writes at %s) mounted read-only (mount: %+v)", name, f, own, m)
-				}
-			}
-			for _, m := range s.cfg.Volumes {
-				if m.Source == certsMount.Source {
-					t.Errorf("%s mounts %s, the volume of the CA's key", name, m.Source)
-				}
-				if _, written := certs.certsMount(m); written {
-					if other, ok := mountedBy[m.Source]; ok {
-						t.Errorf("%s and %s both mount %s: each process's key is its own", name, other, m.Source)
-					}
-					mountedBy[m.Source] = name
-				}
-			}
-		}
+		checkOwnCertDirs(t, svcs)
 	})
 
 	t.Run("every file a command names is mounted from the repository", func(t *testing.T) {
@@ -109,4 +77,45 @@ func TestComposeVolumes(t *testing.T) {
 			t.Errorf("commands name %d repository files; want the tools file and the mcpServers file", named)
 		}
 	})
+}
+
+// checkOwnCertDirs: each service reads its key material from its own
+// directory (the volume the certs step writes at <dir>/<service>), mounted
+// read-only, mounted by no other service, and never the CA's volume.
+func checkOwnCertDirs(t *testing.T, svcs map[string]*service) {
+	certs := svcs["certs"]
+	certsMount, _ := certs.mountAt(certs.flags["dir"])
+	if certsMount.Type != types.VolumeTypeVolume || certsMount.Source == "" {
+		t.Fatalf("certs writes to %+v; want a named volume", certsMount)
+	}
+	mountedBy := map[string]string{} // a certs-written volume → the service mounting it
+	for name, s := range svcs {
+		if name == "certs" {
+			continue
+		}
+		// Mutual TLS everywhere: no container runs in dev mode.
+		if s.flags["dev"] != "false" || len(s.tlsFiles()) != 3 {
+			t.Errorf("%s runs with dev=%s and TLS files %v; every container uses mutual TLS", name, s.flags["dev"], s.tlsFiles())
+			continue
+		}
+		own := filepath.Join(certs.flags["dir"], name)
+		for _, f := range s.certFiles() {
+			m, ok := s.mountAt(f)
+			cm, written := certs.certsMount(m)
+			if !ok || m.Type != types.VolumeTypeVolume || !written || cm.Target != own || !m.ReadOnly {
+				t.Errorf("%s reads %s, which is not on its own certs directory (the volume certs writes at %s) mounted read-only (mount: %+v)", name, f, own, m)
+			}
+		}
+		for _, m := range s.cfg.Volumes {
+			if m.Source == certsMount.Source {
+				t.Errorf("%s mounts %s, the volume of the CA's key", name, m.Source)
+			}
+			if _, written := certs.certsMount(m); written {
+				if other, ok := mountedBy[m.Source]; ok {
+					t.Errorf("%s and %s both mount %s: each process's key is its own", name, other, m.Source)
+				}
+				mountedBy[m.Source] = name
+			}
+		}
+	}
 }

@@ -46,11 +46,15 @@ func runCerts(ctx context.Context, args []string, std IO) int {
 		hosts := fset.String("hosts", "localhost,127.0.0.1", "extra DNS names and IPs every service leaf serves as")
 		owner := fset.String("owner", "", "UID:GID the services run as: the directories of those that run no programs (nats, registry, mailbox, gateway) are given to it; the bridge's and the example host's stay with whoever runs this (root), since they start as root, read their key and drop to it with --run-as")
 		promOwner := fset.String("prometheus-owner", "", "UID:GID Prometheus runs as (its image's own user), given the directory of its scrape certificate (default: --owner)")
+		replicas := fset.String("replicas", "", "comma-separated service=N (nats=3,mailbox=2): mint N leaves <service>-1..<service>-N instead of <service>, each its own key, CN=<service>, naming <service> and <service>-i (docker-compose.scale.yml)")
 		if _, err = parse(fset, args); err == nil {
 			var o, po *certs.Owner
+			var counts map[string]int
 			if o, err = parseOwner("owner", *owner); err == nil {
 				if po, err = parseOwner("prometheus-owner", *promOwner); err == nil {
-					err = mintSuite(*dir, *admin, split(*hosts), *validity, owners{services: o, prometheus: po}, std)
+					if counts, err = parseReplicas(*replicas); err == nil {
+						err = mintSuite(*dir, *admin, split(*hosts), counts, *validity, owners{services: o, prometheus: po}, std)
+					}
 				}
 			}
 		}
@@ -79,6 +83,12 @@ func initCA(dir string, validity time.Duration, std IO) error {
 }
 
 func mintLeaf(dir, name, grade string, hosts []string, validity time.Duration, owner *certs.Owner, std IO) error {
+	return mintLeafAt(dir, fileName(name), name, grade, hosts, validity, owner, std)
+}
+
+// mintLeafAt mints the leaf name into dir/file: a replica's directory is
+// named for the replica, its certificate for the identity it shares.
+func mintLeafAt(dir, file, name, grade string, hosts []string, validity time.Duration, owner *certs.Owner, std IO) error {
 	if err := identity.CheckName(name); err != nil {
 		return fmt.Errorf("--name: %w", err)
 	}
@@ -96,7 +106,6 @@ func mintLeaf(dir, name, grade string, hosts []string, validity time.Duration, o
 	if err != nil {
 		return err
 	}
-	file := fileName(name)
 	if file == "." || file == ".." {
 		return fmt.Errorf("--name %q cannot be a directory of its own under %s", name, dir)
 	}
@@ -156,7 +165,7 @@ func (o owners) of(l suiteLeaf) *certs.Owner {
 // one) whose key stays in dir, and a directory per process — a service
 // leaf per service, the example host's, and an admin's for people —
 // holding that process's material only.
-func mintSuite(dir, admin string, hosts []string, validity time.Duration, owner owners, std IO) error {
+func mintSuite(dir, admin string, hosts []string, replicas map[string]int, validity time.Duration, owner owners, std IO) error {
 	if _, err := os.Stat(filepath.Join(dir, "ca.pem")); errors.Is(err, fs.ErrNotExist) {
 		if err := initCA(dir, validity, std); err != nil {
 			return err
@@ -166,6 +175,12 @@ func mintSuite(dir, admin string, hosts []string, validity time.Duration, owner 
 		var names []string
 		if l.serves {
 			names = append([]string{l.name}, hosts...)
+		}
+		if n := replicas[l.name]; n > 0 {
+			if err := mintReplicas(dir, l, n, names, validity, owner.of(l), std); err != nil {
+				return err
+			}
+			continue
 		}
 		if err := mintLeaf(dir, l.name, l.grade, names, validity, owner.of(l), std); err != nil {
 			return err

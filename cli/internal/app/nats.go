@@ -62,13 +62,17 @@ func runNATS(ctx context.Context, args []string, std IO) int {
 	return 0
 }
 
-// natsTLS is the server side of mutual TLS for NATS: the suite's CA verifies
-// every client's certificate.
+// natsTLS is mutual TLS for NATS: the suite's CA verifies every client's
+// certificate and, in a cluster, the certificate of each node this one
+// dials a route to (NATS uses this config for both ends of a route, and
+// without RootCAs the dialing end would look for the suite's CA among the
+// system's).
 func natsTLS(f certs.Files) (*tls.Config, error) {
 	c, err := f.ServerConfig()
 	if err != nil {
 		return nil, err
 	}
 	c.ClientAuth = tls.RequireAndVerifyClientCert
+	c.RootCAs = c.ClientCAs
 	return c, nil
 }
