@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -27,7 +28,8 @@ import (
 
 // Two gateway replicas over the same backends, behind a front that sends
 // each request to the next replica in turn (no stickiness): an MCP client
-// of either era lists and calls through both; one replica stops, and the
+// of either era lists and calls through both, and a /v1/act post is
+// collected over REST through the other; one replica stops, and the
 // same session goes on through the other — its calls answered and, in the
 // era with sessions, its list_changed heard once the client has reopened
 // its notification stream there. A session the other replica did not begin
@@ -70,6 +72,7 @@ func TestAnMCPSessionGoesOnThroughAnyGatewayReplica(t *testing.T) {
 			}
 		}
 		use("with both replicas", 6)
+		actThrough(t, front.URL, "posted on one replica, collected on the other")
 		if front.served[0].Load() == 0 || front.served[1].Load() == 0 {
 			t.Fatalf("the front sent %d requests to the first replica and %d to the second; want both used", front.served[0].Load(), front.served[1].Load())
 		}
@@ -80,6 +83,7 @@ func TestAnMCPSessionGoesOnThroughAnyGatewayReplica(t *testing.T) {
 		before, streamsBefore := front.served[1].Load(), front.streams[1].Load()
 		stopped := time.Now()
 		use("after the first replica stopped", 6)
+		actThrough(t, front.URL, "after the stop")
 		t.Logf("protocol %s, session %q: the session went on through the second replica (%d requests there, first answered %v after the stop)",
 			rev, cs.ID(), front.served[1].Load()-before, time.Since(stopped).Round(time.Millisecond))
 
@@ -94,6 +98,23 @@ func TestAnMCPSessionGoesOnThroughAnyGatewayReplica(t *testing.T) {
 		within(t, changed, 20*time.Second, "notifications/tools/list_changed through the second replica")
 		t.Logf("protocol %s: the notification stream was open on the second replica %v after the stop", rev, reopened.Round(time.Millisecond))
 	})
+}
+
+// actThrough posts a call with /v1/act and collects its capture over REST,
+// two requests the front sends to different replicas while both serve.
+func actThrough(t *testing.T, url, text string) {
+	t.Helper()
+	h := as("alice", identity.Driver)
+	posted := do(t, http.DefaultClient, http.MethodPost, url+"/v1/act", h,
+		[]byte(`{"op":"invoke","client":"laptop","tool":"cat","input":{"text":"`+text+`"}}`))
+	var inv struct{ Invocation string }
+	if posted.Status != http.StatusOK || json.Unmarshal(posted.Body, &inv) != nil || inv.Invocation == "" {
+		t.Fatalf("/v1/act invoke %s: %d %s", text, posted.Status, posted.Body)
+	}
+	got := do(t, http.DefaultClient, http.MethodGet, url+"/v1/invocations/"+inv.Invocation+"/capture?wait=20s", h, nil)
+	if got.Status != http.StatusOK || !bytes.Contains(got.Body, []byte(text)) {
+		t.Fatalf("collecting %s (%s) over REST: %d %s", inv.Invocation, text, got.Status, got.Body)
+	}
 }
 
 // serveGatewayReplica serves another gateway over the backends at addr
@@ -176,7 +197,7 @@ func (f *front) RoundTrip(r *http.Request) (*http.Response, error) {
 		res, err := f.plain.RoundTrip(out)
 		if err == nil {
 			f.served[n].Add(1)
-			if r.Method == http.MethodGet && res.StatusCode == http.StatusOK {
+			if r.Method == http.MethodGet && r.Header.Get("Mcp-Session-Id") != "" && res.StatusCode == http.StatusOK {
 				f.streams[n].Add(1)
 			}
 			return res, nil
