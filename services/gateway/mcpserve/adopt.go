@@ -57,10 +57,14 @@ func newAdopted(server *mcp.Server, timeout time.Duration) *adopted {
 // serve serves a session-era request that names session id, which the
 // SDK's handler of this replica began (known) or not.
 func (a *adopted) serve(rw http.ResponseWriter, r *http.Request, sdk http.Handler, id string) {
+	// Under a.mu, as adopt connects and records a session under it: a
+	// request alongside the one taking a session up must not find it among
+	// the server's sessions before it is recorded here, and go to the SDK.
 	a.mu.Lock()
 	s := a.byID[id]
+	began := s == nil && a.began(id)
 	a.mu.Unlock()
-	if s == nil && a.began(id) {
+	if began {
 		sdk.ServeHTTP(rw, r)
 		return
 	}
@@ -128,6 +132,7 @@ func checkSessionID(id string) error {
 }
 
 // began says whether the SDK's handler of this replica holds session id.
+// a.mu is held.
 func (a *adopted) began(id string) bool {
 	for ss := range a.server.Sessions() {
 		if ss.ID() == id {

@@ -1,10 +1,12 @@
 package mcpserve
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -98,4 +100,32 @@ func TestASessionTakenUpEndsWhenIdle(t *testing.T) {
 		defer a.mu.Unlock()
 		return len(a.byID) == 0
 	})
+}
+
+// Requests of one session that arrive at once, the first this replica sees
+// of it, are all served by the one session taken up: none is sent to the
+// SDK's handler, which would answer 404 for a session it did not begin.
+func TestRequestsAlongsideTheOneTakingASessionUpAreServed(t *testing.T) {
+	t.Parallel()
+	a, srv := adoptFixture(t, 0)
+	for i := range 20 {
+		id := fmt.Sprintf("alongside-%d", i)
+		var wg sync.WaitGroup
+		statuses := make([]int, 4)
+		for j := range statuses {
+			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, j+1) // one id per request of a session
+			wg.Go(func() { statuses[j], _ = send(t, srv.URL, http.MethodPost, id, "2025-11-25", body) })
+		}
+		wg.Wait()
+		for j, status := range statuses {
+			if status != http.StatusOK {
+				t.Fatalf("request %d of %d sent at once for session %s: %d; want 200", j, len(statuses), id, status)
+			}
+		}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.byID) != 20 {
+		t.Fatalf("%d sessions taken up; want 20, one per id", len(a.byID))
+	}
 }
