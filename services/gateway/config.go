@@ -65,9 +65,9 @@ const (
 // environment fallback when parsed with kit/envflag).
 func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Listen, "listen", DefaultListen, "HTTP address to serve on (loopback only in dev mode)")
-	fs.StringVar(&c.Registry, "registry", DefaultRegistry, "gRPC address of the registry")
-	fs.StringVar(&c.Mailbox, "mailbox", DefaultMailbox, "gRPC address of the mailbox")
-	fs.StringVar(&c.Bridge, "bridge", DefaultBridge, "gRPC address of the bridge")
+	fs.StringVar(&c.Registry, "registry", DefaultRegistry, "gRPC address of the registry; replicas: several, comma-separated, or a DNS name resolving to several")
+	fs.StringVar(&c.Mailbox, "mailbox", DefaultMailbox, "gRPC address of the mailbox; replicas: several, comma-separated, or a DNS name resolving to several")
+	fs.StringVar(&c.Bridge, "bridge", DefaultBridge, "gRPC address of the bridge; replicas: several, comma-separated, or a DNS name resolving to several")
 	fs.StringVar(&c.HTTPHosts, "http-hosts", "",
 		"comma-separated Host names every route answers to besides localhost, 127.0.0.1, ::1 and the listen host (loopback names only in dev mode); any other Host is refused")
 	fs.StringVar(&c.HTTPOrigins, "http-origins", "",

@@ -31,7 +31,8 @@ type Config struct {
 	// Client is the client name to host as in dev mode; with TLS the
 	// certificate's CN is the identity.
 	Client string
-	// Registry and Mailbox are the peers' gRPC addresses.
+	// Registry and Mailbox are the peers' gRPC addresses, each one or
+	// several replicas (kit/grpcclient).
 	Registry, Mailbox string
 	// Deadline bounds one tool run (then SIGTERM, then SIGKILL); an
 	// invocation's own shorter timeout bounds it instead.
@@ -54,8 +55,8 @@ type Config struct {
 func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Tools, "tools", "", "the tools file: a JSON array of {name, description, input_schema, command, cwd?, subject_cwd?}")
 	fs.StringVar(&c.Client, "client", "", "the client name to host as (dev mode; with TLS the certificate's CN is the identity)")
-	fs.StringVar(&c.Registry, "registry", DefaultRegistry, "the registry's gRPC address")
-	fs.StringVar(&c.Mailbox, "mailbox", DefaultMailbox, "the mailbox's gRPC address")
+	fs.StringVar(&c.Registry, "registry", DefaultRegistry, "the registry's gRPC address; replicas: several, comma-separated, or a DNS name resolving to several")
+	fs.StringVar(&c.Mailbox, "mailbox", DefaultMailbox, "the mailbox's gRPC address; replicas: several, comma-separated, or a DNS name resolving to several (the host moves to another when its replica dies)")
 	fs.DurationVar(&c.Deadline, "deadline", DefaultDeadline, "how long one tool run may take before SIGTERM, then SIGKILL (exit code 124); an invocation's own shorter timeout wins")
 	fs.IntVar(&c.Concurrency, "concurrency", DefaultConcurrency, "tool runs at once")
 	fs.IntVar(&c.MaxOutput, "max-output", DefaultMaxOutput, "bytes of stdout and of stderr kept from one run; the rest is counted and dropped")

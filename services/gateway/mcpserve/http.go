@@ -76,7 +76,7 @@ func (w *Workspaces) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		r.Header.Set(workspacesHeader, id.Workspaces.String())
 	}
 	unbound(rw)
-	ws.handler(r).ServeHTTP(rw, r)
+	ws.ServeHTTP(rw, r)
 }
 
 // unbound lifts the server's write timeout for an MCP request: its

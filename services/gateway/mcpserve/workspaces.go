@@ -56,7 +56,9 @@ type workspace struct {
 	// behind both: list_changed reaches a session's notification stream or
 	// a stateless client's subscriptions/listen alike.
 	sessions, stateless *mcp.StreamableHTTPHandler
-	used                time.Time // guarded by Workspaces.mu
+	// adopted serves the sessions other gateway replicas began.
+	adopted *adopted
+	used    time.Time // guarded by Workspaces.mu
 }
 
 // firstStatelessRevision is the first MCP revision without sessions
@@ -65,13 +67,19 @@ type workspace struct {
 // the header only after initialize, with an older revision.
 const firstStatelessRevision = "2026-07-28"
 
-// handler picks the handler for a request by the revision it names
-// (revisions are dates, so they order as strings).
-func (ws *workspace) handler(r *http.Request) http.Handler {
+// ServeHTTP picks the handler for a request by the revision it names
+// (revisions are dates, so they order as strings), and for one of a
+// session, by whether this replica began that session.
+func (ws *workspace) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Mcp-Protocol-Version") >= firstStatelessRevision {
-		return ws.stateless
+		ws.stateless.ServeHTTP(rw, r)
+		return
 	}
-	return ws.sessions
+	if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+		ws.adopted.serve(rw, r, ws.sessions, id)
+		return
+	}
+	ws.sessions.ServeHTTP(rw, r)
 }
 
 // NewWorkspaces returns the endpoint. opts.As is ignored: over HTTP the
@@ -161,7 +169,7 @@ func (w *Workspaces) start(name string) (*workspace, error) {
 	// closes it, and that must cancel the call (and so its invocation).
 	stateless.PropagateRequestCancellation = true
 	return &workspace{mirror: m, sessions: mcp.NewStreamableHTTPHandler(server, &opts),
-		stateless: mcp.NewStreamableHTTPHandler(server, &stateless)}, nil
+		stateless: mcp.NewStreamableHTTPHandler(server, &stateless), adopted: newAdopted(m.Server(), w.http.SessionTimeout)}, nil
 }
 
 // evictLocked closes mirrors nobody has a session with and nobody used

@@ -1,0 +1,290 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/grpcclient"
+	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/kit/process"
+	"github.com/switchboard-run/switchboard/kit/testkit"
+)
+
+// Two gateway replicas over the same backends, behind a front that sends
+// each request to the next replica in turn (no stickiness): an MCP client
+// of either era lists and calls through both, and a /v1/act post is
+// collected over REST through the other; one replica stops, and the
+// same session goes on through the other — its calls answered and, in the
+// era with sessions, its list_changed heard once the client has reopened
+// its notification stream there. A session the other replica did not begin
+// is taken up there under the same Mcp-Session-Id (docs/mcp.md,
+// "Replicas"). (The SDK's client of the stateless era does not reopen its
+// subscriptions/listen when that request ends, so list_changed is not
+// awaited after the stop in that era.)
+func TestAnMCPSessionGoesOnThroughAnyGatewayReplica(t *testing.T) {
+	t.Parallel()
+	forEachRevision(t, func(t *testing.T, rev string) {
+		s := newSuite(t, options{laptop: true})
+		front := newFront(t, s.URL, serveGatewayReplica(t, s.Addr))
+		goesOn(t, rev, front, "stopped", func() {
+			if err := s.stopGateway(); err != nil {
+				t.Fatal(err)
+			}
+		}, func() {
+			s.advertise(t, "box", &registryv1.Tool{Name: "new", Description: "new", InputSchema: `{"type":"object"}`})
+			s.join(t, "default", "box")
+		})
+	})
+}
+
+// The same with every part its own process, and the first gateway killed
+// with SIGKILL mid-session.
+func TestAnMCPSessionGoesOnWhenAGatewayProcessIsKilled(t *testing.T) {
+	t.Parallel()
+	forEachRevision(t, func(t *testing.T, rev string) {
+		p := startReplicaProcs(t)
+		front := newFront(t, p.urls...)
+		goesOn(t, rev, front, "killed", p.gateways[0].Kill, func() {
+			if _, err := p.reg.Advertise(testkit.As("box", identity.Host), &registryv1.AdvertiseRequest{
+				Tools: []*registryv1.Tool{{Name: "new", Description: "new", InputSchema: `{"type":"object"}`}}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.reg.RegisterClient(opsCtx, &registryv1.RegisterClientRequest{Workspace: "default", Client: "box"}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	})
+}
+
+// goesOn opens an MCP session in revision rev through front, whose first
+// replica stop (a verb for the log) ends; change changes the workspace's
+// tools.
+func goesOn(t *testing.T, rev string, front *front, verb string, stop, change func()) {
+	t.Helper()
+	changed := make(chan struct{}, 16)
+	client := mcp.NewClient(&mcp.Implementation{Name: "switchboard-test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: front.URL + "/mcp",
+		HTTPClient: &http.Client{Transport: headers{h: as("alice", identity.Driver), base: http.DefaultTransport}}},
+		&mcp.ClientSessionOptions{ProtocolVersion: rev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	use := func(when string, calls int) {
+		t.Helper()
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil || len(res.Tools) == 0 {
+			t.Fatalf("tools/list %s: %v, %v", when, res, err)
+		}
+		for i := range calls {
+			text := fmt.Sprintf("%s, call %d", when, i)
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "laptop_cat", Arguments: map[string]any{"text": text}})
+			if err != nil || res.IsError || len(texts(res)) != 1 || texts(res)[0] != `{"text":"`+text+`"}` {
+				t.Fatalf("tools/call %d %s: %v, %v", i, when, res, err)
+			}
+		}
+	}
+	use("with both replicas", 6)
+	actThrough(t, front.URL, "posted on one replica, collected on the other")
+	if front.served[0].Load() == 0 || front.served[1].Load() == 0 {
+		t.Fatalf("the front sent %d requests to the first replica and %d to the second; want both used", front.served[0].Load(), front.served[1].Load())
+	}
+
+	stop()
+	before, streamsBefore := front.served[1].Load(), front.streams[1].Load()
+	stopped := time.Now()
+	use("after the first replica "+verb, 6)
+	actThrough(t, front.URL, "after the first replica "+verb)
+	t.Logf("protocol %s, session %q: the session went on through the second replica (%d requests there, first answered %v after the first was %s)",
+		rev, cs.ID(), front.served[1].Load()-before, time.Since(stopped).Round(time.Millisecond), verb)
+
+	if rev >= "2026-07-28" {
+		return
+	}
+	testkit.Eventually(t, "the client to reopen its notification stream on the second replica", 20*time.Second,
+		func() bool { return front.streams[1].Load() > streamsBefore })
+	reopened := time.Since(stopped)
+	change()
+	within(t, changed, 20*time.Second, "notifications/tools/list_changed through the second replica")
+	t.Logf("protocol %s: the notification stream was open on the second replica %v after the first was %s", rev, reopened.Round(time.Millisecond), verb)
+}
+
+// replicaProcs are the suite's processes with two gateways: a registry, a
+// mailbox, the laptop tool host, and the gateways, on one NATS.
+type replicaProcs struct {
+	urls     []string
+	gateways []*testkit.Proc
+	reg      registryv1.RegistryServiceClient
+}
+
+func startReplicaProcs(t *testing.T) *replicaProcs {
+	t.Helper()
+	ns := testkit.NATS(t)
+	regAddr, mbAddr := testkit.FreeAddr(t), testkit.FreeAddr(t)
+	testkit.Start(t, testkit.Build(t, module+"services/registry/cmd/registry"), "--dev", "--listen", regAddr, "--nats", ns.ClientURL())
+	testkit.WaitHealthy(t, regAddr, "", 20*time.Second)
+	testkit.Start(t, testkit.Build(t, module+"services/mailbox/cmd/mailbox"), "--dev", "--listen", mbAddr, "--registry", regAddr, "--nats", ns.ClientURL())
+	testkit.WaitHealthy(t, mbAddr, mailboxv1.MailboxService_ServiceDesc.ServiceName, 20*time.Second)
+	p := &replicaProcs{reg: registryv1.NewRegistryServiceClient(testkit.Dial(t, regAddr))}
+	tools := filepath.Join(t.TempDir(), "tools.json")
+	if err := os.WriteFile(tools, []byte(laptopTools), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Start(t, testkit.Build(t, module+"services/host/cmd/host"), "--dev", "--client", "laptop", "--tools", tools,
+		"--registry", regAddr, "--mailbox", mbAddr)
+	if _, err := p.reg.RegisterClient(opsCtx, &registryv1.RegisterClientRequest{Workspace: "default", Client: "laptop"}); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, "the laptop to be present", 20*time.Second, func() bool {
+		res, err := p.reg.GetClient(opsCtx, &registryv1.GetClientRequest{Client: "laptop"})
+		return err == nil && res.GetRow().GetPresent()
+	})
+	gw := testkit.Build(t, module+"services/gateway/cmd/gateway")
+	for range 2 {
+		addr := testkit.FreeAddr(t)
+		p.gateways = append(p.gateways, testkit.Start(t, gw, "--dev", "--listen", addr, "--registry", regAddr, "--mailbox", mbAddr,
+			"--bridge", testkit.FreeAddr(t)))
+		p.urls = append(p.urls, "http://"+addr)
+		testkit.Eventually(t, "the gateway on "+addr+" to answer", 20*time.Second, func() bool {
+			res, err := http.Get("http://" + addr + "/healthz")
+			if err == nil {
+				res.Body.Close()
+			}
+			return err == nil
+		})
+	}
+	return p
+}
+
+// actThrough posts a call with /v1/act and collects its capture over REST,
+// two requests the front sends to different replicas while both serve.
+func actThrough(t *testing.T, url, text string) {
+	t.Helper()
+	h := as("alice", identity.Driver)
+	posted := do(t, http.DefaultClient, http.MethodPost, url+"/v1/act", h,
+		[]byte(`{"op":"invoke","client":"laptop","tool":"cat","input":{"text":"`+text+`"}}`))
+	var inv struct{ Invocation string }
+	if posted.Status != http.StatusOK || json.Unmarshal(posted.Body, &inv) != nil || inv.Invocation == "" {
+		t.Fatalf("/v1/act invoke %s: %d %s", text, posted.Status, posted.Body)
+	}
+	got := do(t, http.DefaultClient, http.MethodGet, url+"/v1/invocations/"+inv.Invocation+"/capture?wait=20s", h, nil)
+	if got.Status != http.StatusOK || !bytes.Contains(got.Body, []byte(text)) {
+		t.Fatalf("collecting %s (%s) over REST: %d %s", inv.Invocation, text, got.Status, got.Body)
+	}
+}
+
+// serveGatewayReplica serves another gateway over the backends at addr
+// until the test ends, and returns its URL.
+func serveGatewayReplica(t *testing.T, addr string) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Listen: lis.Addr().String(), Flags: process.Flags{Security: process.Security{Dev: true}}}
+	cc, err := grpcclient.Dial(addr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(cfg, Backends{Registry: cc, Mailbox: cc, Bridge: cc, Self: cfg.Security.Self(devSelf.Name)}, logging.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- g.Serve(ctx, lis) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("the second gateway's Serve: %v", err)
+		}
+		cc.Close()
+	})
+	return "http://" + lis.Addr().String()
+}
+
+// front is the test's load balancer: each request goes to the next replica
+// in turn, and to the one after when a replica refuses the connection (a
+// balancer's passive health check). It counts what each replica served.
+type front struct {
+	*httptest.Server
+	targets []*url.URL
+	next    atomic.Uint64
+	served  []atomic.Int64
+	streams []atomic.Int64 // session notification streams (GET) opened
+	plain   *http.Transport
+}
+
+func newFront(t *testing.T, replicas ...string) *front {
+	t.Helper()
+	f := &front{served: make([]atomic.Int64, len(replicas)), streams: make([]atomic.Int64, len(replicas)), plain: &http.Transport{DisableKeepAlives: true}}
+	for _, r := range replicas {
+		u, err := url.Parse(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.targets = append(f.targets, u)
+	}
+	f.Server = httptest.NewServer(&httputil.ReverseProxy{
+		Rewrite:       func(pr *httputil.ProxyRequest) { pr.Out.URL.Scheme, pr.Out.URL.Host = "http", "replica" },
+		Transport:     f,
+		FlushInterval: -1,
+	})
+	t.Cleanup(f.Close)
+	return f
+}
+
+// RoundTrip sends r to the next replica that takes the connection.
+func (f *front) RoundTrip(r *http.Request) (*http.Response, error) {
+	var body []byte
+	if r.Body != nil {
+		var err error
+		if body, err = io.ReadAll(r.Body); err != nil {
+			return nil, err
+		}
+	}
+	start := int(f.next.Add(1))
+	var lastErr error
+	for i := range f.targets {
+		n := (start + i) % len(f.targets)
+		out := r.Clone(r.Context())
+		out.URL.Host, out.Host = f.targets[n].Host, f.targets[n].Host
+		out.Body = io.NopCloser(bytes.NewReader(body))
+		res, err := f.plain.RoundTrip(out)
+		if err == nil {
+			f.served[n].Add(1)
+			if r.Method == http.MethodGet && r.Header.Get("Mcp-Session-Id") != "" && res.StatusCode == http.StatusOK {
+				f.streams[n].Add(1)
+			}
+			return res, nil
+		}
+		lastErr = err
+		if op, ok := errors.AsType[*net.OpError](err); !ok || op.Op != "dial" {
+			return nil, err
+		}
+	}
+	return nil, lastErr
+}
