@@ -86,7 +86,7 @@ func goesOn(t *testing.T, rev string, front *front, verb string, stop, change fu
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: front.URL + "/mcp",
-		HTTPClient: &http.Client{Transport: headers{h: as("alice", identity.Driver), base: http.DefaultTransport}}},
+		HTTPClient: testkit.HeaderClient(as("alice", identity.Driver))},
 		&mcp.ClientSessionOptions{ProtocolVersion: rev})
 	if err != nil {
 		t.Fatal(err)
