@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"fmt"
 	"runtime"
 	"strings"
 	"syscall"
@@ -57,15 +58,25 @@ func TestANeverAnsweredCallIsCancelledAtItsDeadline(t *testing.T) {
 	cfg = httpServer(b.url)
 	cfg.CallTimeout = durationpb(time.Hour)
 	s.mount(t, "patient", cfg)
-	res, err := s.mb.Invoke(driver, &mailboxv1.InvokeRequest{Client: "patient", Tool: "hold", Input: `{"id":"two"}`,
-		Timeout: durationpb(300 * time.Millisecond)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c = s.awaitCapture(t, res.GetInvocation())
-	want = `MCP tool "hold" of "patient" was stopped and cancelled upstream: its timeout of 300ms ran out`
-	if c.GetExitCode() != capture.ExitTimeout || c.GetStderr() != want {
-		t.Errorf("capture = %v; want exit 124 and %q", c, want)
+	// The invocation's timeout counts from its post, so on a busy machine it
+	// may run out before the bridge starts it ("was not run"), which is not
+	// what this checks: then try again with a longer one.
+	for timeout := 300 * time.Millisecond; ; timeout *= 4 {
+		res, err := s.mb.Invoke(driver, &mailboxv1.InvokeRequest{Client: "patient", Tool: "hold", Input: `{"id":"two"}`,
+			Timeout: durationpb(timeout)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c = s.awaitCapture(t, res.GetInvocation())
+		if strings.Contains(c.GetStderr(), "ran out before it could start") && timeout < 10*time.Second {
+			t.Logf("not started within %v: %s", timeout, c.GetStderr())
+			continue
+		}
+		want = fmt.Sprintf(`MCP tool "hold" of "patient" was stopped and cancelled upstream: its timeout of %v ran out`, timeout)
+		if c.GetExitCode() != capture.ExitTimeout || c.GetStderr() != want {
+			t.Errorf("capture = %v; want exit 124 and %q", c, want)
+		}
+		break
 	}
 	b.awaitCancelled(t, "two")
 }
