@@ -43,7 +43,7 @@ type Config struct {
 // Register adds the mailbox's flags to fs, with their defaults.
 func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Listen, "listen", DefaultListen, "gRPC listen address")
-	fs.StringVar(&c.Registry, "registry", DefaultRegistry, "the registry's gRPC address")
+	fs.StringVar(&c.Registry, "registry", DefaultRegistry, "the registry's gRPC address; replicas: several, comma-separated, or a DNS name resolving to several")
 	c.Bounds.Register(fs)
 	c.Store.Register(fs)
 	c.NATS.Register(fs)
