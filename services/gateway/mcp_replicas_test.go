@@ -114,6 +114,10 @@ func goesOn(t *testing.T, rev string, front *front, verb string, stop, change fu
 	}
 
 	stop()
+	// As a balancer's health check would, the front sends nothing more to
+	// the stopped replica: its port is free now, and another test's
+	// listener may take it.
+	front.down[0].Store(true)
 	before, streamsBefore := front.served[1].Load(), front.streams[1].Load()
 	stopped := time.Now()
 	use("after the first replica "+verb, 6)
@@ -227,20 +231,22 @@ func serveGatewayReplica(t *testing.T, addr string) string {
 }
 
 // front is the test's load balancer: each request goes to the next replica
-// in turn, and to the one after when a replica refuses the connection (a
-// balancer's passive health check). It counts what each replica served.
+// in turn that is not marked down (a balancer's health check), and to the
+// one after when a replica refuses the connection (its passive check). It
+// counts what each replica served.
 type front struct {
 	*httptest.Server
 	targets []*url.URL
 	next    atomic.Uint64
 	served  []atomic.Int64
+	down    []atomic.Bool
 	streams []atomic.Int64 // session notification streams (GET) opened
 	plain   *http.Transport
 }
 
 func newFront(t *testing.T, replicas ...string) *front {
 	t.Helper()
-	f := &front{served: make([]atomic.Int64, len(replicas)), streams: make([]atomic.Int64, len(replicas)), plain: &http.Transport{DisableKeepAlives: true}}
+	f := &front{served: make([]atomic.Int64, len(replicas)), down: make([]atomic.Bool, len(replicas)), streams: make([]atomic.Int64, len(replicas)), plain: &http.Transport{DisableKeepAlives: true}}
 	for _, r := range replicas {
 		u, err := url.Parse(r)
 		if err != nil {
@@ -270,6 +276,9 @@ func (f *front) RoundTrip(r *http.Request) (*http.Response, error) {
 	var lastErr error
 	for i := range f.targets {
 		n := (start + i) % len(f.targets)
+		if f.down[n].Load() {
+			continue
+		}
 		out := r.Clone(r.Context())
 		out.URL.Host, out.Host = f.targets[n].Host, f.targets[n].Host
 		out.Body = io.NopCloser(bytes.NewReader(body))
@@ -285,6 +294,9 @@ func (f *front) RoundTrip(r *http.Request) (*http.Response, error) {
 		if op, ok := errors.AsType[*net.OpError](err); !ok || op.Op != "dial" {
 			return nil, err
 		}
+	}
+	if lastErr == nil {
+		lastErr = errors.New("every replica is marked down")
 	}
 	return nil, lastErr
 }
