@@ -3,7 +3,6 @@
 package scale
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/tests/internal/procs"
 )
@@ -79,7 +77,7 @@ func TestParkedHostsMoveToTheSurvivingReplicaAndServe(t *testing.T) {
 		clients[i] = fmt.Sprintf("parked-%04d", i)
 	}
 	began := time.Now()
-	startHosts(t, n, func(i int) string { return clients[i] }, s.Reg, a.Addr+","+b.Addr)
+	startHosts(t, clients, s.Reg, a.Addr+","+b.Addr)
 	var before map[string]int
 	testkit.Eventually(t, fmt.Sprintf("%d hosts to hold their reads", n), 10*time.Minute, func() bool {
 		before = reads.byReplica(clients)
@@ -149,7 +147,7 @@ func countPresent(t *testing.T, reg registryv1.RegistryServiceClient, clients []
 		n  int
 		wg sync.WaitGroup
 	)
-	ctx := identity.As(context.Background(), identity.Identity{Name: "driver", Grade: identity.Driver})
+	ctx := procs.Driver()
 	next := make(chan string)
 	for range 16 {
 		wg.Go(func() {

@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/protobuf/proto"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
@@ -18,6 +21,8 @@ import (
 	"github.com/switchboard-run/switchboard/kit/grpcclient"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/kit/testkit"
+	"github.com/switchboard-run/switchboard/tests/internal/procs"
 )
 
 // echo answers every invocation with its input: a host that costs nothing
@@ -38,35 +43,36 @@ type hosts struct {
 	wg     sync.WaitGroup
 }
 
-// connsPerHosts is how many hosts share one connection: real hosts have one
+// hostsPerConn is how many hosts share one connection: real hosts have one
 // each, but a thousand of them in one test process would hold thousands of
 // sockets for nothing the test looks at.
-const connsPerHosts = 100
+const hostsPerConn = 100
 
-// startHosts starts n hosts named name(i), advertising to reg and following
-// the mailbox replicas listed in mailboxes ("A,B").
-func startHosts(t *testing.T, n int, name func(int) string, reg registryv1.RegistryServiceClient, mailboxes string) *hosts {
+// startHosts starts a host for each of clients, advertising to reg and
+// following the mailbox replicas listed in mailboxes ("A,B"); they stop
+// when the test ends.
+func startHosts(t *testing.T, clients []string, reg registryv1.RegistryServiceClient, mailboxes string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &hosts{cancel: cancel}
 	var conns []*grpc.ClientConn
-	for range (n + connsPerHosts - 1) / connsPerHosts {
+	for range (len(clients) + hostsPerConn - 1) / hostsPerConn {
 		cc, err := grpcclient.Dial(mailboxes, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { cc.Close() })
+		readyOnAll(t, cc, strings.Split(mailboxes, ","))
 		conns = append(conns, cc)
 	}
 	t.Cleanup(h.stop) // before the connections close
-	for i := range n {
-		client := name(i)
+	for i, client := range clients {
 		session := "scale-" + client
 		as := func(ctx context.Context) context.Context {
 			return identity.As(ctx, identity.Identity{Name: client, Grade: identity.Host})
 		}
 		f := follower.New(follower.Options{
-			Mailbox: mailboxv1.NewMailboxServiceClient(conns[i/connsPerHosts]),
+			Mailbox: mailboxv1.NewMailboxServiceClient(conns[i/hostsPerConn]),
 			Session: session,
 			As:      as,
 			Advertise: func(ctx context.Context) error {
@@ -78,7 +84,22 @@ func startHosts(t *testing.T, n int, name func(int) string, reg registryv1.Regis
 		})
 		h.wg.Go(func() { _ = f.Run(ctx, echo{}) })
 	}
-	return h
+}
+
+// readyOnAll waits until cc has answered from every one of addrs: round
+// robin then alternates between them, so the hosts' Follows spread evenly
+// instead of all going to whichever replica connected first.
+func readyOnAll(t *testing.T, cc *grpc.ClientConn, addrs []string) {
+	t.Helper()
+	seen := map[string]bool{}
+	health := healthpb.NewHealthClient(cc)
+	testkit.Eventually(t, fmt.Sprintf("a connection to answer from each of %v", addrs), 20*time.Second, func() bool {
+		var p peer.Peer
+		if _, err := health.Check(context.Background(), &healthpb.HealthCheckRequest{}, grpc.Peer(&p)); err == nil && p.Addr != nil {
+			seen[p.Addr.String()] = true
+		}
+		return len(seen) == len(addrs)
+	})
 }
 
 // stop ends every host and waits for them.
@@ -117,7 +138,7 @@ func callEach(mb mailboxv1.MailboxServiceClient, clients []string, workers int) 
 		wg.Go(func() {
 			for c := range next {
 				input := fmt.Sprintf(`{"to":%q}`, c)
-				ctx, cancel := context.WithTimeout(identity.As(context.Background(), identity.Identity{Name: "driver", Grade: identity.Driver}), 30*time.Second)
+				ctx, cancel := context.WithTimeout(procs.Driver(), 30*time.Second)
 				began := time.Now()
 				res, err := mb.Call(ctx, &mailboxv1.CallRequest{Client: c, Tool: "echo", Input: input})
 				took := time.Since(began)
