@@ -27,6 +27,8 @@ func main() {
 	window := flag.Duration("window", 3*time.Second, "how long each throughput run lasts")
 	echoAddr := flag.String("serve-echo", "", "internal: serve the echo floor on this address")
 	only := flag.String("only", "", "run only the steps whose name holds this text (the echo floor always runs)")
+	scaleHosts := flag.Int("scale-hosts", 1000, "hosts the scale step parks on one mailbox replica")
+	scaleQueued := flag.Int("scale-queued", 10000, "invocations of 1 KiB the scale step queues")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -39,6 +41,7 @@ func main() {
 	}
 	r := newReport(*warm, *samples, *window)
 	r.only = *only
+	r.scaleHosts, r.scaleQueued = *scaleHosts, *scaleQueued
 	if err := run(ctx, r); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -126,6 +129,9 @@ func measure(ctx context.Context, t testkit.TB, r *report) error {
 		}},
 		{"1,000 parked hosts", func() error { return parked(ctx, r, s) }},
 		{"bytes per queued invocation", func() error { return queuedBytes(ctx, r, s) }},
+		{"scale: parked hosts, queued invocations and calls on one machine", func() error {
+			return scaleOut(ctx, r, bins, r.scaleHosts, r.scaleQueued)
+		}},
 	}
 	for i, st := range steps {
 		if i > 0 && r.only != "" && !strings.Contains(st.name, r.only) {

@@ -16,6 +16,8 @@ type report struct {
 	only          string // run only the steps whose name holds it
 	warm, samples int
 	window        time.Duration
+	// scaleHosts and scaleQueued size the scale step.
+	scaleHosts, scaleQueued int
 
 	keys   []string
 	values map[string]any

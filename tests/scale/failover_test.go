@@ -1,0 +1,174 @@
+// Package scale holds the suite-wide tests of many hosts at once: a
+// thousand parked hosts spread over mailbox replicas, one replica killed.
+package scale
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/testkit"
+	"github.com/switchboard-run/switchboard/tests/internal/procs"
+)
+
+// defaultHosts is how many hosts park in `make test`: a thousand (`make
+// soak`, SWITCHBOARD_SCALE_HOSTS=1000) take minutes under the race
+// detector on two cores.
+const defaultHosts = 200
+
+// hostCount is how many parked hosts the failover test runs: defaultHosts
+// unless SWITCHBOARD_SCALE_HOSTS says otherwise.
+func hostCount(t *testing.T) int {
+	t.Helper()
+	s := os.Getenv("SWITCHBOARD_SCALE_HOSTS")
+	if s == "" {
+		return defaultHosts
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 2 {
+		t.Fatalf("SWITCHBOARD_SCALE_HOSTS=%q is not a count of hosts of at least 2", s)
+	}
+	return n
+}
+
+// natsReplicas is the copies JetStream keeps of each stream: 1 unless
+// SWITCHBOARD_SCALE_NATS_REPLICAS says 3. Each client's queue is a durable
+// consumer, a Raft group of its own at 3 copies: a thousand of them on three
+// nodes in this one process, on two cores, is more than the cluster serves
+// (docs/scale.md), so `make test` keeps one copy and `make soak` runs three
+// with fewer hosts.
+func natsReplicas(t *testing.T) string {
+	t.Helper()
+	switch s := os.Getenv("SWITCHBOARD_SCALE_NATS_REPLICAS"); s {
+	case "", "1":
+		return "1"
+	case "3":
+		return s
+	default:
+		t.Fatalf("SWITCHBOARD_SCALE_NATS_REPLICAS=%q: the test runs 1 or 3 copies on its three-node cluster", s)
+		return ""
+	}
+}
+
+// recoveryBound is the issue's bound: every host present again on the
+// surviving replica within 15 s of the kill.
+const recoveryBound = 15 * time.Second
+
+// Hosts park on two mailbox replicas (real processes, on a
+// three-node NATS cluster in this process), about half on each; one
+// replica is killed (-9). Every host's read is held again, by the
+// survivor, within 15 s; the registry shows every host present; and every
+// host answers a call through the survivor. The test logs how long
+// parking, the move and the calls took.
+func TestParkedHostsMoveToTheSurvivingReplicaAndServe(t *testing.T) {
+	n := hostCount(t)
+	nodes := testkit.NATSCluster(t, 3)
+	url := testkit.URLs(nodes)
+	s := procs.NewSplit(t, procs.Options{NATS: url, Replicas: 2, Args: []string{"--nats-replicas", natsReplicas(t)}})
+	a, b := s.Mailboxes[0], s.Mailboxes[1]
+	reads := watchReads(t, url)
+
+	clients := make([]string, n)
+	for i := range clients {
+		clients[i] = fmt.Sprintf("parked-%04d", i)
+	}
+	began := time.Now()
+	startHosts(t, clients, s.Reg, a.Addr+","+b.Addr)
+	var before map[string]int
+	testkit.Eventually(t, fmt.Sprintf("%d hosts to hold their reads", n), 10*time.Minute, func() bool {
+		before = reads.byReplica(clients)
+		return total(before) == n
+	})
+	parked := time.Since(began)
+	if len(before) != 2 {
+		t.Fatalf("the %d hosts hold their reads on %v; want them spread over both replicas", n, before)
+	}
+	for rep, k := range before {
+		if k < n/4 {
+			t.Fatalf("replica %s holds %d of %d reads (%v); want the hosts spread over both", rep, k, n, before)
+		}
+	}
+	t.Logf("%d hosts parked in %v, their reads held %v", n, parked.Round(time.Millisecond), before)
+
+	killed := time.Now()
+	a.Proc.Kill()
+	// Waited for past the bound, so that a slow move is measured and
+	// reported, not only refused.
+	var survivor string
+	testkit.Eventually(t, fmt.Sprintf("all %d reads held by the surviving replica", n), 4*recoveryBound, func() bool {
+		for rep, k := range reads.byReplica(clients) {
+			if k == n {
+				survivor = rep
+			}
+		}
+		return survivor != ""
+	})
+	moved := time.Since(killed)
+	if moved > recoveryBound {
+		t.Errorf("the %d hosts held their reads on the survivor %v after the kill; want within %v", n, moved.Round(time.Millisecond), recoveryBound)
+	}
+	if _, ok := before[survivor]; !ok {
+		t.Fatalf("the reads moved to %s, which held none before the kill (%v)", survivor, before)
+	}
+	present := countPresent(t, s.Reg, clients)
+	if present != n {
+		t.Errorf("the registry shows %d of %d hosts present after the move; want all", present, n)
+	}
+	t.Logf("replica killed: %d reads moved to the survivor, all %d held there %v after the kill; the registry shows %d present",
+		n-before[survivor], n, moved.Round(time.Millisecond), present)
+
+	calling := time.Now()
+	res := callEach(b.MB, clients, 16)
+	for _, err := range res.refused {
+		t.Error(err)
+	}
+	t.Logf("calls through the survivor, one to each host: %s, in %v, the last answered %v after the kill",
+		res.summary(), time.Since(calling).Round(time.Millisecond), time.Since(killed).Round(time.Millisecond))
+}
+
+func total(by map[string]int) int {
+	n := 0
+	for _, k := range by {
+		n += k
+	}
+	return n
+}
+
+// countPresent asks the registry about every client and counts those shown
+// present.
+func countPresent(t *testing.T, reg registryv1.RegistryServiceClient, clients []string) int {
+	t.Helper()
+	var (
+		mu sync.Mutex
+		n  int
+		wg sync.WaitGroup
+	)
+	ctx := procs.Driver()
+	next := make(chan string)
+	for range 16 {
+		wg.Go(func() {
+			for c := range next {
+				res, err := reg.GetClient(ctx, &registryv1.GetClientRequest{Client: c})
+				if err != nil {
+					t.Errorf("asking the registry about %s: %v", c, err)
+					continue
+				}
+				if res.GetRow().GetPresent() {
+					mu.Lock()
+					n++
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for _, c := range clients {
+		next <- c
+	}
+	close(next)
+	wg.Wait()
+	return n
+}
