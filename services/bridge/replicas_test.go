@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -16,8 +15,6 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/logging"
-	"github.com/switchboard-run/switchboard/kit/process"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/mailbox/mailboxtest"
 )
@@ -284,45 +281,4 @@ func TestUnmountStopsItEverywhereAndOnlyAdminsMount(t *testing.T) {
 	}
 	_, err := a.api.Unmount(admin, &bridgev1.UnmountRequest{Client: "many"})
 	testkit.Refused(t, err, codes.NotFound, `no MCP server is mounted as "many"`)
-}
-
-// In process, two replicas on one NATS: an exclusive mount runs on one;
-// when that bridge stops cleanly it gives its lease up, and the other
-// runs the server at its next try (within a second), not a lease later.
-func TestAnExclusiveMountMovesAtOnceWhenItsBridgeStops(t *testing.T) {
-	t.Parallel()
-	s := newSuite(t, timing{})
-	nc, err := nats.Connect(s.nats)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	two, err := New(context.Background(), Config{Flags: process.Flags{Security: process.Security{Dev: true}}, Replica: "two"}, nc,
-		s.reg, s.mb, logging.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(two.Close)
-	s.mount(t, "solo", parentTool(t, true))
-	runs := func(svc *Service) bool {
-		svc.mu.Lock()
-		e := svc.entries["solo"]
-		svc.mu.Unlock()
-		return e != nil && e.status().GetState() == bridgev1.State_STATE_RUNNING
-	}
-	testkit.Eventually(t, "solo on exactly one replica", 20*time.Second, func() bool {
-		<-two.Synced()
-		return runs(s.svc) != runs(two)
-	})
-	holder, other := s.svc, two
-	if runs(two) {
-		holder, other = two, s.svc
-	}
-	stopped := time.Now()
-	holder.Close()
-	testkit.Eventually(t, "solo running on "+other.Replica(), 10*time.Second, func() bool { return runs(other) })
-	t.Logf("exclusive mount: %s stopped; %s ran it %v later", holder.Replica(), other.Replica(), time.Since(stopped).Round(time.Millisecond))
-	if got := s.call(t, "solo", "parent", `{}`); got.GetExitCode() != 0 {
-		t.Errorf("solo after the move: %v", got)
-	}
 }
