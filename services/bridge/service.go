@@ -205,7 +205,9 @@ func (s *Service) mount(ctx context.Context, client string, cfg *bridgev1.Server
 			return nil, storeError("storing the mount of "+strconv.Quote(client), err)
 		}
 	}
-	e, err := s.awaitEntry(ctx, client, rev)
+	wctx, cancel := context.WithTimeout(ctx, s.timing.firstStart) // a watch that is down does not hold the call forever
+	defer cancel()
+	e, err := s.awaitEntry(wctx, client, rev)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +229,7 @@ func (s *Service) Mount(ctx context.Context, req *bridgev1.MountRequest) (*bridg
 	switch {
 	case errors.Is(err, errClosed):
 		return nil, status.Errorf(codes.FailedPrecondition, "mount %q: %v", req.GetClient(), err)
-	case errors.Is(err, errStore), ctx.Err() != nil && err != nil:
+	case errors.Is(err, errStore), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return nil, status.Errorf(codes.Unavailable, "mount %q: %v", req.GetClient(), err)
 	case err != nil:
 		return nil, status.Errorf(codes.InvalidArgument, "mount %q: %v", req.GetClient(), err)
@@ -250,7 +252,9 @@ func (s *Service) Unmount(ctx context.Context, req *bridgev1.UnmountRequest) (*b
 	if !existed {
 		return nil, status.Errorf(codes.NotFound, "no MCP server is mounted as %q", client)
 	}
-	if _, err := s.awaitEntry(ctx, client, 0); err != nil && !errors.Is(err, errClosed) {
+	wctx, cancel := context.WithTimeout(ctx, s.timing.firstStart)
+	defer cancel()
+	if _, err := s.awaitEntry(wctx, client, 0); err != nil && !errors.Is(err, errClosed) {
 		return nil, status.Errorf(codes.Unavailable, "unmount %q: %v", client, err)
 	}
 	if before == nil {
