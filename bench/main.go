@@ -84,7 +84,7 @@ func measure(ctx context.Context, t testkit.TB, r *report) error {
 	regConn := healthy(t, addr["registry"], "")
 	mbProc := testkit.Start(t, bins["mailbox"], "--dev", "--listen", addr["mailbox"], "--registry", addr["registry"], "--nats", ns.ClientURL(), "--log-level", "warn")
 	mbConn := healthy(t, addr["mailbox"], "switchboard.mailbox.v1.MailboxService")
-	brProc := testkit.Start(t, bins["bridge"], "--dev", "--listen", addr["bridge"], "--registry", addr["registry"], "--mailbox", addr["mailbox"], "--log-level", "warn")
+	brProc := testkit.Start(t, bins["bridge"], "--dev", "--listen", addr["bridge"], "--registry", addr["registry"], "--mailbox", addr["mailbox"], "--nats", ns.ClientURL(), "--log-level", "warn")
 	brConn := healthy(t, addr["bridge"], "switchboard.bridge.v1.BridgeService")
 	gwProc := testkit.Start(t, bins["gateway"], "--dev", "--listen", addr["gateway"], "--registry", addr["registry"],
 		"--mailbox", addr["mailbox"], "--bridge", addr["bridge"], "--log-level", "warn")

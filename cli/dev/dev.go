@@ -131,7 +131,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	br, err := bridge.New(bridge.Config{Telemetry: tel}, regClient, mbClient, log.With("service", "bridge"))
+	br, err := bridge.New(ctx, bridge.Config{NATS: o.NATS, Telemetry: tel}, nc, regClient, mbClient, log.With("service", "bridge"))
 	if err != nil {
 		return err
 	}

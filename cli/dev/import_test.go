@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/grpcclient"
 	"github.com/switchboard-run/switchboard/kit/logging"
@@ -26,8 +28,8 @@ func TestAnEarlierRegistryDBInTheDataDirIsImportedOnce(t *testing.T) {
 	db := filepath.Join(data, "registry.db")
 	var imported []byte
 	for start := range 2 {
-		serve(t, data, func(reg registryv1.RegistryServiceClient) {
-			registrytest.CheckSample(t, reg)
+		serve(t, data, func(cc *grpc.ClientConn) {
+			registrytest.CheckSample(t, registryv1.NewRegistryServiceClient(cc))
 		})
 		if _, err := os.Stat(db); !os.IsNotExist(err) {
 			t.Fatalf("start %d left %s in place: %v", start+1, db, err)
@@ -40,9 +42,9 @@ func TestAnEarlierRegistryDBInTheDataDirIsImportedOnce(t *testing.T) {
 	}
 }
 
-// serve runs the suite on data until check, given a client of its
-// registry, has run.
-func serve(t *testing.T, data string, check func(registryv1.RegistryServiceClient)) {
+// serve runs the suite on data until check, given a connection to its
+// gRPC address, has run.
+func serve(t *testing.T, data string, check func(*grpc.ClientConn)) {
 	t.Helper()
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -60,7 +62,7 @@ func serve(t *testing.T, data string, check func(registryv1.RegistryServiceClien
 			t.Fatal(err)
 		}
 		defer cc.Close()
-		check(registryv1.NewRegistryServiceClient(cc))
+		check(cc)
 	case err := <-done:
 		t.Fatalf("the suite did not start: %v", err)
 	}

@@ -97,6 +97,12 @@ type Options struct {
 	// means this process cannot be a host at all: Run returns it. Nil:
 	// every error is tried again.
 	Fatal func(error) bool
+	// Redial is the backoff between Follow attempts; zero: retry.Default.
+	Redial retry.Policy
+	// Standby says whether a refused Follow means another reader holds the
+	// queue now (a replica of the same host): it is tried again like any
+	// refusal, but logged rather than reported as a fault. Nil: none is.
+	Standby func(error) bool
 	// OnFault and OnNotice take the follower's sentences (a broken
 	// stream, a capture not taken; a cancel); nil: the log.
 	OnFault, OnNotice func(string)
@@ -156,7 +162,15 @@ func orDefault(n, def int) int {
 // Options.Fatal says one is fatal.
 func (f *Follower) Run(ctx context.Context, r Runner) error {
 	defer f.wg.Wait()
-	redial := retry.Loop{Policy: retry.Default, OnRetry: func(err error, wait time.Duration) {
+	policy := f.o.Redial
+	if policy == (retry.Policy{}) {
+		policy = retry.Default
+	}
+	redial := retry.Loop{Policy: policy, OnRetry: func(err error, wait time.Duration) {
+		if f.o.Standby != nil && f.o.Standby(err) {
+			f.log.Debug("standing by: another reader holds the queue", "error", message(err), "again_in", wait)
+			return
+		}
 		f.fault(fmt.Sprintf("following the mailbox: %s; again in %v", message(err), wait.Round(time.Millisecond)))
 	}}
 	return redial.Forever(ctx, func(ctx context.Context) (bool, error) {

@@ -181,7 +181,7 @@ func TestAToolTheServerNoLongerListsIsRefusedBeforeItIsSent(t *testing.T) {
 	s := newSuite(t, timing{}) // stopped first, before the server it calls
 	s.mount(t, "slow", httpServer(b.url))
 	s.svc.mu.Lock()
-	m := s.svc.mounts["slow"]
+	m := s.svc.entries["slow"].mounted()
 	s.svc.mu.Unlock()
 	m.mu.Lock()
 	sess := m.sess

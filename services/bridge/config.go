@@ -4,6 +4,7 @@ import (
 	"flag"
 	"time"
 
+	"github.com/switchboard-run/switchboard/kit/natsconn"
 	"github.com/switchboard-run/switchboard/kit/ports"
 	"github.com/switchboard-run/switchboard/kit/process"
 	"github.com/switchboard-run/switchboard/kit/telemetry"
@@ -26,9 +27,15 @@ type Config struct {
 	Listen string
 	// Registry and Mailbox are the peers' gRPC addresses.
 	Registry, Mailbox string
-	// MCPConfig is an mcpServers JSON file whose servers are mounted at
-	// start; empty mounts nothing.
+	// MCPConfig is an mcpServers JSON file whose servers are mounted (stored,
+	// unless stored already as they are) at start; empty mounts nothing.
 	MCPConfig string
+	// NATS is where the mounts are stored and the exclusive mounts' leases
+	// are kept.
+	NATS natsconn.Config
+	// Replica names this replica in the store and in ListServers; empty:
+	// bridge-<host>-<pid>.
+	Replica string
 	// Flags are dev mode or mutual TLS, and the log.
 	process.Flags
 	// Children keeps the bridge's key from the servers and backends it
@@ -77,6 +84,8 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Registry, "registry", DefaultRegistry, "registry gRPC address")
 	fs.StringVar(&c.Mailbox, "mailbox", DefaultMailbox, "mailbox gRPC address")
 	fs.StringVar(&c.MCPConfig, "mcp-config", "", `an mcpServers JSON file ({"mcpServers":{"<client>":{...}}}) whose servers are mounted at start`)
+	fs.StringVar(&c.Replica, "replica", "", "this replica's name, shown by `switchboard mcp ls` (default bridge-<host>-<pid>)")
+	c.NATS.Register(fs)
 	c.Flags.Register(fs)
 	c.Children.Register(fs)
 }

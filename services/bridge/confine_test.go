@@ -33,7 +33,7 @@ func TestAServerCannotReadTheBridgesKeyNorInheritItsEnvironment(t *testing.T) {
 	}
 	const secret = "sbt_not-for-servers"
 	testkit.StartEnv(t, testkit.ParentEnv(files, secret), bin, "--listen", testkit.FreeAddr(t), "--registry", testkit.FreeAddr(t), "--mailbox", testkit.FreeAddr(t),
-		"--mcp-config", config, "--run-as", "nobody")
+		"--nats", testkit.NATS(t).ClientURL(), "--mcp-config", config, "--run-as", "nobody")
 
 	var env map[string]string
 	testkit.Eventually(t, "the server to have run", 30*time.Second, func() bool {
@@ -56,7 +56,7 @@ func TestAServerCannotReadTheBridgesKeyNorInheritItsEnvironment(t *testing.T) {
 func TestTheBridgeRefusesAKeyItsServersCouldRead(t *testing.T) {
 	t.Parallel()
 	files := testkit.NewPKIIn(t, t.TempDir()).Leaf(t, "bridge", "service")
-	args := append([]string{"--listen", "127.0.0.1:0"}, testkit.TLSFlags(files)...)
+	args := append([]string{"--listen", "127.0.0.1:0", "--nats", testkit.NATS(t).ClientURL()}, testkit.TLSFlags(files)...)
 	err := Main(t.Context(), args, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "the programs the bridge runs") || !strings.Contains(err.Error(), "could read its private key "+files.Key) {
 		t.Fatalf("Main = %v; want a refusal saying the servers could read the key", err)

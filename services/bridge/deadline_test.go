@@ -145,7 +145,7 @@ func TestMaxInFlightLeavesTheBacklogWithTheMailbox(t *testing.T) {
 	b := newBlocker(t)
 	s := newSuite(t, timing{}) // stopped first, before the server it calls
 	s.mount(t, "slow", &bridgev1.ServerConfig{Transport: httpServer(b.url).Transport, MaxInFlight: 2})
-	m := s.svc.mounts["slow"]
+	m := s.svc.entries["slow"].mounted()
 	ids := []string{s.invoke(t, "slow", "hold", `{"id":"0"}`), s.invoke(t, "slow", "hold", `{"id":"1"}`)}
 	b.awaitStarted(t)
 	b.awaitStarted(t)

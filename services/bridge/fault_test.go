@@ -14,7 +14,7 @@ import (
 func (s *suite) pid(t testing.TB, client string) int {
 	t.Helper()
 	s.svc.mu.Lock()
-	m := s.svc.mounts[client]
+	m := s.svc.entries[client].mounted()
 	s.svc.mu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()

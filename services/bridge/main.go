@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -37,6 +38,20 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	if _, err := cfg.Security.ActingSelf("bridge", clientTLS); err != nil {
 		return err
 	}
+	lis, err := p.Listen(cfg.Listen)
+	if err != nil {
+		return err
+	}
+	defer lis.Close() // Serve closes it too; this covers the returns before
+	if cfg.NATS.URLs == "" {
+		return errors.New("the bridge keeps its mounts in NATS, shared by its replicas: name its servers with --nats nats://host:4222 (switchboard dev runs one in process)")
+	}
+	// Connected before confining: the NATS key is read once, here.
+	nc, err := p.NATS(cfg.NATS)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
 	// Everything read as the starting user is read: from here on the
 	// servers this bridge runs must not be able to read its key.
 	if err := p.Confine(cfg.Children); err != nil {
@@ -58,23 +73,18 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	defer mbConn.Close()
 
 	cfg.Telemetry = p.Telemetry
-	svc, err := New(cfg, registryv1.NewRegistryServiceClient(regConn), mailboxv1.NewMailboxServiceClient(mbConn), p.Log)
+	svc, err := New(ctx, cfg, nc, registryv1.NewRegistryServiceClient(regConn), mailboxv1.NewMailboxServiceClient(mbConn), p.Log)
 	if err != nil {
 		return err
 	}
 	defer svc.Close()
-	lis, err := p.Listen(cfg.Listen)
-	if err != nil {
-		return err
-	}
 	svc.Register(srv)
 	if cfg.MCPConfig != "" {
 		if err := svc.MountServers(ctx, cfg.MCPConfig, servers); err != nil {
-			lis.Close()
 			return err
 		}
 	}
-	p.Log.Info("bridge listening", "addr", lis.Addr().String(), "dev", cfg.Security.Dev,
-		"registry", cfg.Registry, "mailbox", cfg.Mailbox)
+	p.Log.Info("bridge listening", "addr", lis.Addr().String(), "dev", cfg.Security.Dev, "replica", svc.Replica(),
+		"registry", cfg.Registry, "mailbox", cfg.Mailbox, "nats", nc.ConnectedUrlRedacted())
 	return srv.Serve(ctx, lis)
 }

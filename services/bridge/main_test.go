@@ -21,7 +21,7 @@ func TestTheBridgeProcess(t *testing.T) {
 	bin := testkit.Build(t, "github.com/switchboard-run/switchboard/services/bridge/cmd/bridge")
 	file := writeFile(t, "mcp.json", `{"mcpServers":{"proc":{"command":"`+testkit.Tool(t, "everything-server")+`"}}}`)
 	addr := testkit.FreeAddr(t)
-	p := testkit.Start(t, bin, "--dev", "--listen", addr, "--registry", s.addr, "--mailbox", s.addr, "--mcp-config", file)
+	p := testkit.Start(t, bin, "--dev", "--listen", addr, "--registry", s.addr, "--mailbox", s.addr, "--nats", s.nats, "--mcp-config", file)
 	testkit.WaitHealthy(t, addr, bridgev1.BridgeService_ServiceDesc.ServiceName, 20*time.Second)
 
 	conn, err := grpcclient.Dial(addr, nil)
@@ -60,6 +60,7 @@ func TestMainRefusesBadStarts(t *testing.T) {
 		{"dev mode on a public address", []string{"--dev", "--listen", "0.0.0.0:0"}, `dev mode refuses to listen on "0.0.0.0:0"`},
 		{"a bad mcp config", []string{"--dev", "--listen", "127.0.0.1:0", "--mcp-config", "/no/such/mcp.json"}, "mcp config: open /no/such/mcp.json"},
 		{"a bad log level", []string{"--dev", "--log-level", "loud"}, `log level "loud"`},
+		{"no NATS", []string{"--dev", "--listen", "127.0.0.1:0"}, "the bridge keeps its mounts in NATS, shared by its replicas: name its servers with --nats"},
 		{"a certificate not named bridge", []string{"--listen", "127.0.0.1:0", "--tls-ca", mailbox.CA, "--tls-cert", mailbox.Cert, "--tls-key", mailbox.Key},
 			`names "mailbox" with grade service: the bridge acts on behalf of others, which the suite admits only from a service certificate named "bridge" (CN=bridge, OU=service)`},
 	}

@@ -52,20 +52,20 @@ func (c serversCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.state; 
 
 func (c serversCollector) Collect(ch chan<- prometheus.Metric) {
 	c.s.mu.Lock()
-	mounts := make([]*mount, 0, len(c.s.mounts))
-	for _, m := range c.s.mounts {
-		mounts = append(mounts, m)
+	entries := make([]*entry, 0, len(c.s.entries))
+	for _, e := range c.s.entries {
+		entries = append(entries, e)
 	}
 	c.s.mu.Unlock()
 	byState := map[bridgev1.State]int{}
 	restarts := map[string]int32{}
-	for _, m := range mounts {
-		st := m.status()
+	for _, e := range entries {
+		st := e.status()
 		byState[st.GetState()]++
-		restarts[c.s.metrics.servers.Value(m.client)] += st.GetRestarts()
+		restarts[c.s.metrics.servers.Value(e.client)] += st.GetRestarts()
 	}
 	for _, st := range []bridgev1.State{bridgev1.State_STATE_IDLE, bridgev1.State_STATE_STARTING, bridgev1.State_STATE_RUNNING,
-		bridgev1.State_STATE_CRASHED, bridgev1.State_STATE_FAILED, bridgev1.State_STATE_STOPPED} {
+		bridgev1.State_STATE_CRASHED, bridgev1.State_STATE_FAILED, bridgev1.State_STATE_STOPPED, bridgev1.State_STATE_STANDBY} {
 		ch <- prometheus.MustNewConstMetric(c.state, prometheus.GaugeValue, float64(byState[st]), stateName(st))
 	}
 	for server, n := range restarts {

@@ -4,16 +4,20 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	"github.com/switchboard-run/switchboard/kit/follower"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/mcptelemetry"
+	"github.com/switchboard-run/switchboard/kit/retry"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/advertisement"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/plugin"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/results"
@@ -119,8 +123,24 @@ func newMount(s *Service, client string, cfg *bridgev1.ServerConfig) *mount {
 		OnNotice:  m.notice,
 		Log:       m.log,
 		Telemetry: s.cfg.Telemetry,
+		// Replicas of a default mount each follow its queue; the mailbox
+		// gives it one reader at a time, and the others stand by, trying
+		// again often enough to take it up within seconds of its end.
+		Redial:  standbyRedial,
+		Standby: anotherReader,
 	})
 	return m
+}
+
+// standbyRedial is the backoff of a mount's follower: a replica standing by
+// tries again every two seconds at most.
+var standbyRedial = retry.Policy{Base: 250 * time.Millisecond, Max: 2 * time.Second, Multiplier: 2, Jitter: 0.2, Stable: 30 * time.Second}
+
+// anotherReader says whether a refused Follow means another replica's read
+// holds the queue (the mailbox's one reader per client).
+func anotherReader(err error) bool {
+	st, ok := status.FromError(err)
+	return ok && st.Code() == codes.FailedPrecondition && strings.Contains(st.Message(), "one machine's queue has one reader")
 }
 
 // begin starts supervising the server.

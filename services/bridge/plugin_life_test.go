@@ -99,7 +99,7 @@ func TestPluginCallsTheBackendCannotTakeAreRefusedBeforeTheyAreSent(t *testing.T
 		t.Errorf("capture = %v", res.GetCapture())
 	}
 	s.svc.mu.Lock()
-	m := s.svc.mounts["fake"]
+	m := s.svc.entries["fake"].mounted()
 	s.svc.mu.Unlock()
 	// The registry refuses an invocation of a denied tool already; the
 	// bridge checks again, as the advertisement may have changed since.

@@ -55,7 +55,7 @@ func pluginServer(m *bridgev1.PluginManifest) *bridgev1.ServerConfig {
 func (s *suite) backend(t testing.TB, client string) *plugin.Backend {
 	t.Helper()
 	s.svc.mu.Lock()
-	m := s.svc.mounts[client]
+	m := s.svc.entries[client].mounted()
 	s.svc.mu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()

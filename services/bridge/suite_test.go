@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -28,6 +29,7 @@ import (
 // peers reaching each other through gRPC clients dialed to that listener.
 type suite struct {
 	addr   string
+	nats   string // the NATS URL a bridge process is given
 	conn   *grpc.ClientConn
 	svc    *Service
 	reg    registryv1.RegistryServiceClient
@@ -42,9 +44,9 @@ var fast = timing{backoff: 10 * time.Millisecond, maxBackoff: 40 * time.Millisec
 func newSuite(t testing.TB, tm timing) *suite {
 	t.Helper()
 	var svc *Service
-	core := mailboxtest.New(t, mailboxtest.Options{Policy: Policy, Register: func(srv *grpcserver.Server, conn *grpc.ClientConn) {
+	core := mailboxtest.New(t, mailboxtest.Options{Policy: Policy, Register: func(srv *grpcserver.Server, conn *grpc.ClientConn, nc *nats.Conn) {
 		var err error
-		svc, err = New(Config{Flags: process.Flags{Security: process.Security{Dev: true}}, timing: tm},
+		svc, err = New(context.Background(), Config{Flags: process.Flags{Security: process.Security{Dev: true}}, timing: tm}, nc,
 			registryv1.NewRegistryServiceClient(conn), mailboxv1.NewMailboxServiceClient(conn), logging.Discard())
 		if err != nil {
 			t.Fatal(err)
@@ -52,7 +54,7 @@ func newSuite(t testing.TB, tm timing) *suite {
 		svc.Register(srv)
 	}})
 	t.Cleanup(func() { svc.Close() })
-	return &suite{addr: core.Addr, conn: core.Conn, svc: svc, reg: core.Registry, mb: core.Mailbox,
+	return &suite{addr: core.Addr, nats: core.NATS.ClientURL(), conn: core.Conn, svc: svc, reg: core.Registry, mb: core.Mailbox,
 		bridge: bridgev1.NewBridgeServiceClient(core.Conn)}
 }
 

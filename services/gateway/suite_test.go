@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"google.golang.org/grpc"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
@@ -133,9 +134,9 @@ func (s *suite) serveServices(t testing.TB) {
 	t.Helper()
 	var srv *grpcserver.Server
 	var br *bridge.Service
-	s.Suite = mailboxtest.New(t, mailboxtest.Options{Policy: bridge.Policy, Register: func(g *grpcserver.Server, conn *grpc.ClientConn) {
+	s.Suite = mailboxtest.New(t, mailboxtest.Options{Policy: bridge.Policy, Register: func(g *grpcserver.Server, conn *grpc.ClientConn, nc *nats.Conn) {
 		var err error
-		br, err = bridge.New(bridge.Config{Flags: process.Flags{Security: process.Security{Dev: true}}},
+		br, err = bridge.New(context.Background(), bridge.Config{Flags: process.Flags{Security: process.Security{Dev: true}}}, nc,
 			registryv1.NewRegistryServiceClient(conn), mailboxv1.NewMailboxServiceClient(conn), logging.Discard())
 		if err != nil {
 			t.Fatal(err)

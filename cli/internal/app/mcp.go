@@ -82,6 +82,7 @@ type mountFlags struct {
 	allow   *string
 	deny    *string
 	plugin  *string
+	excl    *bool
 }
 
 // multi is a repeatable K=V flag.
@@ -99,6 +100,7 @@ func (m *mountFlags) register(fs *flag.FlagSet) {
 	m.allow = fs.String("allow", "", "comma-separated tool names to advertise (default all)")
 	m.deny = fs.String("deny", "", "comma-separated tool names never to advertise")
 	m.plugin = fs.String("plugin", "", "a JSON-lines plugin backend's manifest file (instead of a command or --url)")
+	m.excl = fs.Bool("exclusive", false, "run the server on one bridge replica at a time (a server that keeps state); default: on every replica")
 }
 
 const mountUsage = "usage: switchboard mcp mount <client> -- <command> [args…]  |  switchboard mcp mount <client> --url URL" +
@@ -107,7 +109,7 @@ const mountUsage = "usage: switchboard mcp mount <client> -- <command> [args…]
 // request builds a Mount from `<client> [-- command args…]`, `<client>
 // --url URL` or `<client> --plugin manifest.json`.
 func (m *mountFlags) request(pos []string) (*bridgev1.MountRequest, error) {
-	cfg := &bridgev1.ServerConfig{Trust: *m.trust, AllowTools: split(*m.allow), DenyTools: split(*m.deny)}
+	cfg := &bridgev1.ServerConfig{Trust: *m.trust, Exclusive: *m.excl, AllowTools: split(*m.allow), DenyTools: split(*m.deny)}
 	if *m.plugin != "" {
 		if len(pos) != 1 || *m.url != "" {
 			return nil, usagef(mountUsage)
@@ -189,11 +191,18 @@ func pairs(flagName string, kvs []string) (map[string]string, error) {
 
 func printServers(std IO, servers ...*bridgev1.ServerStatus) {
 	w := tabwriter.NewWriter(std.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "CLIENT\tTRANSPORT\tSTATE\tTOOLS\tRESTARTS\tSERVER\tPROTOCOL\tLAST FAULT")
+	// STATE is as the replica that answered sees it (REPLICA); RUNNING ON
+	// names every replica running the server now.
+	fmt.Fprintln(w, "CLIENT\tTRANSPORT\tSTATE\tTOOLS\tRESTARTS\tSERVER\tPROTOCOL\tMODE\tRUNNING ON\tREPLICA\tLAST FAULT")
 	for _, s := range servers {
 		state := strings.ToLower(strings.TrimPrefix(s.GetState().String(), "STATE_"))
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", s.GetClient(), s.GetTransport(), state, s.GetToolCount(),
-			s.GetRestarts(), strings.TrimSpace(s.GetServerName()+" "+s.GetServerVersion()), s.GetProtocolVersion(), oneLine(s.GetLastFault(), 60))
+		mode := "every replica"
+		if s.GetExclusive() {
+			mode = "exclusive"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", s.GetClient(), s.GetTransport(), state, s.GetToolCount(),
+			s.GetRestarts(), strings.TrimSpace(s.GetServerName()+" "+s.GetServerVersion()), s.GetProtocolVersion(),
+			mode, strings.Join(s.GetRunningOn(), ","), s.GetReplica(), oneLine(s.GetLastFault(), 60))
 	}
 	w.Flush()
 }

@@ -37,8 +37,9 @@ type Options struct {
 	// Policy is the grade policy of the services Register adds.
 	Policy identity.Policy
 	// Register adds more services to the server before it serves; conn
-	// reaches the server itself, as the services' peers do in dev mode.
-	Register func(srv *grpcserver.Server, conn *grpc.ClientConn)
+	// reaches the server itself, as the services' peers do in dev mode, and
+	// nc the suite's NATS (the bridge keeps its mounts there).
+	Register func(srv *grpcserver.Server, conn *grpc.ClientConn, nc *nats.Conn)
 	// Telemetry, when set, counts the server's calls and holds the
 	// registry's and the mailbox's metrics.
 	Telemetry *telemetry.Telemetry
@@ -70,7 +71,8 @@ func New(t testing.TB, o Options) *Suite {
 	t.Helper()
 	log := logging.Discard()
 	sec := process.Security{Dev: true}
-	ns, err := natsserver.Start(natsserver.Options{Dir: t.TempDir()})
+	// On a loopback port too: tests start processes (a bridge) against it.
+	ns, err := natsserver.Start(natsserver.Options{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +117,7 @@ func New(t testing.TB, o Options) *Suite {
 	regSvc.Register(srv)
 	s.Service.Register(srv)
 	if o.Register != nil {
-		o.Register(srv, conn)
+		o.Register(srv, conn, nc)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.Service.Start(ctx)

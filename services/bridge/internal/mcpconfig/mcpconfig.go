@@ -5,7 +5,8 @@
 //
 // with an optional "type" ("stdio", "http", "streamable-http" or "plugin") and the
 // bridge's own options in the ecosystem's camelCase: "trust", "allowTools",
-// "denyTools", "maxInFlight", "maxTools", "crashLimit", "maxResultChars".
+// "denyTools", "maxInFlight", "maxTools", "crashLimit", "maxResultChars",
+// "exclusive".
 //
 // Decoding is strict: an unknown or duplicate key, a mistyped value or a
 // missing transport is refused with a sentence naming the server and the
@@ -111,6 +112,7 @@ type entry struct {
 	Headers        map[string]string `json:"headers"`
 	Manifest       string            `json:"manifest"`
 	Trust          bool              `json:"trust"`
+	Exclusive      bool              `json:"exclusive"`
 	AllowTools     []string          `json:"allowTools"`
 	DenyTools      []string          `json:"denyTools"`
 	MaxInFlight    json.Number       `json:"maxInFlight"`
@@ -128,6 +130,7 @@ var fieldKinds = map[string]string{
 	"type": "a string", "command": "a string", "args": "an array of strings",
 	"env": "an object of strings", "cwd": "a string", "url": "a string",
 	"headers": "an object of strings", "manifest": "a string", "trust": "true or false",
+	"exclusive":  "true or false",
 	"allowTools": "an array of strings", "denyTools": "an array of strings",
 	"maxInFlight": "a whole number", "maxTools": "a whole number",
 	"crashLimit": "a whole number", "maxResultChars": "a whole number",
@@ -181,7 +184,7 @@ func server(raw json.RawMessage, dir string) (*bridgev1.ServerConfig, error) {
 			return nil, fmt.Errorf("field %q %w", n.key, err)
 		}
 	}
-	cfg := &bridgev1.ServerConfig{Trust: e.Trust, AllowTools: e.AllowTools, DenyTools: e.DenyTools}
+	cfg := &bridgev1.ServerConfig{Trust: e.Trust, Exclusive: e.Exclusive, AllowTools: e.AllowTools, DenyTools: e.DenyTools}
 	cfg.MaxInFlight, _ = wholeNumber(e.MaxInFlight)
 	cfg.MaxTools, _ = wholeNumber(e.MaxTools)
 	cfg.CrashLimit, _ = wholeNumber(e.CrashLimit)

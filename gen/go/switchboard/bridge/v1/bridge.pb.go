@@ -42,6 +42,9 @@ const (
 	State_STATE_FAILED State = 5
 	// STATE_STOPPED: unmounted, or the bridge is shutting down.
 	State_STATE_STOPPED State = 6
+	// STATE_STANDBY: an exclusive server that another replica runs now; this
+	// replica takes it over when that replica's lease lapses.
+	State_STATE_STANDBY State = 7
 )
 
 // Enum value maps for State.
@@ -54,6 +57,7 @@ var (
 		4: "STATE_CRASHED",
 		5: "STATE_FAILED",
 		6: "STATE_STOPPED",
+		7: "STATE_STANDBY",
 	}
 	State_value = map[string]int32{
 		"STATE_UNSPECIFIED": 0,
@@ -63,6 +67,7 @@ var (
 		"STATE_CRASHED":     4,
 		"STATE_FAILED":      5,
 		"STATE_STOPPED":     6,
+		"STATE_STANDBY":     7,
 	}
 )
 
@@ -136,7 +141,13 @@ type ServerConfig struct {
 	// ping_timeout is how long a ping may go unanswered before the server
 	// counts as crashed (the supervisor restarts it, within crash_limit);
 	// absent or zero: 10 seconds.
-	PingTimeout   *durationpb.Duration `protobuf:"bytes,13,opt,name=ping_timeout,json=pingTimeout,proto3" json:"ping_timeout,omitempty"`
+	PingTimeout *durationpb.Duration `protobuf:"bytes,13,opt,name=ping_timeout,json=pingTimeout,proto3" json:"ping_timeout,omitempty"`
+	// exclusive runs the server on exactly one bridge replica at a time: the
+	// replica holding its lease (a key in NATS that lapses when the replica
+	// stops renewing it), taken over by another replica within seconds when
+	// that one dies. Unset, the server runs on every replica (a stateless
+	// server). Set it for a server that keeps state between calls.
+	Exclusive     bool `protobuf:"varint,14,opt,name=exclusive,proto3" json:"exclusive,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -273,6 +284,13 @@ func (x *ServerConfig) GetPingTimeout() *durationpb.Duration {
 		return x.PingTimeout
 	}
 	return nil
+}
+
+func (x *ServerConfig) GetExclusive() bool {
+	if x != nil {
+		return x.Exclusive
+	}
+	return false
 }
 
 type isServerConfig_Transport interface {
@@ -567,7 +585,15 @@ type ServerStatus struct {
 	InFlight int32 `protobuf:"varint,13,opt,name=in_flight,json=inFlight,proto3" json:"in_flight,omitempty"`
 	// tools_skipped names upstream tools left out of the advertisement (by the
 	// allow/deny lists, the tool cap, or an unusable name or schema), with why.
-	ToolsSkipped  []string `protobuf:"bytes,14,rep,name=tools_skipped,json=toolsSkipped,proto3" json:"tools_skipped,omitempty"`
+	ToolsSkipped []string `protobuf:"bytes,14,rep,name=tools_skipped,json=toolsSkipped,proto3" json:"tools_skipped,omitempty"`
+	// replica names the bridge replica this row's state is from (--replica).
+	Replica string `protobuf:"bytes,15,opt,name=replica,proto3" json:"replica,omitempty"`
+	// running_on names every bridge replica running the server now, sorted:
+	// one for an exclusive server (its lease holder), each live replica
+	// otherwise.
+	RunningOn []string `protobuf:"bytes,16,rep,name=running_on,json=runningOn,proto3" json:"running_on,omitempty"`
+	// exclusive is the config's exclusive: one replica at a time.
+	Exclusive     bool `protobuf:"varint,17,opt,name=exclusive,proto3" json:"exclusive,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -700,11 +726,32 @@ func (x *ServerStatus) GetToolsSkipped() []string {
 	return nil
 }
 
+func (x *ServerStatus) GetReplica() string {
+	if x != nil {
+		return x.Replica
+	}
+	return ""
+}
+
+func (x *ServerStatus) GetRunningOn() []string {
+	if x != nil {
+		return x.RunningOn
+	}
+	return nil
+}
+
+func (x *ServerStatus) GetExclusive() bool {
+	if x != nil {
+		return x.Exclusive
+	}
+	return false
+}
+
 var File_switchboard_bridge_v1_bridge_proto protoreflect.FileDescriptor
 
 const file_switchboard_bridge_v1_bridge_proto_rawDesc = "" +
 	"\n" +
-	"\"switchboard/bridge/v1/bridge.proto\x12\x15switchboard.bridge.v1\x1a\x1egoogle/protobuf/duration.proto\x1a&switchboard/registry/v1/registry.proto\"\xf5\x04\n" +
+	"\"switchboard/bridge/v1/bridge.proto\x12\x15switchboard.bridge.v1\x1a\x1egoogle/protobuf/duration.proto\x1a&switchboard/registry/v1/registry.proto\"\x93\x05\n" +
 	"\fServerConfig\x12=\n" +
 	"\x05stdio\x18\x01 \x01(\v2%.switchboard.bridge.v1.StdioTransportH\x00R\x05stdio\x12:\n" +
 	"\x04http\x18\x02 \x01(\v2$.switchboard.bridge.v1.HttpTransportH\x00R\x04http\x12?\n" +
@@ -722,7 +769,8 @@ const file_switchboard_bridge_v1_bridge_proto_rawDesc = "" +
 	" \x01(\x05R\x0emaxResultChars\x12<\n" +
 	"\fcall_timeout\x18\v \x01(\v2\x19.google.protobuf.DurationR\vcallTimeout\x12>\n" +
 	"\rping_interval\x18\f \x01(\v2\x19.google.protobuf.DurationR\fpingInterval\x12<\n" +
-	"\fping_timeout\x18\r \x01(\v2\x19.google.protobuf.DurationR\vpingTimeoutB\v\n" +
+	"\fping_timeout\x18\r \x01(\v2\x19.google.protobuf.DurationR\vpingTimeout\x12\x1c\n" +
+	"\texclusive\x18\x0e \x01(\bR\texclusiveB\v\n" +
 	"\ttransport\"\xca\x01\n" +
 	"\x0eStdioTransport\x12\x18\n" +
 	"\acommand\x18\x01 \x01(\tR\acommand\x12\x12\n" +
@@ -748,7 +796,7 @@ const file_switchboard_bridge_v1_bridge_proto_rawDesc = "" +
 	"\fcall_timeout\x18\a \x01(\v2\x19.google.protobuf.DurationR\vcallTimeout\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xda\x03\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb1\x04\n" +
 	"\fServerStatus\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\tR\x06client\x12\x1c\n" +
 	"\ttransport\x18\x02 \x01(\tR\ttransport\x122\n" +
@@ -768,7 +816,11 @@ const file_switchboard_bridge_v1_bridge_proto_rawDesc = "" +
 	"\x06faults\x18\v \x03(\tR\x06faults\x12\x18\n" +
 	"\anotices\x18\f \x03(\tR\anotices\x12\x1b\n" +
 	"\tin_flight\x18\r \x01(\x05R\binFlight\x12#\n" +
-	"\rtools_skipped\x18\x0e \x03(\tR\ftoolsSkipped*\x8d\x01\n" +
+	"\rtools_skipped\x18\x0e \x03(\tR\ftoolsSkipped\x12\x18\n" +
+	"\areplica\x18\x0f \x01(\tR\areplica\x12\x1d\n" +
+	"\n" +
+	"running_on\x18\x10 \x03(\tR\trunningOn\x12\x1c\n" +
+	"\texclusive\x18\x11 \x01(\bR\texclusive*\xa0\x01\n" +
 	"\x05State\x12\x15\n" +
 	"\x11STATE_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
@@ -777,7 +829,8 @@ const file_switchboard_bridge_v1_bridge_proto_rawDesc = "" +
 	"\rSTATE_RUNNING\x10\x03\x12\x11\n" +
 	"\rSTATE_CRASHED\x10\x04\x12\x10\n" +
 	"\fSTATE_FAILED\x10\x05\x12\x11\n" +
-	"\rSTATE_STOPPED\x10\x06BNZLgithub.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1;bridgev1b\x06proto3"
+	"\rSTATE_STOPPED\x10\x06\x12\x11\n" +
+	"\rSTATE_STANDBY\x10\aBNZLgithub.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1;bridgev1b\x06proto3"
 
 var (
 	file_switchboard_bridge_v1_bridge_proto_rawDescOnce sync.Once

@@ -33,14 +33,17 @@ const (
 // advertised under it, and its invocations are served from the mailbox.
 type BridgeServiceClient interface {
 	// Mount is called by admins to start hosting a server under a client
-	// name. Mounting a name again replaces its config and clears a `failed`
-	// state.
+	// name. The mount is stored in NATS, so every bridge replica runs it
+	// (or one, if exclusive) and it survives a restart. Mounting a name again
+	// replaces its config and clears a `failed` state.
 	Mount(ctx context.Context, in *MountRequest, opts ...grpc.CallOption) (*MountResponse, error)
-	// Unmount is called by admins to stop hosting a server: its session is
-	// ended, its process stopped and its advertisement withdrawn.
+	// Unmount is called by admins to stop hosting a server: it is removed
+	// from the store, and on every replica its session is ended, its process
+	// stopped and its advertisement withdrawn.
 	Unmount(ctx context.Context, in *UnmountRequest, opts ...grpc.CallOption) (*UnmountResponse, error)
-	// ListServers is called by drivers and admins to see every mounted server's state.
-	// Changes nothing.
+	// ListServers is called by drivers and admins to see every mounted
+	// server's state, as the answering replica sees it, and which replicas
+	// run it. Changes nothing.
 	ListServers(ctx context.Context, in *ListServersRequest, opts ...grpc.CallOption) (*ListServersResponse, error)
 }
 
@@ -91,14 +94,17 @@ func (c *bridgeServiceClient) ListServers(ctx context.Context, in *ListServersRe
 // advertised under it, and its invocations are served from the mailbox.
 type BridgeServiceServer interface {
 	// Mount is called by admins to start hosting a server under a client
-	// name. Mounting a name again replaces its config and clears a `failed`
-	// state.
+	// name. The mount is stored in NATS, so every bridge replica runs it
+	// (or one, if exclusive) and it survives a restart. Mounting a name again
+	// replaces its config and clears a `failed` state.
 	Mount(context.Context, *MountRequest) (*MountResponse, error)
-	// Unmount is called by admins to stop hosting a server: its session is
-	// ended, its process stopped and its advertisement withdrawn.
+	// Unmount is called by admins to stop hosting a server: it is removed
+	// from the store, and on every replica its session is ended, its process
+	// stopped and its advertisement withdrawn.
 	Unmount(context.Context, *UnmountRequest) (*UnmountResponse, error)
-	// ListServers is called by drivers and admins to see every mounted server's state.
-	// Changes nothing.
+	// ListServers is called by drivers and admins to see every mounted
+	// server's state, as the answering replica sees it, and which replicas
+	// run it. Changes nothing.
 	ListServers(context.Context, *ListServersRequest) (*ListServersResponse, error)
 	mustEmbedUnimplementedBridgeServiceServer()
 }

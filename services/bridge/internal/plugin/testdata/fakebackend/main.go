@@ -137,6 +137,8 @@ func (b *backend) request(id int64, p params) {
 		b.reply(id, map[string]any{"restart": b.restart, "client": b.client})
 	case "seen":
 		b.reply(id, b.seen)
+	case "parent": // which bridge runs it: its parent is the bridge process
+		b.reply(id, map[string]int{"pid": os.Getpid(), "ppid": os.Getppid()})
 	default:
 		b.send(map[string]any{"type": "reply", "id": id, "error": "no tool " + p.Name})
 	}
