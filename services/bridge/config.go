@@ -81,8 +81,8 @@ func (t timing) withDefaults() timing {
 // Register adds the bridge's flags to fs.
 func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Listen, "listen", DefaultListen, "gRPC listen address")
-	fs.StringVar(&c.Registry, "registry", DefaultRegistry, "registry gRPC address")
-	fs.StringVar(&c.Mailbox, "mailbox", DefaultMailbox, "mailbox gRPC address")
+	fs.StringVar(&c.Registry, "registry", DefaultRegistry, "the registry's gRPC address; replicas: several, comma-separated, or a DNS name resolving to several")
+	fs.StringVar(&c.Mailbox, "mailbox", DefaultMailbox, "the mailbox's gRPC address; replicas: several, comma-separated, or a DNS name resolving to several")
 	fs.StringVar(&c.MCPConfig, "mcp-config", "", `an mcpServers JSON file ({"mcpServers":{"<client>":{...}}}) whose servers are mounted at start`)
 	fs.StringVar(&c.Replica, "replica", "", "this replica's name, shown by `switchboard mcp ls` (default bridge-<host>-<pid>)")
 	c.NATS.Register(fs)
