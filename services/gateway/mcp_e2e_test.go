@@ -187,7 +187,10 @@ func outlive(t *testing.T, rev string) {
 	slow := s.waiter(t, "slowbox")
 	cs := s.connectAt(t, rev, "/mcp", as("alice", identity.Driver), nil)
 
-XX, Arguments: map[string]any{},
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	start := time.Now()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slowbox_wait", Arguments: map[string]any{},
 		Meta: mcp.Meta{"run.switchboard/timeout": "1s"}})
 	took := time.Since(start)
 	if err != nil {
