@@ -25,16 +25,7 @@ func jetStream(t *testing.T) jetstream.JetStream {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Shutdown)
-	nc, err := nats.Connect("", s.InProcess())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return js
+	return testkit.JetStream(t, "", s.InProcess())
 }
 
 func TestAStreamIsCreatedOnceAndItsLimitsFollowTheConfig(t *testing.T) {

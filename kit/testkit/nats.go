@@ -97,3 +97,20 @@ func StreamLeader(t TB, nodes []*natsserver.Server, stream string) (leader *nats
 	t.Fatalf("no node is named %q, the leader of %s", c.Leader, stream)
 	return nil, 0
 }
+
+// JetStream connects to the NATS at url (a list of URLs, or "" with
+// nats.InProcess among opts) for the test, and closes the connection when
+// the test ends.
+func JetStream(t TB, url string, opts ...nats.Option) jetstream.JetStream {
+	t.Helper()
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -46,7 +45,7 @@ func natsUnreachable(t *testing.T, _ *suite) {
 func foreignStream(t *testing.T, _ *suite) {
 	t.Parallel()
 	ns := testkit.NATS(t)
-	js := jetStream(t, ns.ClientURL())
+	js := testkit.JetStream(t, ns.ClientURL())
 	if _, err := js.CreateStream(context.Background(), jetstream.StreamConfig{Name: "SB_QUEUE", Subjects: []string{"sb.queue.*"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +59,7 @@ func foreignStream(t *testing.T, _ *suite) {
 func foreignBucket(t *testing.T, _ *suite) {
 	t.Parallel()
 	ns := testkit.NATS(t)
-	js := jetStream(t, ns.ClientURL())
+	js := testkit.JetStream(t, ns.ClientURL())
 	if _, err := js.CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: "sb_registry"}); err != nil {
 		t.Fatal(err)
 	}
@@ -162,18 +161,4 @@ func wantExit(t *testing.T, bin string, args []string, sentence string) {
 	if err == nil || !strings.Contains(p.Output(), sentence) {
 		t.Fatalf("switchboard %s: exit %v, said\n%s\nwant a non-zero exit saying %s", strings.Join(args, " "), err, p.Output(), sentence)
 	}
-}
-
-func jetStream(t *testing.T, url string) jetstream.JetStream {
-	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return js
 }

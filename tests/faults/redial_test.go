@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/grpc/status"
 
@@ -208,16 +207,7 @@ func runsByID(t *testing.T, path string) map[string]int {
 
 func presenceBucket(t *testing.T, url string) jetstream.KeyValue {
 	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kv, err := js.KeyValue(context.Background(), presence.Bucket)
+	kv, err := testkit.JetStream(t, url).KeyValue(context.Background(), presence.Bucket)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,10 +5,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/switchboard-run/switchboard/kit/presence"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
 // reads mirrors the presence bucket's read keys, as the registry does:
@@ -22,16 +20,7 @@ type reads struct {
 // ends.
 func watchReads(t *testing.T, url string) *reads {
 	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kv, err := js.KeyValue(context.Background(), presence.Bucket)
+	kv, err := testkit.JetStream(t, url).KeyValue(context.Background(), presence.Bucket)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,24 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
 func open(t *testing.T) *Store {
 	t.Helper()
-	nc, err := nats.Connect("", testkit.NATS(t).InProcess())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := testkit.JetStream(t, "", testkit.NATS(t).InProcess())
 	s, err := Open(context.Background(), js, 1)
 	if err != nil {
 		t.Fatal(err)
