@@ -155,6 +155,10 @@ func (d *driver) tally(t *testing.T, ran map[string]int) {
 		default:
 			answered++
 			slowest = max(slowest, r.ended.Sub(r.began))
+			if took := r.ended.Sub(r.began); took > 10*time.Second {
+				t.Logf("%s: the call %s to %s (%s), begun %s, was answered after %v", d.name, r.text, r.client, r.id,
+					r.began.Format("15:04:05.000"), took.Round(time.Millisecond))
+			}
 		}
 		if r.retries > 0 {
 			retried++

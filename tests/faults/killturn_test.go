@@ -94,6 +94,7 @@ func TestKillingAGatewayABridgeAndAMailboxInTurnUnderLoadLosesNoCall(t *testing.
 	// A gateway: the drivers through the front go on through the other.
 	killed := time.Now()
 	gateways[0].Kill()
+	t.Logf("gateway %s killed at %s", gwAddrs[0], killed.Format("15:04:05.000"))
 	front.Down[0].Store(true) // as a balancer's health check would
 	for _, d := range drivers[1:] {
 		t.Logf("gateway killed: %s answered a call begun after the kill %v after it", d.name, d.firstAnswerAfter(t, "", killed))
@@ -107,6 +108,7 @@ func TestKillingAGatewayABridgeAndAMailboxInTurnUnderLoadLosesNoCall(t *testing.
 	}
 	killed = time.Now()
 	holder.proc.Kill()
+	t.Logf("bridge %s killed at %s", holder.name, killed.Format("15:04:05.000"))
 	testkit.Eventually(t, "solo running on "+standby.name, 6*takeOverBound, func() bool {
 		row := standby.row(t, "solo")
 		return row.GetState() == bridgev1.State_STATE_RUNNING && slices.Equal(row.GetRunningOn(), []string{standby.name})
@@ -124,6 +126,7 @@ func TestKillingAGatewayABridgeAndAMailboxInTurnUnderLoadLosesNoCall(t *testing.
 	// The mailbox replica holding the host's read: the host moves to B.
 	killed = time.Now()
 	a.Proc.Kill()
+	t.Logf("mailbox replica %s killed at %s", a.Addr, killed.Format("15:04:05.000"))
 	heldRead(t, kv, onA.Replica)
 	t.Logf("mailbox replica killed: the host held its read on the other %v after it", time.Since(killed).Round(time.Millisecond))
 	for _, d := range drivers {
