@@ -4,17 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,7 +38,7 @@ func TestAnMCPSessionGoesOnThroughAnyGatewayReplica(t *testing.T) {
 	t.Parallel()
 	forEachRevision(t, func(t *testing.T, rev string) {
 		s := newSuite(t, options{laptop: true})
-		front := newFront(t, s.URL, serveGatewayReplica(t, s.Addr))
+		front := testkit.NewFront(t, s.URL, serveGatewayReplica(t, s.Addr))
 		goesOn(t, rev, front, "stopped", func() {
 			if err := s.stopGateway(); err != nil {
 				t.Fatal(err)
@@ -62,7 +56,7 @@ func TestAnMCPSessionGoesOnWhenAGatewayProcessIsKilled(t *testing.T) {
 	t.Parallel()
 	forEachRevision(t, func(t *testing.T, rev string) {
 		p := startReplicaProcs(t)
-		front := newFront(t, p.urls...)
+		front := testkit.NewFront(t, p.urls...)
 		goesOn(t, rev, front, "killed", p.gateways[0].Kill, func() {
 			if _, err := p.reg.Advertise(testkit.As("box", identity.Host), &registryv1.AdvertiseRequest{
 				Tools: []*registryv1.Tool{{Name: "new", Description: "new", InputSchema: `{"type":"object"}`}}}); err != nil {
@@ -78,7 +72,7 @@ func TestAnMCPSessionGoesOnWhenAGatewayProcessIsKilled(t *testing.T) {
 // goesOn opens an MCP session in revision rev through front, whose first
 // replica stop (a verb for the log) ends; change changes the workspace's
 // tools.
-func goesOn(t *testing.T, rev string, front *front, verb string, stop, change func()) {
+func goesOn(t *testing.T, rev string, front *testkit.Front, verb string, stop, change func()) {
 	t.Helper()
 	changed := make(chan struct{}, 16)
 	client := mcp.NewClient(&mcp.Implementation{Name: "switchboard-test", Version: "1"}, &mcp.ClientOptions{
@@ -109,27 +103,27 @@ func goesOn(t *testing.T, rev string, front *front, verb string, stop, change fu
 	}
 	use("with both replicas", 6)
 	actThrough(t, front.URL, "posted on one replica, collected on the other")
-	if front.served[0].Load() == 0 || front.served[1].Load() == 0 {
-		t.Fatalf("the front sent %d requests to the first replica and %d to the second; want both used", front.served[0].Load(), front.served[1].Load())
+	if front.Served[0].Load() == 0 || front.Served[1].Load() == 0 {
+		t.Fatalf("the front sent %d requests to the first replica and %d to the second; want both used", front.Served[0].Load(), front.Served[1].Load())
 	}
 
 	stop()
 	// As a balancer's health check would, the front sends nothing more to
 	// the stopped replica: its port is free now, and another test's
 	// listener may take it.
-	front.down[0].Store(true)
-	before, streamsBefore := front.served[1].Load(), front.streams[1].Load()
+	front.Down[0].Store(true)
+	before, streamsBefore := front.Served[1].Load(), front.Streams[1].Load()
 	stopped := time.Now()
 	use("after the first replica "+verb, 6)
 	actThrough(t, front.URL, "after the first replica "+verb)
 	t.Logf("protocol %s, session %q: the session went on through the second replica (%d requests there, first answered %v after the first was %s)",
-		rev, cs.ID(), front.served[1].Load()-before, time.Since(stopped).Round(time.Millisecond), verb)
+		rev, cs.ID(), front.Served[1].Load()-before, time.Since(stopped).Round(time.Millisecond), verb)
 
 	if rev >= "2026-07-28" {
 		return
 	}
 	testkit.Eventually(t, "the client to reopen its notification stream on the second replica", 20*time.Second,
-		func() bool { return front.streams[1].Load() > streamsBefore })
+		func() bool { return front.Streams[1].Load() > streamsBefore })
 	reopened := time.Since(stopped)
 	change()
 	within(t, changed, 20*time.Second, "notifications/tools/list_changed through the second replica")
@@ -228,75 +222,4 @@ func serveGatewayReplica(t *testing.T, addr string) string {
 		cc.Close()
 	})
 	return "http://" + lis.Addr().String()
-}
-
-// front is the test's load balancer: each request goes to the next replica
-// in turn that is not marked down (a balancer's health check), and to the
-// one after when a replica refuses the connection (its passive check). It
-// counts what each replica served.
-type front struct {
-	*httptest.Server
-	targets []*url.URL
-	next    atomic.Uint64
-	served  []atomic.Int64
-	down    []atomic.Bool
-	streams []atomic.Int64 // session notification streams (GET) opened
-	plain   *http.Transport
-}
-
-func newFront(t *testing.T, replicas ...string) *front {
-	t.Helper()
-	f := &front{served: make([]atomic.Int64, len(replicas)), down: make([]atomic.Bool, len(replicas)), streams: make([]atomic.Int64, len(replicas)), plain: &http.Transport{DisableKeepAlives: true}}
-	for _, r := range replicas {
-		u, err := url.Parse(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.targets = append(f.targets, u)
-	}
-	f.Server = httptest.NewServer(&httputil.ReverseProxy{
-		Rewrite:       func(pr *httputil.ProxyRequest) { pr.Out.URL.Scheme, pr.Out.URL.Host = "http", "replica" },
-		Transport:     f,
-		FlushInterval: -1,
-	})
-	t.Cleanup(f.Close)
-	return f
-}
-
-// RoundTrip sends r to the next replica that takes the connection.
-func (f *front) RoundTrip(r *http.Request) (*http.Response, error) {
-	var body []byte
-	if r.Body != nil {
-		var err error
-		if body, err = io.ReadAll(r.Body); err != nil {
-			return nil, err
-		}
-	}
-	start := int(f.next.Add(1))
-	var lastErr error
-	for i := range f.targets {
-		n := (start + i) % len(f.targets)
-		if f.down[n].Load() {
-			continue
-		}
-		out := r.Clone(r.Context())
-		out.URL.Host, out.Host = f.targets[n].Host, f.targets[n].Host
-		out.Body = io.NopCloser(bytes.NewReader(body))
-		res, err := f.plain.RoundTrip(out)
-		if err == nil {
-			f.served[n].Add(1)
-			if r.Method == http.MethodGet && r.Header.Get("Mcp-Session-Id") != "" && res.StatusCode == http.StatusOK {
-				f.streams[n].Add(1)
-			}
-			return res, nil
-		}
-		lastErr = err
-		if op, ok := errors.AsType[*net.OpError](err); !ok || op.Op != "dial" {
-			return nil, err
-		}
-	}
-	if lastErr == nil {
-		lastErr = errors.New("every replica is marked down")
-	}
-	return nil, lastErr
 }

@@ -7,11 +7,14 @@ package procs
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
@@ -151,4 +154,43 @@ func WaitPresent(t *testing.T, reg registryv1.RegistryServiceClient, client stri
 // Driver is a context calling as the operator "driver".
 func Driver() context.Context {
 	return testkit.As("driver", identity.Driver)
+}
+
+// MailboxAddrs is every mailbox replica's address, comma-separated: the
+// --mailbox of a peer that may use any of them.
+func (s *Split) MailboxAddrs() string {
+	addrs := make([]string, len(s.Mailboxes))
+	for i, r := range s.Mailboxes {
+		addrs[i] = r.Addr
+	}
+	return strings.Join(addrs, ",")
+}
+
+// Bridge starts a bridge replica named name on addr, on the deployment's
+// NATS (with its Args) in front of every mailbox replica, and waits until
+// it serves. Start replicas one after the other: the first declares the
+// bridge's buckets.
+func (s *Split) Bridge(name, addr string) *testkit.Proc {
+	s.t.Helper()
+	p := testkit.Start(s.t, testkit.Build(s.t, Module+"services/bridge/cmd/bridge"), append([]string{"--dev", "--listen", addr,
+		"--registry", s.RegAddr, "--mailbox", s.MailboxAddrs(), "--nats", s.o.NATS, "--replica", name}, s.o.Args...)...)
+	testkit.WaitHealthy(s.t, addr, bridgev1.BridgeService_ServiceDesc.ServiceName, StartTimeout)
+	return p
+}
+
+// Gateway starts a gateway on addr in front of every mailbox replica and
+// the bridges at bridges (comma-separated), and waits until it answers
+// /healthz.
+func (s *Split) Gateway(addr, bridges string) *testkit.Proc {
+	s.t.Helper()
+	p := testkit.Start(s.t, s.bins["gateway"], "--dev", "--listen", addr, "--registry", s.RegAddr,
+		"--mailbox", s.MailboxAddrs(), "--bridge", bridges)
+	testkit.Eventually(s.t, "the gateway on "+addr+" to answer /healthz", StartTimeout, func() bool {
+		res, err := http.Get("http://" + addr + "/healthz")
+		if err == nil {
+			res.Body.Close()
+		}
+		return err == nil && res.StatusCode == http.StatusOK
+	})
+	return p
 }
