@@ -149,7 +149,12 @@ func queuedBytes(ctx context.Context, r *report, s *suite) error {
 			if err != nil {
 				return err
 			}
-			dctx := identity.NewContext(ctx, driver)
+			// Called in process, past the authentication that gives a dev-mode
+			// driver every workspace: give it that here.
+			all := identity.AllWorkspaces()
+			dev := driver
+			dev.Workspaces = &all
+			dctx := identity.NewContext(ctx, dev)
 			svcCtx, cancel := context.WithCancel(ctx)
 			defer cancel()
 			svc.Start(svcCtx)
