@@ -8,8 +8,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
@@ -173,29 +174,10 @@ func parkHosts(ctx context.Context, reg registryv1.RegistryServiceClient, mb mai
 
 // each runs op(0) … op(n-1), workers at a time, and returns the first error.
 func each(n, workers int, op func(i int) error) error {
-	var (
-		mu    sync.Mutex
-		first error
-		wg    sync.WaitGroup
-		next  = make(chan int)
-	)
-	for range workers {
-		wg.Go(func() {
-			for i := range next {
-				if err := op(i); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-				}
-			}
-		})
-	}
+	var g errgroup.Group
+	g.SetLimit(workers)
 	for i := range n {
-		next <- i
+		g.Go(func() error { return op(i) })
 	}
-	close(next)
-	wg.Wait()
-	return first
+	return g.Wait()
 }

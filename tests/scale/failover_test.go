@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/tests/internal/procs"
@@ -145,30 +147,25 @@ func countPresent(t *testing.T, reg registryv1.RegistryServiceClient, clients []
 	var (
 		mu sync.Mutex
 		n  int
-		wg sync.WaitGroup
+		g  errgroup.Group
 	)
 	ctx := procs.Driver()
-	next := make(chan string)
-	for range 16 {
-		wg.Go(func() {
-			for c := range next {
-				res, err := reg.GetClient(ctx, &registryv1.GetClientRequest{Client: c})
-				if err != nil {
-					t.Errorf("asking the registry about %s: %v", c, err)
-					continue
-				}
-				if res.GetRow().GetPresent() {
-					mu.Lock()
-					n++
-					mu.Unlock()
-				}
+	g.SetLimit(16)
+	for _, c := range clients {
+		g.Go(func() error {
+			res, err := reg.GetClient(ctx, &registryv1.GetClientRequest{Client: c})
+			if err != nil {
+				t.Errorf("asking the registry about %s: %v", c, err)
+				return nil
 			}
+			if res.GetRow().GetPresent() {
+				mu.Lock()
+				n++
+				mu.Unlock()
+			}
+			return nil
 		})
 	}
-	for _, c := range clients {
-		next <- c
-	}
-	close(next)
-	wg.Wait()
+	_ = g.Wait() // failures are reported through t
 	return n
 }

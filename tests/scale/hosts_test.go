@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/peer"
@@ -129,37 +130,32 @@ func (c calls) summary() string {
 // callEach calls echo once on every client through mb, workers at a time.
 func callEach(mb mailboxv1.MailboxServiceClient, clients []string, workers int) calls {
 	var (
-		mu   sync.Mutex
-		out  calls
-		wg   sync.WaitGroup
-		next = make(chan string)
+		mu  sync.Mutex
+		out calls
+		g   errgroup.Group
 	)
-	for range workers {
-		wg.Go(func() {
-			for c := range next {
-				input := fmt.Sprintf(`{"to":%q}`, c)
-				ctx, cancel := context.WithTimeout(procs.Driver(), 30*time.Second)
-				began := time.Now()
-				res, err := mb.Call(ctx, &mailboxv1.CallRequest{Client: c, Tool: "echo", Input: input})
-				took := time.Since(began)
-				cancel()
-				if err == nil && res.GetCapture().GetStdout() != input {
-					err = fmt.Errorf("the call to %s was answered %v, not its own input", c, res.GetCapture())
-				}
-				mu.Lock()
-				if err != nil {
-					out.refused = append(out.refused, fmt.Errorf("calling %s: %w", c, err))
-				} else {
-					out.took = append(out.took, took)
-				}
-				mu.Unlock()
+	g.SetLimit(workers)
+	for _, c := range clients {
+		g.Go(func() error {
+			input := fmt.Sprintf(`{"to":%q}`, c)
+			ctx, cancel := context.WithTimeout(procs.Driver(), 30*time.Second)
+			defer cancel()
+			began := time.Now()
+			res, err := mb.Call(ctx, &mailboxv1.CallRequest{Client: c, Tool: "echo", Input: input})
+			took := time.Since(began)
+			if err == nil && res.GetCapture().GetStdout() != input {
+				err = fmt.Errorf("the call to %s was answered %v, not its own input", c, res.GetCapture())
 			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				out.refused = append(out.refused, fmt.Errorf("calling %s: %w", c, err))
+			} else {
+				out.took = append(out.took, took)
+			}
+			return nil
 		})
 	}
-	for _, c := range clients {
-		next <- c
-	}
-	close(next)
-	wg.Wait()
+	_ = g.Wait() // every call's outcome is in out
 	return out
 }
