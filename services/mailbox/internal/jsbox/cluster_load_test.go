@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-run/switchboard/kit/logging"
 	"github.com/switchboard-run/switchboard/kit/natsserver"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/jsbox"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/storetest"
@@ -75,6 +76,17 @@ func TestManyCallsOnACluster(t *testing.T) {
 			}
 		}
 	}()
+	// A stream just declared on a cluster may not answer until its
+	// replicas have elected a leader ("try again in a moment"): wait until
+	// each box has made one call before the load begins.
+	for i, b := range boxes {
+		testkit.Eventually(t, fmt.Sprintf("box %d to make a call", i), 30*time.Second, func() bool {
+			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			c, err := b.Call(ctx, wctx, inflight.Post{ID: inflight.NewID(), Client: "laptop", Poster: "driver", Tool: "echo", Input: "{}"})
+			return err == nil && c != nil && c.Stdout == "{}"
+		})
+	}
 	var wg sync.WaitGroup
 	for d := range 64 {
 		wg.Go(func() {
