@@ -59,6 +59,11 @@ type Options struct {
 	// Telemetry is the one registry and tracer every service shares (nil:
 	// what the OTEL_* environment asks for).
 	Telemetry *telemetry.Telemetry
+	// OAuth makes the gateway's MCP endpoint an OAuth resource server
+	// (--oauth-*; the resource defaults to http://<the HTTP address>), and
+	// Limits are the per-caller call limits (--call-*): the gateway's flags.
+	OAuth  gateway.OAuthFlags
+	Limits gateway.LimitFlags
 }
 
 // DefaultDataDir is where the suite keeps its state when --data is not
@@ -136,7 +141,11 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer br.Close()
-	gw, err := gateway.New(gateway.Config{Listen: httpLis.Addr().String(), Flags: process.Flags{Security: sec}, MCPSessionTimeout: gateway.DefaultMCPSessionTimeout, Telemetry: tel}, gateway.Backends{Registry: conn, Mailbox: conn, Bridge: conn,
+	if o.OAuth.Issuers != "" && o.OAuth.Resource == "" {
+		o.OAuth.Resource = "http://" + httpLis.Addr().String()
+	}
+	gw, err := gateway.New(gateway.Config{Listen: httpLis.Addr().String(), Flags: process.Flags{Security: sec}, MCPSessionTimeout: gateway.DefaultMCPSessionTimeout,
+		OAuth: o.OAuth, Limits: o.Limits, Telemetry: tel}, gateway.Backends{Registry: conn, Mailbox: conn, Bridge: conn,
 		Self: sec.Self("gateway")}, log.With("service", "gateway"))
 	if err != nil {
 		return err

@@ -45,6 +45,11 @@ type Config struct {
 	// MCPSessionTimeout closes an MCP session no request touched for this
 	// long (0: never).
 	MCPSessionTimeout time.Duration
+	// OAuth makes the MCP endpoint an OAuth resource server when its
+	// issuers are named (docs/security.md).
+	OAuth OAuthFlags
+	// Limits are the per-caller limits on the call routes.
+	Limits LimitFlags
 	// Telemetry counts and traces every request and serves /metrics (nil:
 	// a registry of the gateway's own, no tracing). Not a flag: Main passes
 	// the process's.
@@ -76,5 +81,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 		"how long an MCP tools/call waits for its capture before answering with the invocation handle")
 	fs.DurationVar(&c.MCPSessionTimeout, "mcp-session-timeout", DefaultMCPSessionTimeout,
 		"close an MCP session no request touched for this long (0: never)")
+	c.OAuth.Register(fs)
+	c.Limits.Register(fs)
 	c.Flags.Register(fs)
 }

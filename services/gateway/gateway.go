@@ -24,6 +24,8 @@ import (
 	"github.com/switchboard-run/switchboard/services/gateway/internal/hostguard"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httpauth"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
+	"github.com/switchboard-run/switchboard/services/gateway/internal/limits"
+	"github.com/switchboard-run/switchboard/services/gateway/internal/oauth"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/rest"
 	"github.com/switchboard-run/switchboard/services/gateway/mcpserve"
 )
@@ -97,16 +99,43 @@ func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
 	if err != nil {
 		return nil, err
 	}
-	mcpRoute := who.Middleware(g.mcp)
+	// The MCP endpoint is also an OAuth resource server when issuers are
+	// named: it takes their access tokens beside every other credential,
+	// and its refusals point at its metadata.
+	mcpWho := who
+	oauthCfg, withOAuth, err := cfg.OAuth.Config()
+	if err != nil {
+		return nil, err
+	}
+	var rs *oauth.Server
+	if withOAuth {
+		if rs, err = oauth.New(oauthCfg, nil); err != nil {
+			return nil, err
+		}
+		mcpWho.OAuth = rs
+	}
+	// Per-caller limits on the call routes, counted once the caller is
+	// known.
+	limCfg, err := cfg.Limits.Config()
+	if err != nil {
+		return nil, err
+	}
+	lim := limits.New(limCfg)
+	mcpRoute := mcpWho.Middleware(lim.Wrap(isMCPCall, g.mcp))
 
 	mux := http.NewServeMux()
 	mux.Handle("/healthz", getOnly(g.health))
 	mux.Handle("/openapi.json", getOnly(http.HandlerFunc(serveOpenAPI)))
 	mux.Handle("/metrics", getOnly(metricsRoute(tel, who)))
-	mux.Handle("/v1/act", who.Middleware(acts))
+	mux.Handle("/v1/act", who.Middleware(lim.Wrap(isActCall, acts)))
 	mux.Handle("/mcp", mcpRoute)
 	mux.Handle("/mcp/{workspace}", mcpRoute)
-	mux.Handle("/", who.Middleware(rest.Unbounded(routes)))
+	if rs != nil {
+		mux.Handle(oauth.MetadataPrefix, getOnly(rs.Metadata()))
+		mux.Handle(oauth.MetadataPrefix+"/mcp", getOnly(rs.Metadata()))
+		mux.Handle(oauth.MetadataPrefix+"/mcp/{workspace}", getOnly(rs.Metadata()))
+	}
+	mux.Handle("/", who.Middleware(lim.Wrap(isRESTCall, rest.Unbounded(routes))))
 	// Telemetry outermost: every request is counted and (when tracing) is
 	// a span, refusals by the guard and the body limit included, and the
 	// access log line inside it carries the span's ids.

@@ -52,6 +52,8 @@ func runDev(ctx context.Context, args []string, std IO) int {
 	var lf process.Log
 	lf.Register(fs)
 	o.Observe.Register(fs)
+	o.OAuth.Register(fs)
+	o.Limits.Register(fs)
 	if err := envflag.ParseOS(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0

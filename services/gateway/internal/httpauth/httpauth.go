@@ -29,8 +29,24 @@ type Tokens interface {
 	Authenticate(ctx context.Context, secret string) (identity.Identity, error)
 }
 
+// OAuth checks the access tokens of an OAuth authorization server
+// (package oauth) on the routes that take them.
+type OAuth interface {
+	// Takes reports whether the bearer token is one for OAuth to check
+	// rather than Tokens (a Switchboard token keeps working beside it).
+	Takes(token string) bool
+	// Authenticate checks the token for the resource r addresses and
+	// returns its identity and the groups it carries.
+	Authenticate(r *http.Request, token string) (identity.Identity, []string, error)
+	// Challenge is the WWW-Authenticate value of a 401 or 403 for r.
+	Challenge(r *http.Request, err error) string
+}
+
 // Resolver finds the identity of each HTTP request.
 type Resolver struct {
+	// OAuth, when set, checks OAuth access tokens, and its challenge
+	// answers every refusal of an unidentified caller.
+	OAuth OAuth
 	// Dev takes the identity from the Switchboard-Identity header (the
 	// gateway then listens on loopback only); otherwise from the verified
 	// client certificate.
@@ -42,49 +58,61 @@ type Resolver struct {
 // Resolve returns the caller's identity, or a refusal naming how to
 // identify.
 func (res Resolver) Resolve(r *http.Request) (identity.Identity, error) {
+	id, _, err := res.resolve(r)
+	return id, err
+}
+
+// resolve is Resolve, with the groups an OAuth token carries.
+func (res Resolver) resolve(r *http.Request) (identity.Identity, []string, error) {
 	asserted := len(r.Header.Values(HeaderIdentity)) > 0 || len(r.Header.Values(HeaderGrade)) > 0
 	auths := r.Header.Values(HeaderAuthorization)
 	switch {
 	case asserted && !res.Dev:
-		return identity.Identity{}, httperr.New(http.StatusUnauthorized,
+		return identity.Identity{}, nil, httperr.New(http.StatusUnauthorized,
 			"the %s and %s headers name a caller only in dev mode; this gateway takes a client certificate signed by the suite's CA, or Authorization: Bearer <token>",
 			HeaderIdentity, HeaderGrade)
 	case asserted && len(auths) > 0:
-		return identity.Identity{}, httperr.New(http.StatusUnauthorized,
+		return identity.Identity{}, nil, httperr.New(http.StatusUnauthorized,
 			"send either Authorization: Bearer <token> or the %s header, not both", HeaderIdentity)
 	case len(auths) > 0:
-		return res.bearer(r.Context(), auths)
+		return res.bearer(r, auths)
 	case asserted:
-		return headerIdentity(r.Header)
+		id, err := headerIdentity(r.Header)
+		return id, nil, err
 	case res.Dev:
-		return identity.Identity{}, httperr.New(http.StatusUnauthorized,
+		return identity.Identity{}, nil, httperr.New(http.StatusUnauthorized,
 			"no identity: in dev mode name the caller in the %s header (and optionally %s), or send Authorization: Bearer <token>",
 			HeaderIdentity, HeaderGrade)
 	case r.TLS != nil && len(r.TLS.VerifiedChains) > 0 && len(r.TLS.VerifiedChains[0]) > 0:
 		// A bearer token, when sent, wins over the connection's certificate:
 		// it is the more specific credential, chosen for this request.
-		return identity.FromCertificate(r.TLS.VerifiedChains[0][0])
+		id, err := identity.FromCertificate(r.TLS.VerifiedChains[0][0])
+		return id, nil, err
 	}
-	return identity.Identity{}, httperr.New(http.StatusUnauthorized,
+	return identity.Identity{}, nil, httperr.New(http.StatusUnauthorized,
 		"no identity: present a client certificate signed by the suite's CA, or send Authorization: Bearer <token>")
 }
 
 // bearer checks the one Authorization header.
-func (res Resolver) bearer(ctx context.Context, values []string) (identity.Identity, error) {
+func (res Resolver) bearer(r *http.Request, values []string) (identity.Identity, []string, error) {
 	if len(values) > 1 {
-		return identity.Identity{}, httperr.New(http.StatusUnauthorized,
+		return identity.Identity{}, nil, httperr.New(http.StatusUnauthorized,
 			"send one Authorization header, not %d", len(values))
 	}
 	scheme, token, _ := strings.Cut(values[0], " ")
 	token = strings.TrimSpace(token)
 	if !strings.EqualFold(scheme, "Bearer") || token == "" {
-		return identity.Identity{}, httperr.New(http.StatusUnauthorized,
+		return identity.Identity{}, nil, httperr.New(http.StatusUnauthorized,
 			`the Authorization header must be "Bearer <token>"`)
 	}
-	if res.Tokens == nil {
-		return identity.Identity{}, httperr.New(http.StatusUnauthorized, "this gateway checks no bearer tokens")
+	if res.OAuth != nil && res.OAuth.Takes(token) {
+		return res.OAuth.Authenticate(r, token)
 	}
-	return res.Tokens.Authenticate(ctx, token)
+	if res.Tokens == nil {
+		return identity.Identity{}, nil, httperr.New(http.StatusUnauthorized, "this gateway checks no bearer tokens")
+	}
+	id, err := res.Tokens.Authenticate(r.Context(), token)
+	return id, nil, err
 }
 
 // headerIdentity reads the dev-mode headers. Dev mode trusts whoever
@@ -109,16 +137,34 @@ func headerIdentity(h http.Header) (identity.Identity, error) {
 // It strips the credential headers: nothing downstream may forward them.
 func (res Resolver) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id, err := res.Resolve(r)
+		id, groups, err := res.resolve(r)
 		if err != nil {
+			if status, _ := httperr.From(err); res.OAuth != nil && (status == http.StatusUnauthorized || status == http.StatusForbidden) {
+				w.Header().Set("WWW-Authenticate", res.OAuth.Challenge(r, err))
+			}
 			httperr.WriteErr(w, err)
 			return
 		}
-		r = r.WithContext(identity.NewContext(r.Context(), id))
+		ctx := identity.NewContext(r.Context(), id)
+		if groups != nil {
+			ctx = context.WithValue(ctx, groupsKey{}, groups)
+		}
+		r = r.WithContext(ctx)
 		r.Header = r.Header.Clone()
 		for _, h := range []string{HeaderAuthorization, HeaderIdentity, HeaderGrade} {
 			r.Header.Del(h)
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// groupsKey keys the caller's groups in a request's context.
+type groupsKey struct{}
+
+// GroupsFromContext returns the groups the caller's OAuth token carried
+// (nil for other credentials, or without a configured groups claim): the
+// groups work reads them here.
+func GroupsFromContext(ctx context.Context) []string {
+	g, _ := ctx.Value(groupsKey{}).([]string)
+	return g
 }

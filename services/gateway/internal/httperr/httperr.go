@@ -96,12 +96,13 @@ func Envelope(sentence string) []byte {
 }
 
 // Write answers with the envelope. A 401 also says, in WWW-Authenticate,
-// that a bearer token is one way in.
+// that a bearer token is one way in, unless the caller set a challenge of
+// its own (the MCP endpoint's points at its OAuth metadata).
 func Write(w http.ResponseWriter, status int, sentence string) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
-	if status == http.StatusUnauthorized {
+	if status == http.StatusUnauthorized && h.Get("WWW-Authenticate") == "" {
 		h.Set("WWW-Authenticate", `Bearer realm="switchboard"`)
 	}
 	w.WriteHeader(status)
