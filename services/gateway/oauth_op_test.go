@@ -6,10 +6,12 @@ import (
 	"crypto/rsa"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -94,7 +96,25 @@ type opStore struct {
 	key      *opKey
 	audience []string
 	lifetime time.Duration // 0: the example's
+	// opaque makes the service client's tokens opaque (the example's
+	// default), for introspection; issued keeps what introspection tells.
+	opaque bool
+	issued map[string]issuedToken
 }
+
+// issuedToken is what the provider knows of a token it issued.
+type issuedToken struct {
+	subject  string
+	audience []string
+	scopes   []string
+	exp      time.Time
+}
+
+// The resource server's own client at the provider, for introspection.
+const (
+	introspector       = "gateway"
+	introspectorSecret = "gateway-secret"
+)
 
 type opKey struct {
 	id  string
@@ -158,6 +178,11 @@ func (s *opStore) ClientCredentials(ctx context.Context, id, secret string) (op.
 	if err != nil {
 		return nil, err
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.opaque {
+		return c, nil
+	}
 	return jwtClient{c}, nil
 }
 
@@ -180,7 +205,41 @@ func (s *opStore) CreateAccessToken(ctx context.Context, req op.TokenRequest) (s
 	if s.lifetime != 0 {
 		exp = time.Now().Add(s.lifetime)
 	}
+	if s.issued == nil {
+		s.issued = map[string]issuedToken{}
+	}
+	s.issued[id] = issuedToken{subject: req.GetSubject(), audience: req.GetAudience(), scopes: req.GetScopes(), exp: exp}
 	return id, exp, err
+}
+
+// AuthorizeClientIDSecret admits the resource server's client too.
+func (s *opStore) AuthorizeClientIDSecret(ctx context.Context, id, secret string) error {
+	if id == introspector {
+		if secret != introspectorSecret {
+			return errors.New("wrong client secret")
+		}
+		return nil
+	}
+	return s.Storage.AuthorizeClientIDSecret(ctx, id, secret)
+}
+
+// SetIntrospectionFromToken answers for a token the provider issued: the
+// example's own looks its subject up among the users, which a service
+// client is not, and leaves out the audience the resource server checks.
+func (s *opStore) SetIntrospectionFromToken(_ context.Context, resp *oidc.IntrospectionResponse, tokenID, subject, clientID string) error {
+	s.mu.Lock()
+	tok, ok := s.issued[tokenID]
+	s.mu.Unlock()
+	switch {
+	case !ok || tok.subject != subject:
+		return errors.New("token is invalid")
+	case !slices.Contains(tok.audience, clientID):
+		return errors.New("token is not valid for this client")
+	case time.Now().After(tok.exp):
+		return errors.New("token is expired")
+	}
+	resp.Subject, resp.Audience, resp.Scope, resp.Expiration = subject, tok.audience, tok.scopes, oidc.FromTime(tok.exp)
+	return nil
 }
 
 // GetPrivateClaimsFromScopes writes the granted scopes into the token.

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -231,4 +233,59 @@ func TestOAuthRefusesTokensItMustNotTake(t *testing.T) {
 	t.Run("not a JWT", func(t *testing.T) {
 		refused(t, "opaque-token", http.StatusUnauthorized, "the access token is not a JWT, and this gateway introspects no opaque tokens", "invalid_token")
 	})
+}
+
+// With an introspection endpoint configured, an opaque token is checked
+// there (RFC 7662): the provider's own endpoint, the gateway
+// authenticating as its client.
+func TestOAuthIntrospectsOpaqueTokens(t *testing.T) {
+	t.Parallel()
+	p := newProvider(t, "")
+	p.store.mu.Lock()
+	p.store.opaque = true
+	p.store.mu.Unlock()
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte(introspectorSecret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := newSuite(t, options{laptop: true, configure: func(c *Config) {
+		c.OAuth.Issuers = p.Issuer
+		c.OAuth.Resource = "http://" + c.Listen
+		c.OAuth.IntrospectionURL = p.Issuer + "/oauth/introspect"
+		c.OAuth.IntrospectionClientID = introspector
+		c.OAuth.IntrospectionSecretFile = secret
+	}})
+	endpoint := s.URL + "/mcp/default"
+	tokenURL := p.Issuer + "/oauth/token"
+	scopes := []string{"switchboard:driver", "switchboard:workspace:default"}
+
+	p.store.set([]string{endpoint, introspector}, 0)
+	tok := p.token(t, tokenURL, scopes...)
+	if strings.Count(tok, ".") == 2 {
+		t.Fatalf("the provider issued a JWT, not an opaque token: %s", tok)
+	}
+	cs := s.connect(t, "/mcp/default", bearer(tok), nil)
+	if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "laptop_cat", Arguments: map[string]any{"via": "introspection"}}); err != nil || res.IsError {
+		t.Fatalf("a call with an introspected token: %v, %v", res, err)
+	}
+	// A token for another API: the provider vouches for it, the gateway
+	// refuses it.
+	p.store.set([]string{"https://api.example.com", introspector}, 0)
+	other := p.token(t, tokenURL, scopes...)
+	if st, _, got := s.initializeWith(t, "/mcp/default", bearer(other)); st != http.StatusUnauthorized ||
+		got != `the access token is for "https://api.example.com", "gateway", not this endpoint: ask `+p.Issuer+` for a token with resource=`+endpoint {
+		t.Fatalf("another audience: HTTP %d %s", st, got)
+	}
+	// An expired token is not active.
+	p.store.set([]string{endpoint, introspector}, -time.Minute)
+	expired := p.token(t, tokenURL, scopes...)
+	if st, _, got := s.initializeWith(t, "/mcp/default", bearer(expired)); st != http.StatusUnauthorized ||
+		got != "the access token is not active: its issuer says it is unknown, expired or revoked" {
+		t.Fatalf("an expired token: HTTP %d %s", st, got)
+	}
+	// Nor is a token the provider never issued.
+	if st, _, got := s.initializeWith(t, "/mcp/default", bearer("made-up")); st != http.StatusUnauthorized ||
+		got != "the access token is not active: its issuer says it is unknown, expired or revoked" {
+		t.Fatalf("a made-up token: HTTP %d %s", st, got)
+	}
 }

@@ -60,7 +60,7 @@ func (is *issuer) get(ctx context.Context) (*oidc.IDTokenVerifier, error) {
 	// The audience is this resource, checked by the caller (several
 	// spellings are accepted); go-oidc checks the issuer, exp, nbf and the
 	// signature.
-	is.verifier = oidc.NewVerifier(is.url, keys, &oidc.Config{SkipClientIDCheck: true, Now: is.now})
+	is.verifier = oidc.NewVerifier(is.url, keys, &oidc.Config{SkipClientIDCheck: true, Now: is.now, SupportedSigningAlgs: algNames})
 	is.fetched = is.now()
 	return is.verifier, nil
 }

@@ -28,6 +28,16 @@ var signingAlgs = []jose.SignatureAlgorithm{
 	jose.ES256, jose.ES384, jose.ES512, jose.EdDSA,
 }
 
+// algNames are signingAlgs as go-oidc takes them (without them it takes
+// RS256 alone).
+var algNames = func() []string {
+	out := make([]string, len(signingAlgs))
+	for i, a := range signingAlgs {
+		out[i] = string(a)
+	}
+	return out
+}()
+
 // looksLikeJWT reports whether the token has a JWS's three parts.
 func looksLikeJWT(token string) bool { return strings.Count(token, ".") == 2 }
 
