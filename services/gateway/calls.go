@@ -11,43 +11,70 @@ import (
 // an MCP tools/call, and the REST invoke routes (Invoke and Call).
 var restCalls = map[string]bool{"/v1/invocations": true, "/v1/call": true}
 
-// isRESTCall reports whether r is a REST invoke.
-func isRESTCall(r *http.Request) (bool, *http.Request) {
-	return r.Method == http.MethodPost && restCalls[r.URL.Path], r
+// isRESTCall counts a REST invoke as one call.
+func isRESTCall(r *http.Request) (int, *http.Request) {
+	if r.Method == http.MethodPost && restCalls[r.URL.Path] {
+		return 1, r
+	}
+	return 0, r
 }
 
-// isActCall reports whether r is an act invoking a tool.
-func isActCall(r *http.Request) (bool, *http.Request) {
+// isActCall counts an act invoking a tool as one call.
+func isActCall(r *http.Request) (int, *http.Request) {
 	var head struct {
 		Op string `json:"op"`
 	}
-	r, ok := peekJSON(r, &head)
-	return ok && head.Op == "invoke", r
+	r, body, ok := peek(r)
+	if ok && json.Unmarshal(body, &head) == nil && head.Op == "invoke" {
+		return 1, r
+	}
+	return 0, r
 }
 
-// isMCPCall reports whether r is an MCP tools/call.
-func isMCPCall(r *http.Request) (bool, *http.Request) {
-	var head struct {
+// isMCPCall counts the tools/call requests of an MCP POST: one message, or
+// each of a JSON-RPC batch (which older protocol revisions allow), so a
+// batch is not a way around the limits.
+func isMCPCall(r *http.Request) (int, *http.Request) {
+	type head struct {
 		Method string `json:"method"`
 	}
-	r, ok := peekJSON(r, &head)
-	return ok && head.Method == "tools/call", r
+	r, body, ok := peek(r)
+	if !ok {
+		return 0, r
+	}
+	body = bytes.TrimLeft(body, " \t\r\n")
+	var msgs []head
+	if len(body) > 0 && body[0] == '[' {
+		if json.Unmarshal(body, &msgs) != nil {
+			return 0, r
+		}
+	} else {
+		var one head
+		if json.Unmarshal(body, &one) != nil {
+			return 0, r
+		}
+		msgs = []head{one}
+	}
+	n := 0
+	for _, m := range msgs {
+		if m.Method == "tools/call" {
+			n++
+		}
+	}
+	return n, r
 }
 
-// peekJSON decodes a POST body into v loosely (the route's own decoder is
-// the strict one, and answers any fault) and puts the body back. The body
-// is bounded already (package bodylimit).
-func peekJSON(r *http.Request, v any) (*http.Request, bool) {
+// peek reads a POST body and puts it back for the route, whose own
+// decoder is the strict one and answers any fault. The body is bounded
+// already (package bodylimit).
+func peek(r *http.Request) (*http.Request, []byte, bool) {
 	if r.Method != http.MethodPost || r.Body == nil {
-		return r, false
+		return r, nil, false
 	}
 	body, err := io.ReadAll(r.Body)
 	_ = r.Body.Close()
 	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
-	if err != nil {
-		return r, false
-	}
-	return r, json.Unmarshal(body, v) == nil
+	return r, body, err == nil
 }
 
 // errReader hands the route's decoder the read error (such as the body

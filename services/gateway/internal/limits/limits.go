@@ -103,8 +103,13 @@ func refuse(after time.Duration, format string, args ...any) *Refusal {
 // Acquire admits one call of id, or refuses it. The caller must call
 // release when the call ends.
 func (l *Limiter) Acquire(id identity.Identity) (release func(), err error) {
+	return l.AcquireN(id, 1)
+}
+
+// AcquireN admits n calls of id at once (a JSON-RPC batch), or none.
+func (l *Limiter) AcquireN(id identity.Identity, n int) (release func(), err error) {
 	lim, ok := l.cfg.Grades[id.Grade]
-	if !ok || (lim.Rate <= 0 && lim.Concurrent <= 0) {
+	if !ok || (lim.Rate <= 0 && lim.Concurrent <= 0) || n <= 0 {
 		return func() {}, nil
 	}
 	l.mu.Lock()
@@ -118,25 +123,28 @@ func (l *Limiter) Acquire(id identity.Identity) (release func(), err error) {
 	}
 	c := el.Value.(*caller)
 	l.idle.MoveToFront(el)
-	if lim.Concurrent > 0 && c.inflight >= lim.Concurrent {
+	if (lim.Concurrent > 0 && n > lim.Concurrent) || (c.bucket != nil && n > c.bucket.Burst()) {
+		return nil, refuse(time.Second, "a batch of %d calls is more than %s may make at once; send fewer in one request", n, id.Grade.Article())
+	}
+	if lim.Concurrent > 0 && c.inflight+n > lim.Concurrent {
 		return nil, refuse(time.Second, "%q already has %d calls in flight, the most %s may have at once; wait for one to end",
 			id.Name, c.inflight, id.Grade.Article())
 	}
 	if c.bucket != nil {
 		now := l.now()
-		res := c.bucket.ReserveN(now, 1)
+		res := c.bucket.ReserveN(now, n)
 		if wait := res.DelayFrom(now); !res.OK() || wait > 0 {
 			res.CancelAt(now)
 			return nil, refuse(wait, "%q made more than %s calls per second (bursts of %d), the rate %s may call at; try again in %s",
 				id.Name, strconv.FormatFloat(lim.Rate, 'f', -1, 64), lim.Burst, id.Grade.Article(), seconds(wait))
 		}
 	}
-	c.inflight++
+	c.inflight += n
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			l.mu.Lock()
-			c.inflight--
+			c.inflight -= n
 			l.mu.Unlock()
 		})
 	}, nil
@@ -186,23 +194,23 @@ func retrySeconds(d time.Duration) int {
 	return max(1, int(math.Ceil(d.Seconds())))
 }
 
-// Wrap limits the requests of next that isCall says are calls, per the
-// identity in their context (put there by package httpauth): a refusal is
-// 429 with Retry-After. isCall may read the body; it returns the request
-// to go on with.
-func (l *Limiter) Wrap(isCall func(*http.Request) (bool, *http.Request), next http.Handler) http.Handler {
+// Wrap limits the requests of next by the calls isCall counts in each,
+// per the identity in their context (put there by package httpauth): a
+// refusal is 429 with Retry-After. isCall may read the body; it returns the
+// request to go on with.
+func (l *Limiter) Wrap(isCall func(*http.Request) (int, *http.Request), next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, ok := identity.FromContext(r.Context())
 		if !ok {
 			next.ServeHTTP(w, r)
 			return
 		}
-		call, r := isCall(r)
-		if !call {
+		calls, r := isCall(r)
+		if calls == 0 {
 			next.ServeHTTP(w, r)
 			return
 		}
-		release, err := l.Acquire(id)
+		release, err := l.AcquireN(id, calls)
 		if err != nil {
 			if ref, ok := err.(*Refusal); ok {
 				w.Header().Set("Retry-After", strconv.Itoa(retrySeconds(ref.RetryAfter)))

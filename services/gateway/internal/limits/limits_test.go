@@ -118,3 +118,22 @@ func TestTheTableIsBounded(t *testing.T) {
 		t.Fatalf("refusal %q", r.Error())
 	}
 }
+
+func TestBatchesCountEachCall(t *testing.T) {
+	l, _ := newAt(Config{Grades: map[identity.Grade]Limit{identity.Driver: {Rate: 0.001, Burst: 3, Concurrent: 3}}})
+	release, err := l.AcquireN(driver("alice"), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.AcquireN(driver("alice"), 2); err == nil {
+		t.Fatal("two more calls were admitted beside two in flight, limit 3")
+	}
+	release()
+	if _, err := l.AcquireN(driver("alice"), 2); err == nil {
+		t.Fatal("two more calls were admitted with one left in the bucket")
+	}
+	_, err = l.AcquireN(driver("bob"), 4)
+	if r := refusal(t, err); r.Error() != "a batch of 4 calls is more than a driver may make at once; send fewer in one request" {
+		t.Fatalf("refusal %q", r.Error())
+	}
+}
