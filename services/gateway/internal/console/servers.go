@@ -1,0 +1,136 @@
+package console
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+
+	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
+	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+)
+
+// serverRow is one mounted server, its state named for reading.
+type serverRow struct {
+	*bridgev1.ServerStatus
+	State string
+}
+
+// serversView is the bridge's servers and, after a mount or an unmount,
+// what was done.
+type serversView struct {
+	Servers []serverRow
+	Done    string
+}
+
+// servers lists the bridge's servers as the caller.
+func (c *Console) servers(w http.ResponseWriter, r *http.Request) {
+	ctx, _, ok := caller(w, r)
+	if !ok {
+		return
+	}
+	v, err := c.readServers(ctx)
+	if err != nil {
+		refuseErr(w, err)
+		return
+	}
+	render(w, "servers", v)
+}
+
+func (c *Console) readServers(ctx context.Context) (serversView, error) {
+	res, err := c.Bridge.ListServers(ctx, &bridgev1.ListServersRequest{})
+	if err != nil {
+		return serversView{}, err
+	}
+	var v serversView
+	for _, s := range res.GetServers() {
+		v.Servers = append(v.Servers, serverRow{ServerStatus: s, State: stateName(s.GetState())})
+	}
+	return v, nil
+}
+
+// stateName is "running" for STATE_RUNNING.
+func stateName(s bridgev1.State) string {
+	return strings.ToLower(strings.TrimPrefix(s.String(), "STATE_"))
+}
+
+// serversLive re-renders the server list whenever the registry reports a
+// change: a server reaching running advertises its tools and opens its
+// read, one crashing closes it, so the registry's watch is the bridge's
+// pulse without a poll. (The bridge has no watch of its own.)
+func (c *Console) serversLive(w http.ResponseWriter, r *http.Request) {
+	c.follow(w, r, &registryv1.WatchToolsRequest{}, func(ctx context.Context, ev *events) error {
+		v, err := c.readServers(ctx)
+		if err != nil {
+			return err
+		}
+		return ev.render("server-list", "server-list", v)
+	})
+}
+
+// mount mounts a stdio MCP server as the caller (the bridge admits
+// admins only) and, when the form names a workspace, registers its client
+// there, so its tools are listed.
+func (c *Console) mount(w http.ResponseWriter, r *http.Request) {
+	ctx, _, ok := caller(w, r)
+	if !ok {
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		refuse(w, http.StatusBadRequest, "reading the form: "+err.Error())
+		return
+	}
+	f := r.PostForm
+	client := strings.TrimSpace(f.Get("client"))
+	stdio := &bridgev1.StdioTransport{Command: strings.TrimSpace(f.Get("command")), Args: lines(f.Get("args"))}
+	if _, err := c.Bridge.Mount(ctx, &bridgev1.MountRequest{Client: client, Config: &bridgev1.ServerConfig{Transport: &bridgev1.ServerConfig_Stdio{Stdio: stdio}}}); err != nil {
+		refuseErr(w, err)
+		return
+	}
+	done := "mounted " + quote(client)
+	if ws := strings.TrimSpace(f.Get("workspace")); ws != "" {
+		if _, err := c.Registry.RegisterClient(ctx, &registryv1.RegisterClientRequest{Workspace: ws, Client: client}); err != nil {
+			refuseErr(w, err)
+			return
+		}
+		done += " in workspace " + quote(ws)
+	}
+	c.renderServers(ctx, w, done)
+}
+
+// unmount unmounts a server as the caller.
+func (c *Console) unmount(w http.ResponseWriter, r *http.Request) {
+	ctx, _, ok := caller(w, r)
+	if !ok {
+		return
+	}
+	client := r.PathValue("client")
+	if _, err := c.Bridge.Unmount(ctx, &bridgev1.UnmountRequest{Client: client}); err != nil {
+		refuseErr(w, err)
+		return
+	}
+	c.renderServers(ctx, w, "unmounted "+quote(client))
+}
+
+func (c *Console) renderServers(ctx context.Context, w http.ResponseWriter, done string) {
+	v, err := c.readServers(ctx)
+	if err != nil {
+		refuseErr(w, err)
+		return
+	}
+	v.Done = done
+	render(w, "server-list", v)
+}
+
+// lines splits a text area into its non-empty lines, one argument each.
+func lines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimRight(l, "\r"); strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func quote(s string) string { return strconv.Quote(s) }
