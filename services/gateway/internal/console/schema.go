@@ -102,7 +102,7 @@ func (f inputForm) inputFrom(v url.Values) (string, error) {
 		key := "f." + fd.Name
 		val := v.Get(key)
 		if fd.Kind == "boolean" {
-			b, _ := json.Marshal(val != "")
+			b, _ := marshal(val != "")
 			obj[fd.Name] = b
 			continue
 		}
@@ -116,7 +116,7 @@ func (f inputForm) inputFrom(v url.Values) (string, error) {
 		var err error
 		switch fd.Kind {
 		case "string", "enum":
-			enc, err = json.Marshal(val)
+			enc, err = marshal(val)
 		case "integer":
 			var n int64
 			if n, err = strconv.ParseInt(strings.TrimSpace(val), 10, 64); err != nil {
@@ -140,11 +140,23 @@ func (f inputForm) inputFrom(v url.Values) (string, error) {
 		}
 		obj[fd.Name] = enc
 	}
-	b, err := json.Marshal(obj)
+	b, err := marshal(obj)
 	if err != nil {
 		return "", err
 	}
 	return checkSize(string(b))
+}
+
+// marshal encodes v as JSON leaving <, > and & as they are: the tool gets
+// the text the operator typed, not its \u003c spelling.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 func checkSize(input string) (string, error) {
