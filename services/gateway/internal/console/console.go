@@ -34,6 +34,9 @@ type Console struct {
 	// Dev says the gateway takes the Switchboard-Identity header: the
 	// sign-in form asks for a name instead of a token.
 	Dev bool
+
+	// servers beats after each mount and unmount made here.
+	servers pulse
 }
 
 // Handler is every console route. authed wraps the routes that need an

@@ -55,7 +55,8 @@ func (c *Console) changes(ctx context.Context, req *registryv1.WatchToolsRequest
 
 // follow serves an event stream that calls draw after every change the
 // watch reports, until the caller goes away or the watch ends.
-func (c *Console) follow(w http.ResponseWriter, r *http.Request, req *registryv1.WatchToolsRequest, draw func(context.Context, *events) error) {
+// extra, when not nil, is a further reason to draw.
+func (c *Console) follow(w http.ResponseWriter, r *http.Request, req *registryv1.WatchToolsRequest, extra <-chan struct{}, draw func(context.Context, *events) error) {
 	ctx, _, ok := caller(w, r)
 	if !ok {
 		return
@@ -80,6 +81,10 @@ func (c *Console) follow(w http.ResponseWriter, r *http.Request, req *registryv1
 			if err := draw(ctx, ev); err != nil {
 				return
 			}
+		case <-extra:
+			if err := draw(ctx, ev); err != nil {
+				return
+			}
 		}
 	}
 }
@@ -88,7 +93,7 @@ func (c *Console) follow(w http.ResponseWriter, r *http.Request, req *registryv1
 // of its members.
 func (c *Console) workspaceLive(w http.ResponseWriter, r *http.Request) {
 	ws := r.PathValue("workspace")
-	c.follow(w, r, &registryv1.WatchToolsRequest{Workspace: &ws}, func(ctx context.Context, ev *events) error {
+	c.follow(w, r, &registryv1.WatchToolsRequest{Workspace: &ws}, nil, func(ctx context.Context, ev *events) error {
 		v, err := c.readWorkspace(ctx, ws)
 		if err != nil {
 			_, sentence := httperr.From(err)

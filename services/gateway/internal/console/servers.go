@@ -57,9 +57,13 @@ func stateName(s bridgev1.State) string {
 // serversLive re-renders the server list whenever the registry reports a
 // change: a server reaching running advertises its tools and opens its
 // read, one crashing closes it, so the registry's watch is the bridge's
-// pulse without a poll. (The bridge has no watch of its own.)
+// pulse without a poll. (The bridge has no watch of its own.) A mount or
+// unmount made from this console draws it again once the bridge answered,
+// since the registry may hear of a server before the bridge's state moves.
 func (c *Console) serversLive(w http.ResponseWriter, r *http.Request) {
-	c.follow(w, r, &registryv1.WatchToolsRequest{}, func(ctx context.Context, ev *events) error {
+	beats, stop := c.servers.subscribe()
+	defer stop()
+	c.follow(w, r, &registryv1.WatchToolsRequest{}, beats, func(ctx context.Context, ev *events) error {
 		v, err := c.readServers(ctx)
 		if err != nil {
 			return err
@@ -113,6 +117,7 @@ func (c *Console) unmount(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Console) renderServers(ctx context.Context, w http.ResponseWriter, done string) {
+	c.servers.beat()
 	v, err := c.readServers(ctx)
 	if err != nil {
 		refuseErr(w, err)
