@@ -154,6 +154,12 @@ func TestConsoleInTheBrowser(t *testing.T) {
 		t.Fatalf("the capture's stdout is %q", stdout)
 	}
 
+	step(t, ctx, "seeing the invocation in the live list",
+		chromedp.Click(chromedp.CSS(`a[href="#invocations"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-phase="collected"]`)),
+		shot(dir, "invocations"),
+	)
+
 	step(t, ctx, "mounting the everything-server from the page",
 		chromedp.Navigate(s.URL+"/console/#servers"),
 		chromedp.WaitVisible(chromedp.ID("mount-client")),

@@ -254,3 +254,39 @@ func secretIn(t testing.TB, r reply) string {
 	}
 	return m[1]
 }
+
+func TestConsoleInvocationsAreLive(t *testing.T) {
+	s := newSuite(t, options{laptop: true})
+	mustStatus(t, "invocations page", s.consoleGet(t, "/console/api/invocations", aliceHeader), http.StatusOK, `data-live="/console/api/invocations/live"`)
+	ops := s.consoleLive(t, "/console/api/invocations/live", opsHeader)
+	ops.until(t, "invocation-list", contains("None."))
+
+	posted := s.consolePost(t, "/console/api/tools/laptop_fail/invoke", aliceHeader, url.Values{"input": {"{}"}})
+	inv := regexp.MustCompile(`inv-[A-Za-z0-9_-]+`).FindString(string(posted.Body))
+	ops.until(t, "invocation-list", contains(`data-invocation="`+inv+`"`, "<td>fail</td><td>laptop</td><td>alice</td>"))
+	s.consoleLive(t, "/console/api/invocations/"+inv+"/live", aliceHeader).until(t, "capture", contains(`data-state="answered"`))
+	row := ops.until(t, "invocation-list", contains(`data-invocation="`+inv+`" data-phase="collected"`))
+	if !strings.Contains(row, "<td>collected</td><td>1</td>") || !strings.Contains(row, "<td>3</td></tr>") {
+		t.Fatalf("the finished row lacks its hand-off count or exit code:\n%s", row)
+	}
+	// A driver sees what it posted, and nobody else's.
+	first := func(d string) bool { return true }
+	if got := s.consoleLive(t, "/console/api/invocations/live", aliceHeader).until(t, "invocation-list", first); !strings.Contains(got, inv) {
+		t.Fatalf("alice's own invocation is missing from her view:\n%s", got)
+	}
+	if got := s.consoleLive(t, "/console/api/invocations/live", as("bob", "driver")).until(t, "invocation-list", first); strings.Contains(got, inv) {
+		t.Fatalf("bob sees alice's invocation:\n%s", got)
+	}
+	// A host may not watch, with the API's sentence.
+	// (A streaming REST route wraps its refusal: {"error":{"message":…}}.)
+	api := do(t, s.Client, http.MethodGet, s.URL+"/v1/invocations:watch", as("laptop", "host"), nil)
+	var streamErr struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(api.Body, &streamErr); err != nil || api.Status != http.StatusForbidden || streamErr.Error.Message == "" {
+		t.Fatalf("the API's refusal of a host's watch: %d %s", api.Status, api.Body)
+	}
+	mustStatus(t, "a host's invocations view", s.consoleGet(t, "/console/api/invocations/live", as("laptop", "host")), http.StatusForbidden, html.EscapeString(streamErr.Error.Message))
+}

@@ -35,8 +35,8 @@ type Console struct {
 	// sign-in form asks for a name instead of a token.
 	Dev bool
 
-	// servers beats after each mount and unmount made here.
-	servers pulse
+	// serverBeat beats after each mount and unmount made here.
+	serverBeat pulse
 }
 
 // Handler is every console route. authed wraps the routes that need an
@@ -45,19 +45,21 @@ type Console struct {
 func (c *Console) Handler(authed func(http.Handler) http.Handler) http.Handler {
 	api := http.NewServeMux()
 	api.HandleFunc("GET /console/api/whoami", c.whoami)
-	api.HandleFunc("GET /console/api/workspaces", c.workspaces)
-	api.HandleFunc("GET /console/api/workspaces/{workspace}", c.workspace)
+	api.HandleFunc("GET /console/api/workspaces", page("workspaces", c.workspaces))
+	api.HandleFunc("GET /console/api/workspaces/{workspace}", page("workspace", c.workspace))
 	api.HandleFunc("GET /console/api/workspaces/{workspace}/live", c.workspaceLive)
-	api.HandleFunc("GET /console/api/tools/{name}", c.tool)
-	api.HandleFunc("POST /console/api/tools/{name}/invoke", c.invoke)
+	api.HandleFunc("GET /console/api/tools/{name}", page("tool", c.tool))
+	api.HandleFunc("POST /console/api/tools/{name}/invoke", action("posted", c.invoke))
+	api.HandleFunc("GET /console/api/invocations", c.invocations)
+	api.HandleFunc("GET /console/api/invocations/live", c.invocationsLive)
 	api.HandleFunc("GET /console/api/invocations/{invocation}/live", c.captureLive)
-	api.HandleFunc("GET /console/api/servers", c.servers)
+	api.HandleFunc("GET /console/api/servers", page("servers", c.servers))
 	api.HandleFunc("GET /console/api/servers/live", c.serversLive)
-	api.HandleFunc("POST /console/api/servers", c.mount)
-	api.HandleFunc("POST /console/api/servers/{client}/unmount", c.unmount)
-	api.HandleFunc("GET /console/api/tokens", c.tokens)
-	api.HandleFunc("POST /console/api/tokens", c.createToken)
-	api.HandleFunc("POST /console/api/tokens/{id}/revoke", c.revokeToken)
+	api.HandleFunc("POST /console/api/servers", action("server-list", c.mount))
+	api.HandleFunc("POST /console/api/servers/{client}/unmount", action("server-list", c.unmount))
+	api.HandleFunc("GET /console/api/tokens", page("tokens", c.tokens))
+	api.HandleFunc("POST /console/api/tokens", action("tokens", c.createToken))
+	api.HandleFunc("POST /console/api/tokens/{id}/revoke", action("tokens", c.revokeToken))
 	api.HandleFunc("/console/api/", notFound)
 
 	mux := http.NewServeMux()

@@ -68,23 +68,30 @@ func (c *Console) follow(w http.ResponseWriter, r *http.Request, req *registryv1
 		refuseErr(w, err)
 		return
 	}
+	serve(ctx, w, "live", dirty, extra, done, draw)
+}
+
+// serve answers with an event stream that calls draw after each signal on
+// dirty or extra, until the caller goes away or done reports the end of
+// what the stream follows (then a refusal replaces the element target).
+func serve(ctx context.Context, w http.ResponseWriter, target string, dirty, extra <-chan struct{}, done <-chan error, draw func(context.Context, *events) error) {
 	ev := startEvents(w)
 	for {
+		var err error
 		select {
 		case <-ctx.Done():
 			return
-		case err := <-done:
+		case err = <-done:
 			_, sentence := httperr.From(err)
-			ev.refusal("live", "the live view ended: "+sentence+"; reload the page to follow again")
+			ev.refusal(target, "the live view ended: "+sentence+"; reload the page to follow again")
 			return
 		case <-dirty:
-			if err := draw(ctx, ev); err != nil {
-				return
-			}
+			err = draw(ctx, ev)
 		case <-extra:
-			if err := draw(ctx, ev); err != nil {
-				return
-			}
+			err = draw(ctx, ev)
+		}
+		if err != nil {
+			return
 		}
 	}
 }

@@ -89,18 +89,21 @@ func caller(w http.ResponseWriter, r *http.Request) (context.Context, identity.I
 	return identity.As(r.Context(), id), id, true
 }
 
-// ago is a short age, "12s", "3m", "2h".
+// ago is how long ago t was: "just now", "12s ago", "3m0s ago".
 func ago(t time.Time) string {
 	if t.IsZero() {
 		return "never"
 	}
-	return age(time.Since(t))
+	if d := time.Since(t); d >= time.Second {
+		return age(d) + " ago"
+	}
+	return "just now"
 }
 
 func age(d time.Duration) string {
 	switch {
 	case d < time.Second:
-		return "now"
+		return d.Round(time.Millisecond).String()
 	case d < time.Minute:
 		return d.Truncate(time.Second).String()
 	case d < time.Hour:

@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -24,17 +25,8 @@ type serversView struct {
 }
 
 // servers lists the bridge's servers as the caller.
-func (c *Console) servers(w http.ResponseWriter, r *http.Request) {
-	ctx, _, ok := caller(w, r)
-	if !ok {
-		return
-	}
-	v, err := c.readServers(ctx)
-	if err != nil {
-		refuseErr(w, err)
-		return
-	}
-	render(w, "servers", v)
+func (c *Console) servers(ctx context.Context, _ *http.Request) (any, error) {
+	return c.readServers(ctx)
 }
 
 func (c *Console) readServers(ctx context.Context) (serversView, error) {
@@ -61,7 +53,7 @@ func stateName(s bridgev1.State) string {
 // unmount made from this console draws it again once the bridge answered,
 // since the registry may hear of a server before the bridge's state moves.
 func (c *Console) serversLive(w http.ResponseWriter, r *http.Request) {
-	beats, stop := c.servers.subscribe()
+	beats, stop := c.serverBeat.subscribe()
 	defer stop()
 	c.follow(w, r, &registryv1.WatchToolsRequest{}, beats, func(ctx context.Context, ev *events) error {
 		v, err := c.readServers(ctx)
@@ -75,56 +67,38 @@ func (c *Console) serversLive(w http.ResponseWriter, r *http.Request) {
 // mount mounts a stdio MCP server as the caller (the bridge admits
 // admins only) and, when the form names a workspace, registers its client
 // there, so its tools are listed.
-func (c *Console) mount(w http.ResponseWriter, r *http.Request) {
-	ctx, _, ok := caller(w, r)
-	if !ok {
-		return
-	}
-	if err := r.ParseForm(); err != nil {
-		refuse(w, http.StatusBadRequest, "reading the form: "+err.Error())
-		return
-	}
-	f := r.PostForm
+func (c *Console) mount(ctx context.Context, _ *http.Request, f url.Values) (any, error) {
 	client := strings.TrimSpace(f.Get("client"))
 	stdio := &bridgev1.StdioTransport{Command: strings.TrimSpace(f.Get("command")), Args: lines(f.Get("args"))}
 	if _, err := c.Bridge.Mount(ctx, &bridgev1.MountRequest{Client: client, Config: &bridgev1.ServerConfig{Transport: &bridgev1.ServerConfig_Stdio{Stdio: stdio}}}); err != nil {
-		refuseErr(w, err)
-		return
+		return nil, err
 	}
+	c.serverBeat.beat()
 	done := "mounted " + quote(client)
 	if ws := strings.TrimSpace(f.Get("workspace")); ws != "" {
 		if _, err := c.Registry.RegisterClient(ctx, &registryv1.RegisterClientRequest{Workspace: ws, Client: client}); err != nil {
-			refuseErr(w, err)
-			return
+			return nil, err
 		}
 		done += " in workspace " + quote(ws)
 	}
-	c.renderServers(ctx, w, done)
+	return c.doneServers(ctx, done)
 }
 
 // unmount unmounts a server as the caller.
-func (c *Console) unmount(w http.ResponseWriter, r *http.Request) {
-	ctx, _, ok := caller(w, r)
-	if !ok {
-		return
-	}
+func (c *Console) unmount(ctx context.Context, r *http.Request, _ url.Values) (any, error) {
 	client := r.PathValue("client")
 	if _, err := c.Bridge.Unmount(ctx, &bridgev1.UnmountRequest{Client: client}); err != nil {
-		refuseErr(w, err)
-		return
+		return nil, err
 	}
-	c.renderServers(ctx, w, "unmounted "+quote(client))
+	c.serverBeat.beat()
+	return c.doneServers(ctx, "unmounted "+quote(client))
 }
 
-func (c *Console) renderServers(ctx context.Context, w http.ResponseWriter, done string) {
-	c.servers.beat()
+// doneServers is the server list after an action, saying what was done.
+func (c *Console) doneServers(ctx context.Context, done string) (serversView, error) {
 	v, err := c.readServers(ctx)
-	if err != nil {
-		refuseErr(w, err)
-		return
-	}
 	v.Done = done
-	render(w, "server-list", v)
+	return v, err
 }
 
 // lines splits a text area into its non-empty lines, one argument each.

@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -20,34 +21,20 @@ type tokensView struct {
 
 // tokens lists every token; the registry admits admins only, and its
 // refusal of anyone else is the page.
-func (c *Console) tokens(w http.ResponseWriter, r *http.Request) {
-	ctx, _, ok := caller(w, r)
-	if !ok {
-		return
-	}
-	c.renderTokens(ctx, w, nil)
+func (c *Console) tokens(ctx context.Context, _ *http.Request) (any, error) {
+	return c.readTokens(ctx, nil)
 }
 
-func (c *Console) renderTokens(ctx context.Context, w http.ResponseWriter, created *registryv1.CreateTokenResponse) {
+func (c *Console) readTokens(ctx context.Context, created *registryv1.CreateTokenResponse) (any, error) {
 	res, err := c.Registry.ListTokens(ctx, &registryv1.ListTokensRequest{})
 	if err != nil {
-		refuseErr(w, err)
-		return
+		return nil, err
 	}
-	render(w, "tokens", tokensView{Tokens: res.GetTokens(), Created: created})
+	return tokensView{Tokens: res.GetTokens(), Created: created}, nil
 }
 
 // createToken mints a token as the caller from the form's fields.
-func (c *Console) createToken(w http.ResponseWriter, r *http.Request) {
-	ctx, _, ok := caller(w, r)
-	if !ok {
-		return
-	}
-	if err := r.ParseForm(); err != nil {
-		refuse(w, http.StatusBadRequest, "reading the form: "+err.Error())
-		return
-	}
-	f := r.PostForm
+func (c *Console) createToken(ctx context.Context, _ *http.Request, f url.Values) (any, error) {
 	req := &registryv1.CreateTokenRequest{
 		Identity:   strings.TrimSpace(f.Get("identity")),
 		Grade:      f.Get("grade"),
@@ -57,30 +44,23 @@ func (c *Console) createToken(w http.ResponseWriter, r *http.Request) {
 	if ttl := strings.TrimSpace(f.Get("ttl")); ttl != "" {
 		d, err := time.ParseDuration(ttl)
 		if err != nil || d <= 0 {
-			refuse(w, http.StatusBadRequest, "ttl "+quote(ttl)+" is not a positive duration such as 24h")
-			return
+			return nil, badForm("ttl %q is not a positive duration such as 24h", ttl)
 		}
 		req.Ttl = durationpb.New(d)
 	}
 	res, err := c.Registry.CreateToken(ctx, req)
 	if err != nil {
-		refuseErr(w, err)
-		return
+		return nil, err
 	}
-	c.renderTokens(ctx, w, res)
+	return c.readTokens(ctx, res)
 }
 
 // revokeToken revokes one token as the caller.
-func (c *Console) revokeToken(w http.ResponseWriter, r *http.Request) {
-	ctx, _, ok := caller(w, r)
-	if !ok {
-		return
-	}
+func (c *Console) revokeToken(ctx context.Context, r *http.Request, _ url.Values) (any, error) {
 	if _, err := c.Registry.RevokeToken(ctx, &registryv1.RevokeTokenRequest{Id: r.PathValue("id")}); err != nil {
-		refuseErr(w, err)
-		return
+		return nil, err
 	}
-	c.renderTokens(ctx, w, nil)
+	return c.readTokens(ctx, nil)
 }
 
 // splitList splits a comma- or space-separated list, dropping empties.

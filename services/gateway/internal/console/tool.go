@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"time"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
@@ -24,17 +25,8 @@ type toolView struct {
 
 // tool shows a tool by its presented name: the registry resolves it as
 // the caller, so a tool outside the caller's workspaces is absent.
-func (c *Console) tool(w http.ResponseWriter, r *http.Request) {
-	ctx, _, ok := caller(w, r)
-	if !ok {
-		return
-	}
-	v, err := c.resolve(ctx, r.PathValue("name"))
-	if err != nil {
-		refuseErr(w, err)
-		return
-	}
-	render(w, "tool", v)
+func (c *Console) tool(ctx context.Context, r *http.Request) (any, error) {
+	return c.resolve(ctx, r.PathValue("name"))
 }
 
 func (c *Console) resolve(ctx context.Context, name string) (toolView, error) {
@@ -66,35 +58,24 @@ type posted struct {
 // invoke builds the input from the form and invokes the tool as the
 // caller, the way POST /v1/invocations does; the page then follows the
 // capture.
-func (c *Console) invoke(w http.ResponseWriter, r *http.Request) {
-	ctx, _, ok := caller(w, r)
-	if !ok {
-		return
-	}
+func (c *Console) invoke(ctx context.Context, r *http.Request, form url.Values) (any, error) {
 	v, err := c.resolve(ctx, r.PathValue("name"))
 	if err != nil {
-		refuseErr(w, err)
-		return
+		return nil, err
 	}
-	if err := r.ParseForm(); err != nil {
-		refuse(w, http.StatusBadRequest, "reading the form: "+err.Error())
-		return
-	}
-	input, err := v.Form.inputFrom(r.PostForm)
+	input, err := v.Form.inputFrom(form)
 	if err != nil {
-		refuse(w, http.StatusBadRequest, err.Error())
-		return
+		return nil, badForm("%v", err)
 	}
 	req := &mailboxv1.InvokeRequest{Client: v.Client, Tool: v.Tool.GetName(), Input: input}
-	if cwd := r.PostForm.Get("cwd"); cwd != "" {
+	if cwd := form.Get("cwd"); cwd != "" {
 		req.Cwd = &cwd
 	}
 	res, err := c.Mailbox.Invoke(ctx, req)
 	if err != nil {
-		refuseErr(w, err)
-		return
+		return nil, err
 	}
-	render(w, "posted", posted{Invocation: res.GetInvocation(), Presented: v.Presented, Client: v.Client, Tool: v.Tool.GetName(), Input: pretty(input)})
+	return posted{Invocation: res.GetInvocation(), Presented: v.Presented, Client: v.Client, Tool: v.Tool.GetName(), Input: pretty(input)}, nil
 }
 
 // captureWait is how long each capture read holds: the mailbox answers as
@@ -127,7 +108,7 @@ func (c *Console) captureLive(w http.ResponseWriter, r *http.Request) {
 	}
 	ev := startEvents(w)
 	for res.GetCapture() == nil {
-		if ev.render("capture", "capture", captureView{Invocation: inv, Waited: age(time.Since(start))}) != nil {
+		if ev.render("capture", "capture", captureView{Invocation: inv, Waited: waited(start)}) != nil {
 			return
 		}
 		res, err = c.Mailbox.Capture(ctx, &mailboxv1.CaptureRequest{Invocation: inv, Wait: durationpb.New(captureWait)})
@@ -139,5 +120,14 @@ func (c *Console) captureLive(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	_ = ev.render("capture", "capture", captureView{Invocation: inv, Waited: age(time.Since(start)), Capture: res.GetCapture()})
+	_ = ev.render("capture", "capture", captureView{Invocation: inv, Waited: waited(start), Capture: res.GetCapture()})
+}
+
+// waited is the time since start, to the millisecond under a minute.
+func waited(start time.Time) string {
+	d := time.Since(start)
+	if d >= time.Minute {
+		return age(d)
+	}
+	return d.Round(time.Millisecond).String()
 }

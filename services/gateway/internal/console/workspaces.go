@@ -35,24 +35,19 @@ type workspaceRow struct {
 // workspaces lists the workspaces the caller sees: those that hold a
 // registered client, as a watch of everything shows them to this caller
 // (its grants decide, in the registry).
-func (c *Console) workspaces(w http.ResponseWriter, r *http.Request) {
-	ctx, _, ok := caller(w, r)
-	if !ok {
-		return
-	}
+func (c *Console) workspaces(ctx context.Context, _ *http.Request) (any, error) {
 	ctx, cancel := context.WithTimeout(ctx, snapshotWait)
 	defer cancel()
 	members, err := c.memberships(ctx)
 	if err != nil {
-		refuseErr(w, err)
-		return
+		return nil, err
 	}
 	rows := make([]workspaceRow, 0, len(members))
 	for ws, n := range members {
 		rows = append(rows, workspaceRow{Name: ws, Clients: n})
 	}
 	slices.SortFunc(rows, func(a, b workspaceRow) int { return strings.Compare(a.Name, b.Name) })
-	render(w, "workspaces", rows)
+	return rows, nil
 }
 
 // memberships reads a watch of everything up to the end of its snapshot
@@ -87,17 +82,8 @@ type workspaceView struct {
 
 // workspace shows a workspace's clients and tools; its script then opens
 // the live stream, which re-renders both on every change.
-func (c *Console) workspace(w http.ResponseWriter, r *http.Request) {
-	ctx, _, ok := caller(w, r)
-	if !ok {
-		return
-	}
-	v, err := c.readWorkspace(ctx, r.PathValue("workspace"))
-	if err != nil {
-		refuseErr(w, err)
-		return
-	}
-	render(w, "workspace", v)
+func (c *Console) workspace(ctx context.Context, r *http.Request) (any, error) {
+	return c.readWorkspace(ctx, r.PathValue("workspace"))
 }
 
 // readWorkspace lists a workspace as the caller: an unknown workspace, or

@@ -187,6 +187,7 @@
     switch (page) {
       case "workspace": url = "/console/api/workspaces/" + enc(arg); break;
       case "tool": url = "/console/api/tools/" + enc(arg); break;
+      case "invocations": url = "/console/api/invocations"; break;
       case "servers": url = "/console/api/servers"; break;
       case "tokens": url = "/console/api/tokens"; break;
     }
