@@ -100,9 +100,17 @@ func TestConsoleEscapesHostileToolText(t *testing.T) {
 		Title:       proto.String(hostile),
 		Description: hostile,
 		InputSchema: `{"type":"object","properties":{"<b>p</b>":{"type":"string","description":"` + strings.ReplaceAll(hostile, `"`, `\"`) + `"}}}`,
-	})
+	}, &registryv1.Tool{Name: hostile, Description: "A hostile name.", InputSchema: `{"type":"object"}`})
 	s.join(t, "default", "evil")
-	for _, path := range []string{"/console/api/workspaces/default", "/console/api/tools/evil_tool"} {
+	// The hostile name is presented sanitised; the page shows it as text.
+	ws := s.consoleGet(t, "/console/api/workspaces/default", aliceHeader)
+	m := regexp.MustCompile(`data-tool="(evil_[^"]+)"><td><a href="#tool/[^"]+">[^<]+</a></td><td>evil [^/]*</span></td><td>A hostile name.`).FindStringSubmatch(string(ws.Body))
+	if m == nil {
+		t.Fatalf("no row for the hostile name:\n%s", ws.Body)
+	}
+	named := s.consoleGet(t, "/console/api/tools/"+m[1], aliceHeader)
+	mustStatus(t, "the hostile name's page", named, http.StatusOK, "<dt>Name</dt><dd>&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;</dd>")
+	for _, path := range []string{"/console/api/workspaces/default", "/console/api/tools/evil_tool", "/console/api/tools/" + m[1]} {
 		r := s.consoleGet(t, path, aliceHeader)
 		mustStatus(t, path, r, http.StatusOK, "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;")
 		if b := string(r.Body); strings.Contains(b, "<script") || strings.Contains(b, "<img") || strings.Contains(b, "<b>p") {
