@@ -78,3 +78,10 @@ func (s *Service) changed(id string, phase mailboxv1.Phase, known *mailboxv1.Inv
 	known.Invocation, known.Phase = id, phase
 	s.watch.Publish(known)
 }
+
+// answeredItself tells the watchers of an answer the mailbox wrote itself
+// (at the hand-off cap, at a driver's timeout). The store calls under its
+// lock, so the change is published from a goroutine of its own.
+func (s *Service) answeredItself(id, client string, exit int32) {
+	go s.changed(id, mailboxv1.Phase_PHASE_ANSWERED, &mailboxv1.InvocationState{Client: client, ExitCode: &exit})
+}

@@ -3,9 +3,11 @@ package mailbox_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
@@ -92,6 +94,29 @@ func TestWatchFollowsAnInvocationThroughItsPhases(t *testing.T) {
 	_, snapshot := s.watchAs(t, driver)
 	if len(snapshot) != 1 || snapshot[0].GetInvocation() != id || snapshot[0].GetPhase() != mailboxv1.Phase_PHASE_COLLECTED {
 		t.Fatalf("a later snapshot: %v", snapshot)
+	}
+}
+
+func TestWatchShowsTheAnswersTheMailboxWritesItself(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t)
+	s.advertise(t, "late", "echo")
+	admin, _ := s.watchAs(t, testkit.As("ops", identity.Admin))
+	posted := time.Now()
+	res, err := s.mb.Invoke(driver, &mailboxv1.InvokeRequest{Client: "late", Tool: "echo", Input: `{}`, Timeout: durationpb.New(time.Millisecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := nextState(t, admin); st.GetPhase() != mailboxv1.Phase_PHASE_QUEUED {
+		t.Fatalf("first %v, want queued", st)
+	}
+	testkit.Eventually(t, "the timeout to run out", time.Second, func() bool { return time.Since(posted) > 10*time.Millisecond })
+	// Its host's read reaches it and the mailbox answers it, unrun.
+	_, stop := s.follow(t, "late")
+	defer stop()
+	st := nextState(t, admin)
+	if st.GetInvocation() != res.GetInvocation() || st.GetPhase() != mailboxv1.Phase_PHASE_ANSWERED || st.GetExitCode() != 124 || st.GetHandOffs() != 0 || st.GetPoster() != "driver" {
+		t.Fatalf("after the timeout: %v, want answered with 124, never handed out", st)
 	}
 }
 

@@ -301,8 +301,8 @@ type InvocationState struct {
 	Changed *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=changed,proto3" json:"changed,omitempty"`
 	// exit_code is the capture's exit code, once answered.
 	ExitCode *int32 `protobuf:"varint,9,opt,name=exit_code,json=exitCode,proto3,oneof" json:"exit_code,omitempty"`
-	// answered is when its host's capture was stored; absent before, and
-	// for the answers the mailbox writes itself (hand-off cap, timeout).
+	// answered is when its capture was stored (its host's, or the mailbox's
+	// own at the hand-off cap or a driver's timeout); absent before.
 	Answered      *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=answered,proto3" json:"answered,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
