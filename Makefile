@@ -13,12 +13,20 @@ CMDS := ./cli/cmd/switchboard ./services/registry/cmd/registry ./services/mailbo
 # Where `make run` keeps the registry's store (git-ignored).
 DATA ?= .data
 
-.PHONY: help tools generate check-generate lint build test run bench soak images clean
+.PHONY: help tools browser generate check-generate lint build test run bench soak images clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
 
-tools: $(TOOLS_STAMP) ## install pinned buf, protoc plugins, grpcurl and the MCP test servers into bin/
+tools: $(TOOLS_STAMP) browser ## install pinned buf, protoc plugins, grpcurl and the MCP test servers into bin/, and Chromium
+
+# The console's browser test drives headless Chromium: Debian's package, from
+# apt (we never commit a fetched browser). Installed only when it is missing.
+browser: ## install /usr/bin/chromium with apt when it is missing (the console's browser test)
+	@if [ ! -x /usr/bin/chromium ]; then \
+		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		echo "installing chromium with apt for the console's browser test"; \
+		$$sudo apt-get update && $$sudo apt-get install -y chromium; fi
 
 $(TOOLS_STAMP): tools/go.mod tools/go.sum tools/buf/go.mod tools/buf/go.sum
 	@mkdir -p $(BIN)

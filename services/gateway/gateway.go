@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/switchboard-run/switchboard/gen"
+	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
@@ -21,6 +22,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/telemetry"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/act"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/bodylimit"
+	"github.com/switchboard-run/switchboard/services/gateway/internal/console"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/hostguard"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httpauth"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
@@ -135,6 +137,10 @@ func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
 		mux.Handle(oauth.MetadataPrefix+"/mcp", getOnly(rs.Metadata()))
 		mux.Handle(oauth.MetadataPrefix+"/mcp/{workspace}", getOnly(rs.Metadata()))
 	}
+	// The console acts through the same identity middleware, on behalf of
+	// its signed-in caller.
+	ops := &console.Console{Registry: registry, Mailbox: mailbox, Bridge: bridgev1.NewBridgeServiceClient(b.Bridge), Dev: cfg.Security.Dev}
+	mux.Handle(console.Prefix, ops.Handler(who.Middleware))
 	mux.Handle("/", who.Middleware(lim.Wrap(isRESTCall, rest.Unbounded(routes))))
 	// Telemetry outermost: every request is counted and (when tracing) is
 	// a span, refusals by the guard and the body limit included, and the

@@ -31,6 +31,7 @@ import (
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/jsbox"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/slots"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/view"
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/watch"
 )
 
 // Service implements mailboxv1.MailboxServiceServer.
@@ -40,6 +41,7 @@ type Service struct {
 	bounds  Bounds
 	box     inflight.Store
 	held    *held
+	watch   *watch.Tracker
 	reads   reads
 	view    *view.View
 	log     *slog.Logger
@@ -88,6 +90,11 @@ func New(ctx context.Context, cfg Config, nc *nats.Conn, reg registryv1.Registry
 		return nil, fmt.Errorf("listening for the other replicas' budget announcements: %w", err)
 	}
 	s.held = h
+	if s.watch, err = watch.New(nc, cfg.TTL, log); err != nil {
+		s.box.Close()
+		s.held.close()
+		return nil, fmt.Errorf("listening for the other replicas' invocation changes: %w", err)
+	}
 	if d, ok := s.box.(depther); ok {
 		tel.Registry.MustRegister(newDepthCollector(d))
 	}
@@ -134,5 +141,6 @@ func (s *Service) Register(srv *grpcserver.Server) {
 	srv.OnDrain(func() {
 		s.box.Close()
 		s.held.close()
+		s.watch.Close()
 	})
 }

@@ -83,8 +83,13 @@ func (s *Service) workspaceLabel(client string) string {
 	return s.metrics.workspaces.Value(ws)
 }
 
-// answered counts an answer a store wrote (inflight.Answered).
-func (s *Service) answered(client string, posted time.Time, c inflight.Capture, by inflight.Answer) {
+// answered counts an answer a store wrote (inflight.Answered), and tells
+// the watchers of the answers the mailbox writes itself (a host's and a
+// cancel are told by Complete and Cancel, which know more of them).
+func (s *Service) answered(id, client string, posted time.Time, c inflight.Capture, by inflight.Answer) {
+	if by == inflight.ByCap || by == inflight.ByTimeout {
+		s.answeredItself(id, client, c.ExitCode)
+	}
 	outcome := OutcomeCompleted
 	switch {
 	case by == inflight.ByCancel:

@@ -21,7 +21,7 @@ func TestTenThousandClientsStayBounded(t *testing.T) {
 	s := &Service{view: view.New(nil, identity.Self{}, logging.Discard()), metrics: newMetrics(tel)}
 	for i := range 10_000 {
 		client := fmt.Sprintf("host-%05d", i)
-		s.answered(client, time.Now(), inflight.Capture{}, inflight.ByHost)
+		s.answered("inv-x", client, time.Now(), inflight.Capture{}, inflight.ByHost)
 		s.refused(client, nil)
 	}
 	s.refused("not a client name!", nil)

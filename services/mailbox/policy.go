@@ -19,6 +19,7 @@ var Policy = identity.Policy{
 	mailboxv1.MailboxService_Call_FullMethodName:        drivers,
 	mailboxv1.MailboxService_Capture_FullMethodName:     drivers,
 	mailboxv1.MailboxService_Cancel_FullMethodName:      drivers,
+	mailboxv1.MailboxService_Watch_FullMethodName:       drivers,
 	mailboxv1.MailboxService_Invocations_FullMethodName: hosts,
 	mailboxv1.MailboxService_Follow_FullMethodName:      hosts,
 	mailboxv1.MailboxService_Complete_FullMethodName:    hosts,

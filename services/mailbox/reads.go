@@ -123,7 +123,7 @@ func (s *Service) Invocations(ctx context.Context, req *mailboxv1.InvocationsReq
 		invs, _ := read.Take(false, room)
 		taken = append(taken, invs...)
 		if room.Full || (len(taken) > 0 && !read.Backlogged()) {
-			return &mailboxv1.InvocationsResponse{Rows: rows(taken)}, nil
+			return s.handOut(ctx, taken), nil
 		}
 		// With rows in hand, the rest of the backlog is awaited only while
 		// it keeps arriving: a store counts it when the read opens, and the
@@ -136,17 +136,23 @@ func (s *Service) Invocations(ctx context.Context, req *mailboxv1.InvocationsReq
 		select {
 		case <-read.Wake():
 		case <-quiet:
-			return &mailboxv1.InvocationsResponse{Rows: rows(taken)}, nil
+			return s.handOut(ctx, taken), nil
 		case <-timer.C:
-			return &mailboxv1.InvocationsResponse{Rows: rows(taken)}, nil
+			return s.handOut(ctx, taken), nil
 		case <-read.Ended():
-			return &mailboxv1.InvocationsResponse{Rows: rows(taken)}, nil
+			return s.handOut(ctx, taken), nil
 		case <-ctx.Done():
 			// Nothing reaches the host: what was taken is given back uncounted.
 			read.Unsent(taken)
 			return nil, status.FromContextError(ctx.Err()).Err()
 		}
 	}
+}
+
+// handOut answers a read with what it took, telling the watchers.
+func (s *Service) handOut(ctx context.Context, taken []inflight.Invocation) *mailboxv1.InvocationsResponse {
+	s.handed(ctx, taken)
+	return &mailboxv1.InvocationsResponse{Rows: rows(taken)}
 }
 
 // Follow is the streaming read: `opened` first, then invocations and
@@ -173,6 +179,7 @@ func (s *Service) Follow(req *mailboxv1.FollowRequest, stream mailboxv1.MailboxS
 				read.Unsent(invs[i:]) // never reached the host: no hand-off
 				return err
 			}
+			s.handed(ctx, invs[i:i+1])
 		}
 		for _, id := range cancels {
 			ev := &mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Cancelled{Cancelled: &mailboxv1.Cancelled{Invocation: id}}}

@@ -49,6 +49,7 @@ func (s *Service) post(ctx context.Context, client, tool, input string, cwd *str
 		s.held.ledger.Release(p.ID, p.Poster)
 		return "", err
 	}
+	s.posted(p)
 	return p.ID, nil
 }
 
@@ -138,6 +139,7 @@ func (s *Service) Complete(ctx context.Context, req *mailboxv1.CompleteRequest) 
 		return nil, err
 	}
 	s.held.captured(req.GetInvocation(), stored)
+	s.changed(req.GetInvocation(), mailboxv1.Phase_PHASE_ANSWERED, &mailboxv1.InvocationState{Client: caller.Name, ExitCode: &stored.ExitCode})
 	return &mailboxv1.CompleteResponse{Invocation: req.GetInvocation(), Capture: toProto(&stored)}, nil
 }
 
@@ -177,6 +179,9 @@ func (s *Service) Capture(ctx context.Context, req *mailboxv1.CaptureRequest) (*
 	if err != nil {
 		return nil, err
 	}
+	if c != nil {
+		s.changed(req.GetInvocation(), mailboxv1.Phase_PHASE_COLLECTED, &mailboxv1.InvocationState{Poster: caller.Name, ExitCode: &c.ExitCode})
+	}
 	return &mailboxv1.CaptureResponse{Invocation: req.GetInvocation(), Capture: toProto(c)}, nil
 }
 
@@ -198,6 +203,7 @@ func (s *Service) Call(ctx context.Context, req *mailboxv1.CallRequest) (*mailbo
 	if err := s.held.reserve(p); err != nil {
 		return nil, err
 	}
+	s.posted(p) // told before it can be answered, so the phases arrive in order
 	c, err := s.box.Call(ctx, waitCtx, p)
 	// Released once taken, and on any failure: most are of the post (the
 	// rest, NATS lost mid-wait, leave an invocation uncounted, not a
@@ -205,6 +211,9 @@ func (s *Service) Call(ctx context.Context, req *mailboxv1.CallRequest) (*mailbo
 	s.held.settled(p.ID, p.Poster, c != nil || err != nil, err)
 	if err != nil {
 		return nil, err
+	}
+	if c != nil {
+		s.changed(p.ID, mailboxv1.Phase_PHASE_COLLECTED, &mailboxv1.InvocationState{Poster: p.Poster, ExitCode: &c.ExitCode})
 	}
 	return &mailboxv1.CallResponse{Invocation: p.ID, Capture: toProto(c)}, nil
 }
@@ -223,6 +232,7 @@ func (s *Service) Cancel(ctx context.Context, req *mailboxv1.CancelRequest) (*ma
 	if err != nil {
 		return nil, err
 	}
+	s.changed(req.GetInvocation(), mailboxv1.Phase_PHASE_CANCELLED, &mailboxv1.InvocationState{Poster: caller.Name, ExitCode: &c.ExitCode})
 	return &mailboxv1.CancelResponse{Invocation: req.GetInvocation(), Capture: toProto(&c)}, nil
 }
 

@@ -103,6 +103,7 @@ func writeRoutingError(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshal
 // stays open for hours, so the server's write timeout must not cut it.
 var streamRoutes = map[string]bool{
 	"/v1/invocations:follow": true,
+	"/v1/invocations:watch":  true,
 	"/v1/watch":              true,
 }
 

@@ -221,10 +221,10 @@ const (
 	ByTimeout
 )
 
-// Answered is told of each answer a store writes, with the addressee and
-// when the invocation was posted (zero when the store cannot tell). Stores
-// call it under their locks: it must only count.
-type Answered func(client string, posted time.Time, c Capture, by Answer)
+// Answered is told of each answer a store writes, with the invocation, its
+// addressee and when it was posted (zero when the store cannot tell).
+// Stores call it under their locks: it must only count (or hand off).
+type Answered func(id, client string, posted time.Time, c Capture, by Answer)
 
 // Read is a client's hold on its queue, whatever store keeps the queue: it
 // is held by a Follow stream for as long as the stream lives, or by an

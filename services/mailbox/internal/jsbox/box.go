@@ -273,7 +273,7 @@ func (b *Box) Complete(ctx context.Context, caller, id string, c inflight.Captur
 		}
 		b.announceAnswer(id, newRev, stored)
 		if b.cfg.Answered != nil {
-			b.cfg.Answered(caller, rec.Posted, stored, inflight.ByHost)
+			b.cfg.Answered(id, caller, rec.Posted, stored, inflight.ByHost)
 		}
 		return stored, nil
 	}
@@ -488,7 +488,7 @@ func (b *Box) Cancel(ctx context.Context, caller, id, reason string) (inflight.C
 		b.announce(donePrefix+id, nil) // waiters wake and find the slot gone
 		c := inflight.Cancelled(id, reason)
 		if b.cfg.Answered != nil {
-			b.cfg.Answered(rec.Client, rec.Posted, c, inflight.ByCancel)
+			b.cfg.Answered(id, rec.Client, rec.Posted, c, inflight.ByCancel)
 		}
 		return c, nil
 	}

@@ -207,7 +207,7 @@ func (r *Read) answerWith(ctx context.Context, id string, rec record, rev uint64
 	}
 	r.box.announceAnswer(id, newRev, c)
 	if r.box.cfg.Answered != nil {
-		r.box.cfg.Answered(r.client, rec.Posted, c, by)
+		r.box.cfg.Answered(id, r.client, rec.Posted, c, by)
 	}
 	return nil
 }

@@ -101,7 +101,7 @@ func (b *Box) Complete(_ context.Context, caller, id string, c Capture) (Capture
 	}
 	b.answer(s, inflight.Rehanded(c, s.client, s.handoffs))
 	if b.cfg.Answered != nil {
-		b.cfg.Answered(s.client, b.posted(s), *s.capture, inflight.ByHost)
+		b.cfg.Answered(s.id, s.client, b.posted(s), *s.capture, inflight.ByHost)
 	}
 	return *s.capture, nil
 }
@@ -186,7 +186,7 @@ func (b *Box) Cancel(_ context.Context, caller, id, reason string) (Capture, err
 		wasHanded := s.state == handed
 		b.answer(s, inflight.Cancelled(id, reason))
 		if b.cfg.Answered != nil {
-			b.cfg.Answered(s.client, b.posted(s), *s.capture, inflight.ByCancel)
+			b.cfg.Answered(s.id, s.client, b.posted(s), *s.capture, inflight.ByCancel)
 		}
 		if q := b.queues[s.client]; wasHanded && q != nil && q.reader != nil {
 			q.reader.cancelled(id)

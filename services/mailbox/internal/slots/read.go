@@ -65,7 +65,7 @@ func (b *Box) answerWith(s *slot, c *Capture, by inflight.Answer) {
 	s.state = answered
 	s.capture = c
 	if b.cfg.Answered != nil {
-		b.cfg.Answered(s.client, b.posted(s), *c, by)
+		b.cfg.Answered(s.id, s.client, b.posted(s), *c, by)
 	}
 	if s.done != nil {
 		close(s.done)

@@ -10,6 +10,7 @@ import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -21,6 +22,71 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+// Phase is where an invocation is in its life.
+type Phase int32
+
+const (
+	// PHASE_UNSPECIFIED is never sent.
+	Phase_PHASE_UNSPECIFIED Phase = 0
+	// PHASE_QUEUED: posted, waiting for its host's read.
+	Phase_PHASE_QUEUED Phase = 1
+	// PHASE_HANDED_OUT: handed to its host (hand_offs counts how often).
+	Phase_PHASE_HANDED_OUT Phase = 2
+	// PHASE_ANSWERED: its capture is stored, waiting for its poster.
+	Phase_PHASE_ANSWERED Phase = 3
+	// PHASE_COLLECTED: its poster collected the capture; the slot is gone.
+	Phase_PHASE_COLLECTED Phase = 4
+	// PHASE_CANCELLED: its poster cancelled it.
+	Phase_PHASE_CANCELLED Phase = 5
+)
+
+// Enum value maps for Phase.
+var (
+	Phase_name = map[int32]string{
+		0: "PHASE_UNSPECIFIED",
+		1: "PHASE_QUEUED",
+		2: "PHASE_HANDED_OUT",
+		3: "PHASE_ANSWERED",
+		4: "PHASE_COLLECTED",
+		5: "PHASE_CANCELLED",
+	}
+	Phase_value = map[string]int32{
+		"PHASE_UNSPECIFIED": 0,
+		"PHASE_QUEUED":      1,
+		"PHASE_HANDED_OUT":  2,
+		"PHASE_ANSWERED":    3,
+		"PHASE_COLLECTED":   4,
+		"PHASE_CANCELLED":   5,
+	}
+)
+
+func (x Phase) Enum() *Phase {
+	p := new(Phase)
+	*p = x
+	return p
+}
+
+func (x Phase) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Phase) Descriptor() protoreflect.EnumDescriptor {
+	return file_switchboard_mailbox_v1_mailbox_proto_enumTypes[0].Descriptor()
+}
+
+func (Phase) Type() protoreflect.EnumType {
+	return &file_switchboard_mailbox_v1_mailbox_proto_enumTypes[0]
+}
+
+func (x Phase) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Phase.Descriptor instead.
+func (Phase) EnumDescriptor() ([]byte, []int) {
+	return file_switchboard_mailbox_v1_mailbox_proto_rawDescGZIP(), []int{0}
+}
 
 // Capture is what running an invocation produced — the stdio tool contract:
 // bytes on stdout, bytes on stderr, the exit code the verdict (non-zero is an
@@ -213,11 +279,140 @@ func (x *Invocation) GetTraceContext() map[string]string {
 	return nil
 }
 
+// InvocationState is one invocation as a watch shows it: who posted what
+// to whom, and where it is. Never its input or its capture's text.
+type InvocationState struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// invocation is the handle.
+	Invocation string `protobuf:"bytes,1,opt,name=invocation,proto3" json:"invocation,omitempty"`
+	// client is the addressee.
+	Client string `protobuf:"bytes,2,opt,name=client,proto3" json:"client,omitempty"`
+	// tool is the advertised name.
+	Tool string `protobuf:"bytes,3,opt,name=tool,proto3" json:"tool,omitempty"`
+	// poster is the identity that posted it.
+	Poster string `protobuf:"bytes,4,opt,name=poster,proto3" json:"poster,omitempty"`
+	// phase is where it is now.
+	Phase Phase `protobuf:"varint,5,opt,name=phase,proto3,enum=switchboard.mailbox.v1.Phase" json:"phase,omitempty"`
+	// hand_offs counts the times it was handed to its host.
+	HandOffs int32 `protobuf:"varint,6,opt,name=hand_offs,json=handOffs,proto3" json:"hand_offs,omitempty"`
+	// posted is when it was posted.
+	Posted *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=posted,proto3" json:"posted,omitempty"`
+	// changed is when it reached its phase.
+	Changed *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=changed,proto3" json:"changed,omitempty"`
+	// exit_code is the capture's exit code, once answered.
+	ExitCode *int32 `protobuf:"varint,9,opt,name=exit_code,json=exitCode,proto3,oneof" json:"exit_code,omitempty"`
+	// answered is when its capture was stored (its host's, or the mailbox's
+	// own at the hand-off cap or a driver's timeout); absent before.
+	Answered      *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=answered,proto3" json:"answered,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InvocationState) Reset() {
+	*x = InvocationState{}
+	mi := &file_switchboard_mailbox_v1_mailbox_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InvocationState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InvocationState) ProtoMessage() {}
+
+func (x *InvocationState) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_mailbox_v1_mailbox_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InvocationState.ProtoReflect.Descriptor instead.
+func (*InvocationState) Descriptor() ([]byte, []int) {
+	return file_switchboard_mailbox_v1_mailbox_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *InvocationState) GetInvocation() string {
+	if x != nil {
+		return x.Invocation
+	}
+	return ""
+}
+
+func (x *InvocationState) GetClient() string {
+	if x != nil {
+		return x.Client
+	}
+	return ""
+}
+
+func (x *InvocationState) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *InvocationState) GetPoster() string {
+	if x != nil {
+		return x.Poster
+	}
+	return ""
+}
+
+func (x *InvocationState) GetPhase() Phase {
+	if x != nil {
+		return x.Phase
+	}
+	return Phase_PHASE_UNSPECIFIED
+}
+
+func (x *InvocationState) GetHandOffs() int32 {
+	if x != nil {
+		return x.HandOffs
+	}
+	return 0
+}
+
+func (x *InvocationState) GetPosted() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Posted
+	}
+	return nil
+}
+
+func (x *InvocationState) GetChanged() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Changed
+	}
+	return nil
+}
+
+func (x *InvocationState) GetExitCode() int32 {
+	if x != nil && x.ExitCode != nil {
+		return *x.ExitCode
+	}
+	return 0
+}
+
+func (x *InvocationState) GetAnswered() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Answered
+	}
+	return nil
+}
+
 var File_switchboard_mailbox_v1_mailbox_proto protoreflect.FileDescriptor
 
 const file_switchboard_mailbox_v1_mailbox_proto_rawDesc = "" +
 	"\n" +
-	"$switchboard/mailbox/v1/mailbox.proto\x12\x16switchboard.mailbox.v1\x1a\x1egoogle/protobuf/duration.proto\"\x89\x01\n" +
+	"$switchboard/mailbox/v1/mailbox.proto\x12\x16switchboard.mailbox.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x89\x01\n" +
 	"\aCapture\x12\x1b\n" +
 	"\x06stdout\x18\x01 \x01(\tH\x00R\x06stdout\x88\x01\x01\x12\x1b\n" +
 	"\x06stderr\x18\x02 \x01(\tH\x01R\x06stderr\x88\x01\x01\x12 \n" +
@@ -241,7 +436,30 @@ const file_switchboard_mailbox_v1_mailbox_proto_rawDesc = "" +
 	"\x11TraceContextEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
-	"\x04_cwdBPZNgithub.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1;mailboxv1b\x06proto3"
+	"\x04_cwd\"\x99\x03\n" +
+	"\x0fInvocationState\x12\x1e\n" +
+	"\n" +
+	"invocation\x18\x01 \x01(\tR\n" +
+	"invocation\x12\x16\n" +
+	"\x06client\x18\x02 \x01(\tR\x06client\x12\x12\n" +
+	"\x04tool\x18\x03 \x01(\tR\x04tool\x12\x16\n" +
+	"\x06poster\x18\x04 \x01(\tR\x06poster\x123\n" +
+	"\x05phase\x18\x05 \x01(\x0e2\x1d.switchboard.mailbox.v1.PhaseR\x05phase\x12\x1b\n" +
+	"\thand_offs\x18\x06 \x01(\x05R\bhandOffs\x122\n" +
+	"\x06posted\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x06posted\x124\n" +
+	"\achanged\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\achanged\x12 \n" +
+	"\texit_code\x18\t \x01(\x05H\x00R\bexitCode\x88\x01\x01\x126\n" +
+	"\banswered\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\bansweredB\f\n" +
+	"\n" +
+	"_exit_code*\x84\x01\n" +
+	"\x05Phase\x12\x15\n" +
+	"\x11PHASE_UNSPECIFIED\x10\x00\x12\x10\n" +
+	"\fPHASE_QUEUED\x10\x01\x12\x14\n" +
+	"\x10PHASE_HANDED_OUT\x10\x02\x12\x12\n" +
+	"\x0ePHASE_ANSWERED\x10\x03\x12\x13\n" +
+	"\x0fPHASE_COLLECTED\x10\x04\x12\x13\n" +
+	"\x0fPHASE_CANCELLED\x10\x05BPZNgithub.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1;mailboxv1b\x06proto3"
 
 var (
 	file_switchboard_mailbox_v1_mailbox_proto_rawDescOnce sync.Once
@@ -255,22 +473,30 @@ func file_switchboard_mailbox_v1_mailbox_proto_rawDescGZIP() []byte {
 	return file_switchboard_mailbox_v1_mailbox_proto_rawDescData
 }
 
-var file_switchboard_mailbox_v1_mailbox_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_switchboard_mailbox_v1_mailbox_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_switchboard_mailbox_v1_mailbox_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_switchboard_mailbox_v1_mailbox_proto_goTypes = []any{
-	(*Capture)(nil),             // 0: switchboard.mailbox.v1.Capture
-	(*Invocation)(nil),          // 1: switchboard.mailbox.v1.Invocation
-	nil,                         // 2: switchboard.mailbox.v1.Invocation.TraceContextEntry
-	(*durationpb.Duration)(nil), // 3: google.protobuf.Duration
+	(Phase)(0),                    // 0: switchboard.mailbox.v1.Phase
+	(*Capture)(nil),               // 1: switchboard.mailbox.v1.Capture
+	(*Invocation)(nil),            // 2: switchboard.mailbox.v1.Invocation
+	(*InvocationState)(nil),       // 3: switchboard.mailbox.v1.InvocationState
+	nil,                           // 4: switchboard.mailbox.v1.Invocation.TraceContextEntry
+	(*durationpb.Duration)(nil),   // 5: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 6: google.protobuf.Timestamp
 }
 var file_switchboard_mailbox_v1_mailbox_proto_depIdxs = []int32{
-	3, // 0: switchboard.mailbox.v1.Invocation.time_left:type_name -> google.protobuf.Duration
-	3, // 1: switchboard.mailbox.v1.Invocation.timeout:type_name -> google.protobuf.Duration
-	2, // 2: switchboard.mailbox.v1.Invocation.trace_context:type_name -> switchboard.mailbox.v1.Invocation.TraceContextEntry
-	3, // [3:3] is the sub-list for method output_type
-	3, // [3:3] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	5, // 0: switchboard.mailbox.v1.Invocation.time_left:type_name -> google.protobuf.Duration
+	5, // 1: switchboard.mailbox.v1.Invocation.timeout:type_name -> google.protobuf.Duration
+	4, // 2: switchboard.mailbox.v1.Invocation.trace_context:type_name -> switchboard.mailbox.v1.Invocation.TraceContextEntry
+	0, // 3: switchboard.mailbox.v1.InvocationState.phase:type_name -> switchboard.mailbox.v1.Phase
+	6, // 4: switchboard.mailbox.v1.InvocationState.posted:type_name -> google.protobuf.Timestamp
+	6, // 5: switchboard.mailbox.v1.InvocationState.changed:type_name -> google.protobuf.Timestamp
+	6, // 6: switchboard.mailbox.v1.InvocationState.answered:type_name -> google.protobuf.Timestamp
+	7, // [7:7] is the sub-list for method output_type
+	7, // [7:7] is the sub-list for method input_type
+	7, // [7:7] is the sub-list for extension type_name
+	7, // [7:7] is the sub-list for extension extendee
+	0, // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_mailbox_v1_mailbox_proto_init() }
@@ -280,18 +506,20 @@ func file_switchboard_mailbox_v1_mailbox_proto_init() {
 	}
 	file_switchboard_mailbox_v1_mailbox_proto_msgTypes[0].OneofWrappers = []any{}
 	file_switchboard_mailbox_v1_mailbox_proto_msgTypes[1].OneofWrappers = []any{}
+	file_switchboard_mailbox_v1_mailbox_proto_msgTypes[2].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_mailbox_v1_mailbox_proto_rawDesc), len(file_switchboard_mailbox_v1_mailbox_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   3,
+			NumEnums:      1,
+			NumMessages:   4,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
 		GoTypes:           file_switchboard_mailbox_v1_mailbox_proto_goTypes,
 		DependencyIndexes: file_switchboard_mailbox_v1_mailbox_proto_depIdxs,
+		EnumInfos:         file_switchboard_mailbox_v1_mailbox_proto_enumTypes,
 		MessageInfos:      file_switchboard_mailbox_v1_mailbox_proto_msgTypes,
 	}.Build()
 	File_switchboard_mailbox_v1_mailbox_proto = out.File

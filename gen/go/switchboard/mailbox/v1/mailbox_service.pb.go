@@ -991,6 +991,168 @@ func (x *CancelResponse) GetCapture() *Capture {
 	return nil
 }
 
+// WatchRequest asks for the invocations the caller may see.
+type WatchRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchRequest) Reset() {
+	*x = WatchRequest{}
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchRequest) ProtoMessage() {}
+
+func (x *WatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
+func (*WatchRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{16}
+}
+
+// WatchResponse is one invocation's state, or the end of the snapshot.
+type WatchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// event is what happened.
+	//
+	// Types that are valid to be assigned to Event:
+	//
+	//	*WatchResponse_Invocation
+	//	*WatchResponse_Synced
+	Event         isWatchResponse_Event `protobuf_oneof:"event"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchResponse) Reset() {
+	*x = WatchResponse{}
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchResponse) ProtoMessage() {}
+
+func (x *WatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
+func (*WatchResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *WatchResponse) GetEvent() isWatchResponse_Event {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+func (x *WatchResponse) GetInvocation() *InvocationState {
+	if x != nil {
+		if x, ok := x.Event.(*WatchResponse_Invocation); ok {
+			return x.Invocation
+		}
+	}
+	return nil
+}
+
+func (x *WatchResponse) GetSynced() *WatchSynced {
+	if x != nil {
+		if x, ok := x.Event.(*WatchResponse_Synced); ok {
+			return x.Synced
+		}
+	}
+	return nil
+}
+
+type isWatchResponse_Event interface {
+	isWatchResponse_Event()
+}
+
+type WatchResponse_Invocation struct {
+	// invocation is an invocation's state after a change (or, before
+	// synced, as the snapshot holds it).
+	Invocation *InvocationState `protobuf:"bytes,1,opt,name=invocation,proto3,oneof"`
+}
+
+type WatchResponse_Synced struct {
+	// synced marks the end of the snapshot: live changes follow.
+	Synced *WatchSynced `protobuf:"bytes,2,opt,name=synced,proto3,oneof"`
+}
+
+func (*WatchResponse_Invocation) isWatchResponse_Event() {}
+
+func (*WatchResponse_Synced) isWatchResponse_Event() {}
+
+// WatchSynced marks the end of a watch's snapshot.
+type WatchSynced struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchSynced) Reset() {
+	*x = WatchSynced{}
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchSynced) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchSynced) ProtoMessage() {}
+
+func (x *WatchSynced) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchSynced.ProtoReflect.Descriptor instead.
+func (*WatchSynced) Descriptor() ([]byte, []int) {
+	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{18}
+}
+
 var File_switchboard_mailbox_v1_mailbox_service_proto protoreflect.FileDescriptor
 
 const file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc = "" +
@@ -1076,7 +1238,15 @@ const file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc = "" +
 	"\n" +
 	"invocation\x18\x01 \x01(\tR\n" +
 	"invocation\x129\n" +
-	"\acapture\x18\x02 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acapture2\x93\x05\n" +
+	"\acapture\x18\x02 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acapture\"\x0e\n" +
+	"\fWatchRequest\"\xa2\x01\n" +
+	"\rWatchResponse\x12I\n" +
+	"\n" +
+	"invocation\x18\x01 \x01(\v2'.switchboard.mailbox.v1.InvocationStateH\x00R\n" +
+	"invocation\x12=\n" +
+	"\x06synced\x18\x02 \x01(\v2#.switchboard.mailbox.v1.WatchSyncedH\x00R\x06syncedB\a\n" +
+	"\x05event\"\r\n" +
+	"\vWatchSynced2\xeb\x05\n" +
 	"\x0eMailboxService\x12W\n" +
 	"\x06Invoke\x12%.switchboard.mailbox.v1.InvokeRequest\x1a&.switchboard.mailbox.v1.InvokeResponse\x12f\n" +
 	"\vInvocations\x12*.switchboard.mailbox.v1.InvocationsRequest\x1a+.switchboard.mailbox.v1.InvocationsResponse\x12Y\n" +
@@ -1084,7 +1254,8 @@ const file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc = "" +
 	"\bComplete\x12'.switchboard.mailbox.v1.CompleteRequest\x1a(.switchboard.mailbox.v1.CompleteResponse\x12Z\n" +
 	"\aCapture\x12&.switchboard.mailbox.v1.CaptureRequest\x1a'.switchboard.mailbox.v1.CaptureResponse\x12Q\n" +
 	"\x04Call\x12#.switchboard.mailbox.v1.CallRequest\x1a$.switchboard.mailbox.v1.CallResponse\x12W\n" +
-	"\x06Cancel\x12%.switchboard.mailbox.v1.CancelRequest\x1a&.switchboard.mailbox.v1.CancelResponseBPZNgithub.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1;mailboxv1b\x06proto3"
+	"\x06Cancel\x12%.switchboard.mailbox.v1.CancelRequest\x1a&.switchboard.mailbox.v1.CancelResponse\x12V\n" +
+	"\x05Watch\x12$.switchboard.mailbox.v1.WatchRequest\x1a%.switchboard.mailbox.v1.WatchResponse0\x01BPZNgithub.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1;mailboxv1b\x06proto3"
 
 var (
 	file_switchboard_mailbox_v1_mailbox_service_proto_rawDescOnce sync.Once
@@ -1098,7 +1269,7 @@ func file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP() []byte {
 	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescData
 }
 
-var file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_switchboard_mailbox_v1_mailbox_service_proto_goTypes = []any{
 	(*InvokeRequest)(nil),       // 0: switchboard.mailbox.v1.InvokeRequest
 	(*InvokeResponse)(nil),      // 1: switchboard.mailbox.v1.InvokeResponse
@@ -1116,43 +1287,51 @@ var file_switchboard_mailbox_v1_mailbox_service_proto_goTypes = []any{
 	(*CallResponse)(nil),        // 13: switchboard.mailbox.v1.CallResponse
 	(*CancelRequest)(nil),       // 14: switchboard.mailbox.v1.CancelRequest
 	(*CancelResponse)(nil),      // 15: switchboard.mailbox.v1.CancelResponse
-	(*durationpb.Duration)(nil), // 16: google.protobuf.Duration
-	(*Invocation)(nil),          // 17: switchboard.mailbox.v1.Invocation
-	(*Capture)(nil),             // 18: switchboard.mailbox.v1.Capture
+	(*WatchRequest)(nil),        // 16: switchboard.mailbox.v1.WatchRequest
+	(*WatchResponse)(nil),       // 17: switchboard.mailbox.v1.WatchResponse
+	(*WatchSynced)(nil),         // 18: switchboard.mailbox.v1.WatchSynced
+	(*durationpb.Duration)(nil), // 19: google.protobuf.Duration
+	(*Invocation)(nil),          // 20: switchboard.mailbox.v1.Invocation
+	(*Capture)(nil),             // 21: switchboard.mailbox.v1.Capture
+	(*InvocationState)(nil),     // 22: switchboard.mailbox.v1.InvocationState
 }
 var file_switchboard_mailbox_v1_mailbox_service_proto_depIdxs = []int32{
-	16, // 0: switchboard.mailbox.v1.InvokeRequest.timeout:type_name -> google.protobuf.Duration
-	16, // 1: switchboard.mailbox.v1.InvocationsRequest.wait:type_name -> google.protobuf.Duration
-	17, // 2: switchboard.mailbox.v1.InvocationsResponse.rows:type_name -> switchboard.mailbox.v1.Invocation
+	19, // 0: switchboard.mailbox.v1.InvokeRequest.timeout:type_name -> google.protobuf.Duration
+	19, // 1: switchboard.mailbox.v1.InvocationsRequest.wait:type_name -> google.protobuf.Duration
+	20, // 2: switchboard.mailbox.v1.InvocationsResponse.rows:type_name -> switchboard.mailbox.v1.Invocation
 	6,  // 3: switchboard.mailbox.v1.FollowResponse.opened:type_name -> switchboard.mailbox.v1.Opened
-	17, // 4: switchboard.mailbox.v1.FollowResponse.invocation:type_name -> switchboard.mailbox.v1.Invocation
+	20, // 4: switchboard.mailbox.v1.FollowResponse.invocation:type_name -> switchboard.mailbox.v1.Invocation
 	7,  // 5: switchboard.mailbox.v1.FollowResponse.cancelled:type_name -> switchboard.mailbox.v1.Cancelled
-	18, // 6: switchboard.mailbox.v1.CompleteRequest.capture:type_name -> switchboard.mailbox.v1.Capture
-	18, // 7: switchboard.mailbox.v1.CompleteResponse.capture:type_name -> switchboard.mailbox.v1.Capture
-	16, // 8: switchboard.mailbox.v1.CaptureRequest.wait:type_name -> google.protobuf.Duration
-	18, // 9: switchboard.mailbox.v1.CaptureResponse.capture:type_name -> switchboard.mailbox.v1.Capture
-	16, // 10: switchboard.mailbox.v1.CallRequest.timeout:type_name -> google.protobuf.Duration
-	18, // 11: switchboard.mailbox.v1.CallResponse.capture:type_name -> switchboard.mailbox.v1.Capture
-	18, // 12: switchboard.mailbox.v1.CancelResponse.capture:type_name -> switchboard.mailbox.v1.Capture
-	0,  // 13: switchboard.mailbox.v1.MailboxService.Invoke:input_type -> switchboard.mailbox.v1.InvokeRequest
-	2,  // 14: switchboard.mailbox.v1.MailboxService.Invocations:input_type -> switchboard.mailbox.v1.InvocationsRequest
-	4,  // 15: switchboard.mailbox.v1.MailboxService.Follow:input_type -> switchboard.mailbox.v1.FollowRequest
-	8,  // 16: switchboard.mailbox.v1.MailboxService.Complete:input_type -> switchboard.mailbox.v1.CompleteRequest
-	10, // 17: switchboard.mailbox.v1.MailboxService.Capture:input_type -> switchboard.mailbox.v1.CaptureRequest
-	12, // 18: switchboard.mailbox.v1.MailboxService.Call:input_type -> switchboard.mailbox.v1.CallRequest
-	14, // 19: switchboard.mailbox.v1.MailboxService.Cancel:input_type -> switchboard.mailbox.v1.CancelRequest
-	1,  // 20: switchboard.mailbox.v1.MailboxService.Invoke:output_type -> switchboard.mailbox.v1.InvokeResponse
-	3,  // 21: switchboard.mailbox.v1.MailboxService.Invocations:output_type -> switchboard.mailbox.v1.InvocationsResponse
-	5,  // 22: switchboard.mailbox.v1.MailboxService.Follow:output_type -> switchboard.mailbox.v1.FollowResponse
-	9,  // 23: switchboard.mailbox.v1.MailboxService.Complete:output_type -> switchboard.mailbox.v1.CompleteResponse
-	11, // 24: switchboard.mailbox.v1.MailboxService.Capture:output_type -> switchboard.mailbox.v1.CaptureResponse
-	13, // 25: switchboard.mailbox.v1.MailboxService.Call:output_type -> switchboard.mailbox.v1.CallResponse
-	15, // 26: switchboard.mailbox.v1.MailboxService.Cancel:output_type -> switchboard.mailbox.v1.CancelResponse
-	20, // [20:27] is the sub-list for method output_type
-	13, // [13:20] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	21, // 6: switchboard.mailbox.v1.CompleteRequest.capture:type_name -> switchboard.mailbox.v1.Capture
+	21, // 7: switchboard.mailbox.v1.CompleteResponse.capture:type_name -> switchboard.mailbox.v1.Capture
+	19, // 8: switchboard.mailbox.v1.CaptureRequest.wait:type_name -> google.protobuf.Duration
+	21, // 9: switchboard.mailbox.v1.CaptureResponse.capture:type_name -> switchboard.mailbox.v1.Capture
+	19, // 10: switchboard.mailbox.v1.CallRequest.timeout:type_name -> google.protobuf.Duration
+	21, // 11: switchboard.mailbox.v1.CallResponse.capture:type_name -> switchboard.mailbox.v1.Capture
+	21, // 12: switchboard.mailbox.v1.CancelResponse.capture:type_name -> switchboard.mailbox.v1.Capture
+	22, // 13: switchboard.mailbox.v1.WatchResponse.invocation:type_name -> switchboard.mailbox.v1.InvocationState
+	18, // 14: switchboard.mailbox.v1.WatchResponse.synced:type_name -> switchboard.mailbox.v1.WatchSynced
+	0,  // 15: switchboard.mailbox.v1.MailboxService.Invoke:input_type -> switchboard.mailbox.v1.InvokeRequest
+	2,  // 16: switchboard.mailbox.v1.MailboxService.Invocations:input_type -> switchboard.mailbox.v1.InvocationsRequest
+	4,  // 17: switchboard.mailbox.v1.MailboxService.Follow:input_type -> switchboard.mailbox.v1.FollowRequest
+	8,  // 18: switchboard.mailbox.v1.MailboxService.Complete:input_type -> switchboard.mailbox.v1.CompleteRequest
+	10, // 19: switchboard.mailbox.v1.MailboxService.Capture:input_type -> switchboard.mailbox.v1.CaptureRequest
+	12, // 20: switchboard.mailbox.v1.MailboxService.Call:input_type -> switchboard.mailbox.v1.CallRequest
+	14, // 21: switchboard.mailbox.v1.MailboxService.Cancel:input_type -> switchboard.mailbox.v1.CancelRequest
+	16, // 22: switchboard.mailbox.v1.MailboxService.Watch:input_type -> switchboard.mailbox.v1.WatchRequest
+	1,  // 23: switchboard.mailbox.v1.MailboxService.Invoke:output_type -> switchboard.mailbox.v1.InvokeResponse
+	3,  // 24: switchboard.mailbox.v1.MailboxService.Invocations:output_type -> switchboard.mailbox.v1.InvocationsResponse
+	5,  // 25: switchboard.mailbox.v1.MailboxService.Follow:output_type -> switchboard.mailbox.v1.FollowResponse
+	9,  // 26: switchboard.mailbox.v1.MailboxService.Complete:output_type -> switchboard.mailbox.v1.CompleteResponse
+	11, // 27: switchboard.mailbox.v1.MailboxService.Capture:output_type -> switchboard.mailbox.v1.CaptureResponse
+	13, // 28: switchboard.mailbox.v1.MailboxService.Call:output_type -> switchboard.mailbox.v1.CallResponse
+	15, // 29: switchboard.mailbox.v1.MailboxService.Cancel:output_type -> switchboard.mailbox.v1.CancelResponse
+	17, // 30: switchboard.mailbox.v1.MailboxService.Watch:output_type -> switchboard.mailbox.v1.WatchResponse
+	23, // [23:31] is the sub-list for method output_type
+	15, // [15:23] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_mailbox_v1_mailbox_service_proto_init() }
@@ -1172,13 +1351,17 @@ func file_switchboard_mailbox_v1_mailbox_service_proto_init() {
 	file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[10].OneofWrappers = []any{}
 	file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[12].OneofWrappers = []any{}
 	file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[14].OneofWrappers = []any{}
+	file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[17].OneofWrappers = []any{
+		(*WatchResponse_Invocation)(nil),
+		(*WatchResponse_Synced)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc), len(file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   16,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -295,6 +295,26 @@ func local_request_MailboxService_Cancel_0(ctx context.Context, marshaler runtim
 	return msg, metadata, err
 }
 
+func request_MailboxService_Watch_0(ctx context.Context, marshaler runtime.Marshaler, client MailboxServiceClient, req *http.Request, pathParams map[string]string) (MailboxService_WatchClient, runtime.ServerMetadata, error) {
+	var (
+		protoReq WatchRequest
+		metadata runtime.ServerMetadata
+	)
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	stream, err := client.Watch(ctx, &protoReq)
+	if err != nil {
+		return nil, metadata, err
+	}
+	header, err := stream.Header()
+	if err != nil {
+		return nil, metadata, err
+	}
+	metadata.HeaderMD = header
+	return stream, metadata, nil
+}
+
 // RegisterMailboxServiceHandlerServer registers the http handlers for service MailboxService to "mux".
 // UnaryRPC     :call MailboxServiceServer directly.
 // StreamingRPC :currently unsupported pending https://github.com/grpc/grpc-go/issues/906.
@@ -427,6 +447,13 @@ func RegisterMailboxServiceHandlerServer(ctx context.Context, mux *runtime.Serve
 			return
 		}
 		forward_MailboxService_Cancel_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+
+	mux.Handle(http.MethodGet, pattern_MailboxService_Watch_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		err := status.Error(codes.Unimplemented, "streaming calls are not yet supported in the in-process transport")
+		_, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+		return
 	})
 
 	return nil
@@ -587,6 +614,23 @@ func RegisterMailboxServiceHandlerClient(ctx context.Context, mux *runtime.Serve
 		}
 		forward_MailboxService_Cancel_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_MailboxService_Watch_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/switchboard.mailbox.v1.MailboxService/Watch", runtime.WithHTTPPathPattern("/v1/invocations:watch"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_MailboxService_Watch_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_MailboxService_Watch_0(annotatedContext, mux, outboundMarshaler, w, req, func() (proto.Message, error) { return resp.Recv() }, mux.GetForwardResponseOptions()...)
+	})
 	return nil
 }
 
@@ -598,6 +642,7 @@ var (
 	pattern_MailboxService_Capture_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "invocations", "invocation", "capture"}, ""))
 	pattern_MailboxService_Call_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "call"}, ""))
 	pattern_MailboxService_Cancel_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "invocations", "invocation"}, "cancel"))
+	pattern_MailboxService_Watch_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "invocations"}, "watch"))
 )
 
 var (
@@ -608,4 +653,5 @@ var (
 	forward_MailboxService_Capture_0     = runtime.ForwardResponseMessage
 	forward_MailboxService_Call_0        = runtime.ForwardResponseMessage
 	forward_MailboxService_Cancel_0      = runtime.ForwardResponseMessage
+	forward_MailboxService_Watch_0       = runtime.ForwardResponseStream
 )

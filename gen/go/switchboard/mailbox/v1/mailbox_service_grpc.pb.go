@@ -26,6 +26,7 @@ const (
 	MailboxService_Capture_FullMethodName     = "/switchboard.mailbox.v1.MailboxService/Capture"
 	MailboxService_Call_FullMethodName        = "/switchboard.mailbox.v1.MailboxService/Call"
 	MailboxService_Cancel_FullMethodName      = "/switchboard.mailbox.v1.MailboxService/Cancel"
+	MailboxService_Watch_FullMethodName       = "/switchboard.mailbox.v1.MailboxService/Watch"
 )
 
 // MailboxServiceClient is the client API for MailboxService service.
@@ -66,6 +67,13 @@ type MailboxServiceClient interface {
 	// The host is told on its Follow stream, and the capture becomes exit_code
 	// 130 with a stderr sentence saying it was cancelled.
 	Cancel(ctx context.Context, in *CancelRequest, opts ...grpc.CallOption) (*CancelResponse, error)
+	// Watch is called by a driver or an admin to follow invocations as they
+	// move: first a snapshot of those this mailbox replica knows in flight and
+	// the last ones finished, then `synced`, then each change. An admin sees
+	// every invocation; a driver only those it posted (anyone else's are
+	// absent, as for Capture). The stream is bounded: a watcher that falls
+	// behind is ended with RESOURCE_EXHAUSTED and may watch again.
+	Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchResponse], error)
 }
 
 type mailboxServiceClient struct {
@@ -155,6 +163,25 @@ func (c *mailboxServiceClient) Cancel(ctx context.Context, in *CancelRequest, op
 	return out, nil
 }
 
+func (c *mailboxServiceClient) Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &MailboxService_ServiceDesc.Streams[1], MailboxService_Watch_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WatchRequest, WatchResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MailboxService_WatchClient = grpc.ServerStreamingClient[WatchResponse]
+
 // MailboxServiceServer is the server API for MailboxService service.
 // All implementations must embed UnimplementedMailboxServiceServer
 // for forward compatibility.
@@ -193,6 +220,13 @@ type MailboxServiceServer interface {
 	// The host is told on its Follow stream, and the capture becomes exit_code
 	// 130 with a stderr sentence saying it was cancelled.
 	Cancel(context.Context, *CancelRequest) (*CancelResponse, error)
+	// Watch is called by a driver or an admin to follow invocations as they
+	// move: first a snapshot of those this mailbox replica knows in flight and
+	// the last ones finished, then `synced`, then each change. An admin sees
+	// every invocation; a driver only those it posted (anyone else's are
+	// absent, as for Capture). The stream is bounded: a watcher that falls
+	// behind is ended with RESOURCE_EXHAUSTED and may watch again.
+	Watch(*WatchRequest, grpc.ServerStreamingServer[WatchResponse]) error
 	mustEmbedUnimplementedMailboxServiceServer()
 }
 
@@ -223,6 +257,9 @@ func (UnimplementedMailboxServiceServer) Call(context.Context, *CallRequest) (*C
 }
 func (UnimplementedMailboxServiceServer) Cancel(context.Context, *CancelRequest) (*CancelResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Cancel not implemented")
+}
+func (UnimplementedMailboxServiceServer) Watch(*WatchRequest, grpc.ServerStreamingServer[WatchResponse]) error {
+	return status.Error(codes.Unimplemented, "method Watch not implemented")
 }
 func (UnimplementedMailboxServiceServer) mustEmbedUnimplementedMailboxServiceServer() {}
 func (UnimplementedMailboxServiceServer) testEmbeddedByValue()                        {}
@@ -364,6 +401,17 @@ func _MailboxService_Cancel_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MailboxService_Watch_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WatchRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(MailboxServiceServer).Watch(m, &grpc.GenericServerStream[WatchRequest, WatchResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MailboxService_WatchServer = grpc.ServerStreamingServer[WatchResponse]
+
 // MailboxService_ServiceDesc is the grpc.ServiceDesc for MailboxService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -400,6 +448,11 @@ var MailboxService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "Follow",
 			Handler:       _MailboxService_Follow_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "Watch",
+			Handler:       _MailboxService_Watch_Handler,
 			ServerStreams: true,
 		},
 	},

@@ -1,0 +1,189 @@
+// Package watch follows invocations as they move, for MailboxService.Watch
+// (docs/console.md): every replica publishes each change it makes on a NATS
+// subject, and every replica's Tracker folds what it hears into a bounded
+// table of the invocations in flight and the last finished, which a watcher
+// gets as a snapshot before the changes that follow.
+//
+// The table is a view, not a record: it lives in RAM, starts empty on each
+// replica, and holds at most MaxLive in flight and MaxDone finished. The
+// store (jsbox or slots) stays the truth about every invocation.
+package watch
+
+import (
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+)
+
+// Subject carries every replica's changes.
+const Subject = "switchboard.mailbox.watch"
+
+// Bounds of the table and of each watcher's buffer.
+const (
+	MaxLive   = 10000 // invocations in flight tracked; past it new ones go untracked
+	MaxDone   = 100   // finished invocations kept for a new watcher's snapshot
+	MaxBuffer = 512   // changes a watcher may fall behind by before it is ended
+)
+
+// Tracker holds the table and the watchers.
+type Tracker struct {
+	nc  *nats.Conn
+	sub *nats.Subscription
+	ttl time.Duration
+	log *slog.Logger
+
+	mu       sync.Mutex
+	live     map[string]*mailboxv1.InvocationState
+	done     []*mailboxv1.InvocationState // oldest first, at most MaxDone
+	watchers map[*Watcher]struct{}
+	swept    time.Time
+}
+
+// New subscribes to every replica's changes. Entries older than ttl (the
+// mailbox's slot lifetime) are dropped: their slot is gone.
+func New(nc *nats.Conn, ttl time.Duration, log *slog.Logger) (*Tracker, error) {
+	t := &Tracker{nc: nc, ttl: ttl, log: log, live: map[string]*mailboxv1.InvocationState{}, watchers: map[*Watcher]struct{}{}}
+	sub, err := nc.Subscribe(Subject, t.heard)
+	if err != nil {
+		return nil, err
+	}
+	t.sub = sub
+	return t, nil
+}
+
+// Close stops listening and ends every watcher.
+func (t *Tracker) Close() {
+	_ = t.sub.Unsubscribe()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for w := range t.watchers {
+		w.end()
+		delete(t.watchers, w)
+	}
+}
+
+// Publish tells every replica of a change. A change that cannot be sent is
+// logged and dropped: the watch is a view, and the invocation itself is
+// unaffected.
+func (t *Tracker) Publish(st *mailboxv1.InvocationState) {
+	if st.Changed == nil {
+		st.Changed = timestamppb.Now()
+	}
+	b, err := proto.Marshal(st)
+	if err == nil {
+		err = t.nc.Publish(Subject, b)
+	}
+	if err != nil {
+		t.log.Warn("an invocation's change did not reach the watchers", "invocation", st.GetInvocation(), "err", err)
+	}
+}
+
+func (t *Tracker) heard(m *nats.Msg) {
+	st := &mailboxv1.InvocationState{}
+	if err := proto.Unmarshal(m.Data, st); err != nil || st.GetInvocation() == "" {
+		return
+	}
+	t.apply(st)
+}
+
+// apply folds a change into the table and tells the watchers the merged
+// state. Each replica knows part of an invocation (the poster at the post,
+// the exit code at the answer), so fields fill in as changes arrive, and
+// the phase only moves forward.
+func (t *Tracker) apply(ch *mailboxv1.InvocationState) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sweep()
+	id := ch.GetInvocation()
+	cur, ok := t.live[id]
+	if !ok {
+		if finished(t.done, id) {
+			return // a late echo of something already over
+		}
+		if len(t.live) >= MaxLive && !terminal(ch.GetPhase()) {
+			return
+		}
+		cur = &mailboxv1.InvocationState{Invocation: id}
+	}
+	merge(cur, ch)
+	if terminal(cur.GetPhase()) {
+		delete(t.live, id)
+		t.done = append(t.done, cur)
+		if len(t.done) > MaxDone {
+			t.done = t.done[len(t.done)-MaxDone:]
+		}
+	} else {
+		t.live[id] = cur
+	}
+	out := proto.Clone(cur).(*mailboxv1.InvocationState)
+	for w := range t.watchers {
+		if !w.sees(out) {
+			continue
+		}
+		select {
+		case w.c <- out:
+		default: // fell behind: end it rather than block every other watcher
+			w.end()
+			delete(t.watchers, w)
+		}
+	}
+}
+
+// sweep drops, at most once a minute, what outlived its slot.
+func (t *Tracker) sweep() {
+	now := time.Now()
+	if now.Sub(t.swept) < time.Minute {
+		return
+	}
+	t.swept = now
+	for id, st := range t.live {
+		if now.Sub(st.GetChanged().AsTime()) > t.ttl {
+			delete(t.live, id)
+		}
+	}
+}
+
+func merge(cur, ch *mailboxv1.InvocationState) {
+	if cur.Client == "" {
+		cur.Client = ch.GetClient()
+	}
+	if cur.Tool == "" {
+		cur.Tool = ch.GetTool()
+	}
+	if cur.Poster == "" {
+		cur.Poster = ch.GetPoster()
+	}
+	if cur.Posted == nil {
+		cur.Posted = ch.GetPosted()
+	}
+	if ch.ExitCode != nil {
+		cur.ExitCode = ch.ExitCode
+	}
+	if ch.GetPhase() == mailboxv1.Phase_PHASE_ANSWERED && cur.Answered == nil {
+		cur.Answered = ch.GetChanged()
+	}
+	cur.HandOffs = max(cur.GetHandOffs(), ch.GetHandOffs())
+	if ch.GetPhase() >= cur.GetPhase() {
+		cur.Phase = ch.GetPhase()
+		cur.Changed = ch.GetChanged()
+	}
+}
+
+func terminal(p mailboxv1.Phase) bool {
+	return p == mailboxv1.Phase_PHASE_COLLECTED || p == mailboxv1.Phase_PHASE_CANCELLED
+}
+
+func finished(done []*mailboxv1.InvocationState, id string) bool {
+	for _, d := range done {
+		if d.GetInvocation() == id {
+			return true
+		}
+	}
+	return false
+}
