@@ -26,7 +26,7 @@ browser: ## install /usr/bin/chromium with apt when it is missing (the console's
 	@if [ ! -x /usr/bin/chromium ]; then \
 		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 		echo "installing chromium with apt for the console's browser test"; \
-		$$sudo apt-get update && $$sudo apt-get install -y chromium; fi
+		$$sudo apt-get update && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; fi
 
 $(TOOLS_STAMP): tools/go.mod tools/go.sum tools/buf/go.mod tools/buf/go.sum
 	@mkdir -p $(BIN)
