@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -35,6 +36,8 @@ const (
 	// MaxDescription bounds a description override, in characters: the
 	// bridge's cut of an upstream description.
 	MaxDescription = 1000
+	// MaxTokenGroups bounds the groups a token may be limited to.
+	MaxTokenGroups = 16
 )
 
 var (
@@ -206,4 +209,20 @@ func (r *Rule) Resolve(name string) (string, bool) {
 		return "", false
 	}
 	return name, r.Admits(name)
+}
+
+// Limited is the refusal, for a caller limited to groups (a token minted
+// with groups, docs/security.md), of a route or act that names no group.
+func Limited(name string, groups []string) string {
+	return fmt.Sprintf("the token of %q is limited to the tool groups %s: it may use only their MCP endpoints "+
+		"(/mcp/{workspace}/{group}) and acts naming one of them (\"group\")", name, strings.Join(groups, ", "))
+}
+
+// Allows reports whether a caller limited to groups (none: no limit) may
+// use group; "" (no group) only without a limit.
+func Allows(groups []string, group string) bool {
+	if len(groups) == 0 {
+		return true
+	}
+	return group != "" && slices.Contains(groups, group)
 }

@@ -106,7 +106,8 @@ func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
 	mux.Handle("/v1/act", who.Middleware(acts))
 	mux.Handle("/mcp", mcpRoute)
 	mux.Handle("/mcp/{workspace}", mcpRoute)
-	mux.Handle("/", who.Middleware(rest.Unbounded(routes)))
+	mux.Handle("/mcp/{workspace}/{group}", mcpRoute)
+	mux.Handle("/", who.Middleware(ungrouped(rest.Unbounded(routes))))
 	// Telemetry outermost: every request is counted and (when tracing) is
 	// a span, refusals by the guard and the body limit included, and the
 	// access log line inside it carries the span's ids.
