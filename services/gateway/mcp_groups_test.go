@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
@@ -195,6 +196,24 @@ func TestATokenLimitedToAGroupUsesOnlyThatGroup(t *testing.T) {
 	limited := refusal(toolgroups.Limited("agent", []string{"conf"}))
 	s.wantReply(t, http.MethodPost, "/mcp/default", h, initialize, 403, limited)
 	s.wantReply(t, http.MethodGet, "/v1/workspaces/default/tools", h, "", 403, limited)
+
+	// The act endpoint: only an invoke through its group (and collecting).
+	act := bearer(secret)
+	s.wantReply(t, http.MethodPost, "/v1/act", act, `{"op":"clients","workspace":"default"}`, 403, limited)
+	s.wantReply(t, http.MethodPost, "/v1/act", act, `{"op":"invoke","client":"conf","tool":"test_simple_text","input":{}}`, 403, limited)
+	s.wantReply(t, http.MethodPost, "/v1/act", act, `{"op":"invoke","client":"laptop","tool":"stats","input":{},"group":"default/laptop-read"}`, 404,
+		refusal(`unknown group "laptop-read" in workspace "default"`))
+	s.wantReply(t, http.MethodPost, "/v1/act", act, `{"op":"invoke","client":"laptop","tool":"stats","input":{},"group":"default/conf"}`, 404,
+		refusal(`client "laptop" advertises no tool "stats" right now`))
+	res := do(t, s.Client, http.MethodPost, s.URL+"/v1/act", act, []byte(`{"op":"invoke","client":"conf","tool":"test_simple_text","input":{},"group":"default/conf"}`))
+	var routed struct{ Invocation string }
+	if res.Status != 200 || json.Unmarshal(res.Body, &routed) != nil || routed.Invocation == "" {
+		t.Fatalf("an invoke through its group: HTTP %d %s", res.Status, res.Body)
+	}
+	res = do(t, s.Client, http.MethodPost, s.URL+"/v1/act", act, []byte(`{"op":"capture","invocation":"`+routed.Invocation+`","wait":"20s"}`))
+	if res.Status != 200 || !strings.Contains(string(res.Body), `"capture":`) {
+		t.Fatalf("collecting it: HTTP %d %s", res.Status, res.Body)
+	}
 
 	if _, err := s.Registry.CreateToken(opsCtx, &registryv1.CreateTokenRequest{Identity: "x", Grade: "admin", Workspaces: []string{"*"}, Groups: []string{"conf"}}); err == nil ||
 		!strings.Contains(err.Error(), "groups (--groups) limit a driver token; an admin token is not limited to tool groups") {
