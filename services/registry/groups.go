@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	"google.golang.org/grpc/codes"
@@ -171,4 +172,20 @@ func (s *state) groupEvents(rev uint64, workspace string, sees identity.Workspac
 		}
 	}
 	return out
+}
+
+// setGroupsFile sets every group of a declarative groups file (--groups),
+// checked as SetGroup checks a group; the first refusal stops the start.
+func (s *Service) setGroupsFile(ctx context.Context, path string) error {
+	groups, err := toolgroups.LoadFile(path)
+	if err != nil {
+		return err
+	}
+	for _, g := range groups {
+		if _, err := s.SetGroup(ctx, &registryv1.SetGroupRequest{Group: g}); err != nil {
+			return fmt.Errorf("the groups file %s: %s", path, status.Convert(err).Message())
+		}
+	}
+	s.log.Info("tool groups set from the groups file", "file", path, "groups", len(groups))
+	return nil
 }

@@ -1,6 +1,9 @@
 package registry_test
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,8 +15,10 @@ import (
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/logging"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/kit/toolgroups"
+	"github.com/switchboard-run/switchboard/services/registry"
 )
 
 func TestGroupsAreStoredWatchedAndRefused(t *testing.T) {
@@ -110,5 +115,29 @@ func TestGroupsPerWorkspaceAreBounded(t *testing.T) {
 	_, err := e.reg.SetGroup(admin, &registryv1.SetGroupRequest{Group: &registryv1.Group{Workspace: "ops", Name: "one-more", Patterns: []string{"*"}}})
 	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "holds 64 groups already") {
 		t.Fatalf("the 65th group = %v, want RESOURCE_EXHAUSTED naming the bound", err)
+	}
+}
+
+func TestTheGroupsFileIsSetAtStart(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "groups.json")
+	body := `{"groups": [{"workspace": "ops", "name": "readonly", "patterns": ["*_get*"],
+	  "overrides": [{"tool": "gh_get_issue", "description": "Read one issue."}]}]}`
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := serve(t, nil, func(c *registry.Config) { c.Groups = path })
+	got, err := e.reg.GetGroup(admin, &registryv1.GetGroupRequest{Workspace: "ops", Name: "readonly"})
+	if err != nil || got.Group.GetOverrides()[0].GetDescription() != "Read one issue." {
+		t.Fatalf("GetGroup = %v, %v", got, err)
+	}
+
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"groups": [{"workspace": "ops", "name": "x", "patterns": ["[a"]}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = registry.New(context.Background(), registry.Config{WatchBuffer: 8, MaxTools: 8, Groups: bad}, e.nc, logging.Discard())
+	if err == nil || !strings.Contains(err.Error(), `pattern "[a" of group "x" is not a glob`) {
+		t.Fatalf("a registry with a bad groups file = %v, want the refusal naming the pattern", err)
 	}
 }
