@@ -220,3 +220,36 @@ func TestATokenLimitedToAGroupUsesOnlyThatGroup(t *testing.T) {
 		t.Fatalf("an admin token with groups = %v, want the refusal", err)
 	}
 }
+
+// The REST routes: an admin sets, reads, lists and removes a group; a
+// driver reads; a bad glob is refused naming it.
+func TestGroupsOverREST(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, options{})
+	ops := as("ops", identity.Admin)
+	ops.Set("Content-Type", "application/json")
+	res := do(t, s.Client, http.MethodPut, s.URL+"/v1/workspaces/default/groups/readonly", ops,
+		[]byte(`{"patterns":["*_get*","!*_delete*"],"overrides":[{"tool":"gh_get_issue","alias":"issue"}]}`))
+	if res.Status != 200 || !strings.Contains(string(res.Body), `"name":"readonly"`) || !strings.Contains(string(res.Body), `"alias":"issue"`) {
+		t.Fatalf("PUT a group: HTTP %d %s", res.Status, res.Body)
+	}
+	res = do(t, s.Client, http.MethodGet, s.URL+"/v1/workspaces/default/groups", as("alice", identity.Driver), nil)
+	if res.Status != 200 || !strings.Contains(string(res.Body), `"patterns":["*_get*","!*_delete*"]`) {
+		t.Fatalf("GET the groups: HTTP %d %s", res.Status, res.Body)
+	}
+	res = do(t, s.Client, http.MethodPut, s.URL+"/v1/workspaces/default/groups/bad", ops, []byte(`{"patterns":["[x"]}`))
+	if res.Status != 400 || !strings.Contains(string(res.Body), `pattern \"[x\" of group \"bad\" is not a glob`) {
+		t.Fatalf("PUT a bad glob: HTTP %d %s", res.Status, res.Body)
+	}
+	res = do(t, s.Client, http.MethodPut, s.URL+"/v1/workspaces/default/groups/x", as("alice", identity.Driver), []byte(`{"patterns":["*"]}`))
+	if res.Status != 403 {
+		t.Fatalf("a driver's PUT: HTTP %d %s", res.Status, res.Body)
+	}
+	if res = do(t, s.Client, http.MethodDelete, s.URL+"/v1/workspaces/default/groups/readonly", ops, nil); res.Status != 200 {
+		t.Fatalf("DELETE the group: HTTP %d %s", res.Status, res.Body)
+	}
+	res = do(t, s.Client, http.MethodGet, s.URL+"/v1/workspaces/default/groups/readonly", ops, nil)
+	if res.Status != 404 || !strings.Contains(string(res.Body), `unknown group \"readonly\" in workspace \"default\"`) {
+		t.Fatalf("GET the removed group: HTTP %d %s", res.Status, res.Body)
+	}
+}
