@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
@@ -35,16 +34,7 @@ func (r *Records) PutGroup(ctx context.Context, g *registryv1.Group) (uint64, er
 
 // DeleteGroup removes a group; ok is false when there was none.
 func (r *Records) DeleteGroup(ctx context.Context, workspace, name string) (rev uint64, ok bool, err error) {
-	key := groupPrefix + workspace + "." + name
-	e, err := r.kv.Get(ctx, key)
-	switch {
-	case errors.Is(err, jetstream.ErrKeyNotFound):
-		return 0, false, nil
-	case err != nil:
-		return 0, false, err
-	}
-	rev, err = r.delete(ctx, key, e.Revision())
-	return rev, err == nil, err
+	return r.deleteIfThere(ctx, groupPrefix+workspace+"."+name)
 }
 
 // decodeGroup reads one group key and value.
