@@ -44,8 +44,10 @@ type Options struct {
 	MCPConfig   string
 	ToolsFile   string
 	ToolsClient string
-	Mailbox     mailbox.Bounds
-	Store       mailbox.Store
+	// Groups is a tool groups file the registry sets at start.
+	Groups  string
+	Mailbox mailbox.Bounds
+	Store   mailbox.Store
 	// NATS, when it names servers, holds the state instead of the embedded
 	// server.
 	NATS natsconn.Config
@@ -115,7 +117,7 @@ func Run(ctx context.Context, o Options) error {
 	defer stopNATS()
 	defer nc.Close()
 	regCfg := registry.Config{WatchBuffer: registry.DefaultWatchBuffer, MaxTools: registry.DefaultMaxTools,
-		NATS: o.NATS, Flags: process.Flags{Security: sec}, Telemetry: tel}
+		NATS: o.NATS, Flags: process.Flags{Security: sec}, Telemetry: tel, Groups: o.Groups}
 	if old := filepath.Join(o.DataDir, "registry.db"); o.DataDir != "" && exists(old) {
 		regCfg.Import = old // an earlier version's store: copied in once, then renamed
 	}

@@ -69,6 +69,11 @@ type Identity struct {
 	// dev mode. Nil when the credential says nothing (a certificate): the
 	// grade and the registry's grant records decide (Workspaces.Resolve).
 	Workspaces *Workspaces
+	// Groups, when set, limit the caller to these tool groups of its
+	// workspaces (a token minted with groups, docs/security.md): the
+	// gateway serves it only their MCP endpoints and acts naming one of
+	// them. Never asserted over gRPC: the gateway enforces it.
+	Groups []string
 }
 
 func (id Identity) String() string { return id.Name + " (" + string(id.Grade) + ")" }

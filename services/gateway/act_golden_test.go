@@ -72,6 +72,18 @@ func routedTo(t *testing.T, b *suite, res reply) *mailboxv1.Invocation {
 	return rows[0]
 }
 
+// laptopInAGroup: laptop advertises grep and fetch in the default
+// workspace, and its group "search" holds grep alone.
+func laptopInAGroup(t *testing.T, b *suite) {
+	t.Helper()
+	b.advertise(t, "laptop", grep(), &registryv1.Tool{Name: "fetch", Description: "Fetch a URL.", InputSchema: `{"type":"object"}`})
+	b.join(t, "default", "laptop")
+	if _, err := b.Registry.SetGroup(opsCtx, &registryv1.SetGroupRequest{Group: &registryv1.Group{
+		Workspace: "default", Name: "search", Patterns: []string{"laptop_grep"}}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func opCases() []goldenCase {
 	return []goldenCase{
 		{
@@ -219,6 +231,35 @@ func opCases() []goldenCase {
 			header: laptop,
 			body:   `{"op":"invocations"}`,
 			setup:  func(t *testing.T, b *suite) { b.hold(t, "laptop") },
+		},
+		{
+			name:   "invoke-group",
+			header: alice,
+			body:   `{"op":"invoke","client":"laptop","tool":"grep","input":{},"group":"default/search"}`,
+			setup:  laptopInAGroup,
+			check: func(t *testing.T, b *suite, res reply) {
+				if row := routedTo(t, b, res); row.GetTool() != "grep" {
+					t.Fatalf("laptop read tool %q, want grep", row.GetTool())
+				}
+			},
+		},
+		{
+			// fetch exists, but outside the group it is absent.
+			name:   "invoke-group-outside",
+			header: alice,
+			body:   `{"op":"invoke","client":"laptop","tool":"fetch","input":{},"group":"default/search"}`,
+			setup:  laptopInAGroup,
+		},
+		{
+			name:   "invoke-group-unknown",
+			header: alice,
+			body:   `{"op":"invoke","client":"laptop","tool":"grep","input":{},"group":"default/nope"}`,
+			setup:  laptopInAGroup,
+		},
+		{
+			name:   "refuse-group-unqualified",
+			header: alice,
+			body:   `{"op":"invoke","client":"laptop","tool":"grep","input":{},"group":"search"}`,
 		},
 		{
 			// laptop advertises grep: the same body as a driver routes.

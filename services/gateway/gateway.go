@@ -132,16 +132,19 @@ func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
 	mux.Handle("/v1/act", who.Middleware(lim.Wrap(isActCall, acts)))
 	mux.Handle("/mcp", mcpRoute)
 	mux.Handle("/mcp/{workspace}", mcpRoute)
+	mux.Handle("/mcp/{workspace}/{group}", mcpRoute)
 	if rs != nil {
 		mux.Handle(oauth.MetadataPrefix, getOnly(rs.Metadata()))
 		mux.Handle(oauth.MetadataPrefix+"/mcp", getOnly(rs.Metadata()))
 		mux.Handle(oauth.MetadataPrefix+"/mcp/{workspace}", getOnly(rs.Metadata()))
+		mux.Handle(oauth.MetadataPrefix+"/mcp/{workspace}/{group}", getOnly(rs.Metadata()))
 	}
 	// The console acts through the same identity middleware, on behalf of
-	// its signed-in caller.
+	// its signed-in caller; like the REST routes it names no group, so a
+	// caller limited to groups is refused there too.
 	ops := &console.Console{Registry: registry, Mailbox: mailbox, Bridge: bridgev1.NewBridgeServiceClient(b.Bridge), Dev: cfg.Security.Dev}
-	mux.Handle(console.Prefix, ops.Handler(who.Middleware))
-	mux.Handle("/", who.Middleware(lim.Wrap(isRESTCall, rest.Unbounded(routes))))
+	mux.Handle(console.Prefix, ops.Handler(func(h http.Handler) http.Handler { return who.Middleware(ungrouped(h)) }))
+	mux.Handle("/", who.Middleware(ungrouped(lim.Wrap(isRESTCall, rest.Unbounded(routes)))))
 	// Telemetry outermost: every request is counted and (when tracing) is
 	// a span, refusals by the guard and the body limit included, and the
 	// access log line inside it carries the span's ids.

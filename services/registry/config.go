@@ -37,6 +37,9 @@ type Config struct {
 	WatchBuffer int
 	// MaxTools bounds one client's set.
 	MaxTools int
+	// Groups names a declarative tool groups file (kit/toolgroups.File),
+	// set at start: each group in it replaces the stored one of its name.
+	Groups string
 	// Flags are dev mode or mutual TLS, and the log. Dev mode also
 	// registers every client that advertises into the workspace "default".
 	process.Flags
@@ -53,6 +56,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Import, "import", "", "a registry.db of an earlier version to copy into NATS (once; the file is renamed registry.db.imported)")
 	fs.IntVar(&c.WatchBuffer, "watch-buffer", DefaultWatchBuffer, "events a watcher may lag before it is told to resync")
 	fs.IntVar(&c.MaxTools, "max-tools", DefaultMaxTools, "most tools one client may advertise")
+	fs.StringVar(&c.Groups, "groups", "", "a tool groups file (JSON, docs/mcp.md) to set at start")
 	c.Flags.Register(fs)
 }
 

@@ -128,8 +128,9 @@ func (s *state) publishPresence(client string, present bool) {
 
 // snapshot is the state as a watcher of workspace ("" for everything) with
 // scope sees it: one advertised per client with a set, one registered per
-// membership, one presence per present client, one granted per grant
-// (when it is shown grants), then synced; each carries the current
+// membership, one presence per present client, one grouped per tool group
+// of the workspaces shown, one granted per grant (when it is shown grants),
+// then synced; each carries the current
 // revision.
 func (s *state) snapshot(workspace string, scope watch.Scope) []*watch.Event {
 	rev := s.applied
@@ -163,6 +164,7 @@ func (s *state) snapshot(workspace string, scope watch.Scope) []*watch.Event {
 			out = append(out, presenceEvent(rev, c, true, seen))
 		}
 	}
+	out = append(out, s.groupEvents(rev, workspace, scope.Sees)...)
 	if scope.Grants {
 		for _, name := range sortedKeys(s.grants) {
 			out = append(out, grantedEvent(rev, s.grants[name].record))

@@ -156,6 +156,9 @@ func (s *state) applyRecord(c records.Change) {
 	case c.Grant != nil:
 		s.setGrant(c.Grant.Identity, c.Grant.Record)
 		s.publishGranted(c.Grant.Identity)
+	case c.Group != nil:
+		s.setGroup(c.Group.Workspace, c.Group.Name, c.Group.Record)
+		s.publishGrouped(c.Group.Workspace, c.Group.Name)
 	}
 }
 
@@ -189,6 +192,7 @@ type view struct {
 	members []records.Member
 	tokens  map[string]*records.Token
 	grants  []*registryv1.Grant
+	groups  []*registryv1.Group
 	rev     uint64
 }
 
@@ -218,6 +222,8 @@ func (v *view) add(c records.Change, log interface{ Warn(string, ...any) }) {
 		v.tokens[c.Token.Hash] = c.Token
 	case c.Grant != nil:
 		v.grants = append(v.grants, c.Grant.Record)
+	case c.Group != nil:
+		v.groups = append(v.groups, c.Group.Record)
 	}
 }
 
@@ -246,6 +252,10 @@ func (s *state) replaceRecords(v *view, again bool) {
 	s.grants = map[string]*grant{}
 	for _, g := range v.grants {
 		s.setGrant(g.GetIdentity(), g)
+	}
+	s.groups = map[string]map[string]*registryv1.Group{}
+	for _, g := range v.groups {
+		s.setGroup(g.GetWorkspace(), g.GetName(), g)
 	}
 	s.setApplied(v.rev)
 	if again {

@@ -36,4 +36,8 @@ var Policy = identity.Policy{
 	registryv1.RegistryService_ListGrants_FullMethodName:        admins,
 	registryv1.RegistryService_DeleteGrant_FullMethodName:       admins,
 	registryv1.RegistryService_AuthenticateToken_FullMethodName: {identity.Service},
+	registryv1.RegistryService_SetGroup_FullMethodName:          admins,
+	registryv1.RegistryService_GetGroup_FullMethodName:          readers,
+	registryv1.RegistryService_ListGroups_FullMethodName:        readers,
+	registryv1.RegistryService_DeleteGroup_FullMethodName:       admins,
 }

@@ -86,7 +86,14 @@ func New(ctx context.Context, cfg Config, nc *nats.Conn, log *slog.Logger) (*Ser
 	if cfg.Telemetry != nil {
 		cfg.Telemetry.Registry.MustRegister(newCollector(st))
 	}
-	return &Service{cfg: cfg, log: log, hub: hub, st: st, cancel: cancel}, nil
+	svc := &Service{cfg: cfg, log: log, hub: hub, st: st, cancel: cancel}
+	if cfg.Groups != "" {
+		if err := svc.setGroupsFile(ctx, cfg.Groups); err != nil {
+			_ = svc.Close()
+			return nil, err
+		}
+	}
+	return svc, nil
 }
 
 // Register registers the service on srv, marks it SERVING, and registers

@@ -47,14 +47,15 @@ type state struct {
 	applied  uint64        // the records bucket's revision the view holds
 	progress chan struct{} // closed and replaced whenever applied moves
 	closed   bool
-	adverts  map[string]*advert           // client → set in force (absent: none)
-	seen     map[string]time.Time         // client → last unchanged advertise, or read opened/closed
-	members  map[string]map[string]bool   // workspace → its clients
-	joined   map[string]map[string]bool   // client → its workspaces
-	present  map[string]*presence.Read    // client → its read (absent: none)
-	byName   map[string]presentedTool     // presented name → tool
-	tokens   map[string]*registryv1.Token // hash hex → record
-	grants   map[string]*grant            // identity → its grant record
+	adverts  map[string]*advert                      // client → set in force (absent: none)
+	seen     map[string]time.Time                    // client → last unchanged advertise, or read opened/closed
+	members  map[string]map[string]bool              // workspace → its clients
+	joined   map[string]map[string]bool              // client → its workspaces
+	present  map[string]*presence.Read               // client → its read (absent: none)
+	byName   map[string]presentedTool                // presented name → tool
+	tokens   map[string]*registryv1.Token            // hash hex → record
+	grants   map[string]*grant                       // identity → its grant record
+	groups   map[string]map[string]*registryv1.Group // workspace → name → tool group
 	// toolIndexes are workspaces' tools sorted for ListTools, kept while
 	// the revision stands (toolindex.go).
 	toolIndexes map[string]*toolIndex
@@ -89,7 +90,7 @@ func newState(rec *records.Records, pres jetstream.KeyValue, hub *watch.Hub, aut
 		adverts:  map[string]*advert{}, seen: map[string]time.Time{},
 		members: map[string]map[string]bool{}, joined: map[string]map[string]bool{},
 		present: map[string]*presence.Read{}, byName: map[string]presentedTool{},
-		tokens: map[string]*registryv1.Token{}, grants: map[string]*grant{}, toolIndexes: map[string]*toolIndex{},
+		tokens: map[string]*registryv1.Token{}, grants: map[string]*grant{}, groups: map[string]map[string]*registryv1.Group{}, toolIndexes: map[string]*toolIndex{},
 	}
 }
 

@@ -54,6 +54,7 @@ func (s *Service) CreateToken(ctx context.Context, req *registryv1.CreateTokenRe
 			Created:    timestamppb.New(now),
 			Workspaces: spec.workspaces.List(),
 			Expires:    timestamppb.New(now.Add(spec.ttl)),
+			Groups:     spec.groups,
 		}
 		rev, err := s.st.records.CreateToken(ctx, tok, sha256.Sum256([]byte(secret)))
 		if errors.Is(err, records.ErrChanged) {
@@ -116,7 +117,7 @@ func (s *Service) AuthenticateToken(ctx context.Context, req *registryv1.Authent
 			"token %s of %q expired at %s; an admin mints a new one (switchboard tokens create)", tok.GetId(), tok.GetIdentity(), exp.UTC().Format(time.RFC3339))
 	}
 	return &registryv1.AuthenticateTokenResponse{Identity: tok.GetIdentity(), Grade: tok.GetGrade(),
-		Workspaces: tok.GetWorkspaces(), Expires: tok.GetExpires()}, nil
+		Workspaces: tok.GetWorkspaces(), Expires: tok.GetExpires(), Groups: tok.GetGroups()}, nil
 }
 
 // randomBytes returns n bytes from the system's CSPRNG (crypto/rand.Read

@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"fmt"
+	"slices"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -10,6 +12,7 @@ import (
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/toolgroups"
 )
 
 // tokenSpec is a checked CreateTokenRequest.
@@ -17,6 +20,7 @@ type tokenSpec struct {
 	grade      identity.Grade
 	workspaces identity.Workspaces
 	ttl        time.Duration
+	groups     []string // sorted, without repeats
 }
 
 // checkTokenRequest refuses a token that may not be minted, naming the
@@ -55,6 +59,9 @@ func checkTokenRequest(req *registryv1.CreateTokenRequest) (tokenSpec, error) {
 			return refuse("ttl (--ttl) %v is not positive: a token must work for some time", spec.ttl)
 		}
 	}
+	if spec.groups, err = tokenGroups(req.GetGroups(), spec.grade); err != nil {
+		return refuse("%v", err)
+	}
 	if len(req.GetNote()) > maxNoteBytes {
 		return refuse("the note is %d bytes; at most %d are kept", len(req.GetNote()), maxNoteBytes)
 	}
@@ -79,4 +86,27 @@ func current(tok *registryv1.Token) *registryv1.Token {
 		tok.Expires = timestamppb.New(tok.GetCreated().AsTime().Add(DefaultTokenTTL))
 	}
 	return tok
+}
+
+// tokenGroups checks the tool groups a token is limited to (docs/security.md).
+// A group need not exist yet: a limit to a group that does not exist grants
+// nothing, and the admin may define it later.
+func tokenGroups(groups []string, grade identity.Grade) ([]string, error) {
+	if len(groups) == 0 {
+		return nil, nil
+	}
+	if grade != identity.Driver {
+		return nil, fmt.Errorf("groups (--groups) limit a driver token; %s token is not limited to tool groups", grade.Article())
+	}
+	if len(groups) > toolgroups.MaxTokenGroups {
+		return nil, fmt.Errorf("groups (--groups) names %d groups; a token may be limited to at most %d", len(groups), toolgroups.MaxTokenGroups)
+	}
+	out := slices.Clone(groups)
+	for _, g := range out {
+		if err := toolgroups.CheckName(g); err != nil {
+			return nil, fmt.Errorf("groups (--groups): %v", err)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }

@@ -42,6 +42,7 @@ func commands() map[string]command {
 		"mcp":      {"mount, unmount and list servers on the bridge; serve a workspace over MCP (mcp serve)", runMCP},
 		"tokens":   {"create, list and revoke API tokens", runTokens},
 		"grants":   {"set, list and remove the workspaces a certificate identity may see", runGrants},
+		"groups":   {"set, list and remove a workspace's tool groups (its MCP endpoints /mcp/<workspace>/<group>)", runGroups},
 		"health":   {"check a service's health (for container healthchecks)", runHealth},
 	}
 }

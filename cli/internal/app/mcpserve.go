@@ -13,10 +13,11 @@ import (
 	"github.com/switchboard-run/switchboard/kit/envflag"
 	"github.com/switchboard-run/switchboard/kit/logging"
 	"github.com/switchboard-run/switchboard/kit/names"
+	"github.com/switchboard-run/switchboard/kit/toolgroups"
 	"github.com/switchboard-run/switchboard/services/gateway/mcpserve"
 )
 
-// runMCPServe: switchboard mcp serve [--workspace W] [--addr …|--registry … --mailbox …] [--as NAME | --tls-*]
+// runMCPServe: switchboard mcp serve [--workspace W] [--group G] [--addr …|--registry … --mailbox …] [--as NAME | --tls-*]
 // speaks MCP on stdin/stdout for an agent that launches its MCP servers as
 // commands, serving the workspace's tools through the suite over gRPC.
 // stdout belongs to the protocol: everything else goes to stderr.
@@ -25,6 +26,7 @@ func runMCPServe(ctx context.Context, args []string, std IO) int {
 	var rf remote.Flags
 	rf.Register(fs)
 	ws := fs.String("workspace", mcpserve.DefaultWorkspace, "the workspace whose tools to serve")
+	group := fs.String("group", "", "serve only this tool group of the workspace (docs/mcp.md)")
 	timeout := fs.Duration("call-timeout", mcpserve.DefaultCallTimeout,
 		"how long a tools/call waits for its capture before answering with the invocation handle")
 	readyWait := fs.Duration("ready-wait", mcpserve.DefaultReadyWait,
@@ -35,10 +37,15 @@ func runMCPServe(ctx context.Context, args []string, std IO) int {
 		return fail(std, "mcp serve", err)
 	}
 	if len(pos) != 0 {
-		return fail(std, "mcp serve", usagef("usage: switchboard mcp serve [--workspace W] [--addr HOST:PORT] [--as NAME | --tls-ca F --tls-cert F --tls-key F]"))
+		return fail(std, "mcp serve", usagef("usage: switchboard mcp serve [--workspace W] [--group G] [--addr HOST:PORT] [--as NAME | --tls-ca F --tls-cert F --tls-key F]"))
 	}
 	if err := names.CheckWorkspace(*ws); err != nil {
 		return fail(std, "mcp serve", usagef("--workspace: %v", err))
+	}
+	if *group != "" {
+		if err := toolgroups.CheckName(*group); err != nil {
+			return fail(std, "mcp serve", usagef("--group: %v", err))
+		}
 	}
 	log, err := logging.New(std.Stderr, *level, "text")
 	if err != nil {
@@ -61,7 +68,7 @@ func runMCPServe(ctx context.Context, args []string, std IO) int {
 		Log:         log,
 	}
 	t := &mcp.IOTransport{Reader: io.NopCloser(std.Stdin), Writer: nopWriteCloser{std.Stdout}}
-	if err := mcpserve.Serve(ctx, t, *ws, opts); err != nil && !errors.Is(err, context.Canceled) {
+	if err := mcpserve.Serve(ctx, t, *ws, *group, opts); err != nil && !errors.Is(err, context.Canceled) {
 		return fail(std, "mcp serve", err)
 	}
 	return 0

@@ -152,3 +152,45 @@ func TestTheStdioFormFailsWithASentenceWhenTheSuiteIsAway(t *testing.T) {
 		t.Fatalf("exit %d\nstdout %q\nstderr %q", code, stdout.String(), stderr.String())
 	}
 }
+
+// `switchboard mcp serve --group G` serves that group alone; an unknown
+// group ends it with the sentence naming the group.
+func TestTheStdioFormServesAGroup(t *testing.T) {
+	t.Parallel()
+	addr := startDev(t)
+	bin := testkit.Build(t, "github.com/switchboard-run/switchboard/cli/cmd/switchboard")
+	if out, stderr, code := run(t, bin, "groups", "set", "--addr="+addr, "default/text", "--pattern", "conf_test_simple_*",
+		"--alias", "conf_test_simple_text=say"); code != 0 {
+		t.Fatalf("groups set: exit %d, %q, %q", code, out, stderr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, "mcp", "serve", "--addr", addr, "--as", "alice", "--group", "text")
+	cmd.Stderr = &stderr
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connecting: %v\nstderr: %s", err, stderr.String())
+	}
+	defer cs.Close()
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, tool := range res.Tools {
+		listed = append(listed, tool.Name)
+	}
+	if !slices.Contains(listed, "say") || slices.Contains(listed, "conf_test_simple_text") || slices.Contains(listed, "laptop_cat") {
+		t.Fatalf("the group over stdio lists %v", listed)
+	}
+	got, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "say"})
+	if err != nil || got.IsError || got.Content[0].(*mcp.TextContent).Text != "This is a simple text response for testing." {
+		t.Fatalf("calling say = %v, %v", got, err)
+	}
+
+	_, errOut, code := run(t, bin, "mcp", "serve", "--addr", addr, "--as", "alice", "--group", "nope")
+	if code != 1 || !strings.Contains(errOut, `unknown group "nope" in workspace "default"`) {
+		t.Fatalf("an unknown group: exit %d, %q", code, errOut)
+	}
+}

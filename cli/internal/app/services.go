@@ -34,7 +34,7 @@ func service(name string) func(context.Context, []string, IO) int {
 	}
 }
 
-// runDev: switchboard dev [--grpc A] [--http A] [--data DIR] [--mcp-config F] [--tools F] [--metrics-addr A] [--debug-addr A]
+// runDev: switchboard dev [--grpc A] [--http A] [--data DIR] [--mcp-config F] [--tools F] [--groups F] [--metrics-addr A] [--debug-addr A]
 func runDev(ctx context.Context, args []string, std IO) int {
 	fs := envflag.NewFlagSet("dev", std.Stderr)
 	var o dev.Options
@@ -44,6 +44,7 @@ func runDev(ctx context.Context, args []string, std IO) int {
 	fs.StringVar(&o.MCPConfig, "mcp-config", "", "an mcpServers JSON file whose servers to mount at start")
 	fs.StringVar(&o.ToolsFile, "tools", "", "a tools file to serve as a local tool host at start")
 	fs.StringVar(&o.ToolsClient, "tools-client", "local", "the client name the --tools host serves as")
+	fs.StringVar(&o.Groups, "groups", "", "a tool groups file (JSON, docs/mcp.md) to set at start")
 	o.Mailbox.Register(fs)
 	o.Store.Register(fs)
 	o.NATS.Register(fs)

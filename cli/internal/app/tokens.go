@@ -23,7 +23,7 @@ func runTokens(ctx context.Context, args []string, std IO) int {
 	fs := envflag.NewFlagSet("tokens "+sub, std.Stderr)
 	var rf remote.Flags
 	rf.Register(fs)
-	var name, grade, note, workspaces *string
+	var name, grade, note, workspaces, groups *string
 	var ttl *time.Duration
 	if sub == "create" {
 		name = fs.String("identity", "", "the identity the token acts as")
@@ -31,6 +31,7 @@ func runTokens(ctx context.Context, args []string, std IO) int {
 		workspaces = fs.String("workspaces", "", "the workspaces the token may see, comma-separated, or '*' for every one (a driver or admin token needs some)")
 		ttl = fs.Duration("ttl", 0, "how long the token works (0: the registry's default, 90 days)")
 		note = fs.String("note", "", "what the token is for")
+		groups = fs.String("groups", "", "limit a driver token to these tool groups, comma-separated (docs/security.md)")
 	}
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -44,7 +45,7 @@ func runTokens(ctx context.Context, args []string, std IO) int {
 	reg := registryv1.NewRegistryServiceClient(conn.Registry())
 	switch sub {
 	case "create":
-		req := &registryv1.CreateTokenRequest{Identity: *name, Grade: *grade, Note: *note, Workspaces: split(*workspaces)}
+		req := &registryv1.CreateTokenRequest{Identity: *name, Grade: *grade, Note: *note, Workspaces: split(*workspaces), Groups: split(*groups)}
 		if *ttl != 0 {
 			req.Ttl = durationpb.New(*ttl)
 		}
@@ -53,8 +54,12 @@ func runTokens(ctx context.Context, args []string, std IO) int {
 			return fail(std, "tokens create", rpcError(err))
 		}
 		t := res.GetToken()
-		fmt.Fprintf(std.Stderr, "token %s for %q (%s of %s, until %s); the secret below is shown once:\n",
-			t.GetId(), t.GetIdentity(), t.GetGrade(), workspaceList(t.GetWorkspaces()), t.GetExpires().AsTime().Local().Format(time.DateTime))
+		limited := ""
+		if len(t.GetGroups()) > 0 {
+			limited = ", groups " + strings.Join(t.GetGroups(), ",")
+		}
+		fmt.Fprintf(std.Stderr, "token %s for %q (%s of %s%s, until %s); the secret below is shown once:\n",
+			t.GetId(), t.GetIdentity(), t.GetGrade(), workspaceList(t.GetWorkspaces()), limited, t.GetExpires().AsTime().Local().Format(time.DateTime))
 		fmt.Fprintln(std.Stdout, res.GetSecret())
 	case "ls":
 		res, err := reg.ListTokens(ctx, &registryv1.ListTokensRequest{})

@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/grants"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/names"
+	"github.com/switchboard-run/switchboard/kit/toolgroups"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
 )
 
@@ -28,8 +29,9 @@ const (
 	workspacesHeader = "Switchboard-Mcp-Workspaces"
 )
 
-// ServeHTTP serves /mcp/{workspace} and /mcp (the default workspace) for
-// a caller the gateway's identity middleware admitted (the identity is in
+// ServeHTTP serves /mcp/{workspace}, /mcp/{workspace}/{group} (one tool
+// group of the workspace, docs/mcp.md "Tool groups") and /mcp (the default
+// workspace) for a caller the gateway's identity middleware admitted (the identity is in
 // the request's context) and the gateway's hostguard let through.
 func (w *Workspaces) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	id, ok := identity.FromContext(r.Context())
@@ -64,10 +66,28 @@ func (w *Workspaces) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		httperr.Write(rw, http.StatusNotFound, fmt.Sprintf("unknown workspace %q", name))
 		return
 	}
+	group := r.PathValue("group")
+	if group != "" {
+		if err := toolgroups.CheckName(group); err != nil {
+			httperr.WriteErr(rw, UnknownGroup(name, group))
+			return
+		}
+	}
+	if err := groupAllowed(id, name, group); err != nil {
+		httperr.WriteErr(rw, err)
+		return
+	}
 	ws, err := w.get(r.Context(), name)
 	if err != nil {
 		httperr.WriteErr(rw, err)
 		return
+	}
+	serve := ws.all
+	if group != "" {
+		if serve, err = w.group(ws, group); err != nil {
+			httperr.WriteErr(rw, err)
+			return
+		}
 	}
 	r.Header = r.Header.Clone()
 	r.Header.Set(callerHeader, string(id.Grade)+" "+id.Name)
@@ -76,7 +96,7 @@ func (w *Workspaces) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		r.Header.Set(workspacesHeader, id.Workspaces.String())
 	}
 	unbound(rw)
-	ws.ServeHTTP(rw, r)
+	serve.ServeHTTP(rw, r)
 }
 
 // unbound lifts the server's write timeout for an MCP request: its

@@ -85,12 +85,13 @@ func (o Options) readyWait() time.Duration {
 	return DefaultReadyWait
 }
 
-// Mirror is one workspace's tools held in an MCP server.
+// Mirror is one workspace's tools held in MCP servers: one for every tool
+// of the workspace, and one per tool group asked for (groups.go).
 type Mirror struct {
-	ws     string
-	opts   Options
-	log    *slog.Logger
-	server *mcp.Server
+	ws   string
+	opts Options
+	log  *slog.Logger
+	all  *view
 
 	ready     chan struct{} // closed after the first listing is applied
 	readyOnce sync.Once
@@ -99,8 +100,15 @@ type Mirror struct {
 	done      chan struct{}
 
 	mu      sync.RWMutex
-	tools   map[string]entry // by presented name; written by the refresher only
-	lastErr error            // why the watch or the listing last failed
+	lastErr error // why the watch or the listing last failed
+
+	// gmu guards the groups' state; the refresher holds it while it applies
+	// a listing, so a group's view is made from one listing and kept by
+	// every later one.
+	gmu    sync.Mutex
+	list   []*registryv1.PresentedTool  // the last listing applied
+	rules  map[string]*registryv1.Group // the workspace's groups, by name
+	groups map[string]*view             // the groups asked for, by name
 }
 
 // NewMirror returns the mirror of workspace ws; Start begins keeping it.
@@ -113,26 +121,14 @@ func NewMirror(ws string, opts Options) (*Mirror, error) {
 		log = slog.Default()
 	}
 	m := &Mirror{ws: ws, opts: opts, log: log.With("workspace", ws), ready: make(chan struct{}),
-		dirty: make(chan struct{}, 1), done: make(chan struct{}), tools: map[string]entry{}}
-	m.server = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard workspace " + ws, Version: version()},
-		&mcp.ServerOptions{
-			Instructions: fmt.Sprintf("The tools of the Switchboard workspace %q. A tool named <client>_<tool> runs on that client's "+
-				"machine; each call is routed through Switchboard's mailbox. A call still running when its time is up is "+
-				"answered with its invocation handle, which can be collected later.", ws),
-			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
-			PageSize:     opts.PageSize,
-			Logger:       sdkLog(m.log),
-		})
-	m.server.AddReceivingMiddleware(m.unknownTools)
-	if opts.Metrics != nil {
-		// Added last, so outermost: the refusals above are counted too.
-		m.server.AddReceivingMiddleware(opts.Metrics.Middleware(mcptelemetry.Endpoint))
-	}
+		dirty: make(chan struct{}, 1), done: make(chan struct{}),
+		rules: map[string]*registryv1.Group{}, groups: map[string]*view{}}
+	m.all = m.newView("")
 	return m, nil
 }
 
-// Server is the MCP server holding the workspace's tools.
-func (m *Mirror) Server() *mcp.Server { return m.server }
+// Server is the MCP server holding every tool of the workspace.
+func (m *Mirror) Server() *mcp.Server { return m.all.server }
 
 // Start follows the registry until ctx ends or Close is called.
 func (m *Mirror) Start(ctx context.Context) {
@@ -151,8 +147,11 @@ func (m *Mirror) Close() {
 		m.cancel()
 		<-m.done
 	}
-	for ss := range m.server.Sessions() {
-		_ = ss.Close()
+	m.all.closeSessions()
+	m.gmu.Lock()
+	defer m.gmu.Unlock()
+	for _, v := range m.groups {
+		v.closeSessions()
 	}
 }
 

@@ -2,7 +2,6 @@ package mcpserve
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 
@@ -79,25 +78,4 @@ func objectSchema(text string) (json.RawMessage, error) {
 		return nil, fmt.Errorf(`its input_schema has "type": %s, and MCP passes a tool's arguments as an object`, raw)
 	}
 	return json.RawMessage(text), nil
-}
-
-// unknownTools answers a tools/call of a name the mirror does not offer
-// with a result carrying the sentence (isError), as for every other
-// refusal, rather than the SDK's JSON-RPC error: a model reads results.
-func (m *Mirror) unknownTools(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if call, ok := req.(*mcp.CallToolRequest); ok && call.Params != nil {
-			m.mu.RLock()
-			e, known := m.tools[call.Params.Name]
-			m.mu.RUnlock()
-			switch {
-			case !known:
-				return refusal(fmt.Sprintf("no tool is presented as %q in workspace %q right now; list the workspace's tools (tools/list) for the names in force",
-					call.Params.Name, m.ws)), nil
-			case e.skipped != nil:
-				return refusal(fmt.Sprintf("tool %q of client %q is not offered over MCP: %v", e.def.GetName(), e.client, e.skipped)), nil
-			}
-		}
-		return next(ctx, method, req)
-	}
 }

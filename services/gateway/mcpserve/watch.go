@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -53,7 +52,7 @@ func (m *Mirror) follow(ctx context.Context) (synced bool, err error) {
 		case *registryv1.WatchToolsResponse_Resync:
 			live = false // a fresh snapshot follows, closed by `synced`
 		case *registryv1.WatchToolsResponse_Advertised, *registryv1.WatchToolsResponse_Registered,
-			*registryv1.WatchToolsResponse_Unregistered:
+			*registryv1.WatchToolsResponse_Unregistered, *registryv1.WatchToolsResponse_Grouped:
 			if live {
 				m.markDirty()
 			}
@@ -90,7 +89,7 @@ func (m *Mirror) refresher(ctx context.Context) {
 	}
 }
 
-// refresh lists the workspace's tools and applies the listing.
+// refresh lists the workspace's tools and groups and applies them.
 func (m *Mirror) refresh(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
@@ -103,63 +102,11 @@ func (m *Mirror) refresh(ctx context.Context) error {
 	case err != nil:
 		return err
 	}
-	m.apply(tools)
+	groups, err := m.listGroups(ctx)
+	if err != nil {
+		return err
+	}
+	m.applyAll(tools, groups)
 	m.setErr(nil)
-	return nil
-}
-
-// apply makes the server's tools the listing's: it adds what is new or
-// changed and removes what is gone. The SDK coalesces the changes of one
-// apply into one notifications/tools/list_changed per session; an
-// unchanged listing changes nothing and notifies nobody.
-func (m *Mirror) apply(list []*registryv1.PresentedTool) {
-	m.mu.RLock()
-	old := m.tools
-	m.mu.RUnlock()
-	next := make(map[string]entry, len(list))
-	var gone []string
-	for _, p := range list {
-		name := p.GetPresentedName()
-		e := entry{client: p.GetClient(), def: p.GetTool()}
-		if o, ok := old[name]; ok && o.client == e.client && proto.Equal(o.def, e.def) {
-			next[name] = o
-			continue
-		}
-		tool, err := present(p)
-		if err == nil {
-			err = m.add(tool, e)
-		}
-		if err != nil {
-			m.log.Warn("a tool is not offered over MCP", "tool", name, "client", e.client, "why", err)
-			e.skipped = err
-			if o, ok := old[name]; ok && o.skipped == nil {
-				gone = append(gone, name)
-			}
-		}
-		next[name] = e
-	}
-	for name, o := range old {
-		if _, ok := next[name]; !ok && o.skipped == nil {
-			gone = append(gone, name)
-		}
-	}
-	if len(gone) > 0 {
-		m.server.RemoveTools(gone...)
-	}
-	m.mu.Lock()
-	m.tools = next
-	m.mu.Unlock()
-}
-
-// add registers one tool. AddTool panics on a definition it cannot serve
-// (some checks are the SDK's own, unexported); the panic happens before the
-// server changes, so it is turned into the reason the tool is skipped.
-func (m *Mirror) add(tool *mcp.Tool, e entry) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("the MCP SDK refused it: %v", r)
-		}
-	}()
-	m.server.AddTool(tool, m.handler(tool.Name, e))
 	return nil
 }

@@ -50,15 +50,24 @@ type Workspaces struct {
 
 type workspace struct {
 	mirror *Mirror
+	all    *endpoint // every tool of the workspace
+
+	mu     sync.Mutex
+	groups map[string]*endpoint // each group's, made on its first request
+
+	used time.Time // guarded by Workspaces.mu
+}
+
+// endpoint is the Streamable HTTP handlers of one MCP server of a mirror.
+type endpoint struct {
 	// sessions serves the revisions with an initialize handshake and
 	// sessions (2025-11-25 and earlier); stateless serves the revisions
-	// without them, which the SDK serves only statelessly. One mirror
+	// without them, which the SDK serves only statelessly. One server
 	// behind both: list_changed reaches a session's notification stream or
 	// a stateless client's subscriptions/listen alike.
 	sessions, stateless *mcp.StreamableHTTPHandler
 	// adopted serves the sessions other gateway replicas began.
 	adopted *adopted
-	used    time.Time // guarded by Workspaces.mu
 }
 
 // firstStatelessRevision is the first MCP revision without sessions
@@ -70,7 +79,7 @@ const firstStatelessRevision = "2026-07-28"
 // ServeHTTP picks the handler for a request by the revision it names
 // (revisions are dates, so they order as strings), and for one of a
 // session, by whether this replica began that session.
-func (ws *workspace) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+func (ws *endpoint) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Mcp-Protocol-Version") >= firstStatelessRevision {
 		ws.stateless.ServeHTTP(rw, r)
 		return
@@ -151,7 +160,12 @@ func (w *Workspaces) start(name string) (*workspace, error) {
 		return nil, err
 	}
 	m.Start(w.ctx)
-	server := func(*http.Request) *mcp.Server { return m.Server() }
+	return &workspace{mirror: m, all: w.endpoint(m, m.Server()), groups: map[string]*endpoint{}}, nil
+}
+
+// endpoint returns the handlers of server, one of m's.
+func (w *Workspaces) endpoint(m *Mirror, server *mcp.Server) *endpoint {
+	get := func(*http.Request) *mcp.Server { return server }
 	opts := mcp.StreamableHTTPOptions{
 		SessionTimeout: w.http.SessionTimeout,
 		Logger:         sdkLog(m.log),
@@ -168,8 +182,25 @@ func (w *Workspaces) start(name string) (*workspace, error) {
 	// A stateless request is its whole lifecycle: a client that gives up
 	// closes it, and that must cancel the call (and so its invocation).
 	stateless.PropagateRequestCancellation = true
-	return &workspace{mirror: m, sessions: mcp.NewStreamableHTTPHandler(server, &opts),
-		stateless: mcp.NewStreamableHTTPHandler(server, &stateless), adopted: newAdopted(m.Server(), w.http.SessionTimeout)}, nil
+	return &endpoint{sessions: mcp.NewStreamableHTTPHandler(get, &opts),
+		stateless: mcp.NewStreamableHTTPHandler(get, &stateless), adopted: newAdopted(server, w.http.SessionTimeout)}
+}
+
+// group returns the endpoint of one of ws's groups, or the refusal of a
+// group the workspace does not hold.
+func (w *Workspaces) group(ws *workspace, name string) (*endpoint, error) {
+	server, err := ws.mirror.Group(name)
+	if err != nil {
+		return nil, err
+	}
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	e := ws.groups[name]
+	if e == nil {
+		e = w.endpoint(ws.mirror, server)
+		ws.groups[name] = e
+	}
+	return e, nil
 }
 
 // evictLocked closes mirrors nobody has a session with and nobody used
@@ -179,12 +210,7 @@ func (w *Workspaces) evictLocked() {
 		if time.Since(ws.used) < w.idle {
 			continue
 		}
-		idle := true
-		for range ws.mirror.Server().Sessions() {
-			idle = false
-			break
-		}
-		if idle {
+		if ws.mirror.idle() {
 			delete(w.byName, name)
 			go ws.mirror.Close()
 		}

@@ -20,7 +20,7 @@ var opField = field{"op", kindString, true}
 // The request shapes of docs/design.md §2, field by field.
 var (
 	advertiseShape   = []field{opField, {"tools", kindArray, true}}
-	invokeShape      = []field{opField, {"client", kindString, true}, {"tool", kindString, true}, {"input", kindAny, true}, {"cwd", kindString, false}}
+	invokeShape      = []field{opField, {"client", kindString, true}, {"tool", kindString, true}, {"input", kindAny, true}, {"cwd", kindString, false}, {"group", kindString, false}}
 	invocationsShape = []field{opField}
 	completeShape    = []field{opField, {"invocation", kindString, true}, {"capture", kindObject, true}}
 	captureShape     = []field{opField, {"invocation", kindString, true}, {"wait", kindString, false}, {"retry_key", kindString, false}}
@@ -176,12 +176,18 @@ func decodeInvoke(ms []member) (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Request{Op: OpInvoke, Invoke: &mailboxv1.InvokeRequest{
+	req := &Request{Op: OpInvoke, Invoke: &mailboxv1.InvokeRequest{
 		Client: str(got["client"]),
 		Tool:   str(got["tool"]),
 		Input:  string(got["input"]), // verbatim: numbers, nulls, nesting, spacing
 		Cwd:    optStr(got, "cwd"),
-	}}, nil
+	}}
+	if g := optStr(got, "group"); g != nil {
+		if req.Group, err = parseGroup(*g); err != nil {
+			return nil, err
+		}
+	}
+	return req, nil
 }
 
 func decodeComplete(ms []member) (*Request, error) {

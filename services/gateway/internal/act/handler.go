@@ -51,6 +51,10 @@ func (h Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httperr.WriteErr(w, err)
 		return
 	}
+	if err := limit(id, req); err != nil {
+		httperr.WriteErr(w, err)
+		return
+	}
 	reply, err := h.Do(identity.As(r.Context(), id), req)
 	if err != nil {
 		httperr.WriteErr(w, err)
@@ -72,6 +76,11 @@ func (h Handler) Do(ctx context.Context, req *Request) ([]byte, error) {
 		}
 		return EncodeAdvertised(res)
 	case OpInvoke:
+		if req.Group != nil {
+			if err := h.throughGroup(ctx, req.Group, req.Invoke); err != nil {
+				return nil, err
+			}
+		}
 		res, err := h.Mailbox.Invoke(ctx, req.Invoke)
 		if err != nil {
 			return nil, err

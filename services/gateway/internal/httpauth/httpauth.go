@@ -145,26 +145,16 @@ func (res Resolver) Middleware(next http.Handler) http.Handler {
 			httperr.WriteErr(w, err)
 			return
 		}
-		ctx := identity.NewContext(r.Context(), id)
 		if groups != nil {
-			ctx = context.WithValue(ctx, groupsKey{}, groups)
+			// An OAuth token's groups claim limits the caller to those tool
+			// groups, as a Switchboard token minted with groups does.
+			id.Groups = groups
 		}
-		r = r.WithContext(ctx)
+		r = r.WithContext(identity.NewContext(r.Context(), id))
 		r.Header = r.Header.Clone()
 		for _, h := range []string{HeaderAuthorization, HeaderIdentity, HeaderGrade} {
 			r.Header.Del(h)
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// groupsKey keys the caller's groups in a request's context.
-type groupsKey struct{}
-
-// GroupsFromContext returns the groups the caller's OAuth token carried
-// (nil for other credentials, or without a configured groups claim): the
-// groups work reads them here.
-func GroupsFromContext(ctx context.Context) []string {
-	g, _ := ctx.Value(groupsKey{}).([]string)
-	return g
 }

@@ -42,5 +42,7 @@ func (t RegistryTokens) Authenticate(ctx context.Context, secret string) (identi
 	if err != nil {
 		return identity.Identity{}, httperr.New(http.StatusUnauthorized, "the token of %q names workspaces the gateway cannot read: %v", res.GetIdentity(), err)
 	}
-	return identity.Identity{Name: res.GetIdentity(), Grade: grade, Workspaces: &ws}, nil
+	// Groups limit the bearer to some tool groups; the gateway enforces
+	// them (docs/security.md), so they are not checked again here.
+	return identity.Identity{Name: res.GetIdentity(), Grade: grade, Workspaces: &ws, Groups: res.GetGroups()}, nil
 }

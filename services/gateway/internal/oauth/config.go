@@ -33,7 +33,7 @@ type Config struct {
 	// (default "sub").
 	NameClaim string
 	// GroupsClaim, when set, is a claim holding the caller's groups (a list
-	// of strings); they ride in the request's context (GroupsFromContext).
+	// of strings); they limit the caller to those tool groups (identity.Groups).
 	GroupsClaim string
 	// DriverScope and AdminScope are the scopes that make the bearer a
 	// driver or an admin (defaults "switchboard:driver" and

@@ -121,7 +121,7 @@ func (s *Server) authenticate(r *http.Request, token string) (identity.Identity,
 }
 
 // groups reads the configured groups claim of a checked token's claims;
-// the gateway carries them in the request's context for the groups work.
+// they limit the caller to those tool groups, as a token's groups do.
 func (s *Server) groups(c claims) []string {
 	if s.cfg.GroupsClaim == "" {
 		return nil

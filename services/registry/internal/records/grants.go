@@ -62,7 +62,12 @@ func (r *Records) PutGrant(ctx context.Context, g *registryv1.Grant) (uint64, er
 
 // DeleteGrant removes the grant of name; ok is false when there was none.
 func (r *Records) DeleteGrant(ctx context.Context, name string) (rev uint64, ok bool, err error) {
-	key := grantPrefix + GrantKey(name)
+	return r.deleteIfThere(ctx, grantPrefix+GrantKey(name))
+}
+
+// deleteIfThere removes key at the revision it holds; ok is false when
+// there was none.
+func (r *Records) deleteIfThere(ctx context.Context, key string) (rev uint64, ok bool, err error) {
 	e, err := r.kv.Get(ctx, key)
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):

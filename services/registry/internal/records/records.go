@@ -8,6 +8,7 @@
 //	token.<sha256 hex>           an API token's record, under its secret's hash
 //	tokenid.<id>                 the hash of token <id>, to revoke by id
 //	grant.<GrantKey(identity)>   the workspaces a certificate identity may see
+//	group.<workspace>.<name>     a tool group of a workspace
 //
 // Client and workspace names are [a-z0-9-], so they are key tokens as they
 // are; an identity name may hold anything printable, so GrantKey encodes it. One bucket gives one order: its sequence is the registry's revision,
@@ -233,6 +234,7 @@ type Change struct {
 	Member *Member
 	Token  *Token
 	Grant  *Grant
+	Group  *Group
 }
 
 // Token is one token record, under the hex of its secret's hash.
@@ -314,6 +316,10 @@ func decode(e jetstream.KeyValueEntry) (Change, error) {
 		// The id index serves revocation; the view has no use for it.
 	case strings.HasPrefix(key, grantPrefix):
 		if err := decodeGrant(&c, key[len(grantPrefix):], e.Value()); err != nil {
+			return c, err
+		}
+	case strings.HasPrefix(key, groupPrefix):
+		if err := decodeGroup(&c, key[len(groupPrefix):], e.Value()); err != nil {
 			return c, err
 		}
 	case strings.HasPrefix(key, tokenPrefix):

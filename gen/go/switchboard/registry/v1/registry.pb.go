@@ -304,7 +304,11 @@ type Token struct {
 	Workspaces []string `protobuf:"bytes,6,rep,name=workspaces,proto3" json:"workspaces,omitempty"`
 	// expires is when the token stops working. Set at creation (90 days by
 	// default); a token past it is refused at once.
-	Expires       *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=expires,proto3" json:"expires,omitempty"`
+	Expires *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=expires,proto3" json:"expires,omitempty"`
+	// groups, when set, limit a bearer to these tool groups of its workspaces
+	// (group names): it may use only their MCP endpoints and act with one of
+	// them named; a call naming no group is refused (docs/security.md).
+	Groups        []string `protobuf:"bytes,8,rep,name=groups,proto3" json:"groups,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -388,6 +392,13 @@ func (x *Token) GetExpires() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Token) GetGroups() []string {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
 // Grant is the workspaces a certificate identity may see: the grant record
 // a driver certificate needs (tokens carry their own; admins and services
 // see every workspace; hosts list nothing).
@@ -456,6 +467,161 @@ func (x *Grant) GetUpdated() *timestamppb.Timestamp {
 	return nil
 }
 
+// Group is a tool group of a workspace (a "virtual server"): the tools of
+// the workspace whose presented names its patterns admit, served at
+// /mcp/{workspace}/{group} and named by the act endpoint's `group` field
+// (docs/mcp.md, "Tool groups").
+type Group struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// workspace is the workspace the group belongs to.
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// name is the group's name, `[a-z0-9][a-z0-9-]{0,31}`.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// patterns are globs over presented names (Go's path.Match): a tool is in
+	// the group when an include pattern matches it (or there is none) and no
+	// exclude pattern (`!` + glob) does. Order does not matter.
+	Patterns []string `protobuf:"bytes,3,rep,name=patterns,proto3" json:"patterns,omitempty"`
+	// overrides present some of the group's tools differently: under an alias,
+	// or with another description. At most one per tool.
+	Overrides []*ToolOverride `protobuf:"bytes,4,rep,name=overrides,proto3" json:"overrides,omitempty"`
+	// updated is when the group was last set. Set by the registry.
+	Updated       *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=updated,proto3" json:"updated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Group) Reset() {
+	*x = Group{}
+	mi := &file_switchboard_registry_v1_registry_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Group) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Group) ProtoMessage() {}
+
+func (x *Group) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Group.ProtoReflect.Descriptor instead.
+func (*Group) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *Group) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *Group) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Group) GetPatterns() []string {
+	if x != nil {
+		return x.Patterns
+	}
+	return nil
+}
+
+func (x *Group) GetOverrides() []*ToolOverride {
+	if x != nil {
+		return x.Overrides
+	}
+	return nil
+}
+
+func (x *Group) GetUpdated() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Updated
+	}
+	return nil
+}
+
+// ToolOverride changes how one tool of a group is presented; calls by its
+// alias route to the tool itself.
+type ToolOverride struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// tool is the presented name of the tool in the workspace.
+	Tool string `protobuf:"bytes,1,opt,name=tool,proto3" json:"tool,omitempty"`
+	// alias, when set, is the name the group presents the tool under instead:
+	// 1–64 chars of [A-Za-z0-9_-], unique among the group's presented names.
+	Alias *string `protobuf:"bytes,2,opt,name=alias,proto3,oneof" json:"alias,omitempty"`
+	// description, when set, replaces the tool's description in the group
+	// (at most 1,000 characters).
+	Description   *string `protobuf:"bytes,3,opt,name=description,proto3,oneof" json:"description,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolOverride) Reset() {
+	*x = ToolOverride{}
+	mi := &file_switchboard_registry_v1_registry_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolOverride) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolOverride) ProtoMessage() {}
+
+func (x *ToolOverride) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolOverride.ProtoReflect.Descriptor instead.
+func (*ToolOverride) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ToolOverride) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *ToolOverride) GetAlias() string {
+	if x != nil && x.Alias != nil {
+		return *x.Alias
+	}
+	return ""
+}
+
+func (x *ToolOverride) GetDescription() string {
+	if x != nil && x.Description != nil {
+		return *x.Description
+	}
+	return ""
+}
+
 var File_switchboard_registry_v1_registry_proto protoreflect.FileDescriptor
 
 const file_switchboard_registry_v1_registry_proto_rawDesc = "" +
@@ -483,7 +649,7 @@ const file_switchboard_registry_v1_registry_proto_rawDesc = "" +
 	"\x0epresented_name\x18\x01 \x01(\tR\rpresentedName\x12\x16\n" +
 	"\x06client\x18\x02 \x01(\tR\x06client\x121\n" +
 	"\x04tool\x18\x03 \x01(\v2\x1d.switchboard.registry.v1.ToolR\x04tool\x12\x18\n" +
-	"\apresent\x18\x04 \x01(\bR\apresent\"\xe9\x01\n" +
+	"\apresent\x18\x04 \x01(\bR\apresent\"\x81\x02\n" +
 	"\x05Token\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bidentity\x18\x02 \x01(\tR\bidentity\x12\x14\n" +
@@ -493,13 +659,26 @@ const file_switchboard_registry_v1_registry_proto_rawDesc = "" +
 	"\n" +
 	"workspaces\x18\x06 \x03(\tR\n" +
 	"workspaces\x124\n" +
-	"\aexpires\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\aexpires\"y\n" +
+	"\aexpires\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\aexpires\x12\x16\n" +
+	"\x06groups\x18\b \x03(\tR\x06groups\"y\n" +
 	"\x05Grant\x12\x1a\n" +
 	"\bidentity\x18\x01 \x01(\tR\bidentity\x12\x1e\n" +
 	"\n" +
 	"workspaces\x18\x02 \x03(\tR\n" +
 	"workspaces\x124\n" +
-	"\aupdated\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\aupdatedBRZPgithub.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1;registryv1b\x06proto3"
+	"\aupdated\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\aupdated\"\xd0\x01\n" +
+	"\x05Group\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1a\n" +
+	"\bpatterns\x18\x03 \x03(\tR\bpatterns\x12C\n" +
+	"\toverrides\x18\x04 \x03(\v2%.switchboard.registry.v1.ToolOverrideR\toverrides\x124\n" +
+	"\aupdated\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\aupdated\"~\n" +
+	"\fToolOverride\x12\x12\n" +
+	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x19\n" +
+	"\x05alias\x18\x02 \x01(\tH\x00R\x05alias\x88\x01\x01\x12%\n" +
+	"\vdescription\x18\x03 \x01(\tH\x01R\vdescription\x88\x01\x01B\b\n" +
+	"\x06_aliasB\x0e\n" +
+	"\f_descriptionBRZPgithub.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1;registryv1b\x06proto3"
 
 var (
 	file_switchboard_registry_v1_registry_proto_rawDescOnce sync.Once
@@ -513,27 +692,31 @@ func file_switchboard_registry_v1_registry_proto_rawDescGZIP() []byte {
 	return file_switchboard_registry_v1_registry_proto_rawDescData
 }
 
-var file_switchboard_registry_v1_registry_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_switchboard_registry_v1_registry_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_switchboard_registry_v1_registry_proto_goTypes = []any{
 	(*Tool)(nil),                  // 0: switchboard.registry.v1.Tool
 	(*ClientRow)(nil),             // 1: switchboard.registry.v1.ClientRow
 	(*PresentedTool)(nil),         // 2: switchboard.registry.v1.PresentedTool
 	(*Token)(nil),                 // 3: switchboard.registry.v1.Token
 	(*Grant)(nil),                 // 4: switchboard.registry.v1.Grant
-	(*timestamppb.Timestamp)(nil), // 5: google.protobuf.Timestamp
+	(*Group)(nil),                 // 5: switchboard.registry.v1.Group
+	(*ToolOverride)(nil),          // 6: switchboard.registry.v1.ToolOverride
+	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
 }
 var file_switchboard_registry_v1_registry_proto_depIdxs = []int32{
 	0, // 0: switchboard.registry.v1.ClientRow.tools:type_name -> switchboard.registry.v1.Tool
-	5, // 1: switchboard.registry.v1.ClientRow.last_seen:type_name -> google.protobuf.Timestamp
+	7, // 1: switchboard.registry.v1.ClientRow.last_seen:type_name -> google.protobuf.Timestamp
 	0, // 2: switchboard.registry.v1.PresentedTool.tool:type_name -> switchboard.registry.v1.Tool
-	5, // 3: switchboard.registry.v1.Token.created:type_name -> google.protobuf.Timestamp
-	5, // 4: switchboard.registry.v1.Token.expires:type_name -> google.protobuf.Timestamp
-	5, // 5: switchboard.registry.v1.Grant.updated:type_name -> google.protobuf.Timestamp
-	6, // [6:6] is the sub-list for method output_type
-	6, // [6:6] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	7, // 3: switchboard.registry.v1.Token.created:type_name -> google.protobuf.Timestamp
+	7, // 4: switchboard.registry.v1.Token.expires:type_name -> google.protobuf.Timestamp
+	7, // 5: switchboard.registry.v1.Grant.updated:type_name -> google.protobuf.Timestamp
+	6, // 6: switchboard.registry.v1.Group.overrides:type_name -> switchboard.registry.v1.ToolOverride
+	7, // 7: switchboard.registry.v1.Group.updated:type_name -> google.protobuf.Timestamp
+	8, // [8:8] is the sub-list for method output_type
+	8, // [8:8] is the sub-list for method input_type
+	8, // [8:8] is the sub-list for extension type_name
+	8, // [8:8] is the sub-list for extension extendee
+	0, // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_registry_v1_registry_proto_init() }
@@ -542,13 +725,14 @@ func file_switchboard_registry_v1_registry_proto_init() {
 		return
 	}
 	file_switchboard_registry_v1_registry_proto_msgTypes[0].OneofWrappers = []any{}
+	file_switchboard_registry_v1_registry_proto_msgTypes[6].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_registry_v1_registry_proto_rawDesc), len(file_switchboard_registry_v1_registry_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -652,6 +652,7 @@ type WatchToolsResponse struct {
 	//	*WatchToolsResponse_Synced
 	//	*WatchToolsResponse_Resync
 	//	*WatchToolsResponse_Granted
+	//	*WatchToolsResponse_Grouped
 	Change        isWatchToolsResponse_Change `protobuf_oneof:"change"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -764,6 +765,15 @@ func (x *WatchToolsResponse) GetGranted() *Grant {
 	return nil
 }
 
+func (x *WatchToolsResponse) GetGrouped() *Group {
+	if x != nil {
+		if x, ok := x.Change.(*WatchToolsResponse_Grouped); ok {
+			return x.Grouped
+		}
+	}
+	return nil
+}
+
 type isWatchToolsResponse_Change interface {
 	isWatchToolsResponse_Change()
 }
@@ -806,6 +816,13 @@ type WatchToolsResponse_Granted struct {
 	Granted *Grant `protobuf:"bytes,8,opt,name=granted,proto3,oneof"`
 }
 
+type WatchToolsResponse_Grouped struct {
+	// grouped: a group of the workspace is now exactly this (no patterns and
+	// no updated time: it was removed). Sent to the watchers of that
+	// workspace and of everything that may see it.
+	Grouped *Group `protobuf:"bytes,9,opt,name=grouped,proto3,oneof"`
+}
+
 func (*WatchToolsResponse_Advertised) isWatchToolsResponse_Change() {}
 
 func (*WatchToolsResponse_Registered) isWatchToolsResponse_Change() {}
@@ -819,6 +836,8 @@ func (*WatchToolsResponse_Synced) isWatchToolsResponse_Change() {}
 func (*WatchToolsResponse_Resync) isWatchToolsResponse_Change() {}
 
 func (*WatchToolsResponse_Granted) isWatchToolsResponse_Change() {}
+
+func (*WatchToolsResponse_Grouped) isWatchToolsResponse_Change() {}
 
 // Advertised carries a client's whole current set.
 type Advertised struct {
@@ -1292,7 +1311,10 @@ type CreateTokenRequest struct {
 	// every workspace. A driver or admin token must name at least one.
 	Workspaces []string `protobuf:"bytes,4,rep,name=workspaces,proto3" json:"workspaces,omitempty"`
 	// ttl is how long the token works; absent is 90 days.
-	Ttl           *durationpb.Duration `protobuf:"bytes,5,opt,name=ttl,proto3" json:"ttl,omitempty"`
+	Ttl *durationpb.Duration `protobuf:"bytes,5,opt,name=ttl,proto3" json:"ttl,omitempty"`
+	// groups, when set, limit the token to these tool groups (names, at most
+	// 16); empty leaves it every tool of its workspaces.
+	Groups        []string `protobuf:"bytes,6,rep,name=groups,proto3" json:"groups,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1358,6 +1380,13 @@ func (x *CreateTokenRequest) GetWorkspaces() []string {
 func (x *CreateTokenRequest) GetTtl() *durationpb.Duration {
 	if x != nil {
 		return x.Ttl
+	}
+	return nil
+}
+
+func (x *CreateTokenRequest) GetGroups() []string {
+	if x != nil {
+		return x.Groups
 	}
 	return nil
 }
@@ -1650,7 +1679,9 @@ type AuthenticateTokenResponse struct {
 	// bearer.
 	Workspaces []string `protobuf:"bytes,3,rep,name=workspaces,proto3" json:"workspaces,omitempty"`
 	// expires is when the token stops working.
-	Expires       *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=expires,proto3" json:"expires,omitempty"`
+	Expires *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=expires,proto3" json:"expires,omitempty"`
+	// groups are the tool groups the bearer is limited to; empty: none.
+	Groups        []string `protobuf:"bytes,5,rep,name=groups,proto3" json:"groups,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1709,6 +1740,13 @@ func (x *AuthenticateTokenResponse) GetWorkspaces() []string {
 func (x *AuthenticateTokenResponse) GetExpires() *timestamppb.Timestamp {
 	if x != nil {
 		return x.Expires
+	}
+	return nil
+}
+
+func (x *AuthenticateTokenResponse) GetGroups() []string {
+	if x != nil {
+		return x.Groups
 	}
 	return nil
 }
@@ -2082,6 +2120,392 @@ func (x *DeleteGrantResponse) GetGrant() *Grant {
 	return nil
 }
 
+// SetGroupRequest defines one group.
+type SetGroupRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// group is the group to store; its updated time is set by the registry.
+	Group         *Group `protobuf:"bytes,1,opt,name=group,proto3" json:"group,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetGroupRequest) Reset() {
+	*x = SetGroupRequest{}
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetGroupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetGroupRequest) ProtoMessage() {}
+
+func (x *SetGroupRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetGroupRequest.ProtoReflect.Descriptor instead.
+func (*SetGroupRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *SetGroupRequest) GetGroup() *Group {
+	if x != nil {
+		return x.Group
+	}
+	return nil
+}
+
+// SetGroupResponse is the group as stored.
+type SetGroupResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// group is the stored record.
+	Group         *Group `protobuf:"bytes,1,opt,name=group,proto3" json:"group,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetGroupResponse) Reset() {
+	*x = SetGroupResponse{}
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetGroupResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetGroupResponse) ProtoMessage() {}
+
+func (x *SetGroupResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetGroupResponse.ProtoReflect.Descriptor instead.
+func (*SetGroupResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *SetGroupResponse) GetGroup() *Group {
+	if x != nil {
+		return x.Group
+	}
+	return nil
+}
+
+// GetGroupRequest names a group.
+type GetGroupRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// workspace is the group's workspace.
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// name is the group's name.
+	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetGroupRequest) Reset() {
+	*x = GetGroupRequest{}
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetGroupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetGroupRequest) ProtoMessage() {}
+
+func (x *GetGroupRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetGroupRequest.ProtoReflect.Descriptor instead.
+func (*GetGroupRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *GetGroupRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *GetGroupRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+// GetGroupResponse is one group.
+type GetGroupResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// group is the stored record.
+	Group         *Group `protobuf:"bytes,1,opt,name=group,proto3" json:"group,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetGroupResponse) Reset() {
+	*x = GetGroupResponse{}
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetGroupResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetGroupResponse) ProtoMessage() {}
+
+func (x *GetGroupResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetGroupResponse.ProtoReflect.Descriptor instead.
+func (*GetGroupResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *GetGroupResponse) GetGroup() *Group {
+	if x != nil {
+		return x.Group
+	}
+	return nil
+}
+
+// ListGroupsRequest names a workspace.
+type ListGroupsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// workspace is the workspace whose groups to list.
+	Workspace     string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListGroupsRequest) Reset() {
+	*x = ListGroupsRequest{}
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListGroupsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListGroupsRequest) ProtoMessage() {}
+
+func (x *ListGroupsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListGroupsRequest.ProtoReflect.Descriptor instead.
+func (*ListGroupsRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *ListGroupsRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+// ListGroupsResponse lists a workspace's groups, sorted by name.
+type ListGroupsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// groups holds the records.
+	Groups        []*Group `protobuf:"bytes,1,rep,name=groups,proto3" json:"groups,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListGroupsResponse) Reset() {
+	*x = ListGroupsResponse{}
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListGroupsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListGroupsResponse) ProtoMessage() {}
+
+func (x *ListGroupsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListGroupsResponse.ProtoReflect.Descriptor instead.
+func (*ListGroupsResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *ListGroupsResponse) GetGroups() []*Group {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
+// DeleteGroupRequest names a group to remove.
+type DeleteGroupRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// workspace is the group's workspace.
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// name is the group's name.
+	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteGroupRequest) Reset() {
+	*x = DeleteGroupRequest{}
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteGroupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteGroupRequest) ProtoMessage() {}
+
+func (x *DeleteGroupRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteGroupRequest.ProtoReflect.Descriptor instead.
+func (*DeleteGroupRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *DeleteGroupRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *DeleteGroupRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+// DeleteGroupResponse confirms the removal.
+type DeleteGroupResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// group is the removed record.
+	Group         *Group `protobuf:"bytes,1,opt,name=group,proto3" json:"group,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteGroupResponse) Reset() {
+	*x = DeleteGroupResponse{}
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteGroupResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteGroupResponse) ProtoMessage() {}
+
+func (x *DeleteGroupResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteGroupResponse.ProtoReflect.Descriptor instead.
+func (*DeleteGroupResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *DeleteGroupResponse) GetGroup() *Group {
+	if x != nil {
+		return x.Group
+	}
+	return nil
+}
+
 var File_switchboard_registry_v1_registry_service_proto protoreflect.FileDescriptor
 
 const file_switchboard_registry_v1_registry_service_proto_rawDesc = "" +
@@ -2126,7 +2550,7 @@ const file_switchboard_registry_v1_registry_service_proto_rawDesc = "" +
 	"\x11WatchToolsRequest\x12!\n" +
 	"\tworkspace\x18\x01 \x01(\tH\x00R\tworkspace\x88\x01\x01B\f\n" +
 	"\n" +
-	"_workspace\"\x86\x04\n" +
+	"_workspace\"\xc2\x04\n" +
 	"\x12WatchToolsResponse\x12\x1a\n" +
 	"\brevision\x18\x01 \x01(\x04R\brevision\x12E\n" +
 	"\n" +
@@ -2139,7 +2563,8 @@ const file_switchboard_registry_v1_registry_service_proto_rawDesc = "" +
 	"\bpresence\x18\x05 \x01(\v2!.switchboard.registry.v1.PresenceH\x00R\bpresence\x129\n" +
 	"\x06synced\x18\x06 \x01(\v2\x1f.switchboard.registry.v1.SyncedH\x00R\x06synced\x129\n" +
 	"\x06resync\x18\a \x01(\v2\x1f.switchboard.registry.v1.ResyncH\x00R\x06resync\x12:\n" +
-	"\agranted\x18\b \x01(\v2\x1e.switchboard.registry.v1.GrantH\x00R\agrantedB\b\n" +
+	"\agranted\x18\b \x01(\v2\x1e.switchboard.registry.v1.GrantH\x00R\agranted\x12:\n" +
+	"\agrouped\x18\t \x01(\v2\x1e.switchboard.registry.v1.GroupH\x00R\agroupedB\b\n" +
 	"\x06change\"Y\n" +
 	"\n" +
 	"Advertised\x12\x16\n" +
@@ -2165,7 +2590,7 @@ const file_switchboard_registry_v1_registry_service_proto_rawDesc = "" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x16\n" +
 	"\x06client\x18\x02 \x01(\tR\x06client\"0\n" +
 	"\x18UnregisterClientResponse\x12\x14\n" +
-	"\x05wrote\x18\x01 \x01(\bR\x05wrote\"\xa7\x01\n" +
+	"\x05wrote\x18\x01 \x01(\bR\x05wrote\"\xbf\x01\n" +
 	"\x12CreateTokenRequest\x12\x1a\n" +
 	"\bidentity\x18\x01 \x01(\tR\bidentity\x12\x14\n" +
 	"\x05grade\x18\x02 \x01(\tR\x05grade\x12\x12\n" +
@@ -2173,7 +2598,8 @@ const file_switchboard_registry_v1_registry_service_proto_rawDesc = "" +
 	"\n" +
 	"workspaces\x18\x04 \x03(\tR\n" +
 	"workspaces\x12+\n" +
-	"\x03ttl\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\x03ttl\"c\n" +
+	"\x03ttl\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\x03ttl\x12\x16\n" +
+	"\x06groups\x18\x06 \x03(\tR\x06groups\"c\n" +
 	"\x13CreateTokenResponse\x124\n" +
 	"\x05token\x18\x01 \x01(\v2\x1e.switchboard.registry.v1.TokenR\x05token\x12\x16\n" +
 	"\x06secret\x18\x02 \x01(\tR\x06secret\"\x13\n" +
@@ -2185,14 +2611,15 @@ const file_switchboard_registry_v1_registry_service_proto_rawDesc = "" +
 	"\x13RevokeTokenResponse\x124\n" +
 	"\x05token\x18\x01 \x01(\v2\x1e.switchboard.registry.v1.TokenR\x05token\"2\n" +
 	"\x18AuthenticateTokenRequest\x12\x16\n" +
-	"\x06secret\x18\x01 \x01(\tR\x06secret\"\xa3\x01\n" +
+	"\x06secret\x18\x01 \x01(\tR\x06secret\"\xbb\x01\n" +
 	"\x19AuthenticateTokenResponse\x12\x1a\n" +
 	"\bidentity\x18\x01 \x01(\tR\bidentity\x12\x14\n" +
 	"\x05grade\x18\x02 \x01(\tR\x05grade\x12\x1e\n" +
 	"\n" +
 	"workspaces\x18\x03 \x03(\tR\n" +
 	"workspaces\x124\n" +
-	"\aexpires\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\aexpires\"M\n" +
+	"\aexpires\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\aexpires\x12\x16\n" +
+	"\x06groups\x18\x05 \x03(\tR\x06groups\"M\n" +
 	"\x0fSetGrantRequest\x12\x1a\n" +
 	"\bidentity\x18\x01 \x01(\tR\bidentity\x12\x1e\n" +
 	"\n" +
@@ -2210,7 +2637,25 @@ const file_switchboard_registry_v1_registry_service_proto_rawDesc = "" +
 	"\x12DeleteGrantRequest\x12\x1a\n" +
 	"\bidentity\x18\x01 \x01(\tR\bidentity\"K\n" +
 	"\x13DeleteGrantResponse\x124\n" +
-	"\x05grant\x18\x01 \x01(\v2\x1e.switchboard.registry.v1.GrantR\x05grant2\xb0\r\n" +
+	"\x05grant\x18\x01 \x01(\v2\x1e.switchboard.registry.v1.GrantR\x05grant\"G\n" +
+	"\x0fSetGroupRequest\x124\n" +
+	"\x05group\x18\x01 \x01(\v2\x1e.switchboard.registry.v1.GroupR\x05group\"H\n" +
+	"\x10SetGroupResponse\x124\n" +
+	"\x05group\x18\x01 \x01(\v2\x1e.switchboard.registry.v1.GroupR\x05group\"C\n" +
+	"\x0fGetGroupRequest\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"H\n" +
+	"\x10GetGroupResponse\x124\n" +
+	"\x05group\x18\x01 \x01(\v2\x1e.switchboard.registry.v1.GroupR\x05group\"1\n" +
+	"\x11ListGroupsRequest\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\"L\n" +
+	"\x12ListGroupsResponse\x126\n" +
+	"\x06groups\x18\x01 \x03(\v2\x1e.switchboard.registry.v1.GroupR\x06groups\"F\n" +
+	"\x12DeleteGroupRequest\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"K\n" +
+	"\x13DeleteGroupResponse\x124\n" +
+	"\x05group\x18\x01 \x01(\v2\x1e.switchboard.registry.v1.GroupR\x05group2\xc3\x10\n" +
 	"\x0fRegistryService\x12b\n" +
 	"\tAdvertise\x12).switchboard.registry.v1.AdvertiseRequest\x1a*.switchboard.registry.v1.AdvertiseResponse\x12h\n" +
 	"\vListClients\x12+.switchboard.registry.v1.ListClientsRequest\x1a,.switchboard.registry.v1.ListClientsResponse\x12b\n" +
@@ -2230,7 +2675,12 @@ const file_switchboard_registry_v1_registry_service_proto_rawDesc = "" +
 	"\bGetGrant\x12(.switchboard.registry.v1.GetGrantRequest\x1a).switchboard.registry.v1.GetGrantResponse\x12e\n" +
 	"\n" +
 	"ListGrants\x12*.switchboard.registry.v1.ListGrantsRequest\x1a+.switchboard.registry.v1.ListGrantsResponse\x12h\n" +
-	"\vDeleteGrant\x12+.switchboard.registry.v1.DeleteGrantRequest\x1a,.switchboard.registry.v1.DeleteGrantResponseBRZPgithub.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1;registryv1b\x06proto3"
+	"\vDeleteGrant\x12+.switchboard.registry.v1.DeleteGrantRequest\x1a,.switchboard.registry.v1.DeleteGrantResponse\x12_\n" +
+	"\bSetGroup\x12(.switchboard.registry.v1.SetGroupRequest\x1a).switchboard.registry.v1.SetGroupResponse\x12_\n" +
+	"\bGetGroup\x12(.switchboard.registry.v1.GetGroupRequest\x1a).switchboard.registry.v1.GetGroupResponse\x12e\n" +
+	"\n" +
+	"ListGroups\x12*.switchboard.registry.v1.ListGroupsRequest\x1a+.switchboard.registry.v1.ListGroupsResponse\x12h\n" +
+	"\vDeleteGroup\x12+.switchboard.registry.v1.DeleteGroupRequest\x1a,.switchboard.registry.v1.DeleteGroupResponseBRZPgithub.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1;registryv1b\x06proto3"
 
 var (
 	file_switchboard_registry_v1_registry_service_proto_rawDescOnce sync.Once
@@ -2244,7 +2694,7 @@ func file_switchboard_registry_v1_registry_service_proto_rawDescGZIP() []byte {
 	return file_switchboard_registry_v1_registry_service_proto_rawDescData
 }
 
-var file_switchboard_registry_v1_registry_service_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_switchboard_registry_v1_registry_service_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
 var file_switchboard_registry_v1_registry_service_proto_goTypes = []any{
 	(*AdvertiseRequest)(nil),          // 0: switchboard.registry.v1.AdvertiseRequest
 	(*AdvertiseResponse)(nil),         // 1: switchboard.registry.v1.AdvertiseResponse
@@ -2283,75 +2733,98 @@ var file_switchboard_registry_v1_registry_service_proto_goTypes = []any{
 	(*ListGrantsResponse)(nil),        // 34: switchboard.registry.v1.ListGrantsResponse
 	(*DeleteGrantRequest)(nil),        // 35: switchboard.registry.v1.DeleteGrantRequest
 	(*DeleteGrantResponse)(nil),       // 36: switchboard.registry.v1.DeleteGrantResponse
-	(*Tool)(nil),                      // 37: switchboard.registry.v1.Tool
-	(*ClientRow)(nil),                 // 38: switchboard.registry.v1.ClientRow
-	(*PresentedTool)(nil),             // 39: switchboard.registry.v1.PresentedTool
-	(*Grant)(nil),                     // 40: switchboard.registry.v1.Grant
-	(*timestamppb.Timestamp)(nil),     // 41: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),       // 42: google.protobuf.Duration
-	(*Token)(nil),                     // 43: switchboard.registry.v1.Token
+	(*SetGroupRequest)(nil),           // 37: switchboard.registry.v1.SetGroupRequest
+	(*SetGroupResponse)(nil),          // 38: switchboard.registry.v1.SetGroupResponse
+	(*GetGroupRequest)(nil),           // 39: switchboard.registry.v1.GetGroupRequest
+	(*GetGroupResponse)(nil),          // 40: switchboard.registry.v1.GetGroupResponse
+	(*ListGroupsRequest)(nil),         // 41: switchboard.registry.v1.ListGroupsRequest
+	(*ListGroupsResponse)(nil),        // 42: switchboard.registry.v1.ListGroupsResponse
+	(*DeleteGroupRequest)(nil),        // 43: switchboard.registry.v1.DeleteGroupRequest
+	(*DeleteGroupResponse)(nil),       // 44: switchboard.registry.v1.DeleteGroupResponse
+	(*Tool)(nil),                      // 45: switchboard.registry.v1.Tool
+	(*ClientRow)(nil),                 // 46: switchboard.registry.v1.ClientRow
+	(*PresentedTool)(nil),             // 47: switchboard.registry.v1.PresentedTool
+	(*Grant)(nil),                     // 48: switchboard.registry.v1.Grant
+	(*Group)(nil),                     // 49: switchboard.registry.v1.Group
+	(*timestamppb.Timestamp)(nil),     // 50: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),       // 51: google.protobuf.Duration
+	(*Token)(nil),                     // 52: switchboard.registry.v1.Token
 }
 var file_switchboard_registry_v1_registry_service_proto_depIdxs = []int32{
-	37, // 0: switchboard.registry.v1.AdvertiseRequest.tools:type_name -> switchboard.registry.v1.Tool
-	38, // 1: switchboard.registry.v1.ListClientsResponse.rows:type_name -> switchboard.registry.v1.ClientRow
-	39, // 2: switchboard.registry.v1.ListToolsResponse.tools:type_name -> switchboard.registry.v1.PresentedTool
-	37, // 3: switchboard.registry.v1.ResolveToolResponse.tool:type_name -> switchboard.registry.v1.Tool
-	38, // 4: switchboard.registry.v1.GetClientResponse.row:type_name -> switchboard.registry.v1.ClientRow
+	45, // 0: switchboard.registry.v1.AdvertiseRequest.tools:type_name -> switchboard.registry.v1.Tool
+	46, // 1: switchboard.registry.v1.ListClientsResponse.rows:type_name -> switchboard.registry.v1.ClientRow
+	47, // 2: switchboard.registry.v1.ListToolsResponse.tools:type_name -> switchboard.registry.v1.PresentedTool
+	45, // 3: switchboard.registry.v1.ResolveToolResponse.tool:type_name -> switchboard.registry.v1.Tool
+	46, // 4: switchboard.registry.v1.GetClientResponse.row:type_name -> switchboard.registry.v1.ClientRow
 	12, // 5: switchboard.registry.v1.WatchToolsResponse.advertised:type_name -> switchboard.registry.v1.Advertised
 	13, // 6: switchboard.registry.v1.WatchToolsResponse.registered:type_name -> switchboard.registry.v1.Membership
 	13, // 7: switchboard.registry.v1.WatchToolsResponse.unregistered:type_name -> switchboard.registry.v1.Membership
 	14, // 8: switchboard.registry.v1.WatchToolsResponse.presence:type_name -> switchboard.registry.v1.Presence
 	15, // 9: switchboard.registry.v1.WatchToolsResponse.synced:type_name -> switchboard.registry.v1.Synced
 	16, // 10: switchboard.registry.v1.WatchToolsResponse.resync:type_name -> switchboard.registry.v1.Resync
-	40, // 11: switchboard.registry.v1.WatchToolsResponse.granted:type_name -> switchboard.registry.v1.Grant
-	37, // 12: switchboard.registry.v1.Advertised.tools:type_name -> switchboard.registry.v1.Tool
-	41, // 13: switchboard.registry.v1.Presence.last_seen:type_name -> google.protobuf.Timestamp
-	42, // 14: switchboard.registry.v1.CreateTokenRequest.ttl:type_name -> google.protobuf.Duration
-	43, // 15: switchboard.registry.v1.CreateTokenResponse.token:type_name -> switchboard.registry.v1.Token
-	43, // 16: switchboard.registry.v1.ListTokensResponse.tokens:type_name -> switchboard.registry.v1.Token
-	43, // 17: switchboard.registry.v1.RevokeTokenResponse.token:type_name -> switchboard.registry.v1.Token
-	41, // 18: switchboard.registry.v1.AuthenticateTokenResponse.expires:type_name -> google.protobuf.Timestamp
-	40, // 19: switchboard.registry.v1.SetGrantResponse.grant:type_name -> switchboard.registry.v1.Grant
-	40, // 20: switchboard.registry.v1.GetGrantResponse.grant:type_name -> switchboard.registry.v1.Grant
-	40, // 21: switchboard.registry.v1.ListGrantsResponse.grants:type_name -> switchboard.registry.v1.Grant
-	40, // 22: switchboard.registry.v1.DeleteGrantResponse.grant:type_name -> switchboard.registry.v1.Grant
-	0,  // 23: switchboard.registry.v1.RegistryService.Advertise:input_type -> switchboard.registry.v1.AdvertiseRequest
-	2,  // 24: switchboard.registry.v1.RegistryService.ListClients:input_type -> switchboard.registry.v1.ListClientsRequest
-	4,  // 25: switchboard.registry.v1.RegistryService.ListTools:input_type -> switchboard.registry.v1.ListToolsRequest
-	6,  // 26: switchboard.registry.v1.RegistryService.ResolveTool:input_type -> switchboard.registry.v1.ResolveToolRequest
-	8,  // 27: switchboard.registry.v1.RegistryService.GetClient:input_type -> switchboard.registry.v1.GetClientRequest
-	10, // 28: switchboard.registry.v1.RegistryService.WatchTools:input_type -> switchboard.registry.v1.WatchToolsRequest
-	17, // 29: switchboard.registry.v1.RegistryService.RegisterClient:input_type -> switchboard.registry.v1.RegisterClientRequest
-	19, // 30: switchboard.registry.v1.RegistryService.UnregisterClient:input_type -> switchboard.registry.v1.UnregisterClientRequest
-	21, // 31: switchboard.registry.v1.RegistryService.CreateToken:input_type -> switchboard.registry.v1.CreateTokenRequest
-	23, // 32: switchboard.registry.v1.RegistryService.ListTokens:input_type -> switchboard.registry.v1.ListTokensRequest
-	25, // 33: switchboard.registry.v1.RegistryService.RevokeToken:input_type -> switchboard.registry.v1.RevokeTokenRequest
-	27, // 34: switchboard.registry.v1.RegistryService.AuthenticateToken:input_type -> switchboard.registry.v1.AuthenticateTokenRequest
-	29, // 35: switchboard.registry.v1.RegistryService.SetGrant:input_type -> switchboard.registry.v1.SetGrantRequest
-	31, // 36: switchboard.registry.v1.RegistryService.GetGrant:input_type -> switchboard.registry.v1.GetGrantRequest
-	33, // 37: switchboard.registry.v1.RegistryService.ListGrants:input_type -> switchboard.registry.v1.ListGrantsRequest
-	35, // 38: switchboard.registry.v1.RegistryService.DeleteGrant:input_type -> switchboard.registry.v1.DeleteGrantRequest
-	1,  // 39: switchboard.registry.v1.RegistryService.Advertise:output_type -> switchboard.registry.v1.AdvertiseResponse
-	3,  // 40: switchboard.registry.v1.RegistryService.ListClients:output_type -> switchboard.registry.v1.ListClientsResponse
-	5,  // 41: switchboard.registry.v1.RegistryService.ListTools:output_type -> switchboard.registry.v1.ListToolsResponse
-	7,  // 42: switchboard.registry.v1.RegistryService.ResolveTool:output_type -> switchboard.registry.v1.ResolveToolResponse
-	9,  // 43: switchboard.registry.v1.RegistryService.GetClient:output_type -> switchboard.registry.v1.GetClientResponse
-	11, // 44: switchboard.registry.v1.RegistryService.WatchTools:output_type -> switchboard.registry.v1.WatchToolsResponse
-	18, // 45: switchboard.registry.v1.RegistryService.RegisterClient:output_type -> switchboard.registry.v1.RegisterClientResponse
-	20, // 46: switchboard.registry.v1.RegistryService.UnregisterClient:output_type -> switchboard.registry.v1.UnregisterClientResponse
-	22, // 47: switchboard.registry.v1.RegistryService.CreateToken:output_type -> switchboard.registry.v1.CreateTokenResponse
-	24, // 48: switchboard.registry.v1.RegistryService.ListTokens:output_type -> switchboard.registry.v1.ListTokensResponse
-	26, // 49: switchboard.registry.v1.RegistryService.RevokeToken:output_type -> switchboard.registry.v1.RevokeTokenResponse
-	28, // 50: switchboard.registry.v1.RegistryService.AuthenticateToken:output_type -> switchboard.registry.v1.AuthenticateTokenResponse
-	30, // 51: switchboard.registry.v1.RegistryService.SetGrant:output_type -> switchboard.registry.v1.SetGrantResponse
-	32, // 52: switchboard.registry.v1.RegistryService.GetGrant:output_type -> switchboard.registry.v1.GetGrantResponse
-	34, // 53: switchboard.registry.v1.RegistryService.ListGrants:output_type -> switchboard.registry.v1.ListGrantsResponse
-	36, // 54: switchboard.registry.v1.RegistryService.DeleteGrant:output_type -> switchboard.registry.v1.DeleteGrantResponse
-	39, // [39:55] is the sub-list for method output_type
-	23, // [23:39] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	48, // 11: switchboard.registry.v1.WatchToolsResponse.granted:type_name -> switchboard.registry.v1.Grant
+	49, // 12: switchboard.registry.v1.WatchToolsResponse.grouped:type_name -> switchboard.registry.v1.Group
+	45, // 13: switchboard.registry.v1.Advertised.tools:type_name -> switchboard.registry.v1.Tool
+	50, // 14: switchboard.registry.v1.Presence.last_seen:type_name -> google.protobuf.Timestamp
+	51, // 15: switchboard.registry.v1.CreateTokenRequest.ttl:type_name -> google.protobuf.Duration
+	52, // 16: switchboard.registry.v1.CreateTokenResponse.token:type_name -> switchboard.registry.v1.Token
+	52, // 17: switchboard.registry.v1.ListTokensResponse.tokens:type_name -> switchboard.registry.v1.Token
+	52, // 18: switchboard.registry.v1.RevokeTokenResponse.token:type_name -> switchboard.registry.v1.Token
+	50, // 19: switchboard.registry.v1.AuthenticateTokenResponse.expires:type_name -> google.protobuf.Timestamp
+	48, // 20: switchboard.registry.v1.SetGrantResponse.grant:type_name -> switchboard.registry.v1.Grant
+	48, // 21: switchboard.registry.v1.GetGrantResponse.grant:type_name -> switchboard.registry.v1.Grant
+	48, // 22: switchboard.registry.v1.ListGrantsResponse.grants:type_name -> switchboard.registry.v1.Grant
+	48, // 23: switchboard.registry.v1.DeleteGrantResponse.grant:type_name -> switchboard.registry.v1.Grant
+	49, // 24: switchboard.registry.v1.SetGroupRequest.group:type_name -> switchboard.registry.v1.Group
+	49, // 25: switchboard.registry.v1.SetGroupResponse.group:type_name -> switchboard.registry.v1.Group
+	49, // 26: switchboard.registry.v1.GetGroupResponse.group:type_name -> switchboard.registry.v1.Group
+	49, // 27: switchboard.registry.v1.ListGroupsResponse.groups:type_name -> switchboard.registry.v1.Group
+	49, // 28: switchboard.registry.v1.DeleteGroupResponse.group:type_name -> switchboard.registry.v1.Group
+	0,  // 29: switchboard.registry.v1.RegistryService.Advertise:input_type -> switchboard.registry.v1.AdvertiseRequest
+	2,  // 30: switchboard.registry.v1.RegistryService.ListClients:input_type -> switchboard.registry.v1.ListClientsRequest
+	4,  // 31: switchboard.registry.v1.RegistryService.ListTools:input_type -> switchboard.registry.v1.ListToolsRequest
+	6,  // 32: switchboard.registry.v1.RegistryService.ResolveTool:input_type -> switchboard.registry.v1.ResolveToolRequest
+	8,  // 33: switchboard.registry.v1.RegistryService.GetClient:input_type -> switchboard.registry.v1.GetClientRequest
+	10, // 34: switchboard.registry.v1.RegistryService.WatchTools:input_type -> switchboard.registry.v1.WatchToolsRequest
+	17, // 35: switchboard.registry.v1.RegistryService.RegisterClient:input_type -> switchboard.registry.v1.RegisterClientRequest
+	19, // 36: switchboard.registry.v1.RegistryService.UnregisterClient:input_type -> switchboard.registry.v1.UnregisterClientRequest
+	21, // 37: switchboard.registry.v1.RegistryService.CreateToken:input_type -> switchboard.registry.v1.CreateTokenRequest
+	23, // 38: switchboard.registry.v1.RegistryService.ListTokens:input_type -> switchboard.registry.v1.ListTokensRequest
+	25, // 39: switchboard.registry.v1.RegistryService.RevokeToken:input_type -> switchboard.registry.v1.RevokeTokenRequest
+	27, // 40: switchboard.registry.v1.RegistryService.AuthenticateToken:input_type -> switchboard.registry.v1.AuthenticateTokenRequest
+	29, // 41: switchboard.registry.v1.RegistryService.SetGrant:input_type -> switchboard.registry.v1.SetGrantRequest
+	31, // 42: switchboard.registry.v1.RegistryService.GetGrant:input_type -> switchboard.registry.v1.GetGrantRequest
+	33, // 43: switchboard.registry.v1.RegistryService.ListGrants:input_type -> switchboard.registry.v1.ListGrantsRequest
+	35, // 44: switchboard.registry.v1.RegistryService.DeleteGrant:input_type -> switchboard.registry.v1.DeleteGrantRequest
+	37, // 45: switchboard.registry.v1.RegistryService.SetGroup:input_type -> switchboard.registry.v1.SetGroupRequest
+	39, // 46: switchboard.registry.v1.RegistryService.GetGroup:input_type -> switchboard.registry.v1.GetGroupRequest
+	41, // 47: switchboard.registry.v1.RegistryService.ListGroups:input_type -> switchboard.registry.v1.ListGroupsRequest
+	43, // 48: switchboard.registry.v1.RegistryService.DeleteGroup:input_type -> switchboard.registry.v1.DeleteGroupRequest
+	1,  // 49: switchboard.registry.v1.RegistryService.Advertise:output_type -> switchboard.registry.v1.AdvertiseResponse
+	3,  // 50: switchboard.registry.v1.RegistryService.ListClients:output_type -> switchboard.registry.v1.ListClientsResponse
+	5,  // 51: switchboard.registry.v1.RegistryService.ListTools:output_type -> switchboard.registry.v1.ListToolsResponse
+	7,  // 52: switchboard.registry.v1.RegistryService.ResolveTool:output_type -> switchboard.registry.v1.ResolveToolResponse
+	9,  // 53: switchboard.registry.v1.RegistryService.GetClient:output_type -> switchboard.registry.v1.GetClientResponse
+	11, // 54: switchboard.registry.v1.RegistryService.WatchTools:output_type -> switchboard.registry.v1.WatchToolsResponse
+	18, // 55: switchboard.registry.v1.RegistryService.RegisterClient:output_type -> switchboard.registry.v1.RegisterClientResponse
+	20, // 56: switchboard.registry.v1.RegistryService.UnregisterClient:output_type -> switchboard.registry.v1.UnregisterClientResponse
+	22, // 57: switchboard.registry.v1.RegistryService.CreateToken:output_type -> switchboard.registry.v1.CreateTokenResponse
+	24, // 58: switchboard.registry.v1.RegistryService.ListTokens:output_type -> switchboard.registry.v1.ListTokensResponse
+	26, // 59: switchboard.registry.v1.RegistryService.RevokeToken:output_type -> switchboard.registry.v1.RevokeTokenResponse
+	28, // 60: switchboard.registry.v1.RegistryService.AuthenticateToken:output_type -> switchboard.registry.v1.AuthenticateTokenResponse
+	30, // 61: switchboard.registry.v1.RegistryService.SetGrant:output_type -> switchboard.registry.v1.SetGrantResponse
+	32, // 62: switchboard.registry.v1.RegistryService.GetGrant:output_type -> switchboard.registry.v1.GetGrantResponse
+	34, // 63: switchboard.registry.v1.RegistryService.ListGrants:output_type -> switchboard.registry.v1.ListGrantsResponse
+	36, // 64: switchboard.registry.v1.RegistryService.DeleteGrant:output_type -> switchboard.registry.v1.DeleteGrantResponse
+	38, // 65: switchboard.registry.v1.RegistryService.SetGroup:output_type -> switchboard.registry.v1.SetGroupResponse
+	40, // 66: switchboard.registry.v1.RegistryService.GetGroup:output_type -> switchboard.registry.v1.GetGroupResponse
+	42, // 67: switchboard.registry.v1.RegistryService.ListGroups:output_type -> switchboard.registry.v1.ListGroupsResponse
+	44, // 68: switchboard.registry.v1.RegistryService.DeleteGroup:output_type -> switchboard.registry.v1.DeleteGroupResponse
+	49, // [49:69] is the sub-list for method output_type
+	29, // [29:49] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_registry_v1_registry_service_proto_init() }
@@ -2370,6 +2843,7 @@ func file_switchboard_registry_v1_registry_service_proto_init() {
 		(*WatchToolsResponse_Synced)(nil),
 		(*WatchToolsResponse_Resync)(nil),
 		(*WatchToolsResponse_Granted)(nil),
+		(*WatchToolsResponse_Grouped)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2377,7 +2851,7 @@ func file_switchboard_registry_v1_registry_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_registry_v1_registry_service_proto_rawDesc), len(file_switchboard_registry_v1_registry_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   37,
+			NumMessages:   45,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

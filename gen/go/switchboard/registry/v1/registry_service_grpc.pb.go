@@ -35,6 +35,10 @@ const (
 	RegistryService_GetGrant_FullMethodName          = "/switchboard.registry.v1.RegistryService/GetGrant"
 	RegistryService_ListGrants_FullMethodName        = "/switchboard.registry.v1.RegistryService/ListGrants"
 	RegistryService_DeleteGrant_FullMethodName       = "/switchboard.registry.v1.RegistryService/DeleteGrant"
+	RegistryService_SetGroup_FullMethodName          = "/switchboard.registry.v1.RegistryService/SetGroup"
+	RegistryService_GetGroup_FullMethodName          = "/switchboard.registry.v1.RegistryService/GetGroup"
+	RegistryService_ListGroups_FullMethodName        = "/switchboard.registry.v1.RegistryService/ListGroups"
+	RegistryService_DeleteGroup_FullMethodName       = "/switchboard.registry.v1.RegistryService/DeleteGroup"
 )
 
 // RegistryServiceClient is the client API for RegistryService service.
@@ -103,6 +107,19 @@ type RegistryServiceClient interface {
 	// DeleteGrant is called by admins to remove an identity's grant; a driver
 	// without one sees nothing.
 	DeleteGrant(ctx context.Context, in *DeleteGrantRequest, opts ...grpc.CallOption) (*DeleteGrantResponse, error)
+	// SetGroup is called by admins to define a tool group of a workspace,
+	// replacing any earlier group of that name. Every change is published on
+	// WatchTools to the workspace's watchers.
+	SetGroup(ctx context.Context, in *SetGroupRequest, opts ...grpc.CallOption) (*SetGroupResponse, error)
+	// GetGroup is called by drivers, admins and services to read one group of
+	// a workspace they may see. Changes nothing.
+	GetGroup(ctx context.Context, in *GetGroupRequest, opts ...grpc.CallOption) (*GetGroupResponse, error)
+	// ListGroups is called by drivers, admins and services to list the groups
+	// of a workspace they may see. Changes nothing.
+	ListGroups(ctx context.Context, in *ListGroupsRequest, opts ...grpc.CallOption) (*ListGroupsResponse, error)
+	// DeleteGroup is called by admins to remove a group; its endpoint stops
+	// serving at once.
+	DeleteGroup(ctx context.Context, in *DeleteGroupRequest, opts ...grpc.CallOption) (*DeleteGroupResponse, error)
 }
 
 type registryServiceClient struct {
@@ -282,6 +299,46 @@ func (c *registryServiceClient) DeleteGrant(ctx context.Context, in *DeleteGrant
 	return out, nil
 }
 
+func (c *registryServiceClient) SetGroup(ctx context.Context, in *SetGroupRequest, opts ...grpc.CallOption) (*SetGroupResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetGroupResponse)
+	err := c.cc.Invoke(ctx, RegistryService_SetGroup_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *registryServiceClient) GetGroup(ctx context.Context, in *GetGroupRequest, opts ...grpc.CallOption) (*GetGroupResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetGroupResponse)
+	err := c.cc.Invoke(ctx, RegistryService_GetGroup_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *registryServiceClient) ListGroups(ctx context.Context, in *ListGroupsRequest, opts ...grpc.CallOption) (*ListGroupsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListGroupsResponse)
+	err := c.cc.Invoke(ctx, RegistryService_ListGroups_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *registryServiceClient) DeleteGroup(ctx context.Context, in *DeleteGroupRequest, opts ...grpc.CallOption) (*DeleteGroupResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteGroupResponse)
+	err := c.cc.Invoke(ctx, RegistryService_DeleteGroup_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // RegistryServiceServer is the server API for RegistryService service.
 // All implementations must embed UnimplementedRegistryServiceServer
 // for forward compatibility.
@@ -348,6 +405,19 @@ type RegistryServiceServer interface {
 	// DeleteGrant is called by admins to remove an identity's grant; a driver
 	// without one sees nothing.
 	DeleteGrant(context.Context, *DeleteGrantRequest) (*DeleteGrantResponse, error)
+	// SetGroup is called by admins to define a tool group of a workspace,
+	// replacing any earlier group of that name. Every change is published on
+	// WatchTools to the workspace's watchers.
+	SetGroup(context.Context, *SetGroupRequest) (*SetGroupResponse, error)
+	// GetGroup is called by drivers, admins and services to read one group of
+	// a workspace they may see. Changes nothing.
+	GetGroup(context.Context, *GetGroupRequest) (*GetGroupResponse, error)
+	// ListGroups is called by drivers, admins and services to list the groups
+	// of a workspace they may see. Changes nothing.
+	ListGroups(context.Context, *ListGroupsRequest) (*ListGroupsResponse, error)
+	// DeleteGroup is called by admins to remove a group; its endpoint stops
+	// serving at once.
+	DeleteGroup(context.Context, *DeleteGroupRequest) (*DeleteGroupResponse, error)
 	mustEmbedUnimplementedRegistryServiceServer()
 }
 
@@ -405,6 +475,18 @@ func (UnimplementedRegistryServiceServer) ListGrants(context.Context, *ListGrant
 }
 func (UnimplementedRegistryServiceServer) DeleteGrant(context.Context, *DeleteGrantRequest) (*DeleteGrantResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteGrant not implemented")
+}
+func (UnimplementedRegistryServiceServer) SetGroup(context.Context, *SetGroupRequest) (*SetGroupResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetGroup not implemented")
+}
+func (UnimplementedRegistryServiceServer) GetGroup(context.Context, *GetGroupRequest) (*GetGroupResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetGroup not implemented")
+}
+func (UnimplementedRegistryServiceServer) ListGroups(context.Context, *ListGroupsRequest) (*ListGroupsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListGroups not implemented")
+}
+func (UnimplementedRegistryServiceServer) DeleteGroup(context.Context, *DeleteGroupRequest) (*DeleteGroupResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteGroup not implemented")
 }
 func (UnimplementedRegistryServiceServer) mustEmbedUnimplementedRegistryServiceServer() {}
 func (UnimplementedRegistryServiceServer) testEmbeddedByValue()                         {}
@@ -708,6 +790,78 @@ func _RegistryService_DeleteGrant_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _RegistryService_SetGroup_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetGroupRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegistryServiceServer).SetGroup(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegistryService_SetGroup_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegistryServiceServer).SetGroup(ctx, req.(*SetGroupRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RegistryService_GetGroup_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetGroupRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegistryServiceServer).GetGroup(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegistryService_GetGroup_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegistryServiceServer).GetGroup(ctx, req.(*GetGroupRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RegistryService_ListGroups_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListGroupsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegistryServiceServer).ListGroups(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegistryService_ListGroups_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegistryServiceServer).ListGroups(ctx, req.(*ListGroupsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RegistryService_DeleteGroup_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteGroupRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegistryServiceServer).DeleteGroup(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegistryService_DeleteGroup_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegistryServiceServer).DeleteGroup(ctx, req.(*DeleteGroupRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // RegistryService_ServiceDesc is the grpc.ServiceDesc for RegistryService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -774,6 +928,22 @@ var RegistryService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteGrant",
 			Handler:    _RegistryService_DeleteGrant_Handler,
+		},
+		{
+			MethodName: "SetGroup",
+			Handler:    _RegistryService_SetGroup_Handler,
+		},
+		{
+			MethodName: "GetGroup",
+			Handler:    _RegistryService_GetGroup_Handler,
+		},
+		{
+			MethodName: "ListGroups",
+			Handler:    _RegistryService_ListGroups_Handler,
+		},
+		{
+			MethodName: "DeleteGroup",
+			Handler:    _RegistryService_DeleteGroup_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -1,0 +1,144 @@
+package mcpserve
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/protobuf/proto"
+
+	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/mcptelemetry"
+)
+
+// view is one MCP server over a workspace's tools: every tool (the
+// workspace endpoint), or the tools of one group as the group presents
+// them (docs/mcp.md, "Tool groups"). Each has its own sessions, so a
+// group's list_changed goes to that group's clients only.
+type view struct {
+	m      *Mirror
+	group  string // "" for the whole workspace
+	server *mcp.Server
+
+	mu    sync.RWMutex
+	tools map[string]entry // by the name this view presents; written by the refresher only
+}
+
+func (m *Mirror) newView(group string) *view {
+	v := &view{m: m, group: group, tools: map[string]entry{}}
+	title, about := "Switchboard workspace "+m.ws, fmt.Sprintf("The tools of the Switchboard workspace %q.", m.ws)
+	if group != "" {
+		title += " group " + group
+		about = fmt.Sprintf("The tools of group %q of the Switchboard workspace %q.", group, m.ws)
+	}
+	v.server = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: title, Version: version()},
+		&mcp.ServerOptions{
+			Instructions: about + " A tool named <client>_<tool> runs on that client's " +
+				"machine; each call is routed through Switchboard's mailbox. A call still running when its time is up is " +
+				"answered with its invocation handle, which can be collected later.",
+			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+			PageSize:     m.opts.PageSize,
+			Logger:       sdkLog(m.log),
+		})
+	v.server.AddReceivingMiddleware(v.unknownTools)
+	if m.opts.Metrics != nil {
+		// Added last, so outermost: the refusals above are counted too.
+		v.server.AddReceivingMiddleware(m.opts.Metrics.Middleware(mcptelemetry.Endpoint))
+	}
+	return v
+}
+
+// idle reports whether no session is open on the view.
+func (v *view) idle() bool {
+	for range v.server.Sessions() {
+		return false
+	}
+	return true
+}
+
+// closeSessions ends every session of the view.
+func (v *view) closeSessions() {
+	for ss := range v.server.Sessions() {
+		_ = ss.Close()
+	}
+}
+
+// apply makes the server's tools the listing's: it adds what is new or
+// changed and removes what is gone. The SDK coalesces the changes of one
+// apply into one notifications/tools/list_changed per session; an
+// unchanged listing changes nothing and notifies nobody.
+func (v *view) apply(list []*registryv1.PresentedTool) {
+	v.mu.RLock()
+	old := v.tools
+	v.mu.RUnlock()
+	next := make(map[string]entry, len(list))
+	var gone []string
+	for _, p := range list {
+		name := p.GetPresentedName()
+		e := entry{client: p.GetClient(), def: p.GetTool()}
+		if o, ok := old[name]; ok && o.client == e.client && proto.Equal(o.def, e.def) {
+			next[name] = o
+			continue
+		}
+		tool, err := present(p)
+		if err == nil {
+			err = v.add(tool, e)
+		}
+		if err != nil {
+			v.m.log.Warn("a tool is not offered over MCP", "tool", name, "client", e.client, "group", v.group, "why", err)
+			e.skipped = err
+			if o, ok := old[name]; ok && o.skipped == nil {
+				gone = append(gone, name)
+			}
+		}
+		next[name] = e
+	}
+	for name, o := range old {
+		if _, ok := next[name]; !ok && o.skipped == nil {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		v.server.RemoveTools(gone...)
+	}
+	v.mu.Lock()
+	v.tools = next
+	v.mu.Unlock()
+}
+
+// add registers one tool. AddTool panics on a definition it cannot serve
+// (some checks are the SDK's own, unexported); the panic happens before the
+// server changes, so it is turned into the reason the tool is skipped.
+func (v *view) add(tool *mcp.Tool, e entry) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the MCP SDK refused it: %v", r)
+		}
+	}()
+	v.server.AddTool(tool, v.m.handler(tool.Name, e))
+	return nil
+}
+
+// unknownTools answers a tools/call of a name the view does not offer
+// with a result carrying the sentence (isError), as for every other
+// refusal, rather than the SDK's JSON-RPC error: a model reads results. A
+// tool outside a group gets the very sentence of a tool that does not
+// exist (docs/design.md §4).
+func (v *view) unknownTools(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if call, ok := req.(*mcp.CallToolRequest); ok && call.Params != nil {
+			v.mu.RLock()
+			e, known := v.tools[call.Params.Name]
+			v.mu.RUnlock()
+			switch {
+			case !known:
+				return refusal(fmt.Sprintf("no tool is presented as %q in workspace %q right now; list the workspace's tools (tools/list) for the names in force",
+					call.Params.Name, v.m.ws)), nil
+			case e.skipped != nil:
+				return refusal(fmt.Sprintf("tool %q of client %q is not offered over MCP: %v", e.def.GetName(), e.client, e.skipped)), nil
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
