@@ -68,7 +68,13 @@ func call(b *testing.B, box *jsbox.Box) {
 
 // answeringBox is a box on a NATS server of its own, with a read of
 // "laptop" whose host answers each invocation at once with its input.
-func answeringBox(b *testing.B) *jsbox.Box {
+func answeringBox(b testing.TB) *jsbox.Box {
+	box, _ := answeringBoxConn(b)
+	return box
+}
+
+// answeringBoxConn is answeringBox and its connection to NATS.
+func answeringBoxConn(b testing.TB) (*jsbox.Box, *nats.Conn) {
 	s, err := natsserver.Start(natsserver.Options{Dir: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
@@ -111,5 +117,5 @@ func answeringBox(b *testing.B) *jsbox.Box {
 			}
 		}
 	}()
-	return box
+	return box, nc
 }

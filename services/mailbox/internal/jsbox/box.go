@@ -19,6 +19,7 @@
 //     A lost announcement costs latency, never an answer: waits re-read the
 //     slot when they end, and a redelivered invocation whose slot is answered
 //     or gone is dropped, not handed out.
+//   - A Call's answer may skip the slot: see waiter (wait.go).
 package jsbox
 
 import (
