@@ -2,6 +2,7 @@ package jsbox_test
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
@@ -18,42 +19,8 @@ import (
 // post, hand-off to a parked read, complete, await — with no gRPC in the
 // way: what the store costs a call.
 func BenchmarkRoundTrip(b *testing.B) {
-	s, err := natsserver.Start(natsserver.Options{Dir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Shutdown()
-	nc, err := nats.Connect("", s.InProcess())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer nc.Close()
+	box := answeringBox(b)
 	ctx := context.Background()
-	box, err := jsbox.New(ctx, nc, config(storetest.Defaults, 1), logging.Discard())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer box.Close()
-	r, err := box.OpenRead(ctx, "laptop")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer r.Close()
-	go func() {
-		for {
-			select {
-			case <-r.Wake():
-			case <-r.Ended():
-				return
-			}
-			invs, _ := r.Take(true, storetest.Roomy())
-			for _, inv := range invs {
-				if _, err := box.Complete(ctx, "laptop", inv.ID, inflight.Capture{Stdout: inv.Input}); err != nil {
-					b.Error(err)
-				}
-			}
-		}
-	}()
 	for b.Loop() {
 		id := inflight.NewID()
 		if err := box.Post(ctx, inflight.Post{ID: id, Client: "laptop", Poster: "driver", Tool: "echo", Input: `{"n":1}`}); err != nil {
@@ -66,4 +33,89 @@ func BenchmarkRoundTrip(b *testing.B) {
 			b.Fatal(c, err)
 		}
 	}
+}
+
+// BenchmarkCall is the same round trip as the service's Call makes it
+// (listening before the post), one call at a time.
+func BenchmarkCall(b *testing.B) {
+	box := answeringBox(b)
+	for b.Loop() {
+		call(b, box)
+	}
+}
+
+// BenchmarkCall64 is Call with 64 callers at once: what the store lets
+// through when the machine is busy, as the bench's throughput step asks.
+func BenchmarkCall64(b *testing.B) {
+	box := answeringBox(b)
+	b.SetParallelism(64 / runtime.GOMAXPROCS(0))
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			call(b, box)
+		}
+	})
+}
+
+func call(b *testing.B, box *jsbox.Box) {
+	ctx := context.Background()
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	c, err := box.Call(ctx, wctx, inflight.Post{ID: inflight.NewID(), Client: "laptop", Poster: "driver", Tool: "echo", Input: `{"n":1}`})
+	if err != nil || c == nil {
+		b.Error(c, err)
+	}
+}
+
+// answeringBox is a box on a NATS server of its own, with a read of
+// "laptop" whose host answers each invocation at once with its input.
+func answeringBox(b testing.TB) *jsbox.Box {
+	box, _ := answeringBoxConn(b)
+	return box
+}
+
+// answeringBoxConn is answeringBox and its connection to NATS.
+func answeringBoxConn(b testing.TB) (*jsbox.Box, *nats.Conn) {
+	s, err := natsserver.Start(natsserver.Options{Dir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(s.Shutdown)
+	nc, err := nats.Connect("", s.InProcess())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(nc.Close)
+	ctx := context.Background()
+	// Acks are processed a little after the calls they end return, and
+	// the queue counts what they have not removed yet: room for 64 callers.
+	bounds := storetest.Defaults
+	bounds.MaxQueued = 1000
+	box, err := jsbox.New(ctx, nc, config(bounds, 1), logging.Discard())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(box.Close)
+	r, err := box.OpenRead(ctx, "laptop")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(r.Close)
+	go func() {
+		for {
+			select {
+			case <-r.Wake():
+			case <-r.Ended():
+				return
+			}
+			invs, _ := r.Take(true, storetest.Roomy())
+			for _, inv := range invs {
+				go func() {
+					if _, err := box.Complete(ctx, "laptop", inv.ID, inflight.Capture{Stdout: inv.Input}); err != nil {
+						b.Error(err)
+					}
+				}()
+			}
+		}
+	}()
+	return box, nc
 }

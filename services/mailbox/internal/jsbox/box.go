@@ -19,6 +19,7 @@
 //     A lost announcement costs latency, never an answer: waits re-read the
 //     slot when they end, and a redelivered invocation whose slot is answered
 //     or gone is dropped, not handed out.
+//   - A Call's answer may skip the slot: see waiter (wait.go).
 package jsbox
 
 import (
@@ -26,7 +27,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -99,7 +99,7 @@ type Box struct {
 	mu        sync.Mutex
 	consumers map[string]jetstream.Consumer // per client, once declared
 	reads     map[string]*Read              // the reads this replica holds
-	waiters   map[string][]chan *nats.Msg   // invocation id → the calls waiting for its answer
+	waiters   map[string][]*waiter          // invocation id → the calls waiting for its answer
 	closed    bool
 	closing   chan struct{}
 }
@@ -144,7 +144,7 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Box
 		return nil, err
 	}
 	b := &Box{cfg: cfg, nc: nc, js: js, queue: queue, slots: slots, log: log,
-		consumers: map[string]jetstream.Consumer{}, reads: map[string]*Read{}, waiters: map[string][]chan *nats.Msg{},
+		consumers: map[string]jetstream.Consumer{}, reads: map[string]*Read{}, waiters: map[string][]*waiter{},
 		closing: make(chan struct{})}
 	// One subscription for every answer, held for the replica's life: a
 	// subscription made per call would race its own interest across a
@@ -162,9 +162,9 @@ func (b *Box) deliverAnswer(m *nats.Msg) {
 	id := m.Subject[len(donePrefix):]
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for _, ch := range b.waiters[id] {
+	for _, w := range b.waiters[id] {
 		select {
-		case ch <- m:
+		case w.ch <- m:
 		default: // it has one already
 		}
 	}
@@ -258,6 +258,22 @@ func (b *Box) Complete(ctx context.Context, caller, id string, c inflight.Captur
 			return inflight.Capture{}, inflight.Absent(id)
 		}
 		stored := inflight.Rehanded(c, caller, rec.Handoffs)
+		if w := b.claim(id); w != nil {
+			// The Call waiting for it is on this replica: hand it the
+			// capture and take the slot, one write instead of two.
+			err := b.handOver(ctx, w, id, rev)
+			if streams.Conflict(err) && attempt < 3 {
+				continue
+			}
+			if err != nil {
+				return inflight.Capture{}, unavailable("storing the capture", err)
+			}
+			// Acked before the call has it, so that its driver's next call
+			// finds the queue already counting this one out.
+			b.completed(r, caller, id, rec, stored)
+			w.taken <- &stored
+			return stored, nil
+		}
 		rec.Capture = &stored
 		newRev, err := b.slots.Update(ctx, id, rec.encode(), rev)
 		if streams.Conflict(err) && attempt < 3 {
@@ -266,16 +282,22 @@ func (b *Box) Complete(ctx context.Context, caller, id string, c inflight.Captur
 		if err != nil {
 			return inflight.Capture{}, unavailable("storing the capture", err)
 		}
-		if r != nil {
-			r.answered(id)
-		} else {
-			b.announce(readPrefix+caller+".ack", []byte(id))
-		}
 		b.announceAnswer(id, newRev, stored)
-		if b.cfg.Answered != nil {
-			b.cfg.Answered(id, caller, rec.Posted, stored, inflight.ByHost)
-		}
+		b.completed(r, caller, id, rec, stored)
 		return stored, nil
+	}
+}
+
+// completed acks the queue message of an answered invocation (through the
+// replica holding the read, when it is not r) and counts the answer.
+func (b *Box) completed(r *Read, caller, id string, rec record, stored inflight.Capture) {
+	if r != nil {
+		r.answered(id)
+	} else {
+		b.announce(readPrefix+caller+".ack", []byte(id))
+	}
+	if b.cfg.Answered != nil {
+		b.cfg.Answered(id, caller, rec.Posted, stored, inflight.ByHost)
 	}
 }
 
@@ -311,73 +333,6 @@ func (b *Box) Collect(ctx context.Context, caller, id string, wait time.Duration
 // capture (taking the slot) or nil when ctx ended first.
 func (b *Box) Await(ctx context.Context, caller, id string) (*inflight.Capture, error) {
 	return b.await(ctx, caller, id, "")
-}
-
-// Call posts p and awaits its answer until wait ends. It listens for the
-// answer before it posts, so it need not read the slot to learn what it
-// knows already: that the invocation is not answered yet.
-func (b *Box) Call(ctx, wait context.Context, p inflight.Post) (*inflight.Capture, error) {
-	ch, stop, err := b.listen(p.ID)
-	if err != nil {
-		return nil, err
-	}
-	defer stop()
-	if err := b.Post(ctx, p); err != nil {
-		return nil, err
-	}
-	return b.waitAnswer(wait, p.Poster, p.ID, "", ch)
-}
-
-// listen registers for the answer of id until stop is called.
-func (b *Box) listen(id string) (_ <-chan *nats.Msg, stop func(), _ error) {
-	ch := make(chan *nats.Msg, 1)
-	b.mu.Lock()
-	b.waiters[id] = append(b.waiters[id], ch)
-	b.mu.Unlock()
-	return ch, func() {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		w := slices.DeleteFunc(b.waiters[id], func(c chan *nats.Msg) bool { return c == ch })
-		if len(w) == 0 {
-			delete(b.waiters, id)
-		} else {
-			b.waiters[id] = w
-		}
-	}, nil
-}
-
-func (b *Box) await(ctx context.Context, caller, id, retryKey string) (*inflight.Capture, error) {
-	// Listen before reading, so an answer between the two is not missed.
-	ch, stop, err := b.listen(id)
-	if err != nil {
-		return nil, err
-	}
-	defer stop()
-	if c, err := b.collect(ctx, caller, id, retryKey); c != nil || err != nil {
-		return c, err
-	}
-	return b.waitAnswer(ctx, caller, id, retryKey, ch)
-}
-
-// waitAnswer waits on ch for id's answer until ctx ends, and takes it.
-func (b *Box) waitAnswer(ctx context.Context, caller, id, retryKey string, ch <-chan *nats.Msg) (*inflight.Capture, error) {
-	select {
-	case m := <-ch:
-		// The answer names the revision to purge at; a collection with a
-		// retry key keeps the slot a while instead, and reads it for that.
-		if a, ok := decodeAnswer(m.Data); ok && retryKey == "" {
-			if c, err := b.purge(ctx, id, a); c != nil || err != nil {
-				return c, err
-			}
-		}
-		// A cancel, a capture too large to announce, or an answer another
-		// collector took: the slot says how it stands.
-	case <-ctx.Done():
-	case <-b.closing:
-	}
-	// The wait ended (or its answer was taken by someone else): the slot
-	// says how it stands.
-	return b.collect(context.WithoutCancel(ctx), caller, id, retryKey)
 }
 
 // collect reads the slot once: absent for someone else's, nil while it

@@ -2,6 +2,7 @@ package jsbox
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -26,43 +27,84 @@ import (
 func (r *Read) Take(withCancels bool, room *inflight.Room) ([]inflight.Invocation, []string) {
 	var out []inflight.Invocation
 	for {
-		r.mu.Lock()
-		if r.done {
-			r.mu.Unlock()
-			return out, nil
-		}
-		if len(r.incoming) == 0 {
-			r.mu.Unlock()
+		batch, more := r.pick(room)
+		if len(batch) == 0 {
 			break
 		}
+		for _, p := range r.handOffAll(batch) {
+			if p.ok { // one dropped takes no room
+				room.Add(p.inv.Size())
+				out = append(out, p.inv)
+			}
+		}
+		if !more {
+			break
+		}
+	}
+	r.mu.Lock()
+	done := r.done
+	cancels := r.cancels
+	r.cancels = nil
+	r.mu.Unlock()
+	if done {
+		return out, nil
+	}
+	if !withCancels {
+		cancels = nil
+	}
+	return out, cancels
+}
+
+// picked is one delivery Take hands out, and how its hand-off went.
+type picked struct {
+	msg jetstream.Msg
+	inv inflight.Invocation
+	ok  bool
+}
+
+// pick takes from the deliveries what fits room if every one of them is
+// handed out; more reports that some are left, which may fit once the
+// hand-offs show what was dropped.
+func (r *Read) pick(room *inflight.Room) (batch []picked, more bool) {
+	trial := *room
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for !r.done && len(r.incoming) > 0 {
 		m := r.incoming[0]
 		inv, err := invocation(m.Headers(), m.Data(), 0)
-		if err == nil && !room.Fits(inv.Size()) {
-			r.mu.Unlock()
-			r.signal() // it waits for the next Take
-			break
+		if err == nil && !trial.Fits(inv.Size()) {
+			if !room.Fits(inv.Size()) {
+				r.signal() // it waits for the next Take
+				return batch, false
+			}
+			return batch, true
 		}
 		r.incoming = r.incoming[1:]
 		r.backlog--
-		r.mu.Unlock()
 		if err != nil {
 			r.box.log.Warn("a queue message is not an invocation; dropped", "client", r.client, "err", err)
 			_ = m.Term()
 			continue
 		}
-		if inv, ok := r.handOff(m, inv); ok { // one dropped takes no room
-			room.Add(inv.Size())
-			out = append(out, inv)
-		}
+		trial.Add(inv.Size())
+		batch = append(batch, picked{msg: m, inv: inv})
 	}
-	r.mu.Lock()
-	cancels := r.cancels
-	r.cancels = nil
-	r.mu.Unlock()
-	if !withCancels {
-		cancels = nil
+	return batch, false
+}
+
+// handOffAll hands out a batch: its slot writes go to NATS together, not
+// one after another, so a busy queue's batch costs about one write's time.
+func (r *Read) handOffAll(batch []picked) []picked {
+	if len(batch) == 1 {
+		batch[0].inv, batch[0].ok = r.handOff(batch[0].msg, batch[0].inv)
+		return batch
 	}
-	return out, cancels
+	var wg sync.WaitGroup
+	for i := range batch {
+		wg.Go(func() { batch[i].inv, batch[i].ok = r.handOff(batch[i].msg, batch[i].inv) })
+	}
+	wg.Wait()
+	return batch
 }
 
 // Unsent gives back invocations Take handed out that never reached the

@@ -54,7 +54,7 @@ func Run(t *testing.T, open Open, parallel bool) {
 		{"ATimeoutThatRanOutInTheQueueIsAnsweredNotHanded", aTimeoutThatRanOutInTheQueueIsAnsweredNotHanded},
 		{"BoundsRefuseWithASentence", boundsRefuseWithASentence},
 		{"CloseEndsReadsAndRefusesPosts", closeEndsReadsAndRefusesPosts},
-	}, batchRules...) {
+	}, append(batchRules, callRules...)...) {
 		t.Run(tt.name, func(t *testing.T) {
 			if parallel {
 				t.Parallel()

@@ -1,0 +1,156 @@
+package jsbox
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/switchboard-run/switchboard/kit/streams"
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
+)
+
+// waiter is one call of this replica waiting for an invocation's answer.
+//
+// A Call's own wait is special: until Call returns, nobody but that call
+// knows the invocation's id (the mailbox made it), so nobody else can
+// collect or cancel it. A completion on this replica may then hand the
+// capture straight to the waiting call and take the slot (purge it) in the
+// same write, instead of storing the capture for the call to take with a
+// second write. The rules still hold: the slot is gone before the queue
+// message is acked (a redelivery finds nothing to run), and read once is
+// the purge itself. A replica that dies between the two loses the capture
+// with the call waiting for it, as it did before: that call's driver never
+// got the id to collect it with.
+type waiter struct {
+	ch  chan *nats.Msg // the answer's announcement; capacity 1
+	own bool           // a Call's wait, for an id nobody else knows
+	// taken receives the capture a completion took for this call, or nil
+	// when it could not take it (the slot tells then); capacity 1.
+	taken chan *inflight.Capture
+	// claimed and gone are guarded by Box.mu: a completion is handing the
+	// capture over; the wait is over.
+	claimed, gone bool
+}
+
+// Call posts p and awaits its answer until wait ends. It listens for the
+// answer before it posts, so it need not read the slot to learn what it
+// knows already: that the invocation is not answered yet.
+func (b *Box) Call(ctx, wait context.Context, p inflight.Post) (*inflight.Capture, error) {
+	w := b.listen(p.ID, true)
+	defer b.unlisten(p.ID, w)
+	if err := b.Post(ctx, p); err != nil {
+		return nil, err
+	}
+	return b.waitAnswer(wait, p.Poster, p.ID, "", w)
+}
+
+// listen registers for the answer of id until unlisten.
+func (b *Box) listen(id string, own bool) *waiter {
+	w := &waiter{ch: make(chan *nats.Msg, 1), own: own, taken: make(chan *inflight.Capture, 1)}
+	b.mu.Lock()
+	b.waiters[id] = append(b.waiters[id], w)
+	b.mu.Unlock()
+	return w
+}
+
+// unlisten ends w's wait; it reports whether a completion is handing it
+// the capture meanwhile (its outcome then comes on w.taken).
+func (b *Box) unlisten(id string, w *waiter) (claimed bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !w.gone {
+		w.gone = true
+		ws := slices.DeleteFunc(b.waiters[id], func(o *waiter) bool { return o == w })
+		if len(ws) == 0 {
+			delete(b.waiters, id)
+		} else {
+			b.waiters[id] = ws
+		}
+	}
+	return w.claimed
+}
+
+// claim returns the waiting Call of id on this replica, marked as being
+// handed its capture, when a Call waits for it alone.
+func (b *Box) claim(id string) *waiter {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ws := b.waiters[id]
+	if len(ws) != 1 || !ws[0].own || ws[0].claimed || len(ws[0].taken) > 0 {
+		return nil
+	}
+	ws[0].claimed = true
+	return ws[0]
+}
+
+// handOver takes the slot of id, at revision rev, for the claimed waiter
+// w, which the caller then hands the capture. On an error the slot is as
+// it was (or the error says it changed): w is let go to wait for the
+// answer as usual.
+func (b *Box) handOver(ctx context.Context, w *waiter, id string, rev uint64) error {
+	err := b.slots.Purge(ctx, id, jetstream.LastRevision(rev), jetstream.PurgeTTL(time.Second))
+	if err != nil && !streams.Conflict(err) {
+		// No reply: whether the purge was made, the slot says.
+		if _, _, rerr := b.read(ctx, id); isAbsent(rerr) {
+			err = nil
+		}
+	}
+	if err != nil {
+		b.mu.Lock()
+		w.claimed = false
+		b.mu.Unlock()
+		w.taken <- nil
+	}
+	return err
+}
+
+func (b *Box) await(ctx context.Context, caller, id, retryKey string) (*inflight.Capture, error) {
+	// Listen before reading, so an answer between the two is not missed.
+	w := b.listen(id, false)
+	defer b.unlisten(id, w)
+	if c, err := b.collect(ctx, caller, id, retryKey); c != nil || err != nil {
+		return c, err
+	}
+	return b.waitAnswer(ctx, caller, id, retryKey, w)
+}
+
+// waitAnswer waits for id's answer through w until ctx ends, and takes it.
+func (b *Box) waitAnswer(ctx context.Context, caller, id, retryKey string, w *waiter) (*inflight.Capture, error) {
+	for waiting := true; waiting; {
+		select {
+		case c := <-w.taken:
+			if c != nil {
+				return c, nil
+			}
+			// The completion could not take it for us: it is stored as
+			// usual and announced, or the slot changed.
+		case m := <-w.ch:
+			// The answer names the revision to purge at; a collection with
+			// a retry key keeps the slot a while instead, and reads it for
+			// that.
+			if a, ok := decodeAnswer(m.Data); ok && retryKey == "" {
+				if c, err := b.purge(ctx, id, a); c != nil || err != nil {
+					return c, err
+				}
+			}
+			// A cancel, a capture too large to announce, or an answer
+			// another collector took: the slot says how it stands.
+			waiting = false
+		case <-ctx.Done():
+			waiting = false
+		case <-b.closing:
+			waiting = false
+		}
+	}
+	if b.unlisten(id, w) { // a completion is handing it over: its word decides
+		if c := <-w.taken; c != nil {
+			return c, nil
+		}
+	}
+	// The wait ended (or its answer was taken by someone else): the slot
+	// says how it stands.
+	return b.collect(context.WithoutCancel(ctx), caller, id, retryKey)
+}
