@@ -12,11 +12,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 
 	"github.com/nats-io/nats.go"
 	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/test/bufconn"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
@@ -61,6 +64,10 @@ type Options struct {
 	Telemetry *telemetry.Telemetry
 }
 
+// innerLinkBuffer is the in-memory link's buffer in each direction: the
+// largest gRPC message the suite carries fits, in flow-control windows.
+const innerLinkBuffer = 1 << 20
+
 // DefaultDataDir is where the suite keeps its state when --data is not
 // given: $XDG_DATA_HOME/switchboard, or ~/.local/share/switchboard.
 func DefaultDataDir() string {
@@ -77,6 +84,7 @@ func DefaultDataDir() string {
 func Run(ctx context.Context, o Options) error {
 	sec := process.Security{Dev: true}
 	log := o.Log
+	process.TuneGC(log)
 	tel := o.Telemetry
 	if tel == nil {
 		var err error
@@ -119,7 +127,15 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer reg.Close()
-	conn, err := grpcclient.Dial(grpcLis.Addr().String(), nil, tel.DialOptions()...)
+	// The services reach each other through an in-memory link to the same
+	// gRPC server (the same interceptors, the same identity guard), not
+	// through the loopback listener: every routed call makes several hops
+	// between them, and on loopback TCP each one is a write and a read
+	// through the kernel and a netpoller wake-up on both ends.
+	inner := bufconn.Listen(innerLinkBuffer)
+	defer inner.Close()
+	conn, err := grpcclient.Dial("passthrough:///switchboard-dev", nil, append(tel.DialOptions(),
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return inner.DialContext(ctx) }))...)
 	if err != nil {
 		return err
 	}
@@ -152,6 +168,7 @@ func Run(ctx context.Context, o Options) error {
 	g, ctx := errgroup.WithContext(ctx)
 	mb.Start(ctx)
 	g.Go(func() error { return srv.Serve(ctx, grpcLis) })
+	g.Go(func() error { return srv.Serve(ctx, inner) })
 	g.Go(func() error { return gw.Serve(ctx, httpLis) })
 	log.Info("switchboard dev is up",
 		"grpc", grpcLis.Addr().String(), "http", "http://"+httpLis.Addr().String(), "nats", where, "store", o.Store.Kind,

@@ -90,6 +90,7 @@ func Start(name string, cfg Config, args []string, stderr io.Writer) (*Running, 
 	if err != nil {
 		return nil, err
 	}
+	TuneGC(log)
 	tel, err := telemetry.New(context.Background(), "switchboard-"+name)
 	if err != nil {
 		return nil, err

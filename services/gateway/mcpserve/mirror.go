@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
@@ -42,9 +43,11 @@ const DefaultReadyWait = 10 * time.Second
 
 // Options are what a Mirror needs.
 type Options struct {
-	// Registry and Mailbox are the suite's clients.
+	// Registry is the registry's client; Mailbox the connection to the
+	// mailbox (tools/call reads a header of its Call while it runs, which
+	// takes the connection rather than the generated client).
 	Registry registryv1.RegistryServiceClient
-	Mailbox  mailboxv1.MailboxServiceClient
+	Mailbox  grpc.ClientConnInterface
 	// Self returns the context the mirror's own calls (WatchTools,
 	// ListTools) are made with: the gateway's service identity, or the CLI's.
 	Self func(context.Context) context.Context
@@ -85,12 +88,19 @@ func (o Options) readyWait() time.Duration {
 	return DefaultReadyWait
 }
 
+// mailboxClient is the mailbox's connection and its generated client.
+type mailboxClient struct {
+	grpc.ClientConnInterface
+	mailboxv1.MailboxServiceClient
+}
+
 // Mirror is one workspace's tools held in an MCP server.
 type Mirror struct {
-	ws     string
-	opts   Options
-	log    *slog.Logger
-	server *mcp.Server
+	ws      string
+	opts    Options
+	mailbox mailboxClient
+	log     *slog.Logger
+	server  *mcp.Server
 
 	ready     chan struct{} // closed after the first listing is applied
 	readyOnce sync.Once
@@ -112,7 +122,8 @@ func NewMirror(ws string, opts Options) (*Mirror, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	m := &Mirror{ws: ws, opts: opts, log: log.With("workspace", ws), ready: make(chan struct{}),
+	m := &Mirror{ws: ws, opts: opts, mailbox: mailboxClient{opts.Mailbox, mailboxv1.NewMailboxServiceClient(opts.Mailbox)},
+		log: log.With("workspace", ws), ready: make(chan struct{}),
 		dirty: make(chan struct{}, 1), done: make(chan struct{}), tools: map[string]entry{}}
 	m.server = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: "Switchboard workspace " + ws, Version: version()},
 		&mcp.ServerOptions{
