@@ -29,7 +29,7 @@ func main() {
 	only := flag.String("only", "", "run only the steps whose name holds this text (the echo floor always runs)")
 	scaleHosts := flag.Int("scale-hosts", 1000, "hosts the scale step parks on one mailbox replica")
 	scaleQueued := flag.Int("scale-queued", 10000, "invocations of 1 KiB the scale step queues")
-	suiteEnv := flag.String("suite-env", "", "NAME=value,… added to the environment of the MCP endpoint step's suite (GOGC=100 to compare the GC defaults)")
+	suiteEnv := flag.String("suite-env", "", "NAME=value,… added to the environment of the MCP endpoint step's suite (GOGC=400 to see what the collector costs)")
 	profile := flag.String("profile", "", "save a CPU and an allocation profile of the suite under the MCP endpoint's load in this directory")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -84,7 +84,6 @@ func DefaultDataDir() string {
 func Run(ctx context.Context, o Options) error {
 	sec := process.Security{Dev: true}
 	log := o.Log
-	process.TuneGC(log)
 	tel := o.Telemetry
 	if tel == nil {
 		var err error

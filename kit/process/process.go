@@ -90,7 +90,6 @@ func Start(name string, cfg Config, args []string, stderr io.Writer) (*Running, 
 	if err != nil {
 		return nil, err
 	}
-	TuneGC(log)
 	tel, err := telemetry.New(context.Background(), "switchboard-"+name)
 	if err != nil {
 		return nil, err

@@ -7,9 +7,9 @@
 // stream and re-read with ListTools (the registry owns the presented names),
 // held in an MCP server of the official Go SDK: the SDK serves tools/list
 // (sorted, paginated) and sends notifications/tools/list_changed when the
-// set changes. tools/call posts with the mailbox's Invoke under the caller's
-// identity and collects with Capture, so that a cancelled call can be
-// cancelled by its handle (see call.go). The same Mirror serves the gateway's
+// set changes. tools/call is the mailbox's Call under the caller's
+// identity, whose handle arrives as a header before the capture, so that a
+// cancelled call can be cancelled by its handle (see call.go). The same Mirror serves the gateway's
 // Streamable HTTP endpoint (Workspaces, HTTP) and `switchboard mcp serve` on
 // stdin/stdout (Serve).
 package mcpserve
