@@ -18,7 +18,7 @@ import (
 // suite is the real registry and the real mailbox served together on one
 // loopback listener in dev mode, as `switchboard dev` serves them.
 type suite struct {
-	reg registryv1.RegistryServiceClient
+	reg  registryv1.RegistryServiceClient
 	mb   mailboxv1.MailboxServiceClient
 	conn *grpc.ClientConn // the mailbox's connection, for calls the generated client cannot make
 	svc  *mailbox.Service
