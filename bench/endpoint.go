@@ -156,25 +156,11 @@ func routedCPU(ctx context.Context, r *report, s *suite, base string, pid int) e
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	post := func(ctx context.Context, path, body string) (map[string]json.RawMessage, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, strings.NewReader(body))
-		if err != nil {
-			return nil, err
+		out, code, b, err := postJSON(ctx, client, base+path, body)
+		if err == nil && code != http.StatusOK {
+			err = fmt.Errorf("POST %s %s: %d %s", path, body, code, b)
 		}
-		req.Header.Set("Switchboard-Identity", driver.Name)
-		res, err := client.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		defer res.Body.Close()
-		b, err := io.ReadAll(res.Body)
-		if err != nil {
-			return nil, err
-		}
-		var out map[string]json.RawMessage
-		if err := json.Unmarshal(b, &out); err != nil || res.StatusCode != http.StatusOK {
-			return nil, fmt.Errorf("POST %s %s: %d %s", path, body, res.StatusCode, b)
-		}
-		return out, nil
+		return out, err
 	}
 	ops := []struct {
 		key    string
