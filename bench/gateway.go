@@ -1,12 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -22,25 +22,11 @@ import (
 func gatewayRoundTrip(ctx context.Context, r *report, s *suite, base string) error {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	act := func(ctx context.Context, body string) (map[string]json.RawMessage, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/act", bytes.NewBufferString(body))
-		if err != nil {
-			return nil, err
+		out, code, b, err := postJSON(ctx, client, base+"/v1/act", body)
+		if err == nil && string(out["ok"]) != "true" {
+			err = fmt.Errorf("act %s: %d %s", body, code, b)
 		}
-		req.Header.Set("Switchboard-Identity", driver.Name)
-		res, err := client.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		defer res.Body.Close()
-		b, err := io.ReadAll(res.Body)
-		if err != nil {
-			return nil, err
-		}
-		var out map[string]json.RawMessage
-		if err := json.Unmarshal(b, &out); err != nil || string(out["ok"]) != "true" {
-			return nil, fmt.Errorf("act %s: %d %s", body, res.StatusCode, b)
-		}
-		return out, nil
+		return out, err
 	}
 	overHTTP := func(ctx context.Context) error {
 		out, err := act(ctx, `{"op":"invoke","client":"bench-host","tool":"echo","input":`+smallInput+`}`)
@@ -84,4 +70,28 @@ func gatewayRoundTrip(ctx context.Context, r *report, s *suite, base string) err
 	r.latency("http_act_invoke_capture", httpLat)
 	r.ratio("gateway_ratio", httpLat.p50(), grpcLat.p50(), 2, true)
 	return nil
+}
+
+// postJSON posts body to url as the bench's driver and decodes the JSON
+// object answered, returning it with the status and the bytes read.
+func postJSON(ctx context.Context, client *http.Client, url, body string) (map[string]json.RawMessage, int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	req.Header.Set("Switchboard-Identity", driver.Name)
+	res, err := client.Do(req)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return nil, res.StatusCode, nil, err
+	}
+	var out map[string]json.RawMessage
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, res.StatusCode, b, fmt.Errorf("POST %s %s: %d %s", url, body, res.StatusCode, b)
+	}
+	return out, res.StatusCode, b, nil
 }

@@ -29,6 +29,8 @@ func main() {
 	only := flag.String("only", "", "run only the steps whose name holds this text (the echo floor always runs)")
 	scaleHosts := flag.Int("scale-hosts", 1000, "hosts the scale step parks on one mailbox replica")
 	scaleQueued := flag.Int("scale-queued", 10000, "invocations of 1 KiB the scale step queues")
+	suiteEnv := flag.String("suite-env", "", "NAME=value,… added to the environment of the MCP endpoint step's suite (GOGC=400 to see what the collector costs)")
+	profile := flag.String("profile", "", "save a CPU and an allocation profile of the suite under the MCP endpoint's load in this directory")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -42,6 +44,10 @@ func main() {
 	r := newReport(*warm, *samples, *window)
 	r.only = *only
 	r.scaleHosts, r.scaleQueued = *scaleHosts, *scaleQueued
+	r.profile = *profile
+	if *suiteEnv != "" {
+		r.suiteEnv = strings.Split(*suiteEnv, ",")
+	}
 	if err := run(ctx, r); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -123,6 +129,9 @@ func measure(ctx context.Context, t testkit.TB, r *report) error {
 		{"the gateway round trip", func() error { return gatewayRoundTrip(ctx, r, s, "http://"+addr["gateway"]) }},
 		{"an MCP call, direct and through the suite", func() error {
 			return mcpCall(ctx, r, embedded, s, everything)
+		}},
+		{"the mcp endpoint's hot path, against the SDK's own stdio client", func() error {
+			return mcpEndpoint(ctx, r, t, bins["switchboard"], dir, everything)
 		}},
 		{"what metrics and traces cost", func() error {
 			return observability(ctx, r, t, bins["switchboard"], dir, everything)

@@ -47,7 +47,11 @@ func httpHealthy(t testkit.TB, base string) {
 }
 
 // rss is the resident set size in bytes of the process that runs name.
-func rss(name string, p *testkit.Proc) (int64, error) {
+func rss(name string, p *testkit.Proc) (int64, error) { return procStatus(name, p, "VmRSS:") }
+
+// procStatus reads one of the sizes /proc/<pid>/status gives in kB (VmRSS:,
+// VmHWM: the peak RSS) in bytes.
+func procStatus(name string, p *testkit.Proc, field string) (int64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.Cmd.Process.Pid))
 	if err != nil {
 		return 0, err
@@ -55,10 +59,10 @@ func rss(name string, p *testkit.Proc) (int64, error) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(sc.Text(), field); ok {
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
 			return kb << 10, err
 		}
 	}
-	return 0, fmt.Errorf("no VmRSS for the %s process", name)
+	return 0, fmt.Errorf("no %s for the %s process", field, name)
 }

@@ -13,7 +13,9 @@ import (
 // report collects figures in the order they are measured, prints them as a
 // table and writes them as JSON.
 type report struct {
-	only          string // run only the steps whose name holds it
+	only          string   // run only the steps whose name holds it
+	profile       string   // where the MCP endpoint step saves its profiles (empty: none)
+	suiteEnv      []string // added to the environment of the MCP endpoint step's suite
 	warm, samples int
 	window        time.Duration
 	// scaleHosts and scaleQueued size the scale step.

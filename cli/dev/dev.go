@@ -12,11 +12,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 
 	"github.com/nats-io/nats.go"
 	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/test/bufconn"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
@@ -67,6 +70,10 @@ type Options struct {
 	OAuth  gateway.OAuthFlags
 	Limits gateway.LimitFlags
 }
+
+// innerLinkBuffer is the in-memory link's buffer in each direction: the
+// largest gRPC message the suite carries fits, in flow-control windows.
+const innerLinkBuffer = 1 << 20
 
 // DefaultDataDir is where the suite keeps its state when --data is not
 // given: $XDG_DATA_HOME/switchboard, or ~/.local/share/switchboard.
@@ -126,7 +133,15 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer reg.Close()
-	conn, err := grpcclient.Dial(grpcLis.Addr().String(), nil, tel.DialOptions()...)
+	// The services reach each other through an in-memory link to the same
+	// gRPC server (the same interceptors, the same identity guard), not
+	// through the loopback listener: every routed call makes several hops
+	// between them, and on loopback TCP each one is a write and a read
+	// through the kernel and a netpoller wake-up on both ends.
+	inner := bufconn.Listen(innerLinkBuffer)
+	defer inner.Close()
+	conn, err := grpcclient.Dial("passthrough:///switchboard-dev", nil, append(tel.DialOptions(),
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return inner.DialContext(ctx) }))...)
 	if err != nil {
 		return err
 	}
@@ -163,6 +178,7 @@ func Run(ctx context.Context, o Options) error {
 	g, ctx := errgroup.WithContext(ctx)
 	mb.Start(ctx)
 	g.Go(func() error { return srv.Serve(ctx, grpcLis) })
+	g.Go(func() error { return srv.Serve(ctx, inner) })
 	g.Go(func() error { return gw.Serve(ctx, httpLis) })
 	log.Info("switchboard dev is up",
 		"grpc", grpcLis.Addr().String(), "http", "http://"+httpLis.Addr().String(), "nats", where, "store", o.Store.Kind,

@@ -5,7 +5,9 @@ import (
 	"regexp"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
@@ -18,6 +20,10 @@ import (
 	"github.com/switchboard-run/switchboard/kit/telemetry"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
+
+// InvocationHeader is the response header in which Call names the
+// invocation's handle as soon as the call is accepted, before it is posted.
+const InvocationHeader = "switchboard-invocation"
 
 const (
 	maxReadHold    = 30 * time.Second
@@ -203,6 +209,12 @@ func (s *Service) Call(ctx context.Context, req *mailboxv1.CallRequest) (*mailbo
 	if err := s.held.reserve(p); err != nil {
 		return nil, err
 	}
+	// The handle goes out before the post, as a header: a caller that may
+	// have to cancel the call (the MCP endpoint, when its client gives up)
+	// reads it from there while the call runs, and so needs no Invoke and
+	// Capture of its own. A caller that ignores headers pays nothing: the
+	// header is sent in any case, only sooner.
+	_ = grpc.SendHeader(ctx, metadata.Pairs(InvocationHeader, p.ID))
 	s.posted(p) // told before it can be answered, so the phases arrive in order
 	c, err := s.box.Call(ctx, waitCtx, p)
 	// Released once taken, and on any failure: most are of the post (the

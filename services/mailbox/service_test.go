@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/types/known/durationpb"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/capture"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/testkit"
+	"github.com/switchboard-run/switchboard/services/mailbox"
 	"github.com/switchboard-run/switchboard/services/mailbox/mailboxtest"
 )
 
@@ -104,6 +106,43 @@ func TestCallWaitsForTheCapture(t *testing.T) {
 	res, err := s.mb.Call(ctx, &mailboxv1.CallRequest{Client: "laptop", Tool: "echo", Input: `[1,2]`})
 	if err != nil || res.GetCapture().GetStdout() != "[1,2]" || res.GetCapture().GetExitCode() != 7 {
 		t.Fatalf("call = %v, %v", res, err)
+	}
+}
+
+// The MCP endpoint cancels a call its client gave up on by its handle, so
+// Call names the handle in a header while the call still waits.
+func TestCallNamesItsHandleInAHeaderBeforeTheCapture(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t)
+	s.advertise(t, "laptop", "echo")
+	follow, stop := s.follow(t, "laptop")
+	defer stop()
+	ctx, cancel := context.WithTimeout(driver, 10*time.Second)
+	defer cancel()
+	call, err := s.conn.NewStream(ctx, &grpc.StreamDesc{StreamName: "Call"}, mailboxv1.MailboxService_Call_FullMethodName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := call.SendMsg(&mailboxv1.CallRequest{Client: "laptop", Tool: "echo", Input: `{}`}); err != nil {
+		t.Fatal(err)
+	}
+	if err := call.CloseSend(); err != nil {
+		t.Fatal(err)
+	}
+	md, err := call.Header() // the host has not answered: only the header can have come
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv := next(t, follow).GetInvocation()
+	if ids := md.Get(mailbox.InvocationHeader); len(ids) != 1 || ids[0] != inv.GetInvocation() {
+		t.Fatalf("header %s = %q; want the handle handed to the host, %q", mailbox.InvocationHeader, ids, inv.GetInvocation())
+	}
+	if _, err := s.mb.Complete(host("laptop"), &mailboxv1.CompleteRequest{Invocation: inv.GetInvocation(), Capture: capture.New("out", "", 0)}); err != nil {
+		t.Fatal(err)
+	}
+	var res mailboxv1.CallResponse
+	if err := call.RecvMsg(&res); err != nil || res.GetInvocation() != inv.GetInvocation() || res.GetCapture().GetStdout() != "out" {
+		t.Fatalf("call = %v, %v", &res, err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
@@ -17,9 +18,10 @@ import (
 // suite is the real registry and the real mailbox served together on one
 // loopback listener in dev mode, as `switchboard dev` serves them.
 type suite struct {
-	reg registryv1.RegistryServiceClient
-	mb  mailboxv1.MailboxServiceClient
-	svc *mailbox.Service
+	reg  registryv1.RegistryServiceClient
+	mb   mailboxv1.MailboxServiceClient
+	conn *grpc.ClientConn // the mailbox's connection, for calls the generated client cannot make
+	svc  *mailbox.Service
 }
 
 func newSuite(t testing.TB, tune ...func(*mailbox.Bounds)) *suite {
@@ -35,7 +37,7 @@ func newSuiteOn(t testing.TB, store mailbox.Store, tune ...func(*mailbox.Bounds)
 		f(&cfg)
 	}
 	s := mailboxtest.New(t, mailboxtest.Options{Mailbox: cfg, Store: store})
-	return &suite{reg: s.Registry, mb: s.Mailbox, svc: s.Service}
+	return &suite{reg: s.Registry, mb: s.Mailbox, conn: s.Conn, svc: s.Service}
 }
 
 var driver = testkit.As("driver", identity.Driver)

@@ -8,7 +8,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-run/switchboard/cli/internal/remote"
-	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/envflag"
 	"github.com/switchboard-run/switchboard/kit/logging"
@@ -58,7 +57,7 @@ func runMCPServe(ctx context.Context, args []string, std IO) int {
 	defer conn.Close()
 	opts := mcpserve.Options{
 		Registry: registryv1.NewRegistryServiceClient(conn.Registry()),
-		Mailbox:  mailboxv1.NewMailboxServiceClient(conn.Mailbox()),
+		Mailbox:  conn.Mailbox(),
 		// One person runs this command for one agent: the mirror and every
 		// call act as the identity of the flags.
 		Self:        conn.Ctx,

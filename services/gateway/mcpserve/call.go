@@ -4,15 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/durationpb"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/services/mailbox"
 )
 
 // MetaTimeout is the tools/call _meta key by which a client tells its own
@@ -22,9 +24,6 @@ import (
 // running, before it gives up.
 const MetaTimeout = "run.switchboard/timeout"
 
-// maxCaptureWait is the longest wait one mailbox Capture takes (docs/design.md §3).
-const maxCaptureWait = 60 * time.Second
-
 // cancelTimeout bounds the Cancel sent after the client went away.
 const cancelTimeout = 5 * time.Second
 
@@ -33,12 +32,12 @@ const cancelReason = "the MCP client cancelled the tools/call request"
 
 // handler is the tools/call handler of one presented tool.
 //
-// Why Invoke then Capture rather than the mailbox's Call: Call returns the
-// invocation handle only when it ends, so a call the MCP client cancels
-// could not be named to Cancel. Posting first gives the handle at once; the
-// capture is then collected with waits bounded by the deadline, and a
-// cancellation (the handler's context ending) becomes a mailbox Cancel of
-// that handle, which the host hears on its follow stream.
+// One request to the mailbox per call: its Call, which posts and waits.
+// Call names the invocation's handle in a response header before it posts,
+// so a cancellation (the handler's context ending) still becomes a mailbox
+// Cancel of that handle, which the host hears on its follow stream. The
+// Call itself is never cut short by the client: an invocation is never
+// left running unnamed.
 func (m *Mirror) handler(name string, e entry) mcp.ToolHandler {
 	hasOutputSchema := e.def.OutputSchema != nil
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -55,65 +54,134 @@ func (m *Mirror) handler(name string, e entry) mcp.ToolHandler {
 		if input == "" || input == "null" {
 			input = "{}" // MCP lets a client omit the arguments of a tool that takes none
 		}
-		// The post itself is not cut short by a cancellation: Invoke returns
-		// at once, and a post whose reply was lost would leave an invocation
-		// running that nobody could name to cancel.
-		post, cancelPost := context.WithDeadline(context.WithoutCancel(as), deadline)
-		posted, err := m.opts.Mailbox.Invoke(post, &mailboxv1.InvokeRequest{Client: e.client, Tool: e.def.GetName(), Input: input})
-		cancelPost()
-		if err != nil {
-			return refusal(status.Convert(err).Message()), nil
-		}
-		id := posted.GetInvocation()
-		rpc, cancel := context.WithDeadline(as, deadline)
+		rpc, cancel := context.WithDeadline(context.WithoutCancel(as), deadline)
 		defer cancel()
-		c, err := m.collect(rpc, id, deadline, timeout)
+		call := m.startCall(rpc, &mailboxv1.CallRequest{Client: e.client, Tool: e.def.GetName(), Input: input})
+		var r callResult
+		select {
+		case r = <-call.done:
+		case <-ctx.Done():
+			// The client went away: cancel by the handle, once the mailbox
+			// named it (at once, unless the call failed before its post).
+			if id, ok := <-call.id; ok {
+				return m.cancelled(as, id, call.done)
+			}
+			r = <-call.done
+		}
+		id := r.res.GetInvocation()
 		switch {
-		case c != nil: // answered, even if the client has just gone: nothing to cancel
-			return fromCapture(c, hasOutputSchema), nil
-		case ctx.Err() != nil:
-			return m.cancelled(as, id), nil
-		case err == nil || errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded:
+		case r.res.GetCapture() != nil: // answered, even if the client has just gone: nothing to cancel
+			return fromCapture(r.res.GetCapture(), hasOutputSchema), nil
+		case r.err == nil || status.Code(r.err) == codes.DeadlineExceeded:
+			if id == "" {
+				id = call.handle()
+			}
 			return refusal(fmt.Sprintf("tool %q is still running as invocation %s after %v; collect its capture later with: switchboard capture %s --wait 60s",
 				name, id, timeout, id)), nil
 		}
-		return refusal(fmt.Sprintf("invocation %s of tool %q: %s", id, name, status.Convert(err).Message())), nil
+		if id = call.handle(); id == "" {
+			return refusal(status.Convert(r.err).Message()), nil // refused before it was posted
+		}
+		return refusal(fmt.Sprintf("invocation %s of tool %q: %s", id, name, status.Convert(r.err).Message())), nil
 	}
 }
 
-// collect waits for the capture of id until a margin before deadline (the
-// mailbox Call's margin: a tenth of the time, at most 250 ms), so that the
-// answer reaches the client while it still listens. It returns nil and no
-// error when the time is up first.
-func (m *Mirror) collect(ctx context.Context, id string, deadline time.Time, timeout time.Duration) (*mailboxv1.Capture, error) {
-	until := deadline.Add(-min(timeout/10, 250*time.Millisecond))
-	for {
-		wait := min(time.Until(until), maxCaptureWait)
-		if wait <= 0 {
-			return nil, nil
-		}
-		res, err := m.opts.Mailbox.Capture(ctx, &mailboxv1.CaptureRequest{Invocation: id, Wait: durationpb.New(wait)})
-		if err != nil {
-			return nil, err
-		}
-		if res.Capture != nil {
-			return res.GetCapture(), nil
-		}
+// callDesc is the mailbox's unary Call, opened as a stream to read its
+// header while it runs.
+var callDesc = grpc.StreamDesc{StreamName: "Call"}
+
+// running is one mailbox Call in flight.
+type running struct {
+	id   chan string     // the handle, once its header arrived (then closed)
+	done chan callResult // the reply
+	last string
+}
+
+type callResult struct {
+	res *mailboxv1.CallResponse
+	err error
+}
+
+// handle is the handle the mailbox named, or "" when it named none (read
+// once the call is done).
+func (c *running) handle() string {
+	if id, ok := <-c.id; ok {
+		c.last = id
 	}
+	return c.last
+}
+
+// startCall makes the mailbox's Call under ctx, which the client's
+// cancellation does not end.
+func (m *Mirror) startCall(ctx context.Context, req *mailboxv1.CallRequest) *running {
+	c := &running{id: make(chan string, 1), done: make(chan callResult, 1)}
+	go func() {
+		defer close(c.id)
+		stream, err := m.mailbox.NewStream(ctx, &callDesc, mailboxv1.MailboxService_Call_FullMethodName)
+		if err == nil {
+			err = stream.SendMsg(req)
+		}
+		if err == nil {
+			err = stream.CloseSend()
+		}
+		if err != nil && !errors.Is(err, io.EOF) { // EOF: the reply says why
+			c.done <- callResult{err: err}
+			return
+		}
+		if md, herr := stream.Header(); herr == nil {
+			if v := md.Get(mailbox.InvocationHeader); len(v) == 1 {
+				c.id <- v[0]
+			}
+		}
+		res := new(mailboxv1.CallResponse)
+		if err := stream.RecvMsg(res); err != nil {
+			c.done <- callResult{err: err}
+			return
+		}
+		c.done <- callResult{res: res}
+	}()
+	return c
 }
 
 // cancelled cancels id for its poster once the client went away, and maps
-// the capture the cancel leaves (exit 130, or the answer that won the race).
-func (m *Mirror) cancelled(as context.Context, id string) *mcp.CallToolResult {
+// the capture the cancel leaves (exit 130, or the answer that won the
+// race). A Cancel that finds no such invocation came before the mailbox
+// stored the post (it names the handle first): it is asked again until the
+// post is there or the call has ended.
+func (m *Mirror) cancelled(as context.Context, id string, done <-chan callResult) (*mcp.CallToolResult, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(as), cancelTimeout)
 	defer cancel()
-	res, err := m.opts.Mailbox.Cancel(ctx, &mailboxv1.CancelRequest{Invocation: id, Reason: proto.String(cancelReason)})
-	if err != nil {
+	for {
+		res, err := m.mailbox.Cancel(ctx, &mailboxv1.CancelRequest{Invocation: id, Reason: proto.String(cancelReason)})
+		if err == nil {
+			return fromCapture(res.GetCapture(), false), nil
+		}
+		if status.Code(err) == codes.NotFound && ctx.Err() == nil {
+			select {
+			case r := <-done:
+				if r.res.GetCapture() != nil {
+					return fromCapture(r.res.GetCapture(), false), nil
+				}
+				// The call ended without a capture: its post failed, or it
+				// is still running after its time; one more try says which.
+				done = nil
+			case <-time.After(cancelRetry):
+			}
+			if done != nil {
+				continue
+			}
+			if res, err = m.mailbox.Cancel(ctx, &mailboxv1.CancelRequest{Invocation: id, Reason: proto.String(cancelReason)}); err == nil {
+				return fromCapture(res.GetCapture(), false), nil
+			}
+		}
 		m.log.Warn("cancelling an invocation the MCP client gave up on failed", "invocation", id, "err", err)
-		return refusal(fmt.Sprintf("invocation %s was not cancelled: %s", id, status.Convert(err).Message()))
+		return refusal(fmt.Sprintf("invocation %s was not cancelled: %s", id, status.Convert(err).Message())), nil
 	}
-	return fromCapture(res.GetCapture(), false)
 }
+
+// cancelRetry is the pause before asking again to cancel an invocation
+// whose post the mailbox has not stored yet.
+const cancelRetry = 2 * time.Millisecond
 
 // timeout is the call's bound: the server's, or the client's when it names
 // a shorter one in _meta.

@@ -7,9 +7,9 @@
 // stream and re-read with ListTools (the registry owns the presented names),
 // held in an MCP server of the official Go SDK: the SDK serves tools/list
 // (sorted, paginated) and sends notifications/tools/list_changed when the
-// set changes. tools/call posts with the mailbox's Invoke under the caller's
-// identity and collects with Capture, so that a cancelled call can be
-// cancelled by its handle (see call.go). The same Mirror serves the gateway's
+// set changes. tools/call is the mailbox's Call under the caller's
+// identity, whose handle arrives as a header before the capture, so that a
+// cancelled call can be cancelled by its handle (see call.go). The same Mirror serves the gateway's
 // Streamable HTTP endpoint (Workspaces, HTTP) and `switchboard mcp serve` on
 // stdin/stdout (Serve).
 package mcpserve
@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
@@ -42,9 +43,11 @@ const DefaultReadyWait = 10 * time.Second
 
 // Options are what a Mirror needs.
 type Options struct {
-	// Registry and Mailbox are the suite's clients.
+	// Registry is the registry's client; Mailbox the connection to the
+	// mailbox (tools/call reads a header of its Call while it runs, which
+	// takes the connection rather than the generated client).
 	Registry registryv1.RegistryServiceClient
-	Mailbox  mailboxv1.MailboxServiceClient
+	Mailbox  grpc.ClientConnInterface
 	// Self returns the context the mirror's own calls (WatchTools,
 	// ListTools) are made with: the gateway's service identity, or the CLI's.
 	Self func(context.Context) context.Context
@@ -85,13 +88,20 @@ func (o Options) readyWait() time.Duration {
 	return DefaultReadyWait
 }
 
+// mailboxClient is the mailbox's connection and its generated client.
+type mailboxClient struct {
+	grpc.ClientConnInterface
+	mailboxv1.MailboxServiceClient
+}
+
 // Mirror is one workspace's tools held in MCP servers: one for every tool
 // of the workspace, and one per tool group asked for (groups.go).
 type Mirror struct {
-	ws   string
-	opts Options
-	log  *slog.Logger
-	all  *view
+	ws      string
+	opts    Options
+	mailbox mailboxClient
+	log     *slog.Logger
+	all     *view
 
 	ready     chan struct{} // closed after the first listing is applied
 	readyOnce sync.Once
@@ -120,7 +130,8 @@ func NewMirror(ws string, opts Options) (*Mirror, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	m := &Mirror{ws: ws, opts: opts, log: log.With("workspace", ws), ready: make(chan struct{}),
+	m := &Mirror{ws: ws, opts: opts, mailbox: mailboxClient{opts.Mailbox, mailboxv1.NewMailboxServiceClient(opts.Mailbox)},
+		log: log.With("workspace", ws), ready: make(chan struct{}),
 		dirty: make(chan struct{}, 1), done: make(chan struct{}),
 		rules: map[string]*registryv1.Group{}, groups: map[string]*view{}}
 	m.all = m.newView("")

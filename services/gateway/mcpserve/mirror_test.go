@@ -29,7 +29,7 @@ var (
 func realRegistry(t *testing.T) (Options, registryv1.RegistryServiceClient) {
 	t.Helper()
 	core := mailboxtest.New(t, mailboxtest.Options{})
-	return Options{Registry: core.Registry, Mailbox: core.Mailbox, Self: self.AsSelf,
+	return Options{Registry: core.Registry, Mailbox: core.Conn, Self: self.AsSelf,
 		As: func(ctx context.Context, _ *mcp.CallToolRequest) (context.Context, error) { return ctx, nil }, Log: logging.Discard()}, core.Registry
 }
 
