@@ -84,6 +84,25 @@ func laptopInAGroup(t *testing.T, b *suite) {
 	}
 }
 
+// clientsInAGroup: laptop advertises grep, fetch and ls, box advertises
+// uptime, both in the default workspace; its group "search" holds grep
+// (shown as "find", described anew) and ls (described anew).
+func clientsInAGroup(t *testing.T, b *suite) {
+	t.Helper()
+	b.advertise(t, "laptop", grep(), &registryv1.Tool{Name: "fetch", Description: "Fetch a URL.", InputSchema: `{"type":"object"}`},
+		&registryv1.Tool{Name: "ls", Description: "List.", InputSchema: `{}`, Title: proto.String("List")})
+	b.advertise(t, "box", &registryv1.Tool{Name: "uptime", Description: "How long the box has run.", InputSchema: `{}`})
+	b.join(t, "default", "laptop", "box")
+	if _, err := b.Registry.SetGroup(opsCtx, &registryv1.SetGroupRequest{Group: &registryv1.Group{
+		Workspace: "default", Name: "search", Patterns: []string{"laptop_grep", "laptop_ls"},
+		Overrides: []*registryv1.ToolOverride{
+			{Tool: "laptop_grep", Alias: proto.String("find"), Description: proto.String("Find text in files.")},
+			{Tool: "laptop_ls", Description: proto.String("Lists a directory.")},
+		}}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func opCases() []goldenCase {
 	return []goldenCase{
 		{
@@ -255,6 +274,26 @@ func opCases() []goldenCase {
 			header: alice,
 			body:   `{"op":"invoke","client":"laptop","tool":"grep","input":{},"group":"default/nope"}`,
 			setup:  laptopInAGroup,
+		},
+		{
+			// grep under its alias with the group's description, ls with
+			// the group's description, fetch left out; box holds no tool
+			// of the group, so its row is absent.
+			name:   "clients-group",
+			header: alice,
+			body:   `{"op":"clients","workspace":"default","group":"default/search"}`,
+			setup:  clientsInAGroup,
+		},
+		{
+			name:   "clients-group-unknown",
+			header: alice,
+			body:   `{"op":"clients","workspace":"default","group":"default/nope"}`,
+			setup:  clientsInAGroup,
+		},
+		{
+			name:   "refuse-clients-group-workspace",
+			header: alice,
+			body:   `{"op":"clients","workspace":"default","group":"other/search"}`,
 		},
 		{
 			name:   "refuse-group-unqualified",

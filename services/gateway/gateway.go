@@ -123,6 +123,7 @@ func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
 		return nil, err
 	}
 	lim := limits.New(limCfg)
+	lim.Count(tel)
 	mcpRoute := mcpWho.Middleware(lim.Wrap(isMCPCall, g.mcp))
 
 	mux := http.NewServeMux()

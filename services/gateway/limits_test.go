@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/testkit"
+	"github.com/switchboard-run/switchboard/services/gateway/internal/limits"
 )
 
 // post sends body as name (a driver, the dev header) and returns the reply.
@@ -68,6 +69,12 @@ func TestCallRateIsPerIdentity(t *testing.T) {
 	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "laptop_cat", Arguments: map[string]any{}}); err == nil {
 		t.Fatal("an MCP call past the burst went through")
 	}
+	// Each refusal is counted, by grade and limit: three REST and act
+	// calls and the MCP call.
+	if m := testkit.Scrape(t, s.URL+"/metrics", nil, nil); m.Value(limits.RefusalsMetric, "grade", "driver", "limit", limits.ByRate) != 4 ||
+		m.Value(limits.RefusalsMetric, "limit", limits.ByInFlight) != 0 {
+		t.Fatalf("refusals counted: %v by rate, %v in flight, want 4 and 0", m.Value(limits.RefusalsMetric, "limit", limits.ByRate), m.Value(limits.RefusalsMetric, "limit", limits.ByInFlight))
+	}
 	// The session itself still answers what is not a call.
 	if _, err := cs.ListTools(context.Background(), nil); err != nil {
 		t.Fatalf("listing past the burst: %v", err)
@@ -101,6 +108,10 @@ func TestCallsInFlightArePerIdentity(t *testing.T) {
 	if rep.Status != http.StatusTooManyRequests || rep.Header.Get("Retry-After") != "1" ||
 		envelopeError(rep.Body) != `"alice" already has 1 calls in flight, the most a driver may have at once; wait for one to end` {
 		t.Fatalf("a second call in flight: HTTP %d Retry-After %q %s", rep.Status, rep.Header.Get("Retry-After"), rep.Body)
+	}
+	if m := testkit.Scrape(t, s.URL+"/metrics", nil, nil); m.Value(limits.RefusalsMetric, "grade", "driver", "limit", limits.ByInFlight) != 1 ||
+		m.Value(limits.RefusalsMetric, "limit", limits.ByRate) != 0 {
+		t.Fatalf("refusals counted: %v in flight, %v by rate, want 1 and 0", m.Value(limits.RefusalsMetric, "limit", limits.ByInFlight), m.Value(limits.RefusalsMetric, "limit", limits.ByRate))
 	}
 	if rep := s.postAs(t, "bob", "/v1/invocations", invoke); rep.Status != http.StatusOK {
 		t.Fatalf("bob: HTTP %d %s", rep.Status, rep.Body)

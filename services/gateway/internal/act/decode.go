@@ -24,7 +24,7 @@ var (
 	invocationsShape = []field{opField}
 	completeShape    = []field{opField, {"invocation", kindString, true}, {"capture", kindObject, true}}
 	captureShape     = []field{opField, {"invocation", kindString, true}, {"wait", kindString, false}, {"retry_key", kindString, false}}
-	clientsShape     = []field{opField, {"workspace", kindString, true}}
+	clientsShape     = []field{opField, {"workspace", kindString, true}, {"group", kindString, false}}
 	toolShape        = []field{
 		{"name", kindString, true}, {"description", kindString, true}, {"input_schema", kindObject, true},
 		{"subject_cwd", kindBool, false}, {"title", kindString, false},
@@ -63,11 +63,7 @@ func Decode(body []byte) (*Request, error) {
 	case OpCapture:
 		return decodeCapture(ms)
 	case OpClients:
-		got, err := fields(ms, "", clientsShape)
-		if err != nil {
-			return nil, err
-		}
-		return &Request{Op: op, Clients: &registryv1.ListClientsRequest{Workspace: str(got["workspace"])}}, nil
+		return decodeClients(ms)
 	}
 	return nil, refuse("unknown op %s: want advertise, invoke, invocations, complete, capture or clients", quote(string(op)))
 }
@@ -185,6 +181,26 @@ func decodeInvoke(ms []member) (*Request, error) {
 	if g := optStr(got, "group"); g != nil {
 		if req.Group, err = parseGroup(*g); err != nil {
 			return nil, err
+		}
+	}
+	return req, nil
+}
+
+func decodeClients(ms []member) (*Request, error) {
+	got, err := fields(ms, "", clientsShape)
+	if err != nil {
+		return nil, err
+	}
+	req := &Request{Op: OpClients, Clients: &registryv1.ListClientsRequest{Workspace: str(got["workspace"])}}
+	if g := optStr(got, "group"); g != nil {
+		if req.Group, err = parseGroup(*g); err != nil {
+			return nil, err
+		}
+		// A group lists its own workspace's tools: naming another is a
+		// contradiction, not a question about either.
+		if req.Group.Workspace != req.Clients.GetWorkspace() {
+			return nil, refuse("group %s is of workspace %s, but this act lists workspace %s; name the same workspace in both",
+				quote(*g), quote(req.Group.Workspace), quote(req.Clients.GetWorkspace()))
 		}
 	}
 	return req, nil

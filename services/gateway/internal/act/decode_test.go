@@ -36,6 +36,10 @@ func TestDecodeRefusesEachMistakeByName(t *testing.T) {
 		{"a mistyped field", `{"op":"invoke","client":7,"tool":"grep","input":{}}`, `field "client" is not a string`},
 		{"a cwd that is not a string", `{"op":"invoke","client":"laptop","tool":"grep","input":{},"cwd":1}`, `field "cwd" is not a string`},
 		{"a cwd that is an object", `{"op":"invoke","client":"laptop","tool":"grep","input":{},"cwd":{}}`, `field "cwd" is not a string`},
+		{"a clients group that is not qualified", `{"op":"clients","workspace":"default","group":"read"}`,
+			`group "read" is not "<workspace>/<group>" (a workspace name, a slash, a group name of [a-z0-9-])`},
+		{"a clients group of another workspace", `{"op":"clients","workspace":"default","group":"other/read"}`,
+			`group "other/read" is of workspace "other", but this act lists workspace "default"; name the same workspace in both`},
 		{"tools that are not an array", `{"op":"advertise","tools":{}}`, `field "tools" is not an array`},
 		{"a tool that is not an object", `{"op":"advertise","tools":[{"name":"a","description":"","input_schema":{}},"b"]}`, `tools[1] is not a JSON object`},
 		{"an unknown tool field", `{"op":"advertise","tools":[{"name":"a","description":"","input_schema":{}},{"name":"b","description":"","input_schema":{}},{"name":"c","description":"","input_schema":{},"command":["c"]}]}`, `tools[2]: unknown field "command"`},
@@ -136,7 +140,11 @@ func TestDecodeReadsEachOp(t *testing.T) {
 		{"no wait never waits", `{"op":"capture","invocation":"inv-1"}`, func(r *Request) bool { return r.Capture.Wait == nil && r.Capture.RetryKey == nil }},
 		{"a retry key names the collection", `{"op":"capture","invocation":"inv-1","retry_key":"k-1"}`,
 			func(r *Request) bool { return r.Capture.GetRetryKey() == "k-1" }},
-		{"clients names its workspace", `{"op":"clients","workspace":"default"}`, func(r *Request) bool { return r.Clients.GetWorkspace() == "default" }},
+		{"clients names its workspace", `{"op":"clients","workspace":"default"}`, func(r *Request) bool { return r.Clients.GetWorkspace() == "default" && r.Group == nil }},
+		{"clients may name a group of its workspace", `{"op":"clients","workspace":"default","group":"default/read"}`,
+			func(r *Request) bool {
+				return r.Clients.GetWorkspace() == "default" && *r.Group == Group{"default", "read"}
+			}},
 		{"an empty tool set withdraws", `{"op":"advertise","tools":[]}`, func(r *Request) bool { return r.Advertise != nil && len(r.Advertise.Tools) == 0 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -162,6 +170,7 @@ func FuzzActDecode(f *testing.F) {
 		`{"op":"complete","invocation":"inv-1","capture":{"stdout":"o","stderr":"e","exit_code":0}}`,
 		`{"op":"capture","invocation":"inv-1","wait":"10s"}`,
 		`{"op":"clients","workspace":"default"}`,
+		`{"op":"clients","workspace":"default","group":"default/read"}`,
 		`{"op":"complete","invocation":"inv-1","capture":{"stdout":"","stderr":"","exit_code":1e400}}`,
 		`{"op":"invoke","op":"invoke"}`, `[]`, `{} {}`, `{"op":"x"}`, "", "\xff",
 	} {

@@ -83,6 +83,12 @@ func EncodeInvocations(res *mailboxv1.InvocationsResponse) ([]byte, error) {
 // EncodeClients is clients' reply: rows with tools as advertised and
 // last_seen in RFC 3339 (UTC), omitted for a client never seen.
 func EncodeClients(res *registryv1.ListClientsResponse) ([]byte, error) {
+	return encodeClients(res, nil)
+}
+
+// encodeClients is clients' reply through a group: a tool the group shows
+// under an alias carries it ("alias", after "name").
+func encodeClients(res *registryv1.ListClientsResponse, aliases map[toolKey]string) ([]byte, error) {
 	reply := clientRows{head: ok("clients"), Rows: make([]clientRow, 0, len(res.GetRows()))}
 	for _, row := range res.GetRows() {
 		r := clientRow{Client: row.GetClient(), Present: row.GetPresent(), Tools: make([]toolReply, 0, len(row.GetTools()))}
@@ -91,6 +97,7 @@ func EncodeClients(res *registryv1.ListClientsResponse) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
+			tool.Alias = aliases[toolKey{row.GetClient(), t.GetName()}]
 			r.Tools = append(r.Tools, tool)
 		}
 		if ls := row.GetLastSeen(); ls != nil {

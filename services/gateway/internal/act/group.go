@@ -34,13 +34,13 @@ func parseGroup(s string) (*Group, error) {
 }
 
 // limit refuses an act a caller limited to tool groups may not make: it
-// may invoke through one of its groups and collect its captures, nothing
-// else (docs/security.md).
+// may invoke and list clients through one of its groups and collect its
+// captures, nothing else (docs/security.md).
 func limit(id identity.Identity, req *Request) error {
 	if len(id.Groups) == 0 || req.Op == OpCapture {
 		return nil
 	}
-	if req.Op != OpInvoke || req.Group == nil {
+	if (req.Op != OpInvoke && req.Op != OpClients) || req.Group == nil {
 		return httperr.New(http.StatusForbidden, "%s", toolgroups.Limited(id.Name, id.Groups))
 	}
 	if !toolgroups.Allows(id.Groups, req.Group.Name) {
@@ -52,26 +52,37 @@ func limit(id identity.Identity, req *Request) error {
 
 // throughGroup refuses an invoke of a tool its group does not present, with
 // the mailbox's sentence for a tool nobody advertises: outside the group
-// the tool is absent. The group is read as the caller (a workspace it may
-// not see holds no group it may name), and so is the workspace's listing:
-// the tool's client must be a member of the group's workspace.
+// the tool is absent.
 func (h Handler) throughGroup(ctx context.Context, g *Group, invoke *mailboxv1.InvokeRequest) error {
-	res, err := h.Registry.GetGroup(ctx, &registryv1.GetGroupRequest{Workspace: g.Workspace, Name: g.Name})
+	_, shown, err := h.present(ctx, g)
 	if err != nil {
 		return err
 	}
-	rule, err := toolgroups.Compile(res.GetGroup())
-	if err != nil {
-		return status.Errorf(codes.FailedPrecondition, "group %q of workspace %q cannot be read by this gateway: %v", g.Name, g.Workspace, err)
-	}
-	tools, err := listing.Tools(ctx, h.Registry, g.Workspace)
-	if err != nil && status.Code(err) != codes.NotFound {
-		return err
-	}
-	for _, p := range rule.Present(tools) {
+	for _, p := range shown {
 		if p.GetClient() == invoke.GetClient() && p.GetTool().GetName() == invoke.GetTool() {
 			return nil
 		}
 	}
 	return status.Errorf(codes.NotFound, "client %q advertises no tool %q right now", invoke.GetClient(), invoke.GetTool())
+}
+
+// present is what g presents of its workspace: the workspace's tools, and
+// the group's as it shows them (under an alias, with a description
+// override). The group is read as the caller (a workspace it may not see
+// holds no group it may name), and so is the workspace's listing: a tool's
+// client must be a member of the group's workspace.
+func (h Handler) present(ctx context.Context, g *Group) (all, shown []*registryv1.PresentedTool, err error) {
+	res, err := h.Registry.GetGroup(ctx, &registryv1.GetGroupRequest{Workspace: g.Workspace, Name: g.Name})
+	if err != nil {
+		return nil, nil, err
+	}
+	rule, err := toolgroups.Compile(res.GetGroup())
+	if err != nil {
+		return nil, nil, status.Errorf(codes.FailedPrecondition, "group %q of workspace %q cannot be read by this gateway: %v", g.Name, g.Workspace, err)
+	}
+	all, err = listing.Tools(ctx, h.Registry, g.Workspace)
+	if err != nil && status.Code(err) != codes.NotFound {
+		return nil, nil, err
+	}
+	return all, rule.Present(all), nil
 }

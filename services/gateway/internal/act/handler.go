@@ -8,7 +8,6 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/listing"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/bodylimit"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
 )
@@ -105,13 +104,7 @@ func (h Handler) Do(ctx context.Context, req *Request) ([]byte, error) {
 		}
 		return EncodeReceipt(res.GetInvocation(), res.GetCapture())
 	case OpClients:
-		// Every page of the workspace, so the reply keeps its one shape
-		// (docs/design.md §2) however large the workspace grows.
-		rows, err := listing.Clients(ctx, h.Registry, req.Clients.GetWorkspace())
-		if err != nil {
-			return nil, err
-		}
-		return EncodeClients(&registryv1.ListClientsResponse{Rows: rows})
+		return h.clients(ctx, req)
 	}
 	return nil, httperr.New(http.StatusInternalServerError, "act %q has no dispatch", req.Op)
 }

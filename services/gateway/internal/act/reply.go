@@ -64,6 +64,7 @@ type clientRow struct {
 // toolReply is a tool as advertised.
 type toolReply struct {
 	Name         string             `json:"name"`
+	Alias        string             `json:"alias,omitempty"` // through a group that aliases it
 	Description  string             `json:"description"`
 	InputSchema  jsontext.Verbatim  `json:"input_schema"`
 	SubjectCwd   *bool              `json:"subject_cwd,omitempty"`

@@ -32,6 +32,6 @@ type Request struct {
 	Complete    *mailboxv1.CompleteRequest
 	Capture     *mailboxv1.CaptureRequest
 	Clients     *registryv1.ListClientsRequest
-	// Group is the tool group an invoke names ("group"), if any.
+	// Group is the tool group an invoke or clients names ("group"), if any.
 	Group *Group
 }

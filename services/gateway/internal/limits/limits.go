@@ -57,8 +57,9 @@ func (c Config) On() bool {
 
 // Limiter tracks the callers.
 type Limiter struct {
-	cfg Config
-	now func() time.Time
+	cfg     Config
+	now     func() time.Time
+	refused refusals
 
 	mu      sync.Mutex
 	callers map[key]*list.Element // of *caller
@@ -89,15 +90,24 @@ func New(cfg Config) *Limiter {
 type Refusal struct {
 	Err        httperr.Error
 	RetryAfter time.Duration
+	// Limit is which limit refused it: ByRate, ByInFlight or ByCallers.
+	Limit string
 }
+
+// The limits a call may be refused by, as the refusals counter labels them.
+const (
+	ByRate     = "rate"      // the caller's rate (its token bucket)
+	ByInFlight = "in_flight" // the caller's calls in flight
+	ByCallers  = "callers"   // the table of callers is full, each with a call in flight
+)
 
 func (r *Refusal) Error() string { return r.Err.Sentence }
 
 // Unwrap lets httperr answer with the refusal's status and sentence.
 func (r *Refusal) Unwrap() error { return &r.Err }
 
-func refuse(after time.Duration, format string, args ...any) *Refusal {
-	return &Refusal{Err: httperr.Error{Status: http.StatusTooManyRequests, Sentence: fmt.Sprintf(format, args...)}, RetryAfter: after}
+func refuse(limit string, after time.Duration, format string, args ...any) *Refusal {
+	return &Refusal{Err: httperr.Error{Status: http.StatusTooManyRequests, Sentence: fmt.Sprintf(format, args...)}, RetryAfter: after, Limit: limit}
 }
 
 // Acquire admits one call of id, or refuses it. The caller must call
@@ -108,26 +118,41 @@ func (l *Limiter) Acquire(id identity.Identity) (release func(), err error) {
 
 // AcquireN admits n calls of id at once (a JSON-RPC batch), or none.
 func (l *Limiter) AcquireN(id identity.Identity, n int) (release func(), err error) {
-	lim := l.cfg.Grades[id.Grade]
 	if !l.limits(id.Grade) || n <= 0 {
 		return func() {}, nil
 	}
+	release, ref := l.acquire(id, n)
+	if ref != nil {
+		l.refused.count(id.Grade, ref.Limit)
+		return nil, ref
+	}
+	return release, nil
+}
+
+// acquire is AcquireN for a limited grade.
+func (l *Limiter) acquire(id identity.Identity, n int) (func(), *Refusal) {
+	lim := l.cfg.Grades[id.Grade]
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	k := key{id.Name, id.Grade}
 	el, ok := l.callers[k]
 	if !ok {
-		if el, err = l.admit(k, lim); err != nil {
-			return nil, err
+		var ref *Refusal
+		if el, ref = l.admit(k, lim); ref != nil {
+			return nil, ref
 		}
 	}
 	c := el.Value.(*caller)
 	l.idle.MoveToFront(el)
-	if (lim.Concurrent > 0 && n > lim.Concurrent) || (c.bucket != nil && n > c.bucket.Burst()) {
-		return nil, refuse(time.Second, "a batch of %d calls is more than %s may make at once; send fewer in one request", n, id.Grade.Article())
+	if over := lim.Concurrent > 0 && n > lim.Concurrent; over || (c.bucket != nil && n > c.bucket.Burst()) {
+		which := ByRate
+		if over {
+			which = ByInFlight
+		}
+		return nil, refuse(which, time.Second, "a batch of %d calls is more than %s may make at once; send fewer in one request", n, id.Grade.Article())
 	}
 	if lim.Concurrent > 0 && c.inflight+n > lim.Concurrent {
-		return nil, refuse(time.Second, "%q already has %d calls in flight, the most %s may have at once; wait for one to end",
+		return nil, refuse(ByInFlight, time.Second, "%q already has %d calls in flight, the most %s may have at once; wait for one to end",
 			id.Name, c.inflight, id.Grade.Article())
 	}
 	if c.bucket != nil {
@@ -135,7 +160,7 @@ func (l *Limiter) AcquireN(id identity.Identity, n int) (release func(), err err
 		res := c.bucket.ReserveN(now, n)
 		if wait := res.DelayFrom(now); !res.OK() || wait > 0 {
 			res.CancelAt(now)
-			return nil, refuse(wait, "%q made more than %s calls per second (bursts of %d), the rate %s may call at; try again in %s",
+			return nil, refuse(ByRate, wait, "%q made more than %s calls per second (bursts of %d), the rate %s may call at; try again in %s",
 				id.Name, strconv.FormatFloat(lim.Rate, 'f', -1, 64), lim.Burst, id.Grade.Article(), seconds(wait))
 		}
 	}
@@ -152,7 +177,7 @@ func (l *Limiter) AcquireN(id identity.Identity, n int) (release func(), err err
 
 // admit adds a caller, evicting the one idle the longest when the table is
 // full. Called with l.mu held.
-func (l *Limiter) admit(k key, lim Limit) (*list.Element, error) {
+func (l *Limiter) admit(k key, lim Limit) (*list.Element, *Refusal) {
 	if len(l.callers) >= l.cfg.MaxCallers {
 		// Walk from the least recently used: the first idle one goes.
 		var victim *list.Element
@@ -163,7 +188,7 @@ func (l *Limiter) admit(k key, lim Limit) (*list.Element, error) {
 			}
 		}
 		if victim == nil {
-			return nil, refuse(time.Second, "the gateway tracks the limits of %d callers at most, and each has a call in flight; try again shortly", l.cfg.MaxCallers)
+			return nil, refuse(ByCallers, time.Second, "the gateway tracks the limits of %d callers at most, and each has a call in flight; try again shortly", l.cfg.MaxCallers)
 		}
 		delete(l.callers, victim.Value.(*caller).key)
 		l.idle.Remove(victim)
