@@ -18,8 +18,8 @@ import (
 	"github.com/switchboard-run/switchboard/kit/identity"
 )
 
-// rpcReply is what one raw JSON-RPC POST to the endpoint got back.
-type rpcReply struct {
+// rawMCPReply is what one raw JSON-RPC POST to the endpoint got back.
+type rawMCPReply struct {
 	status int
 	result json.RawMessage
 	code   int // the JSON-RPC error's code; 0 without an error
@@ -27,9 +27,9 @@ type rpcReply struct {
 	acked  bool // a subscriptions/listen stream began with its acknowledgement
 }
 
-// rawClient speaks JSON-RPC to /mcp by hand, for the methods the SDK's
+// rawMCPClient speaks JSON-RPC to /mcp by hand, for the methods the SDK's
 // client cannot send; in the era with sessions it carries the session id.
-type rawClient struct {
+type rawMCPClient struct {
 	url, rev, session string
 	h                 http.Header
 	id                int
@@ -38,7 +38,7 @@ type rawClient struct {
 // send POSTs one request (or, with notify, one notification) of method
 // with params; in the stateless era it adds the _meta and headers that era
 // asks of every request.
-func (c *rawClient) send(t testing.TB, method string, params map[string]any, notify bool) rpcReply {
+func (c *rawMCPClient) send(t testing.TB, method string, params map[string]any, notify bool) rawMCPReply {
 	t.Helper()
 	params = maps.Clone(params)
 	if params == nil {
@@ -94,7 +94,7 @@ func (c *rawClient) send(t testing.TB, method string, params map[string]any, not
 	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
 		c.session = sid
 	}
-	out := rpcReply{status: resp.StatusCode}
+	out := rawMCPReply{status: resp.StatusCode}
 	var data []byte
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		// Read events until the reply, or the acknowledgement that opens a
@@ -157,22 +157,22 @@ func (c *rawClient) send(t testing.TB, method string, params map[string]any, not
 // until the table says so too.
 func TestEveryMCPMethodAnswersAsDocsSay(t *testing.T) {
 	t.Parallel()
-	requests, notifications := endpointTables(t)
+	requests, notifications := endpointMethodTables(t)
 	s := newSuite(t, options{laptop: true})
 	forEachRevision(t, func(t *testing.T, rev string) {
 		col := 1
 		if rev >= "2026-07-28" {
 			col = 2
 		}
-		session := s.rawSession(t, rev)
+		session := s.rawMCPSession(t, rev)
 		for _, row := range requests {
 			for _, method := range row.methods {
 				t.Run(method, func(t *testing.T) {
 					c := session
 					if method == "initialize" {
-						c = &rawClient{url: s.URL + "/mcp", rev: rev, h: as("alice", identity.Driver)}
+						c = &rawMCPClient{url: s.URL + "/mcp", rev: rev, h: as("alice", identity.Driver)}
 					}
-					checkAnswer(t, method, row.cells[col], c.send(t, method, paramsFor(t, method, rev), false))
+					checkMethodAnswer(t, method, row.cells[col], c.send(t, method, methodParams(t, method, rev), false))
 				})
 			}
 		}
@@ -183,7 +183,7 @@ func TestEveryMCPMethodAnswersAsDocsSay(t *testing.T) {
 					if strings.Contains(row.cells[1], "HTTP 400") {
 						want = http.StatusBadRequest
 					}
-					if got := session.send(t, method, paramsFor(t, method, rev), true); got.status != want {
+					if got := session.send(t, method, methodParams(t, method, rev), true); got.status != want {
 						t.Fatalf("%s: HTTP %d %q, the table says %d (%q)", method, got.status, got.msg, want, row.cells[1])
 					}
 				})
@@ -192,8 +192,8 @@ func TestEveryMCPMethodAnswersAsDocsSay(t *testing.T) {
 	})
 }
 
-// checkAnswer holds a reply to what a cell of the requests table says.
-func checkAnswer(t *testing.T, method, cell string, got rpcReply) {
+// checkMethodAnswer holds a reply to what a cell of the requests table says.
+func checkMethodAnswer(t *testing.T, method, cell string, got rawMCPReply) {
 	t.Helper()
 	code := regexp.MustCompile("`(-3\\d{4})`").FindStringSubmatch(cell)
 	switch {
@@ -240,9 +240,9 @@ type methodRow struct {
 	cells   []string
 }
 
-// endpointTables reads the endpoint's request and notification tables
+// endpointMethodTables reads the endpoint's request and notification tables
 // from docs/mcp.md.
-func endpointTables(t *testing.T) (requests, notifications []methodRow) {
+func endpointMethodTables(t *testing.T) (requests, notifications []methodRow) {
 	t.Helper()
 	doc, err := os.ReadFile("../../docs/mcp.md")
 	if err != nil {
@@ -292,12 +292,12 @@ func endpointTables(t *testing.T) (requests, notifications []methodRow) {
 	return tables[0], tables[1]
 }
 
-// rawSession is a client of /mcp in revision rev: with a session opened
+// rawMCPSession is a client of /mcp in revision rev: with a session opened
 // (initialize, then notifications/initialized) in the era with sessions.
-func (s *suite) rawSession(t *testing.T, rev string) *rawClient {
-	c := &rawClient{url: s.URL + "/mcp", rev: rev, h: as("alice", identity.Driver)}
+func (s *suite) rawMCPSession(t *testing.T, rev string) *rawMCPClient {
+	c := &rawMCPClient{url: s.URL + "/mcp", rev: rev, h: as("alice", identity.Driver)}
 	if rev < "2026-07-28" {
-		if r := c.send(t, "initialize", paramsFor(t, "initialize", rev), false); r.code != 0 || c.session == "" {
+		if r := c.send(t, "initialize", methodParams(t, "initialize", rev), false); r.code != 0 || c.session == "" {
 			t.Fatalf("initialize: HTTP %d, error %d %q, session %q", r.status, r.code, r.msg, c.session)
 		}
 		if r := c.send(t, "notifications/initialized", nil, true); r.status != http.StatusAccepted {
@@ -307,8 +307,8 @@ func (s *suite) rawSession(t *testing.T, rev string) *rawClient {
 	return c
 }
 
-// paramsFor is a valid params object for each method the tables name.
-func paramsFor(t *testing.T, method, rev string) map[string]any {
+// methodParams is a valid params object for each method the tables name.
+func methodParams(t *testing.T, method, rev string) map[string]any {
 	t.Helper()
 	task := map[string]any{"taskId": "task-1"}
 	uri := map[string]any{"uri": "file:///etc/hostname"}
@@ -339,6 +339,6 @@ func paramsFor(t *testing.T, method, rev string) map[string]any {
 		"tasks/list", "no/such-method", "notifications/initialized", "notifications/roots/list_changed", "notifications/no_such_thing":
 		return nil
 	}
-	t.Fatalf("docs/mcp.md names %q, for which this test has no params: add them to paramsFor", method)
+	t.Fatalf("docs/mcp.md names %q, for which this test has no params: add them to methodParams", method)
 	return nil
 }
