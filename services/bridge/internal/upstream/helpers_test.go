@@ -24,6 +24,16 @@ const (
 
 var modes = []mode{stdio, httpSession, httpStateless}
 
+// eachMode runs f once per mode, in parallel.
+func eachMode(t *testing.T, f func(t *testing.T, m mode)) {
+	for _, m := range modes {
+		t.Run(string(m), func(t *testing.T) {
+			t.Parallel()
+			f(t, m)
+		})
+	}
+}
+
 // events collects what a session reports, and lets a test wait for it.
 type events struct {
 	mu      sync.Mutex

@@ -1,0 +1,59 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A mounted server that asks the bridge for something (docs/mcp.md, "The
+// bridge, toward a mounted server") gets what the table says, in every
+// mode: no roots, and a refusal of sampling and elicitation, whether it asks
+// with a request of its own (sessions) or with an input_required result
+// (2026-07-28), so the call fails rather than waits for a user who is not
+// there.
+func TestAServerThatAsksTheBridgeGetsWhatTheMethodsTableSays(t *testing.T) {
+	t.Parallel()
+	eachMode(t, func(t *testing.T, m mode) {
+		s, _ := conformance(t, m, newEvents().options(t))
+		ask := func(tool, args string) (*mcp.CallToolResult, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			defer cancel()
+			return s.Call(ctx, tool, json.RawMessage(args), "")
+		}
+		res, err := ask("test_input_required_result_list_roots", `{}`)
+		if err != nil || res.IsError || len(res.Content) != 1 || !strings.HasPrefix(res.Content[0].(*mcp.TextContent).Text, "Client exposed 0 root(s)") {
+			t.Fatalf("roots: %+v, %v; want the call to see no roots", res, err)
+		}
+		stateless := s.Info().ProtocolVersion >= "2026-07-28"
+		for _, c := range []struct {
+			tool, args, want string
+			asks             bool // the server sends a request of its own, which it can only do in a session
+		}{
+			{"test_sampling", `{"prompt": "hi"}`, "client does not support CreateMessage", true},
+			{"test_elicitation", `{"message": "hi"}`, "client does not support elicitation", true},
+			{"test_input_required_result_sampling", `{}`, "client does not support CreateMessage", false},
+			{"test_input_required_result_elicitation", `{}`, "client does not support elicitation", false},
+		} {
+			if c.asks && stateless {
+				// 2026-07-28 has no server-to-client requests: the server's
+				// SDK refuses to send one, and the call fails there.
+				c.want = "cannot be sent while serving a request on protocol version 2026-07-28"
+			}
+			res, err := ask(c.tool, c.args)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			} else if res.IsError && len(res.Content) > 0 {
+				got = res.Content[0].(*mcp.TextContent).Text
+			}
+			if !strings.Contains(got, c.want) {
+				t.Errorf("%s: %q; want a failure saying %q", c.tool, got, c.want)
+			}
+		}
+	})
+}
