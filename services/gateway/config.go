@@ -40,6 +40,9 @@ type Config struct {
 	// to besides the loopback names and the listen host; HTTPOrigins the
 	// origins whose web pages may call it (docs/security.md).
 	HTTPHosts, HTTPOrigins string
+	// TokenRecheck is how often a bearer token is checked again while its
+	// request streams (0: DefaultTokenRecheck).
+	TokenRecheck time.Duration
 	// MCPCallTimeout bounds an MCP tools/call (0: mcpserve.DefaultCallTimeout).
 	MCPCallTimeout time.Duration
 	// MCPSessionTimeout closes an MCP session no request touched for this

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -60,6 +61,10 @@ type Gateway struct {
 	mcp     *mcpserve.Workspaces
 }
 
+// DefaultTokenRecheck is how soon a stream held open with a bearer token
+// ends after the token is revoked or expires (docs/security.md).
+const DefaultTokenRecheck = 10 * time.Second
+
 // New builds the gateway. In production (cfg.Security not dev) it loads the
 // TLS material its listener serves with; Main loads only what the gateway
 // dials its backends with.
@@ -84,7 +89,8 @@ func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
 		return nil, err
 	}
 	registry := registryv1.NewRegistryServiceClient(b.Registry)
-	who := httpauth.Resolver{Dev: cfg.Security.Dev, Tokens: httpauth.RegistryTokens{Registry: registry, Self: b.Self}}
+	who := httpauth.Resolver{Dev: cfg.Security.Dev, Tokens: httpauth.RegistryTokens{Registry: registry, Self: b.Self},
+		Recheck: cmp.Or(cfg.TokenRecheck, DefaultTokenRecheck)}
 	mailbox := mailboxv1.NewMailboxServiceClient(b.Mailbox)
 	acts := act.Handler{Registry: registry, Mailbox: mailbox}
 	g.health = newHealth(b.Registry, b.Mailbox, b.Bridge)

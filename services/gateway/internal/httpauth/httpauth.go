@@ -9,6 +9,8 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
@@ -47,6 +49,11 @@ type Resolver struct {
 	// OAuth, when set, checks OAuth access tokens, and its challenge
 	// answers every refusal of an unidentified caller.
 	OAuth OAuth
+	// Recheck, when set, checks a bearer token again this often for as
+	// long as its request lasts, and ends the request when the token is
+	// refused (revoked, expired): a stream held open with a token (a watch,
+	// the console's live views, an MCP event stream) must not outlive it.
+	Recheck time.Duration
 	// Dev takes the identity from the Switchboard-Identity header (the
 	// gateway then listens on loopback only); otherwise from the verified
 	// client certificate.
@@ -150,11 +157,66 @@ func (res Resolver) Middleware(next http.Handler) http.Handler {
 			// groups, as a Switchboard token minted with groups does.
 			id.Groups = groups
 		}
-		r = r.WithContext(identity.NewContext(r.Context(), id))
+		ctx := r.Context()
+		if res.Recheck > 0 && len(r.Header.Values(HeaderAuthorization)) > 0 {
+			var stop func()
+			ctx, stop = res.recheck(ctx, r.Clone(ctx))
+			defer stop()
+		}
+		r = r.WithContext(identity.NewContext(ctx, id))
 		r.Header = r.Header.Clone()
 		for _, h := range []string{HeaderAuthorization, HeaderIdentity, HeaderGrade} {
 			r.Header.Del(h)
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// recheck returns ctx, cancelled with the refusal once orig's bearer token
+// is refused on a later check; stop ends the checks. A timer, not a
+// goroutine, waits between checks, so a short request costs one timer.
+// Only a refusal of the credential ends the request: a registry that cannot
+// answer for a while does not cut every stream.
+func (res Resolver) recheck(ctx context.Context, orig *http.Request) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	var (
+		mu    sync.Mutex
+		timer *time.Timer
+		done  bool
+	)
+	var check func()
+	check = func() {
+		_, _, err := res.resolve(orig)
+		mu.Lock()
+		defer mu.Unlock()
+		if done {
+			return
+		}
+		if refused(err) {
+			cancel(err)
+			return
+		}
+		timer = time.AfterFunc(res.Recheck, check)
+	}
+	mu.Lock()
+	timer = time.AfterFunc(res.Recheck, check)
+	mu.Unlock()
+	return ctx, func() {
+		mu.Lock()
+		done = true
+		timer.Stop()
+		mu.Unlock()
+		cancel(nil)
+	}
+}
+
+// refused reports whether err refuses the credential itself (401 or 403,
+// UNAUTHENTICATED or PERMISSION_DENIED), as opposed to a fault in reaching
+// whoever checks it.
+func refused(err error) bool {
+	if err == nil {
+		return false
+	}
+	st, _ := httperr.From(err)
+	return st == http.StatusUnauthorized || st == http.StatusForbidden
 }
