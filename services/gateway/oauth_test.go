@@ -18,6 +18,7 @@ import (
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
 // spy is an MCP server (the Go SDK's, over Streamable HTTP) that the
@@ -211,9 +212,16 @@ func TestOAuthRefusesTokensItMustNotTake(t *testing.T) {
 		old := p.token(t, tokenURL, scopes...)
 		accepted(t, old)
 		p.store.rotate(t)
+		// The provider may sign a token or two more with the key it had
+		// loaded: wait for one signed by the new key.
+		var fresh string
+		testkit.Eventually(t, "a token signed by the provider's new key", 30*time.Second, func() bool {
+			fresh = p.token(t, tokenURL, scopes...)
+			return p.store.keyIDOf(t, fresh) != p.store.keyIDOf(t, old)
+		})
 		// A token signed by the new key is taken without a restart: its
 		// unknown key id makes the gateway fetch the keys again.
-		accepted(t, p.token(t, tokenURL, scopes...))
+		accepted(t, fresh)
 		// The retired key is published no more, so its token is refused.
 		refused(t, old, http.StatusUnauthorized, `the access token's signature matches none of the keys `+p.Issuer+
 			` publishes now (its key id is "`+p.store.keyIDOf(t, old)+`"): it was signed by a retired key or by someone else; get a new token`, "invalid_token")
