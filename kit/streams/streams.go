@@ -13,6 +13,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -31,12 +32,40 @@ const Layout = "1"
 // the same, and the next try finds it.
 const declareTries = 4
 
-// again runs declare until it succeeds, fails other than by a timed-out
-// request, or has been tried declareTries times; ctx ending stops it.
+// noPeers is JetStream's "no suitable peers for placement" (nats-server's
+// JSClusterNoPeersErr): a replicated stream asked of a cluster that is
+// still forming, one of whose servers counts as offline for a moment (a
+// suite and its NATS nodes started together, as compose does). It passes
+// in seconds, so a declaration waits it out for up to noPeersWait.
+const (
+	noPeers     jetstream.ErrorCode = 10005
+	noPeersWait                     = 30 * time.Second
+)
+
+// again runs declare until it succeeds or fails for good: a timed-out
+// request is tried declareTries times, a cluster without its peers yet is
+// waited for up to noPeersWait, anything else is final; ctx ending stops it.
 func again[T any](ctx context.Context, declare func() (T, error)) (T, error) {
-	for try := 1; ; try++ {
+	timeouts, waited := 0, time.Duration(0)
+	for {
 		v, err := declare()
-		if err == nil || !errors.Is(err, context.DeadlineExceeded) || try == declareTries || ctx.Err() != nil {
+		var api *jetstream.APIError
+		switch {
+		case err == nil || ctx.Err() != nil:
+			return v, err
+		case errors.As(err, &api) && api.ErrorCode == noPeers && waited < noPeersWait:
+			pause := min(250*time.Millisecond<<min(waited/time.Second, 3), 2*time.Second)
+			select {
+			case <-ctx.Done():
+				return v, err
+			case <-time.After(pause):
+			}
+			waited += pause
+		case errors.Is(err, context.DeadlineExceeded):
+			if timeouts++; timeouts == declareTries {
+				return v, err
+			}
+		default:
 			return v, err
 		}
 	}
