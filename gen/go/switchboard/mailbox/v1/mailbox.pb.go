@@ -408,6 +408,89 @@ func (x *InvocationState) GetAnswered() *timestamppb.Timestamp {
 	return nil
 }
 
+// ProgressNote is one report of how far a run has got, as the mailbox keeps
+// it on the invocation's slot.
+type ProgressNote struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// seq numbers the notes of one invocation: 1, 2, … in the order stored.
+	Seq int64 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	// progress is how far the run has got, in any unit.
+	Progress float64 `protobuf:"fixed64,2,opt,name=progress,proto3" json:"progress,omitempty"`
+	// total is the value at which the run is done, when the host knows it.
+	Total *float64 `protobuf:"fixed64,3,opt,name=total,proto3,oneof" json:"total,omitempty"`
+	// message says what is happening, for a person; may be empty.
+	Message string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	// at is when the mailbox stored the note.
+	At            *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProgressNote) Reset() {
+	*x = ProgressNote{}
+	mi := &file_switchboard_mailbox_v1_mailbox_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProgressNote) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProgressNote) ProtoMessage() {}
+
+func (x *ProgressNote) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_mailbox_v1_mailbox_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProgressNote.ProtoReflect.Descriptor instead.
+func (*ProgressNote) Descriptor() ([]byte, []int) {
+	return file_switchboard_mailbox_v1_mailbox_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ProgressNote) GetSeq() int64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *ProgressNote) GetProgress() float64 {
+	if x != nil {
+		return x.Progress
+	}
+	return 0
+}
+
+func (x *ProgressNote) GetTotal() float64 {
+	if x != nil && x.Total != nil {
+		return *x.Total
+	}
+	return 0
+}
+
+func (x *ProgressNote) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *ProgressNote) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
 var File_switchboard_mailbox_v1_mailbox_proto protoreflect.FileDescriptor
 
 const file_switchboard_mailbox_v1_mailbox_proto_rawDesc = "" +
@@ -452,7 +535,14 @@ const file_switchboard_mailbox_v1_mailbox_proto_rawDesc = "" +
 	"\banswered\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\bansweredB\f\n" +
 	"\n" +
-	"_exit_code*\x84\x01\n" +
+	"_exit_code\"\xa7\x01\n" +
+	"\fProgressNote\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12\x1a\n" +
+	"\bprogress\x18\x02 \x01(\x01R\bprogress\x12\x19\n" +
+	"\x05total\x18\x03 \x01(\x01H\x00R\x05total\x88\x01\x01\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\x12*\n" +
+	"\x02at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x02atB\b\n" +
+	"\x06_total*\x84\x01\n" +
 	"\x05Phase\x12\x15\n" +
 	"\x11PHASE_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fPHASE_QUEUED\x10\x01\x12\x14\n" +
@@ -474,29 +564,31 @@ func file_switchboard_mailbox_v1_mailbox_proto_rawDescGZIP() []byte {
 }
 
 var file_switchboard_mailbox_v1_mailbox_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_switchboard_mailbox_v1_mailbox_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_switchboard_mailbox_v1_mailbox_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_switchboard_mailbox_v1_mailbox_proto_goTypes = []any{
 	(Phase)(0),                    // 0: switchboard.mailbox.v1.Phase
 	(*Capture)(nil),               // 1: switchboard.mailbox.v1.Capture
 	(*Invocation)(nil),            // 2: switchboard.mailbox.v1.Invocation
 	(*InvocationState)(nil),       // 3: switchboard.mailbox.v1.InvocationState
-	nil,                           // 4: switchboard.mailbox.v1.Invocation.TraceContextEntry
-	(*durationpb.Duration)(nil),   // 5: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 6: google.protobuf.Timestamp
+	(*ProgressNote)(nil),          // 4: switchboard.mailbox.v1.ProgressNote
+	nil,                           // 5: switchboard.mailbox.v1.Invocation.TraceContextEntry
+	(*durationpb.Duration)(nil),   // 6: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
 }
 var file_switchboard_mailbox_v1_mailbox_proto_depIdxs = []int32{
-	5, // 0: switchboard.mailbox.v1.Invocation.time_left:type_name -> google.protobuf.Duration
-	5, // 1: switchboard.mailbox.v1.Invocation.timeout:type_name -> google.protobuf.Duration
-	4, // 2: switchboard.mailbox.v1.Invocation.trace_context:type_name -> switchboard.mailbox.v1.Invocation.TraceContextEntry
+	6, // 0: switchboard.mailbox.v1.Invocation.time_left:type_name -> google.protobuf.Duration
+	6, // 1: switchboard.mailbox.v1.Invocation.timeout:type_name -> google.protobuf.Duration
+	5, // 2: switchboard.mailbox.v1.Invocation.trace_context:type_name -> switchboard.mailbox.v1.Invocation.TraceContextEntry
 	0, // 3: switchboard.mailbox.v1.InvocationState.phase:type_name -> switchboard.mailbox.v1.Phase
-	6, // 4: switchboard.mailbox.v1.InvocationState.posted:type_name -> google.protobuf.Timestamp
-	6, // 5: switchboard.mailbox.v1.InvocationState.changed:type_name -> google.protobuf.Timestamp
-	6, // 6: switchboard.mailbox.v1.InvocationState.answered:type_name -> google.protobuf.Timestamp
-	7, // [7:7] is the sub-list for method output_type
-	7, // [7:7] is the sub-list for method input_type
-	7, // [7:7] is the sub-list for extension type_name
-	7, // [7:7] is the sub-list for extension extendee
-	0, // [0:7] is the sub-list for field type_name
+	7, // 4: switchboard.mailbox.v1.InvocationState.posted:type_name -> google.protobuf.Timestamp
+	7, // 5: switchboard.mailbox.v1.InvocationState.changed:type_name -> google.protobuf.Timestamp
+	7, // 6: switchboard.mailbox.v1.InvocationState.answered:type_name -> google.protobuf.Timestamp
+	7, // 7: switchboard.mailbox.v1.ProgressNote.at:type_name -> google.protobuf.Timestamp
+	8, // [8:8] is the sub-list for method output_type
+	8, // [8:8] is the sub-list for method input_type
+	8, // [8:8] is the sub-list for extension type_name
+	8, // [8:8] is the sub-list for extension extendee
+	0, // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_mailbox_v1_mailbox_proto_init() }
@@ -507,13 +599,14 @@ func file_switchboard_mailbox_v1_mailbox_proto_init() {
 	file_switchboard_mailbox_v1_mailbox_proto_msgTypes[0].OneofWrappers = []any{}
 	file_switchboard_mailbox_v1_mailbox_proto_msgTypes[1].OneofWrappers = []any{}
 	file_switchboard_mailbox_v1_mailbox_proto_msgTypes[2].OneofWrappers = []any{}
+	file_switchboard_mailbox_v1_mailbox_proto_msgTypes[3].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_mailbox_v1_mailbox_proto_rawDesc), len(file_switchboard_mailbox_v1_mailbox_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   4,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

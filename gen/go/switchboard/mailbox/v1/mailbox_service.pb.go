@@ -886,7 +886,12 @@ type CancelRequest struct {
 	// invocation is the handle to cancel.
 	Invocation string `protobuf:"bytes,1,opt,name=invocation,proto3" json:"invocation,omitempty"`
 	// reason is added to the cancellation sentence, when given.
-	Reason        *string `protobuf:"bytes,2,opt,name=reason,proto3,oneof" json:"reason,omitempty"`
+	Reason *string `protobuf:"bytes,2,opt,name=reason,proto3,oneof" json:"reason,omitempty"`
+	// keep leaves the slot in place, answered with the cancelled capture and
+	// in phase CANCELLED, until it expires, so that Status still reads it and
+	// Capture collects it once (an MCP task is cancelled this way and can
+	// still be asked about). Without it the slot is removed at once.
+	Keep          bool `protobuf:"varint,3,opt,name=keep,proto3" json:"keep,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -933,6 +938,13 @@ func (x *CancelRequest) GetReason() string {
 		return *x.Reason
 	}
 	return ""
+}
+
+func (x *CancelRequest) GetKeep() bool {
+	if x != nil {
+		return x.Keep
+	}
+	return false
 }
 
 // CancelResponse carries the cancelled capture.
@@ -1153,6 +1165,289 @@ func (*WatchSynced) Descriptor() ([]byte, []int) {
 	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{18}
 }
 
+// ReportRequest is one progress note from the host running an invocation.
+type ReportRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// invocation is the handle being run.
+	Invocation string `protobuf:"bytes,1,opt,name=invocation,proto3" json:"invocation,omitempty"`
+	// progress is how far the run has got, in any unit; it should grow from
+	// one report to the next (MCP's rule for notifications/progress).
+	Progress float64 `protobuf:"fixed64,2,opt,name=progress,proto3" json:"progress,omitempty"`
+	// total is the progress value at which the run is done, when known.
+	Total *float64 `protobuf:"fixed64,3,opt,name=total,proto3,oneof" json:"total,omitempty"`
+	// message says what is happening, for a person; at most 1,000 characters
+	// are kept (longer ones are cut with a marker).
+	Message       string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportRequest) Reset() {
+	*x = ReportRequest{}
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportRequest) ProtoMessage() {}
+
+func (x *ReportRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportRequest.ProtoReflect.Descriptor instead.
+func (*ReportRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ReportRequest) GetInvocation() string {
+	if x != nil {
+		return x.Invocation
+	}
+	return ""
+}
+
+func (x *ReportRequest) GetProgress() float64 {
+	if x != nil {
+		return x.Progress
+	}
+	return 0
+}
+
+func (x *ReportRequest) GetTotal() float64 {
+	if x != nil && x.Total != nil {
+		return *x.Total
+	}
+	return 0
+}
+
+func (x *ReportRequest) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+// ReportResponse is the receipt.
+type ReportResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// seq is the note's number on the invocation: 1, 2, … in the order the
+	// mailbox stored them.
+	Seq           int64 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportResponse) Reset() {
+	*x = ReportResponse{}
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportResponse) ProtoMessage() {}
+
+func (x *ReportResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportResponse.ProtoReflect.Descriptor instead.
+func (*ReportResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ReportResponse) GetSeq() int64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+// StatusRequest asks where an invocation the caller posted is.
+type StatusRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// invocation is the handle.
+	Invocation string `protobuf:"bytes,1,opt,name=invocation,proto3" json:"invocation,omitempty"`
+	// after is the seq of the last note the caller has seen; with wait, the
+	// call returns once a later note exists. 0: every note kept.
+	After int64 `protobuf:"varint,2,opt,name=after,proto3" json:"after,omitempty"`
+	// wait, when set (at most 60 s), blocks until a note after `after`
+	// arrives, the invocation is answered or cancelled, or the wait ends.
+	// Absent never waits.
+	Wait          *durationpb.Duration `protobuf:"bytes,3,opt,name=wait,proto3" json:"wait,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StatusRequest) Reset() {
+	*x = StatusRequest{}
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StatusRequest) ProtoMessage() {}
+
+func (x *StatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
+func (*StatusRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *StatusRequest) GetInvocation() string {
+	if x != nil {
+		return x.Invocation
+	}
+	return ""
+}
+
+func (x *StatusRequest) GetAfter() int64 {
+	if x != nil {
+		return x.After
+	}
+	return 0
+}
+
+func (x *StatusRequest) GetWait() *durationpb.Duration {
+	if x != nil {
+		return x.Wait
+	}
+	return nil
+}
+
+// StatusResponse is the invocation as its poster may see it.
+type StatusResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// invocation is the handle asked about.
+	Invocation string `protobuf:"bytes,1,opt,name=invocation,proto3" json:"invocation,omitempty"`
+	// phase is QUEUED, HANDED_OUT, ANSWERED or CANCELLED (kept with
+	// CancelRequest.keep).
+	Phase Phase `protobuf:"varint,2,opt,name=phase,proto3,enum=switchboard.mailbox.v1.Phase" json:"phase,omitempty"`
+	// hand_offs counts the times it was handed to its host.
+	HandOffs int32 `protobuf:"varint,3,opt,name=hand_offs,json=handOffs,proto3" json:"hand_offs,omitempty"`
+	// progress is the latest notes, oldest first, after `after` (at most 16
+	// are kept per invocation: older ones are dropped).
+	Progress []*ProgressNote `protobuf:"bytes,4,rep,name=progress,proto3" json:"progress,omitempty"`
+	// capture is set once answered (or cancelled): read, not taken.
+	Capture *Capture `protobuf:"bytes,5,opt,name=capture,proto3" json:"capture,omitempty"`
+	// expires_in is what is left until the slot expires and the invocation
+	// (and its capture) is gone.
+	ExpiresIn     *durationpb.Duration `protobuf:"bytes,6,opt,name=expires_in,json=expiresIn,proto3" json:"expires_in,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StatusResponse) Reset() {
+	*x = StatusResponse{}
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StatusResponse) ProtoMessage() {}
+
+func (x *StatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
+func (*StatusResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *StatusResponse) GetInvocation() string {
+	if x != nil {
+		return x.Invocation
+	}
+	return ""
+}
+
+func (x *StatusResponse) GetPhase() Phase {
+	if x != nil {
+		return x.Phase
+	}
+	return Phase_PHASE_UNSPECIFIED
+}
+
+func (x *StatusResponse) GetHandOffs() int32 {
+	if x != nil {
+		return x.HandOffs
+	}
+	return 0
+}
+
+func (x *StatusResponse) GetProgress() []*ProgressNote {
+	if x != nil {
+		return x.Progress
+	}
+	return nil
+}
+
+func (x *StatusResponse) GetCapture() *Capture {
+	if x != nil {
+		return x.Capture
+	}
+	return nil
+}
+
+func (x *StatusResponse) GetExpiresIn() *durationpb.Duration {
+	if x != nil {
+		return x.ExpiresIn
+	}
+	return nil
+}
+
 var File_switchboard_mailbox_v1_mailbox_service_proto protoreflect.FileDescriptor
 
 const file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc = "" +
@@ -1227,12 +1522,13 @@ const file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc = "" +
 	"\n" +
 	"invocation\x18\x01 \x01(\tR\n" +
 	"invocation\x129\n" +
-	"\acapture\x18\x02 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acapture\"W\n" +
+	"\acapture\x18\x02 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acapture\"k\n" +
 	"\rCancelRequest\x12\x1e\n" +
 	"\n" +
 	"invocation\x18\x01 \x01(\tR\n" +
 	"invocation\x12\x1b\n" +
-	"\x06reason\x18\x02 \x01(\tH\x00R\x06reason\x88\x01\x01B\t\n" +
+	"\x06reason\x18\x02 \x01(\tH\x00R\x06reason\x88\x01\x01\x12\x12\n" +
+	"\x04keep\x18\x03 \x01(\bR\x04keepB\t\n" +
 	"\a_reason\"k\n" +
 	"\x0eCancelResponse\x12\x1e\n" +
 	"\n" +
@@ -1246,7 +1542,33 @@ const file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc = "" +
 	"invocation\x12=\n" +
 	"\x06synced\x18\x02 \x01(\v2#.switchboard.mailbox.v1.WatchSyncedH\x00R\x06syncedB\a\n" +
 	"\x05event\"\r\n" +
-	"\vWatchSynced2\xeb\x05\n" +
+	"\vWatchSynced\"\x8a\x01\n" +
+	"\rReportRequest\x12\x1e\n" +
+	"\n" +
+	"invocation\x18\x01 \x01(\tR\n" +
+	"invocation\x12\x1a\n" +
+	"\bprogress\x18\x02 \x01(\x01R\bprogress\x12\x19\n" +
+	"\x05total\x18\x03 \x01(\x01H\x00R\x05total\x88\x01\x01\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessageB\b\n" +
+	"\x06_total\"\"\n" +
+	"\x0eReportResponse\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x03R\x03seq\"t\n" +
+	"\rStatusRequest\x12\x1e\n" +
+	"\n" +
+	"invocation\x18\x01 \x01(\tR\n" +
+	"invocation\x12\x14\n" +
+	"\x05after\x18\x02 \x01(\x03R\x05after\x12-\n" +
+	"\x04wait\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x04wait\"\xb9\x02\n" +
+	"\x0eStatusResponse\x12\x1e\n" +
+	"\n" +
+	"invocation\x18\x01 \x01(\tR\n" +
+	"invocation\x123\n" +
+	"\x05phase\x18\x02 \x01(\x0e2\x1d.switchboard.mailbox.v1.PhaseR\x05phase\x12\x1b\n" +
+	"\thand_offs\x18\x03 \x01(\x05R\bhandOffs\x12@\n" +
+	"\bprogress\x18\x04 \x03(\v2$.switchboard.mailbox.v1.ProgressNoteR\bprogress\x129\n" +
+	"\acapture\x18\x05 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acapture\x128\n" +
+	"\n" +
+	"expires_in\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\texpiresIn2\x9d\a\n" +
 	"\x0eMailboxService\x12W\n" +
 	"\x06Invoke\x12%.switchboard.mailbox.v1.InvokeRequest\x1a&.switchboard.mailbox.v1.InvokeResponse\x12f\n" +
 	"\vInvocations\x12*.switchboard.mailbox.v1.InvocationsRequest\x1a+.switchboard.mailbox.v1.InvocationsResponse\x12Y\n" +
@@ -1255,7 +1577,9 @@ const file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc = "" +
 	"\aCapture\x12&.switchboard.mailbox.v1.CaptureRequest\x1a'.switchboard.mailbox.v1.CaptureResponse\x12Q\n" +
 	"\x04Call\x12#.switchboard.mailbox.v1.CallRequest\x1a$.switchboard.mailbox.v1.CallResponse\x12W\n" +
 	"\x06Cancel\x12%.switchboard.mailbox.v1.CancelRequest\x1a&.switchboard.mailbox.v1.CancelResponse\x12V\n" +
-	"\x05Watch\x12$.switchboard.mailbox.v1.WatchRequest\x1a%.switchboard.mailbox.v1.WatchResponse0\x01BPZNgithub.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1;mailboxv1b\x06proto3"
+	"\x05Watch\x12$.switchboard.mailbox.v1.WatchRequest\x1a%.switchboard.mailbox.v1.WatchResponse0\x01\x12W\n" +
+	"\x06Report\x12%.switchboard.mailbox.v1.ReportRequest\x1a&.switchboard.mailbox.v1.ReportResponse\x12W\n" +
+	"\x06Status\x12%.switchboard.mailbox.v1.StatusRequest\x1a&.switchboard.mailbox.v1.StatusResponseBPZNgithub.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1;mailboxv1b\x06proto3"
 
 var (
 	file_switchboard_mailbox_v1_mailbox_service_proto_rawDescOnce sync.Once
@@ -1269,7 +1593,7 @@ func file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP() []byte {
 	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescData
 }
 
-var file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_switchboard_mailbox_v1_mailbox_service_proto_goTypes = []any{
 	(*InvokeRequest)(nil),       // 0: switchboard.mailbox.v1.InvokeRequest
 	(*InvokeResponse)(nil),      // 1: switchboard.mailbox.v1.InvokeResponse
@@ -1290,48 +1614,63 @@ var file_switchboard_mailbox_v1_mailbox_service_proto_goTypes = []any{
 	(*WatchRequest)(nil),        // 16: switchboard.mailbox.v1.WatchRequest
 	(*WatchResponse)(nil),       // 17: switchboard.mailbox.v1.WatchResponse
 	(*WatchSynced)(nil),         // 18: switchboard.mailbox.v1.WatchSynced
-	(*durationpb.Duration)(nil), // 19: google.protobuf.Duration
-	(*Invocation)(nil),          // 20: switchboard.mailbox.v1.Invocation
-	(*Capture)(nil),             // 21: switchboard.mailbox.v1.Capture
-	(*InvocationState)(nil),     // 22: switchboard.mailbox.v1.InvocationState
+	(*ReportRequest)(nil),       // 19: switchboard.mailbox.v1.ReportRequest
+	(*ReportResponse)(nil),      // 20: switchboard.mailbox.v1.ReportResponse
+	(*StatusRequest)(nil),       // 21: switchboard.mailbox.v1.StatusRequest
+	(*StatusResponse)(nil),      // 22: switchboard.mailbox.v1.StatusResponse
+	(*durationpb.Duration)(nil), // 23: google.protobuf.Duration
+	(*Invocation)(nil),          // 24: switchboard.mailbox.v1.Invocation
+	(*Capture)(nil),             // 25: switchboard.mailbox.v1.Capture
+	(*InvocationState)(nil),     // 26: switchboard.mailbox.v1.InvocationState
+	(Phase)(0),                  // 27: switchboard.mailbox.v1.Phase
+	(*ProgressNote)(nil),        // 28: switchboard.mailbox.v1.ProgressNote
 }
 var file_switchboard_mailbox_v1_mailbox_service_proto_depIdxs = []int32{
-	19, // 0: switchboard.mailbox.v1.InvokeRequest.timeout:type_name -> google.protobuf.Duration
-	19, // 1: switchboard.mailbox.v1.InvocationsRequest.wait:type_name -> google.protobuf.Duration
-	20, // 2: switchboard.mailbox.v1.InvocationsResponse.rows:type_name -> switchboard.mailbox.v1.Invocation
+	23, // 0: switchboard.mailbox.v1.InvokeRequest.timeout:type_name -> google.protobuf.Duration
+	23, // 1: switchboard.mailbox.v1.InvocationsRequest.wait:type_name -> google.protobuf.Duration
+	24, // 2: switchboard.mailbox.v1.InvocationsResponse.rows:type_name -> switchboard.mailbox.v1.Invocation
 	6,  // 3: switchboard.mailbox.v1.FollowResponse.opened:type_name -> switchboard.mailbox.v1.Opened
-	20, // 4: switchboard.mailbox.v1.FollowResponse.invocation:type_name -> switchboard.mailbox.v1.Invocation
+	24, // 4: switchboard.mailbox.v1.FollowResponse.invocation:type_name -> switchboard.mailbox.v1.Invocation
 	7,  // 5: switchboard.mailbox.v1.FollowResponse.cancelled:type_name -> switchboard.mailbox.v1.Cancelled
-	21, // 6: switchboard.mailbox.v1.CompleteRequest.capture:type_name -> switchboard.mailbox.v1.Capture
-	21, // 7: switchboard.mailbox.v1.CompleteResponse.capture:type_name -> switchboard.mailbox.v1.Capture
-	19, // 8: switchboard.mailbox.v1.CaptureRequest.wait:type_name -> google.protobuf.Duration
-	21, // 9: switchboard.mailbox.v1.CaptureResponse.capture:type_name -> switchboard.mailbox.v1.Capture
-	19, // 10: switchboard.mailbox.v1.CallRequest.timeout:type_name -> google.protobuf.Duration
-	21, // 11: switchboard.mailbox.v1.CallResponse.capture:type_name -> switchboard.mailbox.v1.Capture
-	21, // 12: switchboard.mailbox.v1.CancelResponse.capture:type_name -> switchboard.mailbox.v1.Capture
-	22, // 13: switchboard.mailbox.v1.WatchResponse.invocation:type_name -> switchboard.mailbox.v1.InvocationState
+	25, // 6: switchboard.mailbox.v1.CompleteRequest.capture:type_name -> switchboard.mailbox.v1.Capture
+	25, // 7: switchboard.mailbox.v1.CompleteResponse.capture:type_name -> switchboard.mailbox.v1.Capture
+	23, // 8: switchboard.mailbox.v1.CaptureRequest.wait:type_name -> google.protobuf.Duration
+	25, // 9: switchboard.mailbox.v1.CaptureResponse.capture:type_name -> switchboard.mailbox.v1.Capture
+	23, // 10: switchboard.mailbox.v1.CallRequest.timeout:type_name -> google.protobuf.Duration
+	25, // 11: switchboard.mailbox.v1.CallResponse.capture:type_name -> switchboard.mailbox.v1.Capture
+	25, // 12: switchboard.mailbox.v1.CancelResponse.capture:type_name -> switchboard.mailbox.v1.Capture
+	26, // 13: switchboard.mailbox.v1.WatchResponse.invocation:type_name -> switchboard.mailbox.v1.InvocationState
 	18, // 14: switchboard.mailbox.v1.WatchResponse.synced:type_name -> switchboard.mailbox.v1.WatchSynced
-	0,  // 15: switchboard.mailbox.v1.MailboxService.Invoke:input_type -> switchboard.mailbox.v1.InvokeRequest
-	2,  // 16: switchboard.mailbox.v1.MailboxService.Invocations:input_type -> switchboard.mailbox.v1.InvocationsRequest
-	4,  // 17: switchboard.mailbox.v1.MailboxService.Follow:input_type -> switchboard.mailbox.v1.FollowRequest
-	8,  // 18: switchboard.mailbox.v1.MailboxService.Complete:input_type -> switchboard.mailbox.v1.CompleteRequest
-	10, // 19: switchboard.mailbox.v1.MailboxService.Capture:input_type -> switchboard.mailbox.v1.CaptureRequest
-	12, // 20: switchboard.mailbox.v1.MailboxService.Call:input_type -> switchboard.mailbox.v1.CallRequest
-	14, // 21: switchboard.mailbox.v1.MailboxService.Cancel:input_type -> switchboard.mailbox.v1.CancelRequest
-	16, // 22: switchboard.mailbox.v1.MailboxService.Watch:input_type -> switchboard.mailbox.v1.WatchRequest
-	1,  // 23: switchboard.mailbox.v1.MailboxService.Invoke:output_type -> switchboard.mailbox.v1.InvokeResponse
-	3,  // 24: switchboard.mailbox.v1.MailboxService.Invocations:output_type -> switchboard.mailbox.v1.InvocationsResponse
-	5,  // 25: switchboard.mailbox.v1.MailboxService.Follow:output_type -> switchboard.mailbox.v1.FollowResponse
-	9,  // 26: switchboard.mailbox.v1.MailboxService.Complete:output_type -> switchboard.mailbox.v1.CompleteResponse
-	11, // 27: switchboard.mailbox.v1.MailboxService.Capture:output_type -> switchboard.mailbox.v1.CaptureResponse
-	13, // 28: switchboard.mailbox.v1.MailboxService.Call:output_type -> switchboard.mailbox.v1.CallResponse
-	15, // 29: switchboard.mailbox.v1.MailboxService.Cancel:output_type -> switchboard.mailbox.v1.CancelResponse
-	17, // 30: switchboard.mailbox.v1.MailboxService.Watch:output_type -> switchboard.mailbox.v1.WatchResponse
-	23, // [23:31] is the sub-list for method output_type
-	15, // [15:23] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	23, // 15: switchboard.mailbox.v1.StatusRequest.wait:type_name -> google.protobuf.Duration
+	27, // 16: switchboard.mailbox.v1.StatusResponse.phase:type_name -> switchboard.mailbox.v1.Phase
+	28, // 17: switchboard.mailbox.v1.StatusResponse.progress:type_name -> switchboard.mailbox.v1.ProgressNote
+	25, // 18: switchboard.mailbox.v1.StatusResponse.capture:type_name -> switchboard.mailbox.v1.Capture
+	23, // 19: switchboard.mailbox.v1.StatusResponse.expires_in:type_name -> google.protobuf.Duration
+	0,  // 20: switchboard.mailbox.v1.MailboxService.Invoke:input_type -> switchboard.mailbox.v1.InvokeRequest
+	2,  // 21: switchboard.mailbox.v1.MailboxService.Invocations:input_type -> switchboard.mailbox.v1.InvocationsRequest
+	4,  // 22: switchboard.mailbox.v1.MailboxService.Follow:input_type -> switchboard.mailbox.v1.FollowRequest
+	8,  // 23: switchboard.mailbox.v1.MailboxService.Complete:input_type -> switchboard.mailbox.v1.CompleteRequest
+	10, // 24: switchboard.mailbox.v1.MailboxService.Capture:input_type -> switchboard.mailbox.v1.CaptureRequest
+	12, // 25: switchboard.mailbox.v1.MailboxService.Call:input_type -> switchboard.mailbox.v1.CallRequest
+	14, // 26: switchboard.mailbox.v1.MailboxService.Cancel:input_type -> switchboard.mailbox.v1.CancelRequest
+	16, // 27: switchboard.mailbox.v1.MailboxService.Watch:input_type -> switchboard.mailbox.v1.WatchRequest
+	19, // 28: switchboard.mailbox.v1.MailboxService.Report:input_type -> switchboard.mailbox.v1.ReportRequest
+	21, // 29: switchboard.mailbox.v1.MailboxService.Status:input_type -> switchboard.mailbox.v1.StatusRequest
+	1,  // 30: switchboard.mailbox.v1.MailboxService.Invoke:output_type -> switchboard.mailbox.v1.InvokeResponse
+	3,  // 31: switchboard.mailbox.v1.MailboxService.Invocations:output_type -> switchboard.mailbox.v1.InvocationsResponse
+	5,  // 32: switchboard.mailbox.v1.MailboxService.Follow:output_type -> switchboard.mailbox.v1.FollowResponse
+	9,  // 33: switchboard.mailbox.v1.MailboxService.Complete:output_type -> switchboard.mailbox.v1.CompleteResponse
+	11, // 34: switchboard.mailbox.v1.MailboxService.Capture:output_type -> switchboard.mailbox.v1.CaptureResponse
+	13, // 35: switchboard.mailbox.v1.MailboxService.Call:output_type -> switchboard.mailbox.v1.CallResponse
+	15, // 36: switchboard.mailbox.v1.MailboxService.Cancel:output_type -> switchboard.mailbox.v1.CancelResponse
+	17, // 37: switchboard.mailbox.v1.MailboxService.Watch:output_type -> switchboard.mailbox.v1.WatchResponse
+	20, // 38: switchboard.mailbox.v1.MailboxService.Report:output_type -> switchboard.mailbox.v1.ReportResponse
+	22, // 39: switchboard.mailbox.v1.MailboxService.Status:output_type -> switchboard.mailbox.v1.StatusResponse
+	30, // [30:40] is the sub-list for method output_type
+	20, // [20:30] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_mailbox_v1_mailbox_service_proto_init() }
@@ -1355,13 +1694,14 @@ func file_switchboard_mailbox_v1_mailbox_service_proto_init() {
 		(*WatchResponse_Invocation)(nil),
 		(*WatchResponse_Synced)(nil),
 	}
+	file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[19].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc), len(file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -27,6 +27,8 @@ const (
 	MailboxService_Call_FullMethodName        = "/switchboard.mailbox.v1.MailboxService/Call"
 	MailboxService_Cancel_FullMethodName      = "/switchboard.mailbox.v1.MailboxService/Cancel"
 	MailboxService_Watch_FullMethodName       = "/switchboard.mailbox.v1.MailboxService/Watch"
+	MailboxService_Report_FullMethodName      = "/switchboard.mailbox.v1.MailboxService/Report"
+	MailboxService_Status_FullMethodName      = "/switchboard.mailbox.v1.MailboxService/Status"
 )
 
 // MailboxServiceClient is the client API for MailboxService service.
@@ -74,6 +76,21 @@ type MailboxServiceClient interface {
 	// absent, as for Capture). The stream is bounded: a watcher that falls
 	// behind is ended with RESOURCE_EXHAUSTED and may watch again.
 	Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchResponse], error)
+	// Report is called by the host an invocation was addressed to, while it
+	// runs it, to say how far it has got (an MCP server's
+	// notifications/progress, a plugin's notice, a tool's progress line). The
+	// mailbox keeps the latest notes on the invocation's slot for its poster
+	// (Status) and tells every replica's waiters at once. A report for an
+	// invocation already answered or cancelled is refused (FAILED_PRECONDITION).
+	Report(ctx context.Context, in *ReportRequest, opts ...grpc.CallOption) (*ReportResponse, error)
+	// Status is called by the driver that posted an invocation to see where it
+	// is without collecting it: its phase, its latest progress notes and, once
+	// answered, its capture — read, not taken, so Status can be asked again
+	// until the slot expires (the MCP endpoint's Tasks read it this way). With
+	// wait, it blocks until a note newer than `after` arrives, the invocation
+	// is answered, or the wait ends. Anyone else's invocation is absent, as for
+	// Capture.
+	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
 }
 
 type mailboxServiceClient struct {
@@ -182,6 +199,26 @@ func (c *mailboxServiceClient) Watch(ctx context.Context, in *WatchRequest, opts
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type MailboxService_WatchClient = grpc.ServerStreamingClient[WatchResponse]
 
+func (c *mailboxServiceClient) Report(ctx context.Context, in *ReportRequest, opts ...grpc.CallOption) (*ReportResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReportResponse)
+	err := c.cc.Invoke(ctx, MailboxService_Report_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *mailboxServiceClient) Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(StatusResponse)
+	err := c.cc.Invoke(ctx, MailboxService_Status_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MailboxServiceServer is the server API for MailboxService service.
 // All implementations must embed UnimplementedMailboxServiceServer
 // for forward compatibility.
@@ -227,6 +264,21 @@ type MailboxServiceServer interface {
 	// absent, as for Capture). The stream is bounded: a watcher that falls
 	// behind is ended with RESOURCE_EXHAUSTED and may watch again.
 	Watch(*WatchRequest, grpc.ServerStreamingServer[WatchResponse]) error
+	// Report is called by the host an invocation was addressed to, while it
+	// runs it, to say how far it has got (an MCP server's
+	// notifications/progress, a plugin's notice, a tool's progress line). The
+	// mailbox keeps the latest notes on the invocation's slot for its poster
+	// (Status) and tells every replica's waiters at once. A report for an
+	// invocation already answered or cancelled is refused (FAILED_PRECONDITION).
+	Report(context.Context, *ReportRequest) (*ReportResponse, error)
+	// Status is called by the driver that posted an invocation to see where it
+	// is without collecting it: its phase, its latest progress notes and, once
+	// answered, its capture — read, not taken, so Status can be asked again
+	// until the slot expires (the MCP endpoint's Tasks read it this way). With
+	// wait, it blocks until a note newer than `after` arrives, the invocation
+	// is answered, or the wait ends. Anyone else's invocation is absent, as for
+	// Capture.
+	Status(context.Context, *StatusRequest) (*StatusResponse, error)
 	mustEmbedUnimplementedMailboxServiceServer()
 }
 
@@ -260,6 +312,12 @@ func (UnimplementedMailboxServiceServer) Cancel(context.Context, *CancelRequest)
 }
 func (UnimplementedMailboxServiceServer) Watch(*WatchRequest, grpc.ServerStreamingServer[WatchResponse]) error {
 	return status.Error(codes.Unimplemented, "method Watch not implemented")
+}
+func (UnimplementedMailboxServiceServer) Report(context.Context, *ReportRequest) (*ReportResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Report not implemented")
+}
+func (UnimplementedMailboxServiceServer) Status(context.Context, *StatusRequest) (*StatusResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Status not implemented")
 }
 func (UnimplementedMailboxServiceServer) mustEmbedUnimplementedMailboxServiceServer() {}
 func (UnimplementedMailboxServiceServer) testEmbeddedByValue()                        {}
@@ -412,6 +470,42 @@ func _MailboxService_Watch_Handler(srv interface{}, stream grpc.ServerStream) er
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type MailboxService_WatchServer = grpc.ServerStreamingServer[WatchResponse]
 
+func _MailboxService_Report_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReportRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MailboxServiceServer).Report(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MailboxService_Report_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MailboxServiceServer).Report(ctx, req.(*ReportRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _MailboxService_Status_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(StatusRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MailboxServiceServer).Status(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MailboxService_Status_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MailboxServiceServer).Status(ctx, req.(*StatusRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // MailboxService_ServiceDesc is the grpc.ServiceDesc for MailboxService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -442,6 +536,14 @@ var MailboxService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Cancel",
 			Handler:    _MailboxService_Cancel_Handler,
+		},
+		{
+			MethodName: "Report",
+			Handler:    _MailboxService_Report_Handler,
+		},
+		{
+			MethodName: "Status",
+			Handler:    _MailboxService_Status_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
