@@ -20,6 +20,7 @@ import (
 const (
 	heldCaptured = "sb.held.captured" // "<id> <bytes>"
 	heldGone     = "sb.held.gone"     // "<id>"
+	heldNoted    = "sb.held.noted"    // "<id> <bytes>": what its progress notes hold now
 )
 
 // held is the service's byte ledger, the same whatever store keeps the
@@ -35,7 +36,7 @@ type held struct {
 func newHeld(nc *nats.Conn, b Bounds, log *slog.Logger) (*held, error) {
 	h := &held{nc: nc, log: log, ledger: budget.New(budget.Limits{
 		Total: b.MaxHeldBytes, PerPoster: b.MaxPosterBytes, PerClient: b.MaxClientBytes, TTL: b.TTL}, nil)}
-	for subject, f := range map[string]nats.MsgHandler{heldCaptured: h.heardCaptured, heldGone: h.heardGone} {
+	for subject, f := range map[string]nats.MsgHandler{heldCaptured: h.heardCaptured, heldGone: h.heardGone, heldNoted: h.heardNoted} {
 		sub, err := nc.Subscribe(subject, f)
 		if err != nil {
 			h.close()
@@ -73,6 +74,12 @@ func (h *held) captured(id string, c inflight.Capture) {
 	h.announce(heldCaptured, id+" "+strconv.FormatInt(n, 10))
 }
 
+// noted counts what id's progress notes hold now, until it is collected.
+func (h *held) noted(id string, n int) {
+	h.ledger.Noted(id, int64(n))
+	h.announce(heldNoted, id+" "+strconv.Itoa(n))
+}
+
 // settled releases id for its poster after an act on it: once its capture
 // was taken or it was cancelled (taken: the store checked the poster, and
 // the other replicas are told), or when the store says it is absent
@@ -98,6 +105,14 @@ func (h *held) heardCaptured(m *nats.Msg) {
 	bytes, err := strconv.ParseInt(n, 10, 64)
 	if ok && err == nil && bytes >= 0 {
 		h.ledger.Captured(id, bytes)
+	}
+}
+
+func (h *held) heardNoted(m *nats.Msg) {
+	id, n, ok := strings.Cut(string(m.Data), " ")
+	bytes, err := strconv.ParseInt(n, 10, 64)
+	if ok && err == nil && bytes >= 0 {
+		h.ledger.Noted(id, bytes)
 	}
 }
 

@@ -31,10 +31,11 @@ func (s *Service) Report(ctx context.Context, req *mailboxv1.ReportRequest) (*ma
 		}
 	}
 	n := inflight.NewNote(req.GetProgress(), req.Total, req.GetMessage(), time.Now())
-	seq, err := s.box.Report(ctx, caller.Name, req.GetInvocation(), n)
+	seq, held, err := s.box.Report(ctx, caller.Name, req.GetInvocation(), n)
 	if err != nil {
 		return nil, err
 	}
+	s.held.noted(req.GetInvocation(), held)
 	s.metrics.notes.WithLabelValues(s.workspaceLabel(caller.Name)).Inc()
 	return &mailboxv1.ReportResponse{Seq: seq}, nil
 }

@@ -2,10 +2,12 @@ package mailbox_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/capture"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/testkit"
+	"github.com/switchboard-run/switchboard/services/mailbox"
 	"github.com/switchboard-run/switchboard/services/mailbox/mailboxtest"
 )
 
@@ -161,4 +164,35 @@ func TestReportAndStatusRefusals(t *testing.T) {
 	if err != nil || st.GetPhase() != mailboxv1.Phase_PHASE_QUEUED || st.GetCapture() != nil {
 		t.Fatalf("status of a queued invocation: %v, %v", st, err)
 	}
+}
+
+// TestNotesCountInTheBudgets: what a slot's notes hold counts against its
+// poster's budget until the capture is collected, on both stores.
+func TestNotesCountInTheBudgets(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, store mailbox.Store) {
+		s := newSuiteOn(t, store, func(b *mailbox.Bounds) { b.MaxInputBytes, b.MaxPosterBytes = 1<<10, 10<<10 })
+		s.advertise(t, "laptop", "echo")
+		id := s.invoke(t, "laptop", "echo", "{}") // 6 bytes: input and tool
+		for range 10 {                            // 10 × (1,000 + the note's 48)
+			if _, err := s.mb.Report(host("laptop"), &mailboxv1.ReportRequest{Invocation: id, Message: strings.Repeat("x", 1000)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := s.mb.Invoke(driver, &mailboxv1.InvokeRequest{Client: "laptop", Tool: "echo", Input: "{}"})
+		testkit.Refused(t, err, codes.ResourceExhausted,
+			`driver "driver" holds 10486 bytes of invocations and uncollected captures in this mailbox, and this invocation's 6 more would pass the budget of 10240 per poster (--max-poster-bytes); collect or cancel what it posted first`)
+		// Cancelled and kept, it still holds them: Status reads the notes.
+		if _, err := s.mb.Cancel(driver, &mailboxv1.CancelRequest{Invocation: id, Keep: true}); err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.mb.Invoke(driver, &mailboxv1.InvokeRequest{Client: "laptop", Tool: "echo", Input: "{}"})
+		if status.Code(err) != codes.ResourceExhausted {
+			t.Fatalf("an invoke past the budget while a kept cancel holds its notes: %v", err)
+		}
+		if _, err := s.mb.Capture(driver, &mailboxv1.CaptureRequest{Invocation: id}); err != nil {
+			t.Fatal(err)
+		}
+		s.invoke(t, "laptop", "echo", "{}") // released with the collection
+	})
 }

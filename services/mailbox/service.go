@@ -240,7 +240,14 @@ func (s *Service) Cancel(ctx context.Context, req *mailboxv1.CancelRequest) (*ma
 		return nil, status.Errorf(codes.InvalidArgument, "cancel: the reason holds %d bytes; at most %d are kept (--max-cancel-reason)", n, s.bounds.MaxCancelReason)
 	}
 	c, err := s.box.Cancel(ctx, caller.Name, req.GetInvocation(), req.GetReason(), req.GetKeep())
-	s.held.settled(req.GetInvocation(), caller.Name, err == nil, err)
+	switch {
+	case err == nil && req.GetKeep():
+		// Kept, it holds its bytes until collected or expired, as an
+		// answered one does.
+		s.held.captured(req.GetInvocation(), c)
+	default:
+		s.held.settled(req.GetInvocation(), caller.Name, err == nil, err)
+	}
 	if err != nil {
 		return nil, err
 	}

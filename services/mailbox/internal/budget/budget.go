@@ -2,7 +2,8 @@
 // docs/security.md): the bytes an invocation holds — its input, tool and
 // cwd, then its capture while it waits to be collected — count from Invoke
 // until the capture is collected, the invocation is cancelled, or it
-// expires, whether it is queued, handed to a host or answered. Three
+// expires, whether it is queued, handed to a host or answered; so do its
+// host's progress notes. Three
 // budgets bound them: the whole mailbox's, each poster's and each
 // client's. A post past any of them is refused with a sentence naming the
 // budget, so one flooding driver (or one host that stopped answering) does
@@ -53,6 +54,7 @@ type entry struct {
 	id, poster, client string
 	bytes              int64 // input, tool and cwd
 	capture            int64 // the capture's stdout and stderr, once answered
+	notes              int64 // its host's progress notes, as the slot keeps them
 	expires            time.Time
 	at                 *list.Element
 }
@@ -107,6 +109,19 @@ func (l *Ledger) Captured(id string, n int64) {
 	}
 }
 
+// Noted counts the progress notes of id, n bytes in all as its slot keeps
+// them now (a note more, the oldest dropped past the latest 16); said
+// twice, it counts once. Like a capture, a note is never refused for the
+// budget: it only leaves less room for posts.
+func (l *Ledger) Noted(id string, n int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e := l.byID[id]; e != nil {
+		l.add(e, n-e.notes)
+		e.notes = n
+	}
+}
+
 // Release gives back the bytes of id, when poster posted it: collected,
 // cancelled, or found gone by its poster. Someone else's release is
 // ignored, so a stray handle frees nothing.
@@ -147,7 +162,7 @@ func (l *Ledger) add(e *entry, n int64) {
 func (l *Ledger) drop(e *entry) {
 	delete(l.byID, e.id)
 	l.order.Remove(e.at)
-	n := e.bytes + e.capture
+	n := e.bytes + e.capture + e.notes
 	l.total -= n
 	if l.poster[e.poster] -= n; l.poster[e.poster] == 0 {
 		delete(l.poster, e.poster)

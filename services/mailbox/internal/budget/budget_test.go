@@ -70,3 +70,22 @@ func TestWhatOutlivesTheTTLIsReleased(t *testing.T) {
 		t.Fatalf("held %d after b was forgotten; want 60", total)
 	}
 }
+
+func TestNotesCountAsTheSlotKeepsThemUntilReleased(t *testing.T) {
+	l := New(Limits{Total: 1000, TTL: time.Hour}, nil)
+	if err := l.Reserve("a", "alice", "laptop", 10); err != nil {
+		t.Fatal(err)
+	}
+	l.Noted("a", 50)
+	l.Noted("a", 80) // a note more: the slot's notes hold 80 bytes now
+	l.Noted("a", 80) // heard again from another replica
+	l.Captured("a", 5)
+	if total, byPoster, byClient := l.Held("alice", "laptop"); total != 95 || byPoster != 95 || byClient != 95 {
+		t.Fatalf("held %d, %d, %d; want 95 each", total, byPoster, byClient)
+	}
+	l.Noted("unknown", 10) // not posted here: nothing to count
+	l.Release("a", "alice")
+	if total, _, _ := l.Held("alice", "laptop"); total != 0 {
+		t.Fatalf("held %d after the release; want 0", total)
+	}
+}

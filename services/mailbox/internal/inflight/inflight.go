@@ -286,8 +286,9 @@ type Store interface {
 	Cancel(ctx context.Context, caller, id, reason string, keep bool) (Capture, error)
 	// Report keeps a progress note on an invocation addressed to caller and
 	// wakes its poster's Status waits, on every replica; it returns the
-	// note's seq. One answered or cancelled is refused (NotRunning).
-	Report(ctx context.Context, caller, id string, n Note) (int64, error)
+	// note's seq and what the slot's notes hold now (NotesBytes). One
+	// answered or cancelled is refused (NotRunning).
+	Report(ctx context.Context, caller, id string, n Note) (seq int64, held int, err error)
 	// Status reads an invocation posted by caller without taking it: its
 	// phase, its notes after seq `after` and, once answered, its capture.
 	// With wait > 0 it waits that long (bounded by ctx) for a note after

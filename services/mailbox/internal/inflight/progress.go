@@ -53,6 +53,19 @@ func AddNote(notes []Note, n Note) ([]Note, int64) {
 	return append(notes, n), n.Seq
 }
 
+// noteOverhead bounds what a note holds beyond its message: its numbers,
+// its time, and their tags.
+const noteOverhead = 48
+
+// NotesBytes is what notes hold, for the mailbox's byte budgets.
+func NotesBytes(notes []Note) int {
+	n := 0
+	for i := range notes {
+		n += len(notes[i].Message) + noteOverhead
+	}
+	return n
+}
+
 // NotesAfter returns the notes numbered after seq, oldest first.
 func NotesAfter(notes []Note, seq int64) []Note {
 	for i, n := range notes {

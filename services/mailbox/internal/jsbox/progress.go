@@ -24,35 +24,38 @@ const maxReportTries = 5
 
 // Report keeps a progress note on an invocation addressed to caller, and
 // announces it.
-func (b *Box) Report(ctx context.Context, caller, id string, n inflight.Note) (int64, error) {
+func (b *Box) Report(ctx context.Context, caller, id string, n inflight.Note) (int64, int, error) {
 	if b.isClosed() {
-		return 0, inflight.ErrShuttingDown
+		return 0, 0, inflight.ErrShuttingDown
 	}
 	for attempt := 1; ; attempt++ {
 		rec, rev, err := b.read(ctx, id)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if rec.Client != caller || rec.TakenBy != "" {
-			return 0, inflight.Absent(id)
+			return 0, 0, inflight.Absent(id)
 		}
 		if rec.Capture != nil {
-			return 0, inflight.NotRunning(id)
+			return 0, 0, inflight.NotRunning(id)
 		}
 		var seq int64
 		rec.Notes, seq = inflight.AddNote(rec.Notes, n)
-		_, err = b.slots.Update(ctx, id, rec.encode(), rev)
+		newRev, err := b.slots.Update(ctx, id, rec.encode(), rev)
 		if streams.Conflict(err) && attempt < maxReportTries {
 			continue
 		}
 		if err != nil {
-			return 0, unavailable("storing the progress note", err)
+			return 0, 0, unavailable("storing the progress note", err)
 		}
-		// The read this replica holds keeps the revision it handed out at,
-		// for a completion without a second read; that revision is stale
-		// now, and the completion finds out by a conflict and reads again.
+		// A read on this replica holding it keeps the slot as written, for
+		// a completion without a second read; held on another replica, the
+		// completion there meets a conflict and reads the slot again.
+		if r, _ := b.heldBy(caller, id); r != nil {
+			r.noted(id, rec, newRev)
+		}
 		b.announce(notePrefix+id, nil)
-		return seq, nil
+		return seq, inflight.NotesBytes(rec.Notes), nil
 	}
 }
 

@@ -237,11 +237,27 @@ func (r *Read) notice(m *nats.Msg) {
 	}
 }
 
-// holding returns the hand-off of id this read holds, if any.
+// holding returns the hand-off of id this read holds, if any: a copy, as
+// a report may move it on meanwhile (noted).
 func (r *Read) holding(id string) *held {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.held[id]
+	if h := r.held[id]; h != nil {
+		c := *h
+		return &c
+	}
+	return nil
+}
+
+// noted moves the hand-off of id this read holds on to the slot as a
+// report wrote it, at rev, so that its completion still needs no second
+// read.
+func (r *Read) noted(id string, rec record, rev uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if h := r.held[id]; h != nil && rev > h.rev {
+		h.rec, h.rev = rec, rev
+	}
 }
 
 // answered acks id's queue message: its capture is stored.

@@ -10,23 +10,23 @@ import (
 
 // Report keeps a progress note on an invocation addressed to caller and
 // wakes its poster's Status waits.
-func (b *Box) Report(_ context.Context, caller, id string, n inflight.Note) (int64, error) {
+func (b *Box) Report(_ context.Context, caller, id string, n inflight.Note) (int64, int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
-		return 0, inflight.ErrShuttingDown
+		return 0, 0, inflight.ErrShuttingDown
 	}
 	s := b.slots[id]
 	if s == nil || s.client != caller {
-		return 0, inflight.Absent(id)
+		return 0, 0, inflight.Absent(id)
 	}
 	if s.state == answered {
-		return 0, inflight.NotRunning(id)
+		return 0, 0, inflight.NotRunning(id)
 	}
 	var seq int64
 	s.notes, seq = inflight.AddNote(s.notes, n)
 	s.wake(true)
-	return seq, nil
+	return seq, inflight.NotesBytes(s.notes), nil
 }
 
 // Status reads an invocation posted by caller without taking it, waiting

@@ -32,7 +32,7 @@ func note(progress float64, message string) inflight.Note {
 
 func report(t *testing.T, s inflight.Store, id string, progress float64, message string) int64 {
 	t.Helper()
-	seq, err := s.Report(ctx, "laptop", id, note(progress, message))
+	seq, _, err := s.Report(ctx, "laptop", id, note(progress, message))
 	if err != nil {
 		t.Fatalf("report %v: %v", progress, err)
 	}
@@ -70,9 +70,9 @@ func reportsAreNumberedAndReadByThePosterOnly(t *testing.T, o Open) {
 	defer r.Close()
 	take(t, r, 1)
 	total := 10.0
-	seq, err := s.Report(ctx, "laptop", id, inflight.NewNote(1, &total, "one", time.Now()))
-	if err != nil || seq != 1 {
-		t.Fatalf("first report: seq %d, %v", seq, err)
+	seq, held, err := s.Report(ctx, "laptop", id, inflight.NewNote(1, &total, "one", time.Now()))
+	if err != nil || seq != 1 || held != inflight.NotesBytes([]inflight.Note{{Message: "one"}}) {
+		t.Fatalf("first report: seq %d, holding %d, %v", seq, held, err)
 	}
 	if seq := report(t, s, id, 2, "two"); seq != 2 {
 		t.Fatalf("second report: seq %d", seq)
@@ -98,9 +98,9 @@ func reportsAreNumberedAndReadByThePosterOnly(t *testing.T, o Open) {
 	wantAbsent(t, err, id)
 	_, err = s.Status(ctx, "laptop", id, 0, 0)
 	wantAbsent(t, err, id)
-	_, err = s.Report(ctx, "driver", id, note(3, "not mine"))
+	_, _, err = s.Report(ctx, "driver", id, note(3, "not mine"))
 	wantAbsent(t, err, id)
-	_, err = s.Report(ctx, "laptop", "inv-unknown", note(3, ""))
+	_, _, err = s.Report(ctx, "laptop", "inv-unknown", note(3, ""))
 	wantAbsent(t, err, "inv-unknown")
 	_, err = s.Status(ctx, "driver", "inv-unknown", 0, 0)
 	wantAbsent(t, err, "inv-unknown")
@@ -138,7 +138,7 @@ func aReportOnAnAnsweredInvocationIsRefused(t *testing.T, o Open) {
 	if _, err := s.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "done"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.Report(ctx, "laptop", id, note(1, "late"))
+	_, _, err := s.Report(ctx, "laptop", id, note(1, "late"))
 	want := `report: invocation "` + id + `" is answered or cancelled already, so no progress on it is kept; stop running it`
 	if status.Code(err) != codes.FailedPrecondition || status.Convert(err).Message() != want {
 		t.Fatalf("report after the answer: %v, want FAILED_PRECONDITION %q", err, want)
@@ -259,7 +259,7 @@ func aKeptCancelIsReadByStatusAndCollectedOnce(t *testing.T, o Open) {
 	if c, err := s.Cancel(ctx, "driver", id, "again", true); err != nil || c != want {
 		t.Fatalf("second kept cancel: %+v %v", c, err)
 	}
-	_, err = s.Report(ctx, "laptop", id, note(2, "late"))
+	_, _, err = s.Report(ctx, "laptop", id, note(2, "late"))
 	if status.Code(err) != codes.FailedPrecondition {
 		t.Fatalf("report after a kept cancel: %v", err)
 	}
