@@ -1360,7 +1360,9 @@ type StatusResponse struct {
 	// invocation is the handle asked about.
 	Invocation string `protobuf:"bytes,1,opt,name=invocation,proto3" json:"invocation,omitempty"`
 	// phase is QUEUED, HANDED_OUT, ANSWERED or CANCELLED (kept with
-	// CancelRequest.keep).
+	// CancelRequest.keep). With the JetStream store HANDED_OUT means handed
+	// out at least once: one whose host's read ended and that waits on the
+	// queue again still reads HANDED_OUT (hand_offs says how often).
 	Phase Phase `protobuf:"varint,2,opt,name=phase,proto3,enum=switchboard.mailbox.v1.Phase" json:"phase,omitempty"`
 	// hand_offs counts the times it was handed to its host.
 	HandOffs int32 `protobuf:"varint,3,opt,name=hand_offs,json=handOffs,proto3" json:"hand_offs,omitempty"`
