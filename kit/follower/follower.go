@@ -40,6 +40,8 @@ type Runner interface {
 type Mailbox interface {
 	Follow(ctx context.Context, in *mailboxv1.FollowRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[mailboxv1.FollowResponse], error)
 	Complete(ctx context.Context, in *mailboxv1.CompleteRequest, opts ...grpc.CallOption) (*mailboxv1.CompleteResponse, error)
+	// Report carries a run's progress notes (Progress).
+	Report(ctx context.Context, in *mailboxv1.ReportRequest, opts ...grpc.CallOption) (*mailboxv1.ReportResponse, error)
 }
 
 // Default bounds of what a follower holds.

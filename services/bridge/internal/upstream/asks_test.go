@@ -23,7 +23,7 @@ func TestAServerThatAsksTheBridgeGetsWhatTheMethodsTableSays(t *testing.T) {
 		ask := func(tool, args string) (*mcp.CallToolResult, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 			defer cancel()
-			return s.Call(ctx, tool, json.RawMessage(args), "")
+			return s.Call(ctx, tool, json.RawMessage(args), "", nil)
 		}
 		res, err := ask("test_input_required_result_list_roots", `{}`)
 		if err != nil || res.IsError || len(res.Content) != 1 || !strings.HasPrefix(res.Content[0].(*mcp.TextContent).Text, "Client exposed 0 root(s)") {
