@@ -34,15 +34,25 @@ func TestAServerThatAsksTheBridgeGetsWhatTheMethodsTableSays(t *testing.T) {
 			tool, args, want string
 			asks             bool // the server sends a request of its own, which it can only do in a session
 		}{
-			{"test_sampling", `{"prompt": "hi"}`, "client does not support CreateMessage", true},
+			// In a session the server's request reaches the bridge, which
+			// refuses it with a sentence the server shows.
+			{"test_sampling", `{"prompt": "hi"}`, samplingRefusal, true},
+			// The server's SDK checks the client's capabilities before it
+			// asks for elicitation, so it refuses itself.
 			{"test_elicitation", `{"message": "hi"}`, "client does not support elicitation", true},
-			{"test_input_required_result_sampling", `{}`, "client does not support CreateMessage", false},
+			// An input_required result is fulfilled by asking the bridge
+			// in a session, and inside the bridge's SDK without one.
+			{"test_input_required_result_sampling", `{}`, samplingRefusal, false},
 			{"test_input_required_result_elicitation", `{}`, "client does not support elicitation", false},
 		} {
-			if c.asks && stateless {
-				// 2026-07-28 has no server-to-client requests: the server's
-				// SDK refuses to send one, and the call fails there.
-				c.want = "cannot be sent while serving a request on protocol version 2026-07-28"
+			if stateless {
+				if c.asks {
+					// 2026-07-28 has no server-to-client requests: the server's
+					// SDK refuses to send one, and the call fails there.
+					c.want = "cannot be sent while serving a request on protocol version 2026-07-28"
+				} else if c.want == samplingRefusal {
+					c.want = "client does not support CreateMessage" // the SDK's client, refusing itself
+				}
 			}
 			res, err := ask(c.tool, c.args)
 			got := ""

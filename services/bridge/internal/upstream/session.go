@@ -133,6 +133,7 @@ func Open(ctx context.Context, cfg *bridgev1.ServerConfig, opts Options) (*Sessi
 		ProgressNotificationHandler: s.onProgress,
 		LoggingMessageHandler:       s.onLog,
 	})
+	s.client.AddReceivingMiddleware(refuseAsks)
 	for i := len(opts.Sending) - 1; i >= 0; i-- {
 		s.client.AddSendingMiddleware(opts.Sending[i])
 	}
