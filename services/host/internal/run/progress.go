@@ -44,9 +44,9 @@ type progressLines struct {
 type lineState int
 
 const (
-	lineStart lineState = iota // deciding whether the line is marked
-	linePlain                  // an unmarked line: passed through to its end
-	lineMarked                 // a marked line: held to its end
+	lineStart  lineState = iota // deciding whether the line is marked
+	linePlain                   // an unmarked line: passed through to its end
+	lineMarked                  // a marked line: held to its end
 )
 
 func (w *progressLines) Write(p []byte) (int, error) {
