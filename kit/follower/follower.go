@@ -1,8 +1,9 @@
 // Package follower is the core every tool host shares (docs/design.md §5, §6): it
 // follows one client's queue on the mailbox, redialing when the stream
 // breaks; runs each invocation once, answering a redelivery of one it has
-// answered already from memory; completes it with its capture; and cancels
-// a run whose poster cancelled it. Hosts differ only in their Runner: the
+// answered already from memory; completes it with its capture; cancels a
+// run whose poster cancelled it; and sends the progress notes a run gives
+// (Progress) to the mailbox. Hosts differ only in their Runner: the
 // local host runs argv, the bridge calls an MCP server or a plugin backend.
 package follower
 

@@ -3,10 +3,12 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -66,4 +68,29 @@ func TestAServerThatAsksTheBridgeGetsWhatTheMethodsTableSays(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A server that asks for elicitation although the bridge declared no such
+// capability (the go-sdk's server checks and never does; others may) is
+// refused at once with the bridge's sentence, and other requests pass on.
+func TestAnElicitationRequestIsRefusedWithASentence(t *testing.T) {
+	t.Parallel()
+	passed := ""
+	h := refuseAsks(func(_ context.Context, method string, _ mcp.Request) (mcp.Result, error) {
+		passed = method
+		return nil, nil
+	})
+	for method, want := range map[string]*jsonrpc.Error{
+		"elicitation/create":     {Code: jsonrpc.CodeInvalidParams, Message: elicitationRefusal},
+		"sampling/createMessage": {Code: codeUnsupported, Message: samplingRefusal},
+	} {
+		_, err := h(context.Background(), method, nil)
+		var got *jsonrpc.Error
+		if !errors.As(err, &got) || got.Code != want.Code || got.Message != want.Message {
+			t.Errorf("%s: %v; want %d %q", method, err, want.Code, want.Message)
+		}
+	}
+	if _, err := h(context.Background(), "ping", nil); err != nil || passed != "ping" {
+		t.Errorf("ping: %v, passed on %q; want it passed on", err, passed)
+	}
 }
