@@ -93,7 +93,9 @@ func (f *Follower) serve(ctx context.Context, c *call) {
 	case late:
 		capture = overrunCapture(id, overrun, false)
 	default:
-		capture = c.runner.Run(ctx, c.inv)
+		rep := f.newReporter(ctx, id)
+		capture = c.runner.Run(context.WithValue(ctx, reporterKey{}, rep), c.inv)
+		rep.close() // before the capture: no note follows it
 		if overrun, late = Overran(ctx); late && capture == nil {
 			capture = overrunCapture(id, overrun, true)
 		}

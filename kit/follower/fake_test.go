@@ -91,10 +91,15 @@ type mailbox struct {
 	completed chan completion
 	mu        sync.Mutex
 	refuse    []error // answers for the next Completes, in order
+	// reports receives every Report; with gate set, each Report then waits
+	// for a value from it before it returns.
+	reports chan *mailboxv1.ReportRequest
+	gate    chan struct{}
 }
 
 func newMailbox() *mailbox {
-	return &mailbox{streams: make(chan *stream, 10), completed: make(chan completion, 100)}
+	return &mailbox{streams: make(chan *stream, 10), completed: make(chan completion, 100),
+		reports: make(chan *mailboxv1.ReportRequest, 100)}
 }
 
 func (m *mailbox) Follow(ctx context.Context, _ *mailboxv1.FollowRequest, _ ...grpc.CallOption) (grpc.ServerStreamingClient[mailboxv1.FollowResponse], error) {
@@ -116,6 +121,18 @@ func (m *mailbox) Complete(_ context.Context, in *mailboxv1.CompleteRequest, _ .
 	}
 	m.completed <- completion{in.GetInvocation(), in.GetCapture()}
 	return &mailboxv1.CompleteResponse{}, nil
+}
+
+func (m *mailbox) Report(ctx context.Context, in *mailboxv1.ReportRequest, _ ...grpc.CallOption) (*mailboxv1.ReportResponse, error) {
+	m.reports <- in
+	if m.gate != nil {
+		select {
+		case <-m.gate:
+		case <-ctx.Done():
+			return nil, status.FromContextError(ctx.Err()).Err()
+		}
+	}
+	return &mailboxv1.ReportResponse{}, nil
 }
 
 // receive takes one value from ch, failing when none comes.

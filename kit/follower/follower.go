@@ -1,8 +1,9 @@
 // Package follower is the core every tool host shares (docs/design.md §5, §6): it
 // follows one client's queue on the mailbox, redialing when the stream
 // breaks; runs each invocation once, answering a redelivery of one it has
-// answered already from memory; completes it with its capture; and cancels
-// a run whose poster cancelled it. Hosts differ only in their Runner: the
+// answered already from memory; completes it with its capture; cancels a
+// run whose poster cancelled it; and sends the progress notes a run gives
+// (Progress) to the mailbox. Hosts differ only in their Runner: the
 // local host runs argv, the bridge calls an MCP server or a plugin backend.
 package follower
 
@@ -40,6 +41,8 @@ type Runner interface {
 type Mailbox interface {
 	Follow(ctx context.Context, in *mailboxv1.FollowRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[mailboxv1.FollowResponse], error)
 	Complete(ctx context.Context, in *mailboxv1.CompleteRequest, opts ...grpc.CallOption) (*mailboxv1.CompleteResponse, error)
+	// Report carries a run's progress notes (Progress).
+	Report(ctx context.Context, in *mailboxv1.ReportRequest, opts ...grpc.CallOption) (*mailboxv1.ReportResponse, error)
 }
 
 // Default bounds of what a follower holds.

@@ -41,7 +41,7 @@ func notebook(t testing.TB) *bridgev1.ServerConfig {
 func fake(t testing.TB, args ...string) *bridgev1.PluginManifest {
 	t.Helper()
 	m := &bridgev1.PluginManifest{Command: append([]string{testkit.Build(t, fakePkg)}, args...)}
-	for _, name := range []string{"echo", "text", "fail", "chatty", "crash", "hang", "big", "whoami", "seen"} {
+	for _, name := range []string{"echo", "text", "fail", "chatty", "crash", "hang", "big", "whoami", "seen", "progress"} {
 		m.Tools = append(m.Tools, &registryv1.Tool{Name: name, Description: "exercises " + name, InputSchema: `{"type":"object"}`})
 	}
 	return m

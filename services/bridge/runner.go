@@ -65,7 +65,7 @@ func (r pluginRunner) Run(ctx context.Context, inv *mailboxv1.Invocation) *mailb
 	if c := r.m.refusePlugin(inv); c != nil {
 		return c
 	}
-	if c, answer := r.Submit(ctx, inv.GetTool(), inv.GetInput()).Wait(); answer {
+	if c, answer := r.Submit(ctx, inv.GetTool(), inv.GetInput(), follower.Progress(ctx)).Wait(); answer {
 		return c
 	}
 	if o, ok := follower.Overran(ctx); ok {

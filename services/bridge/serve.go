@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -51,7 +52,7 @@ func (m *mount) serve(ctx context.Context, sess *upstream.Session, inv *mailboxv
 	if err := jsontext.CheckObject("input", inv.GetInput()); err != nil {
 		return capture.Failed(capture.ExitError, "MCP tool %q takes its arguments as a JSON object, but the %v; it was not called", tool, err), true
 	}
-	res, err := sess.Call(ctx, tool, json.RawMessage(inv.GetInput()), inv.GetInvocation())
+	res, err := sess.Call(ctx, tool, json.RawMessage(inv.GetInput()), inv.GetInvocation(), upstreamProgress(follower.Progress(ctx)))
 	if o, ok := follower.Overran(ctx); ok {
 		return capture.Failed(capture.ExitTimeout, "MCP tool %q of %q was stopped and cancelled upstream: %v", tool, m.client, o), true
 	}
@@ -62,6 +63,14 @@ func (m *mount) serve(ctx context.Context, sess *upstream.Session, inv *mailboxv
 		return results.FromError(err, m.client, tool, m.limit), true
 	}
 	return results.FromResult(res, m.limit), true
+}
+
+// upstreamProgress turns a server's notifications/progress into the run's
+// progress notes (a total of 0 is MCP's "unknown", as it is the note's).
+func upstreamProgress(report func(follower.Note)) func(*mcp.ProgressNotificationParams) {
+	return func(p *mcp.ProgressNotificationParams) {
+		report(follower.Note{Progress: p.Progress, Total: p.Total, Message: p.Message})
+	}
 }
 
 // advertise presents the current set under the server's identity and the

@@ -153,7 +153,7 @@ func (r runner) Run(ctx context.Context, inv *mailboxv1.Invocation) *mailboxv1.C
 		return capture.Failed(capture.ExitNotFound, "switchboard: tool %q is not in this host's tools file", inv.GetTool())
 	}
 	return run.Run(ctx, tool, run.Invocation{ID: inv.GetInvocation(), Tool: inv.GetTool(), Input: inv.GetInput(),
-		Cwd: inv.Cwd, Delivery: inv.GetDelivery()}, r.limits)
+		Cwd: inv.Cwd, Delivery: inv.GetDelivery(), Progress: follower.Progress(ctx)}, r.limits)
 }
 
 func newSession() string {

@@ -45,7 +45,7 @@ func TestCallsAreSentOneAtATimeInTheOrderSubmitted(t *testing.T) {
 	b, r := start(t, nil, 0)
 	calls := make([]*Call, 20)
 	for i := range calls {
-		calls[i] = b.Submit(context.Background(), "echo", fmt.Sprintf(`{"n":%d}`, i))
+		calls[i] = b.Submit(context.Background(), "echo", fmt.Sprintf(`{"n":%d}`, i), nil)
 	}
 	var want []string
 	for i, c := range calls {
@@ -130,8 +130,8 @@ func TestQueuedCallsAreNotAnsweredWhenTheBackendEnds(t *testing.T) {
 	b, _ := start(t, nil, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	crash := b.Submit(ctx, "crash", `{"code":2}`)
-	queued := b.Submit(ctx, "echo", `{}`)
+	crash := b.Submit(ctx, "crash", `{"code":2}`, nil)
+	queued := b.Submit(ctx, "echo", `{}`, nil)
 	if c, answer := queued.Wait(); answer || c != nil {
 		t.Errorf("the queued call was answered: %v", c)
 	}
@@ -146,8 +146,8 @@ func TestCancelSendsCancelDropsTheLateReplyAndFreesTheLine(t *testing.T) {
 	t.Parallel()
 	b, r := start(t, nil, 0)
 	ctx, cancel := context.WithCancel(context.Background())
-	hung := b.Submit(ctx, "hang", `{}`)
-	next := b.Submit(context.Background(), "text", `{"text":"next"}`)
+	hung := b.Submit(ctx, "hang", `{}`, nil)
+	next := b.Submit(context.Background(), "text", `{"text":"next"}`, nil)
 	testkit.Eventually(t, "the hung request in flight", 10*time.Second, func() bool { return b.InFlight() == 1 })
 	cancel()
 	if c, answer := hung.Wait(); answer || c != nil {

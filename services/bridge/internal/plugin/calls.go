@@ -8,6 +8,7 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/kit/follower"
 	"github.com/switchboard-run/switchboard/kit/telemetry"
 )
 
@@ -17,6 +18,8 @@ type Call struct {
 	tool string
 	args string
 	id   int64 // the request's id, once sent
+	// progress takes the notices that name the request (progress.go).
+	progress func(follower.Note)
 
 	once   sync.Once
 	done   chan struct{}
@@ -47,8 +50,13 @@ func (c *Call) Wait() (_ *mailboxv1.Capture, answer bool) {
 // Submit queues a call of tool with args (JSON text). Calls are sent in the
 // order they are submitted, one at a time; Submit never waits. Ending ctx
 // cancels the call: unsent, it is never sent; sent, the backend is told.
-func (b *Backend) Submit(ctx context.Context, tool, args string) *Call {
-	c := &Call{ctx: ctx, tool: tool, args: args, done: make(chan struct{})}
+// progress (when not nil) receives the call's progress notes: the notices
+// that name its request, on the reading goroutine, so it must not block.
+func (b *Backend) Submit(ctx context.Context, tool, args string, progress func(follower.Note)) *Call {
+	if progress == nil {
+		progress = func(follower.Note) {}
+	}
+	c := &Call{ctx: ctx, tool: tool, args: args, progress: progress, done: make(chan struct{})}
 	b.mu.Lock()
 	if b.ended || b.closing {
 		b.mu.Unlock()

@@ -64,6 +64,7 @@ func (b *Backend) handle(line []byte) {
 		_, _ = b.opts.Stderr.Write([]byte(strings.TrimSuffix(text, "\n") + "\n"))
 		b.opts.OnNotice("log: " + text)
 	case "notice":
+		b.progress(msg)
 		if level := msg.text("level"); level != "" {
 			b.opts.OnNotice(fmt.Sprintf("notice (%s): %s", level, msg.text("text")))
 		} else {

@@ -3,10 +3,12 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -23,7 +25,7 @@ func TestAServerThatAsksTheBridgeGetsWhatTheMethodsTableSays(t *testing.T) {
 		ask := func(tool, args string) (*mcp.CallToolResult, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 			defer cancel()
-			return s.Call(ctx, tool, json.RawMessage(args), "")
+			return s.Call(ctx, tool, json.RawMessage(args), "", nil)
 		}
 		res, err := ask("test_input_required_result_list_roots", `{}`)
 		if err != nil || res.IsError || len(res.Content) != 1 || !strings.HasPrefix(res.Content[0].(*mcp.TextContent).Text, "Client exposed 0 root(s)") {
@@ -34,15 +36,25 @@ func TestAServerThatAsksTheBridgeGetsWhatTheMethodsTableSays(t *testing.T) {
 			tool, args, want string
 			asks             bool // the server sends a request of its own, which it can only do in a session
 		}{
-			{"test_sampling", `{"prompt": "hi"}`, "client does not support CreateMessage", true},
+			// In a session the server's request reaches the bridge, which
+			// refuses it with a sentence the server shows.
+			{"test_sampling", `{"prompt": "hi"}`, samplingRefusal, true},
+			// The server's SDK checks the client's capabilities before it
+			// asks for elicitation, so it refuses itself.
 			{"test_elicitation", `{"message": "hi"}`, "client does not support elicitation", true},
-			{"test_input_required_result_sampling", `{}`, "client does not support CreateMessage", false},
+			// An input_required result is fulfilled by asking the bridge
+			// in a session, and inside the bridge's SDK without one.
+			{"test_input_required_result_sampling", `{}`, samplingRefusal, false},
 			{"test_input_required_result_elicitation", `{}`, "client does not support elicitation", false},
 		} {
-			if c.asks && stateless {
-				// 2026-07-28 has no server-to-client requests: the server's
-				// SDK refuses to send one, and the call fails there.
-				c.want = "cannot be sent while serving a request on protocol version 2026-07-28"
+			if stateless {
+				if c.asks {
+					// 2026-07-28 has no server-to-client requests: the server's
+					// SDK refuses to send one, and the call fails there.
+					c.want = "cannot be sent while serving a request on protocol version 2026-07-28"
+				} else if c.want == samplingRefusal {
+					c.want = "client does not support CreateMessage" // the SDK's client, refusing itself
+				}
 			}
 			res, err := ask(c.tool, c.args)
 			got := ""
@@ -56,4 +68,29 @@ func TestAServerThatAsksTheBridgeGetsWhatTheMethodsTableSays(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A server that asks for elicitation although the bridge declared no such
+// capability (the go-sdk's server checks and never does; others may) is
+// refused at once with the bridge's sentence, and other requests pass on.
+func TestAnElicitationRequestIsRefusedWithASentence(t *testing.T) {
+	t.Parallel()
+	passed := ""
+	h := refuseAsks(func(_ context.Context, method string, _ mcp.Request) (mcp.Result, error) {
+		passed = method
+		return nil, nil
+	})
+	for method, want := range map[string]*jsonrpc.Error{
+		"elicitation/create":     {Code: jsonrpc.CodeInvalidParams, Message: elicitationRefusal},
+		"sampling/createMessage": {Code: codeUnsupported, Message: samplingRefusal},
+	} {
+		_, err := h(context.Background(), method, nil)
+		var got *jsonrpc.Error
+		if !errors.As(err, &got) || got.Code != want.Code || got.Message != want.Message {
+			t.Errorf("%s: %v; want %d %q", method, err, want.Code, want.Message)
+		}
+	}
+	if _, err := h(context.Background(), "ping", nil); err != nil || passed != "ping" {
+		t.Errorf("ping: %v, passed on %q; want it passed on", err, passed)
+	}
 }

@@ -68,7 +68,7 @@ func BenchmarkCallUpstream(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		t0 := time.Now()
-		res, err := s.Call(ctx, "test_simple_text", args, "inv-bench")
+		res, err := s.Call(ctx, "test_simple_text", args, "inv-bench", nil)
 		if err != nil {
 			b.Fatal(err)
 		}

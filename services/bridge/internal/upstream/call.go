@@ -15,12 +15,18 @@ const LogLevel = "info"
 
 // Call runs tools/call. args is the arguments object as JSON text, passed
 // verbatim; progressToken (when not empty) asks the server for progress
-// notifications, which arrive at Options.OnNotice under that token. Ending
-// ctx cancels the call upstream (the SDK sends notifications/cancelled).
+// notifications, which arrive at Options.OnNotice under that token and, while
+// the call runs, at onProgress (when not nil). onProgress is called on the
+// SDK's reading goroutine, so it must not block. Ending ctx cancels the call
+// upstream (the SDK sends notifications/cancelled).
 //
 // A JSON-RPC error comes back as an error wrapping *jsonrpc.Error; a tool's
 // own failure is a result with IsError set.
-func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, progressToken string) (*mcp.CallToolResult, error) {
+func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, progressToken string, onProgress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
+	if progressToken != "" && onProgress != nil {
+		s.watchProgress(progressToken, onProgress)
+		defer s.unwatchProgress(progressToken)
+	}
 	s.mu.Lock()
 	cs, gen := s.cs, s.gen
 	s.mu.Unlock()

@@ -52,8 +52,30 @@ func (s *Session) relistLoop() {
 	}
 }
 
+// watchProgress sends the progress notifications for token to f while a
+// call with that token runs.
+func (s *Session) watchProgress(token string, f func(*mcp.ProgressNotificationParams)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.progress[token] = f
+}
+
+func (s *Session) unwatchProgress(token string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.progress, token)
+}
+
 func (s *Session) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 	p := req.Params
+	if token, ok := p.ProgressToken.(string); ok {
+		s.mu.Lock()
+		f := s.progress[token]
+		s.mu.Unlock()
+		if f != nil {
+			f(p)
+		}
+	}
 	total := ""
 	if p.Total > 0 {
 		total = fmt.Sprintf("/%g", p.Total)

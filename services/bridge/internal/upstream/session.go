@@ -97,8 +97,10 @@ type Session struct {
 	info   Info
 	tools  []*mcp.Tool
 	closed bool
-	done   chan struct{}
-	err    error
+	// progress is where each running call's progress goes, by token.
+	progress map[string]func(*mcp.ProgressNotificationParams)
+	done     chan struct{}
+	err      error
 }
 
 // Open starts the server (stdio) or reaches it (HTTP), initialises a session
@@ -120,7 +122,8 @@ func Open(ctx context.Context, cfg *bridgev1.ServerConfig, opts Options) (*Sessi
 	}
 	life, end := context.WithCancel(context.Background())
 	s := &Session{cfg: cfg, opts: opts, http: cfg.GetHttp() != nil, life: life, end: end,
-		relist: make(chan struct{}, 1), done: make(chan struct{})}
+		relist: make(chan struct{}, 1), done: make(chan struct{}),
+		progress: map[string]func(*mcp.ProgressNotificationParams){}}
 	s.client = mcp.NewClient(opts.Implementation, &mcp.ClientOptions{
 		Logger: opts.Logger,
 		// No roots, sampling or elicitation: the bridge has no user to ask,
@@ -130,6 +133,7 @@ func Open(ctx context.Context, cfg *bridgev1.ServerConfig, opts Options) (*Sessi
 		ProgressNotificationHandler: s.onProgress,
 		LoggingMessageHandler:       s.onLog,
 	})
+	s.client.AddReceivingMiddleware(refuseAsks)
 	for i := len(opts.Sending) - 1; i >= 0; i-- {
 		s.client.AddSendingMiddleware(opts.Sending[i])
 	}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -85,7 +87,7 @@ func TestConformanceServerInEveryMode(t *testing.T) {
 				})
 			})
 			t.Run("an unknown tool is a JSON-RPC error, named", func(t *testing.T) {
-				_, err := s.Call(context.Background(), "no_such_tool", json.RawMessage(`{}`), "")
+				_, err := s.Call(context.Background(), "no_such_tool", json.RawMessage(`{}`), "", nil)
 				var rpcErr *jsonrpc.Error
 				if !errors.As(err, &rpcErr) {
 					t.Fatalf("err = %v, want a JSON-RPC error", err)
@@ -122,7 +124,7 @@ func call(t *testing.T, s *Session, tool, input string) interface {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	res, err := s.Call(ctx, tool, json.RawMessage(input), "inv-test")
+	res, err := s.Call(ctx, tool, json.RawMessage(input), "inv-test", nil)
 	if err != nil {
 		t.Fatalf("Call(%q): %v", tool, err)
 	}
@@ -143,7 +145,7 @@ func TestExampleServerWithSpacesInToolNames(t *testing.T) {
 			t.Errorf("tool %q is not listed: %v", want, names)
 		}
 	}
-	res, err := s.Call(context.Background(), "greet (structured)", json.RawMessage(`{"name":"bob"}`), "")
+	res, err := s.Call(context.Background(), "greet (structured)", json.RawMessage(`{"name":"bob"}`), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +155,7 @@ func TestExampleServerWithSpacesInToolNames(t *testing.T) {
 	if got := results.FromResult(res, 0); got.GetStdout() != `{"message":"Hi bob"}` {
 		t.Errorf("stdout = %q", got.GetStdout())
 	}
-	res, err = s.Call(context.Background(), "greet (content with ResourceLink)", json.RawMessage(`{"name":"bob"}`), "")
+	res, err = s.Call(context.Background(), "greet (content with ResourceLink)", json.RawMessage(`{"name":"bob"}`), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +175,7 @@ func TestCancellingACallEndsItAndKeepsTheSession(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
-		_, err := s.Call(ctx, "test_tool_with_progress", json.RawMessage(`{}`), "inv-cancel")
+		_, err := s.Call(ctx, "test_tool_with_progress", json.RawMessage(`{}`), "inv-cancel", nil)
 		errc <- err
 	}()
 	ev.await(t, "the first progress notice", func(e *events) bool { return hasPrefix(e.notices, "progress inv-cancel: 0/100") })
@@ -224,4 +226,49 @@ func TestAServerWithoutToolsOpensEmpty(t *testing.T) {
 	if s.Info().ServerName != "prompts-only" {
 		t.Errorf("info = %+v", s.Info())
 	}
+}
+
+// A call's progress notifications reach the function given with it, in the
+// order the server sent them, as well as the mount's notices; a call given
+// none, and another token, see nothing of them.
+func TestACallsProgressReachesItsOwnFunction(t *testing.T) {
+	t.Parallel()
+	eachMode(t, func(t *testing.T, m mode) {
+		ev := newEvents()
+		s, _ := conformance(t, m, ev.options(t))
+		var mu sync.Mutex
+		var got []string
+		collect := func(p *mcp.ProgressNotificationParams) {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, fmt.Sprintf("%g/%g %s", p.Progress, p.Total, p.Message))
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		other := make(chan []string, 1)
+		go func() { // a concurrent call under another token sees only its own
+			var mine []string
+			_, _ = s.Call(ctx, "test_simple_text", json.RawMessage(`{}`), "inv-other",
+				func(p *mcp.ProgressNotificationParams) { mine = append(mine, fmt.Sprint(p.ProgressToken)) })
+			other <- mine
+		}()
+		if _, err := s.Call(ctx, "test_tool_with_progress", json.RawMessage(`{}`), "inv-progress", collect); err != nil {
+			t.Fatal(err)
+		}
+		ev.await(t, "the last progress notice", func(e *events) bool {
+			return hasPrefix(e.notices, "progress inv-progress: 100/100 Completed step 100 of 100")
+		})
+		mu.Lock()
+		want := []string{"0/100 Completed step 0 of 100", "50/100 Completed step 50 of 100", "100/100 Completed step 100 of 100"}
+		if !slices.Equal(got, want) {
+			t.Errorf("progress seen by the call: %q; want %q", got, want)
+		}
+		mu.Unlock()
+		if mine := <-other; len(mine) != 0 {
+			t.Errorf("the other call saw progress %q; want none", mine)
+		}
+		if _, err := s.Call(ctx, "test_tool_with_progress", json.RawMessage(`{}`), "inv-progress", nil); err != nil {
+			t.Fatalf("a call without a progress function: %v", err)
+		}
+	})
 }

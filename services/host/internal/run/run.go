@@ -19,6 +19,7 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
 	"github.com/switchboard-run/switchboard/kit/childenv"
+	"github.com/switchboard-run/switchboard/kit/follower"
 	"github.com/switchboard-run/switchboard/kit/telemetry"
 	"github.com/switchboard-run/switchboard/services/host/internal/toolsfile"
 )
@@ -44,6 +45,9 @@ type Invocation struct {
 	Input    string
 	Cwd      *string
 	Delivery int32
+	// Progress receives the tool's progress lines (progress.go); nil
+	// drops them. Either way they are kept out of the capture's stderr.
+	Progress func(follower.Note)
 }
 
 // Run runs inv with tool and returns its capture. ctx ending (a cancel, a
@@ -76,7 +80,12 @@ func Run(ctx context.Context, tool *toolsfile.Tool, inv Invocation, lim Limits) 
 	cmd.Env = childenv.Environ(tool.Env, protocol)
 	cmd.Stdin = strings.NewReader(inv.Input)
 	stdout, stderr := &bounded{max: lim.MaxOutput}, &bounded{max: lim.MaxOutput}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	report := inv.Progress
+	if report == nil {
+		report = func(follower.Note) {}
+	}
+	lines := &progressLines{out: stderr, report: report}
+	cmd.Stdout, cmd.Stderr = stdout, lines
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// A tool that exits but leaves a child holding its pipes must not hold
 	// the capture hostage.
@@ -105,6 +114,7 @@ func Run(ctx context.Context, tool *toolsfile.Tool, inv Invocation, lim Limits) 
 		err = stop(cmd, done, lim.Grace)
 	}
 	code := exitCode(cmd, err)
+	lines.flush() // Wait has copied all of stderr
 	errText := stderr.text()
 	if stopped != "" {
 		code = capture.ExitTimeout

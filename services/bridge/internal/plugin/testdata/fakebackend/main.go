@@ -124,6 +124,23 @@ func (b *backend) request(id int64, p params) {
 		os.Exit(a.Code)
 	case "hang":
 		b.hanging = id
+	case "progress": // notices as progress notes, and some that are not (docs/plugins.md)
+		b.send(map[string]any{"type": "notice", "text": "plain", "level": "info"})
+		b.send(map[string]any{"type": "notice", "id": id, "text": "first", "progress": 1, "total": 4})
+		b.send(map[string]any{"type": "notice", "id": id, "text": "a step"})
+		b.send(map[string]any{"type": "notice", "id": id + 1000, "text": "not yours", "progress": 9})
+		b.send(map[string]any{"type": "notice", "id": "v", "text": "no request's id"})
+		b.send(map[string]any{"type": "notice", "id": id, "text": "bad", "progress": "lots"})
+		b.send(map[string]any{"type": "notice", "id": id, "text": "third", "progress": 3.5, "total": 4})
+		if a.Text != "" { // a file to wait for, so a test can read the notes while the call runs
+			for {
+				if _, err := os.Stat(a.Text); err == nil {
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+		b.reply(id, "done")
 	case "big":
 		b.send(map[string]any{"type": "log", "text": strings.Repeat("x", a.Bytes)})
 		b.reply(id, "after big")
