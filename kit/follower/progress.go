@@ -40,8 +40,9 @@ type Note struct {
 // Progress returns the function through which the run whose context ctx is
 // reports progress to the mailbox. It never blocks: a note waits while
 // another Report is in flight, and a newer one replaces it, so a run
-// reporting faster than the mailbox answers sends only its latest; notes
-// given once the run has ended are dropped. Outside a run (ctx is not a
+// reporting faster than the mailbox answers sends only its latest (and
+// always its last, before the capture); notes given once the run has ended
+// are dropped. Outside a run (ctx is not a
 // run's) the function drops every note.
 func Progress(ctx context.Context) func(Note) {
 	if r, ok := ctx.Value(reporterKey{}).(*reporter); ok {
@@ -100,7 +101,7 @@ func (r *reporter) send(idle chan struct{}) {
 		r.mu.Lock()
 		n := r.pending
 		r.pending = nil
-		if n == nil || r.closed {
+		if n == nil {
 			r.sending = false
 			r.mu.Unlock()
 			return
@@ -133,13 +134,13 @@ func (r *reporter) report(n *Note) {
 	}
 }
 
-// close ends reporting before the run's capture is sent: a note still
-// waiting is dropped (the capture supersedes it), and the Report in flight,
-// if any, is waited for, so no note reaches the mailbox after the capture.
+// close ends reporting before the run's capture is sent: later notes are
+// dropped, and the Reports still due — the one in flight and the latest
+// note waiting behind it — are made and waited for, so the poster's last
+// note is the run's last, and no note reaches the mailbox after the capture.
 func (r *reporter) close() {
 	r.mu.Lock()
 	r.closed = true
-	r.pending = nil
 	idle := r.idle
 	r.mu.Unlock()
 	<-idle

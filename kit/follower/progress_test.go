@@ -31,8 +31,8 @@ func wantNote(t *testing.T, got *mailboxv1.ReportRequest, progress, total float6
 
 // A run's notes go to the mailbox one Report at a time: while one is in
 // flight the latest note waits and replaces older ones, a note without a
-// number counts on from the last, and once the run returns the Reports
-// end before the capture is sent, and later notes go nowhere.
+// number counts on from the last, and once the run returns the last note
+// is still sent, before the capture, and later notes go nowhere.
 func TestProgressSendsOneReportAtATimeAndTheLatestNoteWins(t *testing.T) {
 	t.Parallel()
 	mb := newMailbox()
@@ -63,21 +63,16 @@ func TestProgressSendsOneReportAtATimeAndTheLatestNoteWins(t *testing.T) {
 		t.Fatalf("completed %v while a report was in flight", c)
 	case mb.gate <- struct{}{}:
 	}
-	// The run has returned: the waiting note is sent if its turn came
-	// before the run's end, and dropped otherwise; either way before the
-	// capture.
-	for done := false; !done; {
-		select {
-		case mb.gate <- struct{}{}:
-		case c := <-mb.completed:
-			if c.id != "inv-1" {
-				t.Fatalf("completed %q; want inv-1", c.id)
-			}
-			done = true
-		}
+	// The run has returned: the waiting note is still sent, and before
+	// the capture.
+	wantNote(t, receive(t, mb.reports, "the last note's report"), 6, 0, "six, waiting")
+	select {
+	case c := <-mb.completed:
+		t.Fatalf("completed %v while the last report was in flight", c)
+	case mb.gate <- struct{}{}:
 	}
-	for len(mb.reports) > 0 {
-		wantNote(t, <-mb.reports, 6, 0, "six, waiting")
+	if c := receive(t, mb.completed, "the capture"); c.id != "inv-1" {
+		t.Fatalf("completed %q; want inv-1", c.id)
 	}
 	p(Note{Progress: 7, Message: "after the end"})
 	if n := len(mb.reports); n != 0 {
