@@ -52,6 +52,9 @@ type Options struct {
 	// OnTools receives the tool list after every re-listing (a list change
 	// or a re-initialisation), never the first one, which Open returns.
 	OnTools func([]*mcp.Tool)
+	// OnCatalog says which parts of the catalog (Catalog) were listed
+	// again: after the server said they changed, or a re-initialisation.
+	OnCatalog func(Kind)
 	// OnNotice receives progress and log messages from the server.
 	OnNotice func(string)
 	// OnFault receives trouble the session survived (a re-initialisation,
@@ -86,19 +89,23 @@ type Session struct {
 	life   context.Context // ends at Close; bounds re-listings and re-inits
 	end    context.CancelFunc
 	relist chan struct{}
-	wg     sync.WaitGroup
+	// catalogWake wakes catalogLoop to list pending again.
+	catalogWake chan struct{}
+	wg          sync.WaitGroup
 
 	reinitMu sync.Mutex // one re-initialisation at a time
 
-	mu     sync.Mutex
-	cs     *mcp.ClientSession
-	cmd    *exec.Cmd
-	gen    uint64 // counts sessions; a stale one's end is not the Session's
-	info   Info
-	tools  []*mcp.Tool
-	closed bool
-	done   chan struct{}
-	err    error
+	mu      sync.Mutex
+	cs      *mcp.ClientSession
+	cmd     *exec.Cmd
+	gen     uint64 // counts sessions; a stale one's end is not the Session's
+	info    Info
+	tools   []*mcp.Tool
+	catalog Catalog
+	pending Kind // parts of the catalog catalogLoop is to list again
+	closed  bool
+	done    chan struct{}
+	err     error
 }
 
 // Open starts the server (stdio) or reaches it (HTTP), initialises a session
@@ -118,43 +125,57 @@ func Open(ctx context.Context, cfg *bridgev1.ServerConfig, opts Options) (*Sessi
 	if opts.OnTools == nil {
 		opts.OnTools = func([]*mcp.Tool) {}
 	}
+	if opts.OnCatalog == nil {
+		opts.OnCatalog = func(Kind) {}
+	}
 	life, end := context.WithCancel(context.Background())
 	s := &Session{cfg: cfg, opts: opts, http: cfg.GetHttp() != nil, life: life, end: end,
-		relist: make(chan struct{}, 1), done: make(chan struct{})}
+		relist: make(chan struct{}, 1), catalogWake: make(chan struct{}, 1), done: make(chan struct{})}
 	s.client = mcp.NewClient(opts.Implementation, &mcp.ClientOptions{
 		Logger: opts.Logger,
 		// No roots, sampling or elicitation: the bridge has no user to ask,
 		// so a server must not be told it could.
 		Capabilities:                &mcp.ClientCapabilities{},
 		ToolListChangedHandler:      s.onListChanged,
+		ResourceListChangedHandler:  s.onResourcesChanged,
+		PromptListChangedHandler:    s.onPromptsChanged,
 		ProgressNotificationHandler: s.onProgress,
 		LoggingMessageHandler:       s.onLog,
 	})
 	for i := len(opts.Sending) - 1; i >= 0; i-- {
 		s.client.AddSendingMiddleware(opts.Sending[i])
 	}
-	cs, cmd, tools, err := s.connect(ctx)
+	cs, cmd, l, err := s.connect(ctx)
 	if err != nil {
 		end()
 		return nil, err
 	}
-	s.install(cs, cmd, tools)
-	s.wg.Add(2)
+	s.install(cs, cmd, l)
+	s.wg.Add(3)
 	go s.relistLoop()
+	go s.catalogLoop()
 	go s.pingLoop(cmp.Or(opts.PingInterval, DefaultPingInterval), cmp.Or(opts.PingTimeout, DefaultPingTimeout))
 	return s, nil
 }
 
-// connect opens and initialises one SDK session and lists its tools.
-func (s *Session) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, []*mcp.Tool, error) {
+// lists are what a session lists as it opens.
+type lists struct {
+	tools   []*mcp.Tool
+	catalog Catalog
+}
+
+// connect opens and initialises one SDK session and lists its tools and
+// its catalog.
+func (s *Session) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, lists, error) {
+	var l lists
 	t, cmd, err := transport(s.cfg, s.opts.Stderr)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, l, err
 	}
 	cs, err := s.client.Connect(ctx, t, nil)
 	if err != nil {
 		child.KillGroup(cmd)
-		return nil, nil, nil, s.startError(err, cmd)
+		return nil, nil, l, s.startError(err, cmd)
 	}
 	caps := cs.InitializeResult().Capabilities
 	if caps == nil {
@@ -168,18 +189,18 @@ func (s *Session) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, [
 			s.opts.Logger.Debug("logging/setLevel refused", "client", s.opts.Client, "err", err)
 		}
 	}
+	s.listCatalog(ctx, cs, Resources|Prompts, &l.catalog)
 	if caps.Tools == nil {
 		// A server without the tools capability serves no tools; asking
 		// would only earn a "method not found".
-		return cs, cmd, nil, nil
+		return cs, cmd, l, nil
 	}
-	tools, err := s.list(ctx, cs)
-	if err != nil {
+	if l.tools, err = s.list(ctx, cs); err != nil {
 		_ = cs.Close()
 		child.KillGroup(cmd)
-		return nil, nil, nil, fmt.Errorf("listing tools: %w", err)
+		return nil, nil, l, fmt.Errorf("listing tools: %w", err)
 	}
-	return cs, cmd, tools, nil
+	return cs, cmd, l, nil
 }
 
 // startError says why a server would not start, with its exit status when
@@ -192,14 +213,14 @@ func (s *Session) startError(err error, cmd *exec.Cmd) error {
 }
 
 // install makes cs the current session and watches for its end.
-func (s *Session) install(cs *mcp.ClientSession, cmd *exec.Cmd, tools []*mcp.Tool) {
+func (s *Session) install(cs *mcp.ClientSession, cmd *exec.Cmd, l lists) {
 	ir := cs.InitializeResult()
 	info := Info{ProtocolVersion: ir.ProtocolVersion, SessionID: cs.ID()}
 	if ir.ServerInfo != nil {
 		info.ServerName, info.ServerVersion = ir.ServerInfo.Name, ir.ServerInfo.Version
 	}
 	s.mu.Lock()
-	s.cs, s.cmd, s.info, s.tools = cs, cmd, info, tools
+	s.cs, s.cmd, s.info, s.tools, s.catalog = cs, cmd, info, l.tools, l.catalog
 	s.gen++
 	gen := s.gen
 	s.mu.Unlock()
@@ -284,14 +305,15 @@ func (s *Session) reinit(gen uint64) error {
 	}
 	ctx, cancel := context.WithTimeout(s.life, listTimeout)
 	defer cancel()
-	cs, _, tools, err := s.connect(ctx)
+	cs, _, l, err := s.connect(ctx)
 	if err != nil {
 		return fmt.Errorf("the HTTP session %s expired and re-initialising failed: %w", oldID, err)
 	}
-	s.install(cs, nil, tools)
+	s.install(cs, nil, l)
 	_ = old.Close() // no DELETE: the server has forgotten it already
 	s.opts.OnFault(fmt.Sprintf("the HTTP session %s expired (the server answered 404); re-initialised as %q with %d tools",
-		oldID, cs.ID(), len(tools)))
-	s.opts.OnTools(tools)
+		oldID, cs.ID(), len(l.tools)))
+	s.opts.OnTools(l.tools)
+	s.opts.OnCatalog(Resources | Prompts)
 	return nil
 }
