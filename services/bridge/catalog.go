@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,7 +22,10 @@ import (
 // them on this replica, and reads and prompts forwarded to that session.
 
 // MaxURIBytes and MaxPromptArgs bound what a caller may send upstream.
+// readTimeout bounds one read or prompt when the caller sets no shorter
+// deadline: an answer of a few MiB takes a while to encode and decode.
 const (
+	readTimeout      = time.Minute
 	MaxURIBytes      = 4096
 	MaxPromptArgs    = 64
 	MaxPromptArgSize = 64 << 10
@@ -105,7 +109,7 @@ func (s *Service) ReadResource(ctx context.Context, req *bridgev1.ReadResourceRe
 	if sess == nil {
 		return nil, status.Errorf(codes.NotFound, "MCP server %q has no resource %q: it is a plugin backend, which serves tools only", client, uri)
 	}
-	ctx, cancel := context.WithTimeout(ctx, peerDeadline)
+	ctx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
 	res, err := sess.ReadResource(ctx, uri)
 	if err != nil {
@@ -136,7 +140,7 @@ func (s *Service) GetPrompt(ctx context.Context, req *bridgev1.GetPromptRequest)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, peerDeadline)
+	ctx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
 	res, err := sess.GetPrompt(ctx, name, req.GetArguments())
 	if err != nil {
@@ -160,7 +164,7 @@ func upstreamError(err error, client, what string, resource bool) error {
 	case errors.As(err, &rpcErr):
 		return status.Errorf(codes.FailedPrecondition, "MCP server %q refused %s: %d %s", client, what, rpcErr.Code, rpcErr.Message)
 	case errors.Is(err, context.DeadlineExceeded):
-		return status.Errorf(codes.DeadlineExceeded, "MCP server %q did not answer for %s within %v", client, what, peerDeadline)
+		return status.Errorf(codes.DeadlineExceeded, "MCP server %q did not answer for %s in time", client, what)
 	}
 	return status.Errorf(codes.Unavailable, "MCP server %q could not be asked for %s: %v", client, what, err)
 }

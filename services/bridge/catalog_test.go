@@ -179,7 +179,7 @@ func TestALargeResourceIsCutWithAMarker(t *testing.T) {
 	}
 	c := read.GetContents()[0]
 	text := c.GetText()
-	marker := "\n[truncated by Switchboard: 2097152 more bytes not shown; the bridge passes at most 1048576 bytes of text per answer]"
+	marker := "\n[truncated by Switchboard: 524288 more bytes not shown; the bridge passes at most 1048576 bytes of text per answer]"
 	if !c.GetTruncated() || !strings.HasSuffix(text, marker) || len(text)-len(marker) != catalog.MaxText {
 		t.Fatalf("the big text: truncated %v, %d bytes, ends %q", c.GetTruncated(), len(text), text[max(0, len(text)-200):])
 	}
@@ -192,7 +192,7 @@ func TestALargeResourceIsCutWithAMarker(t *testing.T) {
 		t.Fatal(err)
 	}
 	c = read.GetContents()[0]
-	want := "[truncated by Switchboard: a blob of 2097152 bytes (application/octet-stream) not shown; the bridge passes at most 1048576 bytes of data per answer]"
+	want := "[truncated by Switchboard: a blob of 1572864 bytes (application/octet-stream) not shown; the bridge passes at most 1048576 bytes of data per answer]"
 	if !c.GetTruncated() || c.GetBlob() != nil || c.GetText() != want {
 		t.Fatalf("the big blob: truncated %v, blob %d bytes, text %q", c.GetTruncated(), len(c.GetBlob()), c.GetText())
 	}
@@ -201,7 +201,7 @@ func TestALargeResourceIsCutWithAMarker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !got.GetTruncated() || !strings.Contains(got.GetMessages()[0], `2097152 more bytes not shown`) {
+	if !got.GetTruncated() || !strings.Contains(got.GetMessages()[0], `524288 more bytes not shown`) {
 		t.Fatalf("the big prompt: truncated %v, %d bytes", got.GetTruncated(), len(got.GetMessages()[0]))
 	}
 }

@@ -163,7 +163,7 @@ func TestResourceListChangedReachesTheClient(t *testing.T) {
 			await("big's resources", func(uris map[string]string) bool { return uris["big://text"] == "big" })
 			// A large resource reaches the client cut, with the marker.
 			read, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "big://text"})
-			if err != nil || !strings.HasSuffix(read.Contents[0].Text, "[truncated by Switchboard: 2097152 more bytes not shown; the bridge passes at most 1048576 bytes of text per answer]") {
+			if err != nil || !strings.HasSuffix(read.Contents[0].Text, "[truncated by Switchboard: 524288 more bytes not shown; the bridge passes at most 1048576 bytes of text per answer]") {
 				t.Fatalf("resources/read big://text: %v", err)
 			}
 			if _, err := s.bridge.Unmount(opsCtx, &bridgev1.UnmountRequest{Client: "big"}); err != nil {

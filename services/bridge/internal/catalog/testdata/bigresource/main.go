@@ -1,6 +1,7 @@
 // Command bigresource is an MCP server on stdio with resources larger than
-// the bridge passes, for the tests of its bounds: "big://text" is 3 MiB of
-// text, "big://blob" a 2 MiB blob, and the prompt "big" 3 MiB of text.
+// the bridge passes, for the tests of its bounds: "big://text" is 1.5 MiB
+// of text, "big://blob" a 1.5 MiB blob, and the prompt "big" 1.5 MiB of
+// text.
 package main
 
 import (
@@ -12,7 +13,7 @@ import (
 )
 
 // Size of the big text, in bytes; the tests read it from the marker.
-const textSize = 3 << 20
+const textSize = 3 << 19
 
 func main() {
 	s := mcp.NewServer(&mcp.Implementation{Name: "bigresource", Version: "v1"}, nil)
@@ -24,7 +25,7 @@ func main() {
 	s.AddResource(&mcp.Resource{URI: "big://blob", Name: "blob", MIMEType: "application/octet-stream"},
 		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
-				{URI: req.Params.URI, MIMEType: "application/octet-stream", Blob: make([]byte, 2<<20)},
+				{URI: req.Params.URI, MIMEType: "application/octet-stream", Blob: make([]byte, 3<<19)},
 			}}, nil
 		})
 	s.AddPrompt(&mcp.Prompt{Name: "big"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
