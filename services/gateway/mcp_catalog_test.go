@@ -3,6 +3,8 @@ package gateway
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -170,6 +172,43 @@ func TestResourceListChangedReachesTheClient(t *testing.T) {
 				t.Fatal(err)
 			}
 			await("big's resources gone", func(uris map[string]string) bool { _, ok := uris["big://text"]; return !ok })
+		})
+	}
+}
+
+// The bridge's catalog routes over REST, as a driver.
+func TestTheCatalogOverREST(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, options{})
+	s.mountConformance(t)
+	alice := as("alice", identity.Driver)
+	cases := []struct {
+		name, method, path, body string
+		status                   int
+		want                     string
+	}{
+		{"resources", http.MethodGet, "/v1/servers/conf/resources", "", 200, `"uri":"test://static-text","name":"static-text","definition":"{`},
+		{"templates", http.MethodGet, "/v1/servers/conf/resource-templates", "", 200, `"uri_template":"test://template/{id}/data"`},
+		{"a read", http.MethodGet, "/v1/servers/conf/resource?uri=" + url.QueryEscape("test://static-text"), "", 200,
+			`{"contents":[{"uri":"test://static-text","mime_type":"text/plain","text":"This is the content of the static text resource.","truncated":false,"meta":""}]}`},
+		{"prompts", http.MethodGet, "/v1/servers/conf/prompts", "", 200, `"name":"test_prompt_with_arguments"`},
+		{"a prompt", http.MethodPost, "/v1/servers/conf/prompts/test_prompt_with_arguments", `{"arg1":"x","arg2":"y"}`, 200,
+			`Prompt with arguments: arg1='x', arg2='y'`},
+		{"an unknown client", http.MethodGet, "/v1/servers/ghost/resources", "", 404, `no MCP server is mounted as \"ghost\"`},
+		{"an unknown URI", http.MethodGet, "/v1/servers/conf/resource?uri=test://nope", "", 404,
+			`MCP server \"conf\" has no resource \"test://nope\" (it answered -32602 Resource not found)`},
+		{"an unknown prompt", http.MethodPost, "/v1/servers/conf/prompts/nope", `{}`, 404, `MCP server \"conf\" lists no prompt \"nope\"`},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			var body []byte
+			if tt.body != "" {
+				body = []byte(tt.body)
+			}
+			r := do(t, s.Client, tt.method, s.URL+tt.path, alice, body)
+			if r.Status != tt.status || !strings.Contains(string(r.Body), tt.want) {
+				t.Fatalf("%s %s: HTTP %d %s; want %d with %s", tt.method, tt.path, r.Status, r.Body, tt.status, tt.want)
+			}
 		})
 	}
 }
