@@ -47,7 +47,7 @@ func (s *Service) session(client string) (*upstream.Session, error) {
 	m := e.mounted()
 	if m == nil {
 		return nil, status.Errorf(codes.Unavailable,
-			"MCP server %q is exclusive and runs on another bridge replica now; ask the replica running it (ListServers' running_on)", client)
+			"MCP server %q is exclusive and runs on another bridge replica now (ListServers' running_on names it); this replica has no session with it", client)
 	}
 	m.mu.Lock()
 	sess := m.sess

@@ -9,7 +9,10 @@
 // (sorted, paginated) and sends notifications/tools/list_changed when the
 // set changes. tools/call is the mailbox's Call under the caller's
 // identity, whose handle arrives as a header before the capture, so that a
-// cancelled call can be cancelled by its handle (see call.go). The same Mirror serves the gateway's
+// cancelled call can be cancelled by its handle (see call.go). The mirror
+// also serves the resources, resource templates and prompts of the
+// workspace's MCP servers mounted on the bridge, kept by the bridge's
+// WatchCatalog (catalog.go, catalogview.go). The same Mirror serves the gateway's
 // Streamable HTTP endpoint (Workspaces, HTTP) and `switchboard mcp serve` on
 // stdin/stdout (Serve).
 package mcpserve
@@ -50,7 +53,8 @@ type Options struct {
 	Registry registryv1.RegistryServiceClient
 	Mailbox  grpc.ClientConnInterface
 	// Self returns the context the mirror's own calls (WatchTools,
-	// ListTools) are made with: the gateway's service identity, or the CLI's.
+	// ListTools, WatchCatalog and the catalog's listings) are made with:
+	// the gateway's service identity, or the CLI's.
 	Self func(context.Context) context.Context
 	// Bridge is the bridge's client, whose mounted MCP servers' resources
 	// and prompts the mirror serves (catalog.go); nil serves tools only.
