@@ -58,6 +58,12 @@ func refusedWith(t testing.TB, err error, msg string) {
 func TestResourcesAndPromptsOfAMountedServerThroughTheEndpoint(t *testing.T) {
 	t.Parallel()
 	s := newSuite(t, options{})
+	// A server mounted on the bridge whose client is no member of the
+	// workspace: the endpoint serves nothing of it.
+	stray := &bridgev1.ServerConfig{Transport: &bridgev1.ServerConfig_Stdio{Stdio: &bridgev1.StdioTransport{Command: testkit.Build(t, bigResourcePkg)}}}
+	if _, err := s.bridge.Mount(opsCtx, &bridgev1.MountRequest{Client: "stray", Config: stray}); err != nil {
+		t.Fatal(err)
+	}
 	s.mountConformance(t)
 	s.setGroup(t, &registryv1.Group{Workspace: "default", Name: "conf", Patterns: []string{"conf_test_simple_text"}})
 	s.setGroup(t, &registryv1.Group{Workspace: "default", Name: "nobody", Patterns: []string{"zzz_*"}})
@@ -71,6 +77,12 @@ func TestResourcesAndPromptsOfAMountedServerThroughTheEndpoint(t *testing.T) {
 		testkit.Eventually(t, "conf's resources listed", 20*time.Second, func() bool {
 			return resourceURIs(t, cs)["test://static-text"] == "conf"
 		})
+		if uris := resourceURIs(t, cs); len(uris) != 3 {
+			t.Fatalf("resources/list = %v; want conf's three and nothing of stray, which is no member", uris)
+		}
+		if promptNames(t, cs)["stray_big"] != nil {
+			t.Fatal("prompts/list holds stray_big; stray is no member of the workspace")
+		}
 		var templates []string
 		for tpl, err := range cs.ResourceTemplates(ctx, nil) {
 			if err != nil {
