@@ -4,7 +4,8 @@
 // sends notifications/cancelled when a call's context ends.
 //
 // A Session keeps the server's current tool list (every page), re-listing it
-// when the server says the list changed. Over HTTP, a session the server has
+// when the server says the list changed, and likewise its resources,
+// templates and prompts (catalog.go). Over HTTP, a session the server has
 // forgotten (it answers 404, as after a restart) is re-initialised in place
 // and its tools re-listed; a call that met the 404 is retried once, which is
 // safe because the server never ran it. Any other end of the session is the
