@@ -71,6 +71,8 @@ type mount struct {
 	advertised int // tools in the last advertisement the registry took
 	inFlight   int // MCP calls running
 
+	catalog *catalogHub // hears when the server's catalog changed
+
 	faultCount prometheus.Counter
 	sending    []mcp.Middleware // wraps each request sent an MCP server
 }
@@ -97,6 +99,7 @@ func newMount(s *Service, client string, cfg *bridgev1.ServerConfig) *mount {
 		faults:  ring.NewLines(keptFaults, noticeChars),
 		notices: ring.NewLines(keptNotices, noticeChars),
 		settled: make(chan struct{}),
+		catalog: s.catalog,
 
 		faultCount: s.metrics.faults.WithLabelValues(s.metrics.servers.Value(client), transportName(cfg)),
 		sending:    []mcp.Middleware{s.metrics.mcp.Middleware(mcptelemetry.Upstream), mcptelemetry.TraceMeta},
@@ -193,6 +196,7 @@ func (m *mount) start(ctx context.Context) (supervise.Run, error) {
 		Implementation: &mcp.Implementation{Name: "switchboard-bridge", Version: "v1"},
 		Stderr:         m.stderr,
 		OnTools:        m.setTools,
+		OnCatalog:      m.catalogChanged,
 		OnNotice:       m.notice,
 		OnFault:        m.fault,
 		Sending:        m.sending,
@@ -207,6 +211,7 @@ func (m *mount) start(ctx context.Context) (supervise.Run, error) {
 	m.sess, m.info = sess, sess.Info()
 	m.mu.Unlock()
 	m.setTools(sess.Tools())
+	m.catalogChanged(upstream.Resources | upstream.Prompts) // a new session may list anew
 	return m.serveRun(ctx, mcpRunner{Session: sess, m: m}), nil
 }
 
@@ -249,6 +254,7 @@ func (r *run) Wait() error {
 	r.m.mu.Lock()
 	r.m.sess, r.m.backend = nil, nil
 	r.m.mu.Unlock()
+	r.m.catalogChanged(upstream.Resources | upstream.Prompts) // nothing is listed until it runs again
 	return err
 }
 
@@ -334,4 +340,15 @@ func transportName(cfg *bridgev1.ServerConfig) string {
 		return "http"
 	}
 	return "plugin"
+}
+
+// catalogChanged tells the catalog's watchers which parts of the server's
+// catalog changed.
+func (m *mount) catalogChanged(k upstream.Kind) {
+	if k&upstream.Resources != 0 {
+		m.catalog.publish(bridgev1.CatalogChange_CATALOG_CHANGE_RESOURCES, m.client)
+	}
+	if k&upstream.Prompts != 0 {
+		m.catalog.publish(bridgev1.CatalogChange_CATALOG_CHANGE_PROMPTS, m.client)
+	}
 }

@@ -46,6 +46,8 @@ type Service struct {
 	replica  string // names this replica in the store and in ListServers
 	metrics  *metrics
 	store    *mountstore.Store
+	catalog  *catalogHub     // WatchCatalog's watchers
+	life     context.Context // ends at Close
 
 	stop        context.CancelFunc // ends the watch and the announcer
 	synced      chan struct{}      // closed when the watch first held the store's mounts
@@ -93,7 +95,7 @@ func New(ctx context.Context, cfg Config, nc *nats.Conn, reg registryv1.Registry
 	}
 	s.metrics = newMetrics(cfg.Telemetry, s)
 	run, stop := context.WithCancel(context.Background())
-	s.stop = stop
+	s.stop, s.life, s.catalog = stop, run, newCatalogHub()
 	go s.follow(run)
 	go s.announce(run)
 	return s, nil

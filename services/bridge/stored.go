@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	"github.com/switchboard-run/switchboard/kit/retry"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/mountstore"
 )
@@ -65,6 +66,7 @@ func (s *Service) apply(client string, c mountstore.Change) {
 	s.mu.Unlock()
 	s.log.Info("mounted", "client", client, "transport", transportName(c.Config), "exclusive", c.Config.GetExclusive(), "revision", c.Rev)
 	s.changed()
+	s.catalog.publish(bridgev1.CatalogChange_CATALOG_CHANGE_MOUNTS, client)
 }
 
 // remove stops client's server here and withdraws its tools: the mount was
@@ -85,6 +87,7 @@ func (s *Service) remove(client string) {
 	s.mu.Unlock()
 	s.log.Info("unmounted", "client", client)
 	s.changed()
+	s.catalog.publish(bridgev1.CatalogChange_CATALOG_CHANGE_MOUNTS, client)
 }
 
 // reconcile removes what a watch that (re)started no longer finds stored:

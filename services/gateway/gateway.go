@@ -102,7 +102,7 @@ func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
 	}
 	// The mirrors watch the registry as the gateway itself; each tools/call
 	// is made on behalf of the caller of its own HTTP request.
-	g.mcp, err = mcpserve.NewWorkspaces(mcpserve.Options{Registry: registry, Mailbox: b.Mailbox, Self: b.Self.AsSelf,
+	g.mcp, err = mcpserve.NewWorkspaces(mcpserve.Options{Registry: registry, Mailbox: b.Mailbox, Bridge: bridgev1.NewBridgeServiceClient(b.Bridge), Self: b.Self.AsSelf,
 		CallTimeout: cfg.MCPCallTimeout, Log: log.With("component", "mcp"), Metrics: mcptelemetry.Register(tel)}, mcpserve.HTTPOptions{SessionTimeout: cfg.MCPSessionTimeout})
 	if err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
 // rawMCPReply is what one raw JSON-RPC POST to the endpoint got back.
@@ -159,6 +160,14 @@ func TestEveryMCPMethodAnswersAsDocsSay(t *testing.T) {
 	t.Parallel()
 	requests, notifications := endpointMethodTables(t)
 	s := newSuite(t, options{laptop: true})
+	// The conformance server's prompts and resources are what prompts/get
+	// and resources/read name; they are listed once the bridge's catalog
+	// reached the mirror.
+	s.mountConformance(t)
+	cs := s.connect(t, "/mcp", as("alice", identity.Driver), nil)
+	testkit.Eventually(t, "conf's resources and prompts served", 20*time.Second, func() bool {
+		return resourceURIs(t, cs)["test://static-text"] == "conf" && promptNames(t, cs)["conf_test_simple_prompt"] != nil
+	})
 	forEachRevision(t, func(t *testing.T, rev string) {
 		col := 1
 		if rev >= "2026-07-28" {
@@ -311,7 +320,7 @@ func (s *suite) rawMCPSession(t *testing.T, rev string) *rawMCPClient {
 func methodParams(t *testing.T, method, rev string) map[string]any {
 	t.Helper()
 	task := map[string]any{"taskId": "task-1"}
-	uri := map[string]any{"uri": "file:///etc/hostname"}
+	uri := map[string]any{"uri": "test://static-text"}
 	switch method {
 	case "initialize":
 		return map[string]any{"protocolVersion": rev, "capabilities": map[string]any{},
@@ -321,11 +330,11 @@ func methodParams(t *testing.T, method, rev string) map[string]any {
 	case "subscriptions/listen":
 		return map[string]any{"notifications": map[string]any{"toolsListChanged": true}}
 	case "prompts/get":
-		return map[string]any{"name": "review"}
+		return map[string]any{"name": "conf_test_simple_prompt"}
 	case "resources/read", "resources/subscribe", "resources/unsubscribe":
 		return uri
 	case "completion/complete":
-		return map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "review"},
+		return map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "conf_test_prompt_with_arguments"},
 			"argument": map[string]any{"name": "lang", "value": "g"}}
 	case "logging/setLevel":
 		return map[string]any{"level": "info"}

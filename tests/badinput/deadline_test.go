@@ -1,6 +1,8 @@
 package badinput
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,5 +49,26 @@ func init() {
 			_, err := br.Mount(testkit.As("op", identity.Admin), &bridgev1.MountRequest{Client: "late", Config: tc.cfg})
 			wantStatus(t, err, codes.InvalidArgument, tc.want)
 		}
+	}
+}
+
+// The row of docs/bad-input.md about the bridge's catalog requests: what a
+// caller may send upstream is bounded, and checked before any server is.
+func init() {
+	rows["bad-catalog-request"] = func(t *testing.T, s *suite) {
+		br := bridgev1.NewBridgeServiceClient(s.conn)
+		driver := testkit.As("driver", identity.Driver)
+		for _, uri := range []string{"", "x://" + strings.Repeat("a", 4096)} {
+			_, err := br.ReadResource(driver, &bridgev1.ReadResourceRequest{Client: "conf", Uri: uri})
+			wantStatus(t, err, codes.InvalidArgument, fmt.Sprintf("resource URI %q must be 1 to 4096 bytes", uri))
+		}
+		many := map[string]string{}
+		for i := range 65 {
+			many[fmt.Sprint("a", i)] = "x"
+		}
+		_, err := br.GetPrompt(driver, &bridgev1.GetPromptRequest{Client: "conf", Name: "p", Arguments: many})
+		wantStatus(t, err, codes.InvalidArgument, `prompt "p" is given 65 arguments; at most 64 are passed`)
+		_, err = br.GetPrompt(driver, &bridgev1.GetPromptRequest{Client: "conf", Name: "p", Arguments: map[string]string{"a": strings.Repeat("x", 64<<10)}})
+		wantStatus(t, err, codes.InvalidArgument, `argument "a" of prompt "p" is 65537 bytes; at most 65536 are passed`)
 	}
 }

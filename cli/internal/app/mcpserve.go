@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-run/switchboard/cli/internal/remote"
+	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/envflag"
 	"github.com/switchboard-run/switchboard/kit/logging"
@@ -58,10 +59,11 @@ func runMCPServe(ctx context.Context, args []string, std IO) int {
 	opts := mcpserve.Options{
 		Registry: registryv1.NewRegistryServiceClient(conn.Registry()),
 		Mailbox:  conn.Mailbox(),
+		Bridge:   bridgev1.NewBridgeServiceClient(conn.Bridge()),
 		// One person runs this command for one agent: the mirror and every
 		// call act as the identity of the flags.
 		Self:        conn.Ctx,
-		As:          func(ctx context.Context, _ *mcp.CallToolRequest) (context.Context, error) { return conn.Ctx(ctx), nil },
+		As:          func(ctx context.Context, _ mcp.Request) (context.Context, error) { return conn.Ctx(ctx), nil },
 		CallTimeout: *timeout,
 		ReadyWait:   *readyWait,
 		Log:         log,

@@ -133,6 +133,16 @@ func TestTheStdioFormServesTheWorkspaceToALaunchingAgent(t *testing.T) {
 		t.Fatalf("%s: %v, %v", transient, res, err)
 	}
 
+	// The bridged server's prompts and resources, read through the bridge
+	// as the command's identity; they arrive with the bridge's catalog watch.
+	testkit.Eventually(t, "conf's prompt served over stdio", 20*time.Second, func() bool {
+		got, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "conf_test_prompt_with_arguments", Arguments: map[string]string{"arg1": "a", "arg2": "b"}})
+		return err == nil && got.Messages[0].Content.(*mcp.TextContent).Text == "Prompt with arguments: arg1='a', arg2='b'"
+	})
+	if read, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://static-text"}); err != nil || read.Contents[0].Text != "This is the content of the static text resource." {
+		t.Fatalf("resources/read over stdio = %v, %v", read, err)
+	}
+
 	// The agent closes stdin: the command ends cleanly, at once.
 	if err := cs.Close(); err != nil {
 		t.Fatalf("closing the session: %v\nstderr: %s", err, stderr.String())

@@ -40,6 +40,7 @@ func (m *Mirror) Group(group string) (*mcp.Server, error) {
 		v = m.newView(group)
 		m.groups[group] = v
 		v.apply(m.presentIn(g))
+		v.applyCatalog(m.cat)
 	}
 	return v.server, nil
 }
@@ -86,6 +87,7 @@ func (m *Mirror) applyAll(list []*registryv1.PresentedTool, rules map[string]*re
 		} else {
 			v.apply(nil)
 		}
+		v.applyCatalog(m.cat) // a group serves the catalogs of the clients it presents tools of
 	}
 }
 

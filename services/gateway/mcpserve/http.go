@@ -18,7 +18,7 @@ import (
 )
 
 // callerHeader and workspacesHeader carry, from ServeHTTP to the
-// tools/call handler, the identity the gateway resolved for the HTTP
+// tools/call, resources/read and prompts/get handlers, the identity the gateway resolved for the HTTP
 // request and the workspaces its credential states: the SDK hands a
 // handler that request's headers (RequestExtra.Header) and nothing else of
 // it, while the handler's context belongs to the session. ServeHTTP
@@ -113,11 +113,12 @@ func unbound(rw http.ResponseWriter) {
 // the request's callerHeader (and its workspaces, in workspacesHeader),
 // asserted on the outgoing call (the gateway acts on its caller's behalf,
 // as on every route).
-func callerFromHeader(ctx context.Context, req *mcp.CallToolRequest) (context.Context, error) {
-	if req.Extra == nil || len(req.Extra.Header.Values(callerHeader)) != 1 || len(req.Extra.Header.Values(workspacesHeader)) > 1 {
+func callerFromHeader(ctx context.Context, req mcp.Request) (context.Context, error) {
+	extra := req.GetExtra()
+	if extra == nil || len(extra.Header.Values(callerHeader)) != 1 || len(extra.Header.Values(workspacesHeader)) > 1 {
 		return nil, errors.New("this call carries no caller identity; the MCP endpoint serves identified callers only")
 	}
-	grade, name, _ := strings.Cut(req.Extra.Header.Get(callerHeader), " ")
+	grade, name, _ := strings.Cut(extra.Header.Get(callerHeader), " ")
 	g, err := identity.ParseGrade(grade)
 	if err != nil {
 		return nil, err
@@ -126,7 +127,7 @@ func callerFromHeader(ctx context.Context, req *mcp.CallToolRequest) (context.Co
 		return nil, err
 	}
 	id := identity.Identity{Name: name, Grade: g}
-	if vs := req.Extra.Header.Values(workspacesHeader); len(vs) == 1 {
+	if vs := extra.Header.Values(workspacesHeader); len(vs) == 1 {
 		ws, err := identity.ParseWorkspaceList(vs[0])
 		if err != nil {
 			return nil, err

@@ -9,7 +9,10 @@
 // (sorted, paginated) and sends notifications/tools/list_changed when the
 // set changes. tools/call is the mailbox's Call under the caller's
 // identity, whose handle arrives as a header before the capture, so that a
-// cancelled call can be cancelled by its handle (see call.go). The same Mirror serves the gateway's
+// cancelled call can be cancelled by its handle (see call.go). The mirror
+// also serves the resources, resource templates and prompts of the
+// workspace's MCP servers mounted on the bridge, kept by the bridge's
+// WatchCatalog (catalog.go, catalogview.go). The same Mirror serves the gateway's
 // Streamable HTTP endpoint (Workspaces, HTTP) and `switchboard mcp serve` on
 // stdin/stdout (Serve).
 package mcpserve
@@ -26,6 +29,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 
+	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/mcptelemetry"
@@ -49,11 +53,16 @@ type Options struct {
 	Registry registryv1.RegistryServiceClient
 	Mailbox  grpc.ClientConnInterface
 	// Self returns the context the mirror's own calls (WatchTools,
-	// ListTools) are made with: the gateway's service identity, or the CLI's.
+	// ListTools, WatchCatalog and the catalog's listings) are made with:
+	// the gateway's service identity, or the CLI's.
 	Self func(context.Context) context.Context
-	// As returns the context a tools/call is made with: the identity of the
-	// caller of that one request. An error refuses the call with its text.
-	As func(context.Context, *mcp.CallToolRequest) (context.Context, error)
+	// Bridge is the bridge's client, whose mounted MCP servers' resources
+	// and prompts the mirror serves (catalog.go); nil serves tools only.
+	Bridge bridgev1.BridgeServiceClient
+	// As returns the context a tools/call, resources/read or prompts/get is
+	// made with: the identity of the caller of that one request. An error
+	// refuses the request with its text.
+	As func(context.Context, mcp.Request) (context.Context, error)
 	// CallTimeout bounds a tools/call (0: DefaultCallTimeout).
 	CallTimeout time.Duration
 	// ReadyWait bounds the wait for a workspace's first listing (0:
@@ -106,6 +115,7 @@ type Mirror struct {
 	ready     chan struct{} // closed after the first listing is applied
 	readyOnce sync.Once
 	dirty     chan struct{} // one pending re-read; a burst of changes coalesces
+	catDirty  chan struct{} // the same for the catalog
 	cancel    context.CancelFunc
 	done      chan struct{}
 
@@ -119,6 +129,7 @@ type Mirror struct {
 	list   []*registryv1.PresentedTool  // the last listing applied
 	rules  map[string]*registryv1.Group // the workspace's groups, by name
 	groups map[string]*view             // the groups asked for, by name
+	cat    catalogSnap                  // the last catalog applied
 }
 
 // NewMirror returns the mirror of workspace ws; Start begins keeping it.
@@ -132,7 +143,7 @@ func NewMirror(ws string, opts Options) (*Mirror, error) {
 	}
 	m := &Mirror{ws: ws, opts: opts, mailbox: mailboxClient{opts.Mailbox, mailboxv1.NewMailboxServiceClient(opts.Mailbox)},
 		log: log.With("workspace", ws), ready: make(chan struct{}),
-		dirty: make(chan struct{}, 1), done: make(chan struct{}),
+		dirty: make(chan struct{}, 1), catDirty: make(chan struct{}, 1), done: make(chan struct{}),
 		rules: map[string]*registryv1.Group{}, groups: map[string]*view{}}
 	m.all = m.newView("")
 	return m, nil
@@ -147,6 +158,10 @@ func (m *Mirror) Start(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { m.watch(ctx) })
 	wg.Go(func() { m.refresher(ctx) })
+	if m.opts.Bridge != nil {
+		wg.Go(func() { m.catalogWatch(ctx) })
+		wg.Go(func() { m.catalogRefresher(ctx) })
+	}
 	go func() { wg.Wait(); close(m.done) }()
 }
 

@@ -30,7 +30,7 @@ func realRegistry(t *testing.T) (Options, registryv1.RegistryServiceClient) {
 	t.Helper()
 	core := mailboxtest.New(t, mailboxtest.Options{})
 	return Options{Registry: core.Registry, Mailbox: core.Conn, Self: self.AsSelf,
-		As: func(ctx context.Context, _ *mcp.CallToolRequest) (context.Context, error) { return ctx, nil }, Log: logging.Discard()}, core.Registry
+		As: func(ctx context.Context, _ mcp.Request) (context.Context, error) { return ctx, nil }, Log: logging.Discard()}, core.Registry
 }
 
 func advertise(t *testing.T, reg registryv1.RegistryServiceClient, client string, tools ...*registryv1.Tool) {

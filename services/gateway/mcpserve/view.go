@@ -23,10 +23,18 @@ type view struct {
 
 	mu    sync.RWMutex
 	tools map[string]entry // by the name this view presents; written by the refresher only
+	cat   viewCatalog      // the prompts and resources it serves; written under m.gmu only
 }
 
 func (m *Mirror) newView(group string) *view {
 	v := &view{m: m, group: group, tools: map[string]entry{}}
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
+	if m.opts.Bridge != nil {
+		// Declared from the start, so a client listens for their
+		// list_changed before any server is mounted.
+		caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
+		caps.Resources = &mcp.ResourceCapabilities{ListChanged: true}
+	}
 	title, about := "Switchboard workspace "+m.ws, fmt.Sprintf("The tools of the Switchboard workspace %q.", m.ws)
 	if group != "" {
 		title += " group " + group
@@ -37,11 +45,11 @@ func (m *Mirror) newView(group string) *view {
 			Instructions: about + " A tool named <client>_<tool> runs on that client's " +
 				"machine; each call is routed through Switchboard's mailbox. A call still running when its time is up is " +
 				"answered with its invocation handle, which can be collected later.",
-			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+			Capabilities: caps,
 			PageSize:     m.opts.PageSize,
 			Logger:       sdkLog(m.log),
 		})
-	v.server.AddReceivingMiddleware(v.unknownTools)
+	v.server.AddReceivingMiddleware(v.unknownTools, v.unknownCatalog)
 	if m.opts.Metrics != nil {
 		// Added last, so outermost: the refusals above are counted too.
 		v.server.AddReceivingMiddleware(m.opts.Metrics.Middleware(mcptelemetry.Endpoint))

@@ -49,12 +49,17 @@ func (m *Mirror) follow(ctx context.Context) (synced bool, err error) {
 		case *registryv1.WatchToolsResponse_Synced:
 			live, synced = true, true
 			m.markDirty()
+			m.markCatalogDirty()
 		case *registryv1.WatchToolsResponse_Resync:
 			live = false // a fresh snapshot follows, closed by `synced`
 		case *registryv1.WatchToolsResponse_Advertised, *registryv1.WatchToolsResponse_Registered,
 			*registryv1.WatchToolsResponse_Unregistered, *registryv1.WatchToolsResponse_Grouped:
 			if live {
 				m.markDirty()
+			}
+			switch ev.GetChange().(type) {
+			case *registryv1.WatchToolsResponse_Registered, *registryv1.WatchToolsResponse_Unregistered:
+				m.markCatalogDirty() // the workspace's members changed, so whose catalog it serves did
 			}
 		}
 		// Presence is not part of a tool listing: a busy host is absent and

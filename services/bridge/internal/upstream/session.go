@@ -4,7 +4,8 @@
 // sends notifications/cancelled when a call's context ends.
 //
 // A Session keeps the server's current tool list (every page), re-listing it
-// when the server says the list changed. Over HTTP, a session the server has
+// when the server says the list changed, and likewise its resources,
+// templates and prompts (catalog.go). Over HTTP, a session the server has
 // forgotten (it answers 404, as after a restart) is re-initialised in place
 // and its tools re-listed; a call that met the 404 is retried once, which is
 // safe because the server never ran it. Any other end of the session is the
@@ -52,6 +53,9 @@ type Options struct {
 	// OnTools receives the tool list after every re-listing (a list change
 	// or a re-initialisation), never the first one, which Open returns.
 	OnTools func([]*mcp.Tool)
+	// OnCatalog says which parts of the catalog (Catalog) were listed
+	// again: after the server said they changed, or a re-initialisation.
+	OnCatalog func(Kind)
 	// OnNotice receives progress and log messages from the server.
 	OnNotice func(string)
 	// OnFault receives trouble the session survived (a re-initialisation,
@@ -86,17 +90,21 @@ type Session struct {
 	life   context.Context // ends at Close; bounds re-listings and re-inits
 	end    context.CancelFunc
 	relist chan struct{}
-	wg     sync.WaitGroup
+	// catalogWake wakes catalogLoop to list pending again.
+	catalogWake chan struct{}
+	wg          sync.WaitGroup
 
 	reinitMu sync.Mutex // one re-initialisation at a time
 
-	mu     sync.Mutex
-	cs     *mcp.ClientSession
-	cmd    *exec.Cmd
-	gen    uint64 // counts sessions; a stale one's end is not the Session's
-	info   Info
-	tools  []*mcp.Tool
-	closed bool
+	mu      sync.Mutex
+	cs      *mcp.ClientSession
+	cmd     *exec.Cmd
+	gen     uint64 // counts sessions; a stale one's end is not the Session's
+	info    Info
+	tools   []*mcp.Tool
+	catalog Catalog
+	pending Kind // parts of the catalog catalogLoop is to list again
+	closed  bool
 	// progress is where each running call's progress goes, by token.
 	progress map[string]func(*mcp.ProgressNotificationParams)
 	done     chan struct{}
@@ -120,9 +128,12 @@ func Open(ctx context.Context, cfg *bridgev1.ServerConfig, opts Options) (*Sessi
 	if opts.OnTools == nil {
 		opts.OnTools = func([]*mcp.Tool) {}
 	}
+	if opts.OnCatalog == nil {
+		opts.OnCatalog = func(Kind) {}
+	}
 	life, end := context.WithCancel(context.Background())
 	s := &Session{cfg: cfg, opts: opts, http: cfg.GetHttp() != nil, life: life, end: end,
-		relist: make(chan struct{}, 1), done: make(chan struct{}),
+		relist: make(chan struct{}, 1), catalogWake: make(chan struct{}, 1), done: make(chan struct{}),
 		progress: map[string]func(*mcp.ProgressNotificationParams){}}
 	s.client = mcp.NewClient(opts.Implementation, &mcp.ClientOptions{
 		Logger: opts.Logger,
@@ -130,6 +141,8 @@ func Open(ctx context.Context, cfg *bridgev1.ServerConfig, opts Options) (*Sessi
 		// so a server must not be told it could.
 		Capabilities:                &mcp.ClientCapabilities{},
 		ToolListChangedHandler:      s.onListChanged,
+		ResourceListChangedHandler:  s.onResourcesChanged,
+		PromptListChangedHandler:    s.onPromptsChanged,
 		ProgressNotificationHandler: s.onProgress,
 		LoggingMessageHandler:       s.onLog,
 	})
@@ -137,28 +150,37 @@ func Open(ctx context.Context, cfg *bridgev1.ServerConfig, opts Options) (*Sessi
 	for i := len(opts.Sending) - 1; i >= 0; i-- {
 		s.client.AddSendingMiddleware(opts.Sending[i])
 	}
-	cs, cmd, tools, err := s.connect(ctx)
+	cs, cmd, l, err := s.connect(ctx)
 	if err != nil {
 		end()
 		return nil, err
 	}
-	s.install(cs, cmd, tools)
-	s.wg.Add(2)
+	s.install(cs, cmd, l)
+	s.wg.Add(3)
 	go s.relistLoop()
+	go s.catalogLoop()
 	go s.pingLoop(cmp.Or(opts.PingInterval, DefaultPingInterval), cmp.Or(opts.PingTimeout, DefaultPingTimeout))
 	return s, nil
 }
 
-// connect opens and initialises one SDK session and lists its tools.
-func (s *Session) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, []*mcp.Tool, error) {
+// lists are what a session lists as it opens.
+type lists struct {
+	tools   []*mcp.Tool
+	catalog Catalog
+}
+
+// connect opens and initialises one SDK session and lists its tools and
+// its catalog.
+func (s *Session) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, lists, error) {
+	var l lists
 	t, cmd, err := transport(s.cfg, s.opts.Stderr)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, l, err
 	}
 	cs, err := s.client.Connect(ctx, t, nil)
 	if err != nil {
 		child.KillGroup(cmd)
-		return nil, nil, nil, s.startError(err, cmd)
+		return nil, nil, l, s.startError(err, cmd)
 	}
 	caps := cs.InitializeResult().Capabilities
 	if caps == nil {
@@ -172,18 +194,18 @@ func (s *Session) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, [
 			s.opts.Logger.Debug("logging/setLevel refused", "client", s.opts.Client, "err", err)
 		}
 	}
+	s.listCatalog(ctx, cs, Resources|Prompts, &l.catalog)
 	if caps.Tools == nil {
 		// A server without the tools capability serves no tools; asking
 		// would only earn a "method not found".
-		return cs, cmd, nil, nil
+		return cs, cmd, l, nil
 	}
-	tools, err := s.list(ctx, cs)
-	if err != nil {
+	if l.tools, err = s.list(ctx, cs); err != nil {
 		_ = cs.Close()
 		child.KillGroup(cmd)
-		return nil, nil, nil, fmt.Errorf("listing tools: %w", err)
+		return nil, nil, l, fmt.Errorf("listing tools: %w", err)
 	}
-	return cs, cmd, tools, nil
+	return cs, cmd, l, nil
 }
 
 // startError says why a server would not start, with its exit status when
@@ -196,14 +218,14 @@ func (s *Session) startError(err error, cmd *exec.Cmd) error {
 }
 
 // install makes cs the current session and watches for its end.
-func (s *Session) install(cs *mcp.ClientSession, cmd *exec.Cmd, tools []*mcp.Tool) {
+func (s *Session) install(cs *mcp.ClientSession, cmd *exec.Cmd, l lists) {
 	ir := cs.InitializeResult()
 	info := Info{ProtocolVersion: ir.ProtocolVersion, SessionID: cs.ID()}
 	if ir.ServerInfo != nil {
 		info.ServerName, info.ServerVersion = ir.ServerInfo.Name, ir.ServerInfo.Version
 	}
 	s.mu.Lock()
-	s.cs, s.cmd, s.info, s.tools = cs, cmd, info, tools
+	s.cs, s.cmd, s.info, s.tools, s.catalog = cs, cmd, info, l.tools, l.catalog
 	s.gen++
 	gen := s.gen
 	s.mu.Unlock()
@@ -288,14 +310,15 @@ func (s *Session) reinit(gen uint64) error {
 	}
 	ctx, cancel := context.WithTimeout(s.life, listTimeout)
 	defer cancel()
-	cs, _, tools, err := s.connect(ctx)
+	cs, _, l, err := s.connect(ctx)
 	if err != nil {
 		return fmt.Errorf("the HTTP session %s expired and re-initialising failed: %w", oldID, err)
 	}
-	s.install(cs, nil, tools)
+	s.install(cs, nil, l)
 	_ = old.Close() // no DELETE: the server has forgotten it already
 	s.opts.OnFault(fmt.Sprintf("the HTTP session %s expired (the server answered 404); re-initialised as %q with %d tools",
-		oldID, cs.ID(), len(tools)))
-	s.opts.OnTools(tools)
+		oldID, cs.ID(), len(l.tools)))
+	s.opts.OnTools(l.tools)
+	s.opts.OnCatalog(Resources | Prompts)
 	return nil
 }

@@ -98,6 +98,73 @@ func (State) EnumDescriptor() ([]byte, []int) {
 	return file_switchboard_bridge_v1_bridge_proto_rawDescGZIP(), []int{0}
 }
 
+// CatalogChange is what a WatchCatalog event says changed.
+type CatalogChange int32
+
+const (
+	// CATALOG_CHANGE_UNSPECIFIED is never sent.
+	CatalogChange_CATALOG_CHANGE_UNSPECIFIED CatalogChange = 0
+	// CATALOG_CHANGE_SYNCED: the watch is open; list what you need now.
+	CatalogChange_CATALOG_CHANGE_SYNCED CatalogChange = 1
+	// CATALOG_CHANGE_MOUNTS: a server was mounted, replaced or unmounted.
+	CatalogChange_CATALOG_CHANGE_MOUNTS CatalogChange = 2
+	// CATALOG_CHANGE_RESOURCES: a server's resources or templates changed
+	// (it said so, or its session started or ended).
+	CatalogChange_CATALOG_CHANGE_RESOURCES CatalogChange = 3
+	// CATALOG_CHANGE_PROMPTS: a server's prompts changed.
+	CatalogChange_CATALOG_CHANGE_PROMPTS CatalogChange = 4
+	// CATALOG_CHANGE_RESYNC: the watcher fell behind and events were lost;
+	// list everything again.
+	CatalogChange_CATALOG_CHANGE_RESYNC CatalogChange = 5
+)
+
+// Enum value maps for CatalogChange.
+var (
+	CatalogChange_name = map[int32]string{
+		0: "CATALOG_CHANGE_UNSPECIFIED",
+		1: "CATALOG_CHANGE_SYNCED",
+		2: "CATALOG_CHANGE_MOUNTS",
+		3: "CATALOG_CHANGE_RESOURCES",
+		4: "CATALOG_CHANGE_PROMPTS",
+		5: "CATALOG_CHANGE_RESYNC",
+	}
+	CatalogChange_value = map[string]int32{
+		"CATALOG_CHANGE_UNSPECIFIED": 0,
+		"CATALOG_CHANGE_SYNCED":      1,
+		"CATALOG_CHANGE_MOUNTS":      2,
+		"CATALOG_CHANGE_RESOURCES":   3,
+		"CATALOG_CHANGE_PROMPTS":     4,
+		"CATALOG_CHANGE_RESYNC":      5,
+	}
+)
+
+func (x CatalogChange) Enum() *CatalogChange {
+	p := new(CatalogChange)
+	*p = x
+	return p
+}
+
+func (x CatalogChange) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (CatalogChange) Descriptor() protoreflect.EnumDescriptor {
+	return file_switchboard_bridge_v1_bridge_proto_enumTypes[1].Descriptor()
+}
+
+func (CatalogChange) Type() protoreflect.EnumType {
+	return &file_switchboard_bridge_v1_bridge_proto_enumTypes[1]
+}
+
+func (x CatalogChange) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use CatalogChange.Descriptor instead.
+func (CatalogChange) EnumDescriptor() ([]byte, []int) {
+	return file_switchboard_bridge_v1_bridge_proto_rawDescGZIP(), []int{1}
+}
+
 // ServerConfig says how to reach one upstream tool server and how to host it.
 // It mirrors one entry of the ecosystem's `mcpServers` JSON, plus the
 // bridge's own per-server options.
@@ -747,6 +814,317 @@ func (x *ServerStatus) GetExclusive() bool {
 	return false
 }
 
+// Resource is one resource a mounted MCP server lists.
+type Resource struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// uri is the resource's URI, kept intact.
+	Uri string `protobuf:"bytes,1,opt,name=uri,proto3" json:"uri,omitempty"`
+	// name is the resource's name.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// definition is the whole MCP Resource object as JSON text (title,
+	// description, mimeType, size, annotations, icons, _meta), as the server
+	// listed it.
+	Definition    string `protobuf:"bytes,3,opt,name=definition,proto3" json:"definition,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Resource) Reset() {
+	*x = Resource{}
+	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Resource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Resource) ProtoMessage() {}
+
+func (x *Resource) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Resource.ProtoReflect.Descriptor instead.
+func (*Resource) Descriptor() ([]byte, []int) {
+	return file_switchboard_bridge_v1_bridge_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *Resource) GetUri() string {
+	if x != nil {
+		return x.Uri
+	}
+	return ""
+}
+
+func (x *Resource) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Resource) GetDefinition() string {
+	if x != nil {
+		return x.Definition
+	}
+	return ""
+}
+
+// ResourceTemplate is one resource template a mounted MCP server lists.
+type ResourceTemplate struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// uri_template is the template (RFC 6570), kept intact.
+	UriTemplate string `protobuf:"bytes,1,opt,name=uri_template,json=uriTemplate,proto3" json:"uri_template,omitempty"`
+	// name is the template's name.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// definition is the whole MCP ResourceTemplate object as JSON text, as
+	// the server listed it.
+	Definition    string `protobuf:"bytes,3,opt,name=definition,proto3" json:"definition,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResourceTemplate) Reset() {
+	*x = ResourceTemplate{}
+	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResourceTemplate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResourceTemplate) ProtoMessage() {}
+
+func (x *ResourceTemplate) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResourceTemplate.ProtoReflect.Descriptor instead.
+func (*ResourceTemplate) Descriptor() ([]byte, []int) {
+	return file_switchboard_bridge_v1_bridge_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ResourceTemplate) GetUriTemplate() string {
+	if x != nil {
+		return x.UriTemplate
+	}
+	return ""
+}
+
+func (x *ResourceTemplate) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ResourceTemplate) GetDefinition() string {
+	if x != nil {
+		return x.Definition
+	}
+	return ""
+}
+
+// Prompt is one prompt a mounted MCP server lists.
+type Prompt struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name is the prompt's name on the server.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// definition is the whole MCP Prompt object as JSON text (title,
+	// description, arguments, icons, _meta), as the server listed it.
+	Definition    string `protobuf:"bytes,2,opt,name=definition,proto3" json:"definition,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Prompt) Reset() {
+	*x = Prompt{}
+	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Prompt) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Prompt) ProtoMessage() {}
+
+func (x *Prompt) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Prompt.ProtoReflect.Descriptor instead.
+func (*Prompt) Descriptor() ([]byte, []int) {
+	return file_switchboard_bridge_v1_bridge_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *Prompt) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Prompt) GetDefinition() string {
+	if x != nil {
+		return x.Definition
+	}
+	return ""
+}
+
+// ResourceContents is one part of a read resource.
+type ResourceContents struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// uri is the URI of this part.
+	Uri string `protobuf:"bytes,1,opt,name=uri,proto3" json:"uri,omitempty"`
+	// mime_type is its MIME type, when the server said.
+	MimeType string `protobuf:"bytes,2,opt,name=mime_type,json=mimeType,proto3" json:"mime_type,omitempty"`
+	// content is the part's text or its raw bytes.
+	//
+	// Types that are valid to be assigned to Content:
+	//
+	//	*ResourceContents_Text
+	//	*ResourceContents_Blob
+	Content isResourceContents_Content `protobuf_oneof:"content"`
+	// truncated says the part was cut to the bounds: text ends with a marker
+	// saying so; a blob over the bounds is replaced by a text saying so.
+	Truncated bool `protobuf:"varint,5,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	// meta is the part's _meta object as JSON text, when it has one.
+	Meta          string `protobuf:"bytes,6,opt,name=meta,proto3" json:"meta,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResourceContents) Reset() {
+	*x = ResourceContents{}
+	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResourceContents) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResourceContents) ProtoMessage() {}
+
+func (x *ResourceContents) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResourceContents.ProtoReflect.Descriptor instead.
+func (*ResourceContents) Descriptor() ([]byte, []int) {
+	return file_switchboard_bridge_v1_bridge_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ResourceContents) GetUri() string {
+	if x != nil {
+		return x.Uri
+	}
+	return ""
+}
+
+func (x *ResourceContents) GetMimeType() string {
+	if x != nil {
+		return x.MimeType
+	}
+	return ""
+}
+
+func (x *ResourceContents) GetContent() isResourceContents_Content {
+	if x != nil {
+		return x.Content
+	}
+	return nil
+}
+
+func (x *ResourceContents) GetText() string {
+	if x != nil {
+		if x, ok := x.Content.(*ResourceContents_Text); ok {
+			return x.Text
+		}
+	}
+	return ""
+}
+
+func (x *ResourceContents) GetBlob() []byte {
+	if x != nil {
+		if x, ok := x.Content.(*ResourceContents_Blob); ok {
+			return x.Blob
+		}
+	}
+	return nil
+}
+
+func (x *ResourceContents) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+func (x *ResourceContents) GetMeta() string {
+	if x != nil {
+		return x.Meta
+	}
+	return ""
+}
+
+type isResourceContents_Content interface {
+	isResourceContents_Content()
+}
+
+type ResourceContents_Text struct {
+	// text is the part's text.
+	Text string `protobuf:"bytes,3,opt,name=text,proto3,oneof"`
+}
+
+type ResourceContents_Blob struct {
+	// blob is the part's bytes (decoded from MCP's base64).
+	Blob []byte `protobuf:"bytes,4,opt,name=blob,proto3,oneof"`
+}
+
+func (*ResourceContents_Text) isResourceContents_Content() {}
+
+func (*ResourceContents_Blob) isResourceContents_Content() {}
+
 var File_switchboard_bridge_v1_bridge_proto protoreflect.FileDescriptor
 
 const file_switchboard_bridge_v1_bridge_proto_rawDesc = "" +
@@ -820,7 +1198,32 @@ const file_switchboard_bridge_v1_bridge_proto_rawDesc = "" +
 	"\areplica\x18\x0f \x01(\tR\areplica\x12\x1d\n" +
 	"\n" +
 	"running_on\x18\x10 \x03(\tR\trunningOn\x12\x1c\n" +
-	"\texclusive\x18\x11 \x01(\bR\texclusive*\xa0\x01\n" +
+	"\texclusive\x18\x11 \x01(\bR\texclusive\"P\n" +
+	"\bResource\x12\x10\n" +
+	"\x03uri\x18\x01 \x01(\tR\x03uri\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1e\n" +
+	"\n" +
+	"definition\x18\x03 \x01(\tR\n" +
+	"definition\"i\n" +
+	"\x10ResourceTemplate\x12!\n" +
+	"\furi_template\x18\x01 \x01(\tR\vuriTemplate\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1e\n" +
+	"\n" +
+	"definition\x18\x03 \x01(\tR\n" +
+	"definition\"<\n" +
+	"\x06Prompt\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1e\n" +
+	"\n" +
+	"definition\x18\x02 \x01(\tR\n" +
+	"definition\"\xaa\x01\n" +
+	"\x10ResourceContents\x12\x10\n" +
+	"\x03uri\x18\x01 \x01(\tR\x03uri\x12\x1b\n" +
+	"\tmime_type\x18\x02 \x01(\tR\bmimeType\x12\x14\n" +
+	"\x04text\x18\x03 \x01(\tH\x00R\x04text\x12\x14\n" +
+	"\x04blob\x18\x04 \x01(\fH\x00R\x04blob\x12\x1c\n" +
+	"\ttruncated\x18\x05 \x01(\bR\ttruncated\x12\x12\n" +
+	"\x04meta\x18\x06 \x01(\tR\x04metaB\t\n" +
+	"\acontent*\xa0\x01\n" +
 	"\x05State\x12\x15\n" +
 	"\x11STATE_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
@@ -830,7 +1233,14 @@ const file_switchboard_bridge_v1_bridge_proto_rawDesc = "" +
 	"\rSTATE_CRASHED\x10\x04\x12\x10\n" +
 	"\fSTATE_FAILED\x10\x05\x12\x11\n" +
 	"\rSTATE_STOPPED\x10\x06\x12\x11\n" +
-	"\rSTATE_STANDBY\x10\aBNZLgithub.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1;bridgev1b\x06proto3"
+	"\rSTATE_STANDBY\x10\a*\xba\x01\n" +
+	"\rCatalogChange\x12\x1e\n" +
+	"\x1aCATALOG_CHANGE_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15CATALOG_CHANGE_SYNCED\x10\x01\x12\x19\n" +
+	"\x15CATALOG_CHANGE_MOUNTS\x10\x02\x12\x1c\n" +
+	"\x18CATALOG_CHANGE_RESOURCES\x10\x03\x12\x1a\n" +
+	"\x16CATALOG_CHANGE_PROMPTS\x10\x04\x12\x19\n" +
+	"\x15CATALOG_CHANGE_RESYNC\x10\x05BNZLgithub.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1;bridgev1b\x06proto3"
 
 var (
 	file_switchboard_bridge_v1_bridge_proto_rawDescOnce sync.Once
@@ -844,33 +1254,38 @@ func file_switchboard_bridge_v1_bridge_proto_rawDescGZIP() []byte {
 	return file_switchboard_bridge_v1_bridge_proto_rawDescData
 }
 
-var file_switchboard_bridge_v1_bridge_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_switchboard_bridge_v1_bridge_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_switchboard_bridge_v1_bridge_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_switchboard_bridge_v1_bridge_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_switchboard_bridge_v1_bridge_proto_goTypes = []any{
 	(State)(0),                  // 0: switchboard.bridge.v1.State
-	(*ServerConfig)(nil),        // 1: switchboard.bridge.v1.ServerConfig
-	(*StdioTransport)(nil),      // 2: switchboard.bridge.v1.StdioTransport
-	(*HttpTransport)(nil),       // 3: switchboard.bridge.v1.HttpTransport
-	(*PluginManifest)(nil),      // 4: switchboard.bridge.v1.PluginManifest
-	(*ServerStatus)(nil),        // 5: switchboard.bridge.v1.ServerStatus
-	nil,                         // 6: switchboard.bridge.v1.StdioTransport.EnvEntry
-	nil,                         // 7: switchboard.bridge.v1.HttpTransport.HeadersEntry
-	nil,                         // 8: switchboard.bridge.v1.PluginManifest.EnvEntry
-	(*durationpb.Duration)(nil), // 9: google.protobuf.Duration
-	(*v1.Tool)(nil),             // 10: switchboard.registry.v1.Tool
+	(CatalogChange)(0),          // 1: switchboard.bridge.v1.CatalogChange
+	(*ServerConfig)(nil),        // 2: switchboard.bridge.v1.ServerConfig
+	(*StdioTransport)(nil),      // 3: switchboard.bridge.v1.StdioTransport
+	(*HttpTransport)(nil),       // 4: switchboard.bridge.v1.HttpTransport
+	(*PluginManifest)(nil),      // 5: switchboard.bridge.v1.PluginManifest
+	(*ServerStatus)(nil),        // 6: switchboard.bridge.v1.ServerStatus
+	(*Resource)(nil),            // 7: switchboard.bridge.v1.Resource
+	(*ResourceTemplate)(nil),    // 8: switchboard.bridge.v1.ResourceTemplate
+	(*Prompt)(nil),              // 9: switchboard.bridge.v1.Prompt
+	(*ResourceContents)(nil),    // 10: switchboard.bridge.v1.ResourceContents
+	nil,                         // 11: switchboard.bridge.v1.StdioTransport.EnvEntry
+	nil,                         // 12: switchboard.bridge.v1.HttpTransport.HeadersEntry
+	nil,                         // 13: switchboard.bridge.v1.PluginManifest.EnvEntry
+	(*durationpb.Duration)(nil), // 14: google.protobuf.Duration
+	(*v1.Tool)(nil),             // 15: switchboard.registry.v1.Tool
 }
 var file_switchboard_bridge_v1_bridge_proto_depIdxs = []int32{
-	2,  // 0: switchboard.bridge.v1.ServerConfig.stdio:type_name -> switchboard.bridge.v1.StdioTransport
-	3,  // 1: switchboard.bridge.v1.ServerConfig.http:type_name -> switchboard.bridge.v1.HttpTransport
-	4,  // 2: switchboard.bridge.v1.ServerConfig.plugin:type_name -> switchboard.bridge.v1.PluginManifest
-	9,  // 3: switchboard.bridge.v1.ServerConfig.call_timeout:type_name -> google.protobuf.Duration
-	9,  // 4: switchboard.bridge.v1.ServerConfig.ping_interval:type_name -> google.protobuf.Duration
-	9,  // 5: switchboard.bridge.v1.ServerConfig.ping_timeout:type_name -> google.protobuf.Duration
-	6,  // 6: switchboard.bridge.v1.StdioTransport.env:type_name -> switchboard.bridge.v1.StdioTransport.EnvEntry
-	7,  // 7: switchboard.bridge.v1.HttpTransport.headers:type_name -> switchboard.bridge.v1.HttpTransport.HeadersEntry
-	8,  // 8: switchboard.bridge.v1.PluginManifest.env:type_name -> switchboard.bridge.v1.PluginManifest.EnvEntry
-	10, // 9: switchboard.bridge.v1.PluginManifest.tools:type_name -> switchboard.registry.v1.Tool
-	9,  // 10: switchboard.bridge.v1.PluginManifest.call_timeout:type_name -> google.protobuf.Duration
+	3,  // 0: switchboard.bridge.v1.ServerConfig.stdio:type_name -> switchboard.bridge.v1.StdioTransport
+	4,  // 1: switchboard.bridge.v1.ServerConfig.http:type_name -> switchboard.bridge.v1.HttpTransport
+	5,  // 2: switchboard.bridge.v1.ServerConfig.plugin:type_name -> switchboard.bridge.v1.PluginManifest
+	14, // 3: switchboard.bridge.v1.ServerConfig.call_timeout:type_name -> google.protobuf.Duration
+	14, // 4: switchboard.bridge.v1.ServerConfig.ping_interval:type_name -> google.protobuf.Duration
+	14, // 5: switchboard.bridge.v1.ServerConfig.ping_timeout:type_name -> google.protobuf.Duration
+	11, // 6: switchboard.bridge.v1.StdioTransport.env:type_name -> switchboard.bridge.v1.StdioTransport.EnvEntry
+	12, // 7: switchboard.bridge.v1.HttpTransport.headers:type_name -> switchboard.bridge.v1.HttpTransport.HeadersEntry
+	13, // 8: switchboard.bridge.v1.PluginManifest.env:type_name -> switchboard.bridge.v1.PluginManifest.EnvEntry
+	15, // 9: switchboard.bridge.v1.PluginManifest.tools:type_name -> switchboard.registry.v1.Tool
+	14, // 10: switchboard.bridge.v1.PluginManifest.call_timeout:type_name -> google.protobuf.Duration
 	0,  // 11: switchboard.bridge.v1.ServerStatus.state:type_name -> switchboard.bridge.v1.State
 	12, // [12:12] is the sub-list for method output_type
 	12, // [12:12] is the sub-list for method input_type
@@ -889,13 +1304,17 @@ func file_switchboard_bridge_v1_bridge_proto_init() {
 		(*ServerConfig_Http)(nil),
 		(*ServerConfig_Plugin)(nil),
 	}
+	file_switchboard_bridge_v1_bridge_proto_msgTypes[8].OneofWrappers = []any{
+		(*ResourceContents_Text)(nil),
+		(*ResourceContents_Blob)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_bridge_v1_bridge_proto_rawDesc), len(file_switchboard_bridge_v1_bridge_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   8,
+			NumEnums:      2,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -298,6 +298,609 @@ func (x *ListServersResponse) GetServers() []*ServerStatus {
 	return nil
 }
 
+// ListResourcesRequest names a mounted client.
+type ListResourcesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// client is the mounted server's client name.
+	Client        string `protobuf:"bytes,1,opt,name=client,proto3" json:"client,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListResourcesRequest) Reset() {
+	*x = ListResourcesRequest{}
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListResourcesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListResourcesRequest) ProtoMessage() {}
+
+func (x *ListResourcesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListResourcesRequest.ProtoReflect.Descriptor instead.
+func (*ListResourcesRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_bridge_v1_bridge_service_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ListResourcesRequest) GetClient() string {
+	if x != nil {
+		return x.Client
+	}
+	return ""
+}
+
+// ListResourcesResponse is a server's resources, in the order it listed
+// them.
+type ListResourcesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// resources holds one entry per resource.
+	Resources     []*Resource `protobuf:"bytes,1,rep,name=resources,proto3" json:"resources,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListResourcesResponse) Reset() {
+	*x = ListResourcesResponse{}
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListResourcesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListResourcesResponse) ProtoMessage() {}
+
+func (x *ListResourcesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListResourcesResponse.ProtoReflect.Descriptor instead.
+func (*ListResourcesResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_bridge_v1_bridge_service_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ListResourcesResponse) GetResources() []*Resource {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
+// ListResourceTemplatesRequest names a mounted client.
+type ListResourceTemplatesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// client is the mounted server's client name.
+	Client        string `protobuf:"bytes,1,opt,name=client,proto3" json:"client,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListResourceTemplatesRequest) Reset() {
+	*x = ListResourceTemplatesRequest{}
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListResourceTemplatesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListResourceTemplatesRequest) ProtoMessage() {}
+
+func (x *ListResourceTemplatesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListResourceTemplatesRequest.ProtoReflect.Descriptor instead.
+func (*ListResourceTemplatesRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_bridge_v1_bridge_service_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ListResourceTemplatesRequest) GetClient() string {
+	if x != nil {
+		return x.Client
+	}
+	return ""
+}
+
+// ListResourceTemplatesResponse is a server's resource templates, in the
+// order it listed them.
+type ListResourceTemplatesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// templates holds one entry per template.
+	Templates     []*ResourceTemplate `protobuf:"bytes,1,rep,name=templates,proto3" json:"templates,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListResourceTemplatesResponse) Reset() {
+	*x = ListResourceTemplatesResponse{}
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListResourceTemplatesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListResourceTemplatesResponse) ProtoMessage() {}
+
+func (x *ListResourceTemplatesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListResourceTemplatesResponse.ProtoReflect.Descriptor instead.
+func (*ListResourceTemplatesResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_bridge_v1_bridge_service_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ListResourceTemplatesResponse) GetTemplates() []*ResourceTemplate {
+	if x != nil {
+		return x.Templates
+	}
+	return nil
+}
+
+// ReadResourceRequest names a resource of a mounted client.
+type ReadResourceRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// client is the mounted server's client name.
+	Client string `protobuf:"bytes,1,opt,name=client,proto3" json:"client,omitempty"`
+	// uri is the resource's URI, as listed or made from a template.
+	Uri           string `protobuf:"bytes,2,opt,name=uri,proto3" json:"uri,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadResourceRequest) Reset() {
+	*x = ReadResourceRequest{}
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadResourceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadResourceRequest) ProtoMessage() {}
+
+func (x *ReadResourceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadResourceRequest.ProtoReflect.Descriptor instead.
+func (*ReadResourceRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_bridge_v1_bridge_service_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ReadResourceRequest) GetClient() string {
+	if x != nil {
+		return x.Client
+	}
+	return ""
+}
+
+func (x *ReadResourceRequest) GetUri() string {
+	if x != nil {
+		return x.Uri
+	}
+	return ""
+}
+
+// ReadResourceResponse is what the server answered, bounded.
+type ReadResourceResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// contents holds the resource's contents, in the server's order.
+	Contents      []*ResourceContents `protobuf:"bytes,1,rep,name=contents,proto3" json:"contents,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadResourceResponse) Reset() {
+	*x = ReadResourceResponse{}
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadResourceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadResourceResponse) ProtoMessage() {}
+
+func (x *ReadResourceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadResourceResponse.ProtoReflect.Descriptor instead.
+func (*ReadResourceResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_bridge_v1_bridge_service_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ReadResourceResponse) GetContents() []*ResourceContents {
+	if x != nil {
+		return x.Contents
+	}
+	return nil
+}
+
+// ListPromptsRequest names a mounted client.
+type ListPromptsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// client is the mounted server's client name.
+	Client        string `protobuf:"bytes,1,opt,name=client,proto3" json:"client,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPromptsRequest) Reset() {
+	*x = ListPromptsRequest{}
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPromptsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPromptsRequest) ProtoMessage() {}
+
+func (x *ListPromptsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPromptsRequest.ProtoReflect.Descriptor instead.
+func (*ListPromptsRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_bridge_v1_bridge_service_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ListPromptsRequest) GetClient() string {
+	if x != nil {
+		return x.Client
+	}
+	return ""
+}
+
+// ListPromptsResponse is a server's prompts, in the order it listed them.
+type ListPromptsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// prompts holds one entry per prompt.
+	Prompts       []*Prompt `protobuf:"bytes,1,rep,name=prompts,proto3" json:"prompts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPromptsResponse) Reset() {
+	*x = ListPromptsResponse{}
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPromptsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPromptsResponse) ProtoMessage() {}
+
+func (x *ListPromptsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPromptsResponse.ProtoReflect.Descriptor instead.
+func (*ListPromptsResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_bridge_v1_bridge_service_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ListPromptsResponse) GetPrompts() []*Prompt {
+	if x != nil {
+		return x.Prompts
+	}
+	return nil
+}
+
+// GetPromptRequest names a prompt of a mounted client and its arguments.
+type GetPromptRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// client is the mounted server's client name.
+	Client string `protobuf:"bytes,1,opt,name=client,proto3" json:"client,omitempty"`
+	// name is the prompt's name on that server (not the name the workspace
+	// endpoint presents it under).
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// arguments are the prompt's arguments, by name.
+	Arguments     map[string]string `protobuf:"bytes,3,rep,name=arguments,proto3" json:"arguments,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPromptRequest) Reset() {
+	*x = GetPromptRequest{}
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPromptRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPromptRequest) ProtoMessage() {}
+
+func (x *GetPromptRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPromptRequest.ProtoReflect.Descriptor instead.
+func (*GetPromptRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_bridge_v1_bridge_service_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *GetPromptRequest) GetClient() string {
+	if x != nil {
+		return x.Client
+	}
+	return ""
+}
+
+func (x *GetPromptRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *GetPromptRequest) GetArguments() map[string]string {
+	if x != nil {
+		return x.Arguments
+	}
+	return nil
+}
+
+// GetPromptResponse is the prompt the server made, bounded.
+type GetPromptResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// description is the server's description of the prompt it made.
+	Description string `protobuf:"bytes,1,opt,name=description,proto3" json:"description,omitempty"`
+	// messages holds each message (MCP's PromptMessage: role and content) as
+	// JSON text.
+	Messages []string `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
+	// truncated says that text or data was cut to the bounds; the cut
+	// content carries a marker saying so.
+	Truncated     bool `protobuf:"varint,3,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPromptResponse) Reset() {
+	*x = GetPromptResponse{}
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPromptResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPromptResponse) ProtoMessage() {}
+
+func (x *GetPromptResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPromptResponse.ProtoReflect.Descriptor instead.
+func (*GetPromptResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_bridge_v1_bridge_service_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *GetPromptResponse) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *GetPromptResponse) GetMessages() []string {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+func (x *GetPromptResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+// WatchCatalogRequest opens a watch of every mounted server's catalog.
+type WatchCatalogRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchCatalogRequest) Reset() {
+	*x = WatchCatalogRequest{}
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchCatalogRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchCatalogRequest) ProtoMessage() {}
+
+func (x *WatchCatalogRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchCatalogRequest.ProtoReflect.Descriptor instead.
+func (*WatchCatalogRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_bridge_v1_bridge_service_proto_rawDescGZIP(), []int{16}
+}
+
+// WatchCatalogResponse is one change.
+type WatchCatalogResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// change says what changed.
+	Change CatalogChange `protobuf:"varint,1,opt,name=change,proto3,enum=switchboard.bridge.v1.CatalogChange" json:"change,omitempty"`
+	// client is the mounted server that changed; empty for SYNCED and
+	// RESYNC.
+	Client        string `protobuf:"bytes,2,opt,name=client,proto3" json:"client,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchCatalogResponse) Reset() {
+	*x = WatchCatalogResponse{}
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchCatalogResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchCatalogResponse) ProtoMessage() {}
+
+func (x *WatchCatalogResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchCatalogResponse.ProtoReflect.Descriptor instead.
+func (*WatchCatalogResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_bridge_v1_bridge_service_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *WatchCatalogResponse) GetChange() CatalogChange {
+	if x != nil {
+		return x.Change
+	}
+	return CatalogChange_CATALOG_CHANGE_UNSPECIFIED
+}
+
+func (x *WatchCatalogResponse) GetClient() string {
+	if x != nil {
+		return x.Client
+	}
+	return ""
+}
+
 var File_switchboard_bridge_v1_bridge_service_proto protoreflect.FileDescriptor
 
 const file_switchboard_bridge_v1_bridge_service_proto_rawDesc = "" +
@@ -314,11 +917,49 @@ const file_switchboard_bridge_v1_bridge_service_proto_rawDesc = "" +
 	"\x06server\x18\x01 \x01(\v2#.switchboard.bridge.v1.ServerStatusR\x06server\"\x14\n" +
 	"\x12ListServersRequest\"T\n" +
 	"\x13ListServersResponse\x12=\n" +
-	"\aservers\x18\x01 \x03(\v2#.switchboard.bridge.v1.ServerStatusR\aservers2\xa3\x02\n" +
+	"\aservers\x18\x01 \x03(\v2#.switchboard.bridge.v1.ServerStatusR\aservers\".\n" +
+	"\x14ListResourcesRequest\x12\x16\n" +
+	"\x06client\x18\x01 \x01(\tR\x06client\"V\n" +
+	"\x15ListResourcesResponse\x12=\n" +
+	"\tresources\x18\x01 \x03(\v2\x1f.switchboard.bridge.v1.ResourceR\tresources\"6\n" +
+	"\x1cListResourceTemplatesRequest\x12\x16\n" +
+	"\x06client\x18\x01 \x01(\tR\x06client\"f\n" +
+	"\x1dListResourceTemplatesResponse\x12E\n" +
+	"\ttemplates\x18\x01 \x03(\v2'.switchboard.bridge.v1.ResourceTemplateR\ttemplates\"?\n" +
+	"\x13ReadResourceRequest\x12\x16\n" +
+	"\x06client\x18\x01 \x01(\tR\x06client\x12\x10\n" +
+	"\x03uri\x18\x02 \x01(\tR\x03uri\"[\n" +
+	"\x14ReadResourceResponse\x12C\n" +
+	"\bcontents\x18\x01 \x03(\v2'.switchboard.bridge.v1.ResourceContentsR\bcontents\",\n" +
+	"\x12ListPromptsRequest\x12\x16\n" +
+	"\x06client\x18\x01 \x01(\tR\x06client\"N\n" +
+	"\x13ListPromptsResponse\x127\n" +
+	"\aprompts\x18\x01 \x03(\v2\x1d.switchboard.bridge.v1.PromptR\aprompts\"\xd2\x01\n" +
+	"\x10GetPromptRequest\x12\x16\n" +
+	"\x06client\x18\x01 \x01(\tR\x06client\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12T\n" +
+	"\targuments\x18\x03 \x03(\v26.switchboard.bridge.v1.GetPromptRequest.ArgumentsEntryR\targuments\x1a<\n" +
+	"\x0eArgumentsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"o\n" +
+	"\x11GetPromptResponse\x12 \n" +
+	"\vdescription\x18\x01 \x01(\tR\vdescription\x12\x1a\n" +
+	"\bmessages\x18\x02 \x03(\tR\bmessages\x12\x1c\n" +
+	"\ttruncated\x18\x03 \x01(\bR\ttruncated\"\x15\n" +
+	"\x13WatchCatalogRequest\"l\n" +
+	"\x14WatchCatalogResponse\x12<\n" +
+	"\x06change\x18\x01 \x01(\x0e2$.switchboard.bridge.v1.CatalogChangeR\x06change\x12\x16\n" +
+	"\x06client\x18\x02 \x01(\tR\x06client2\xae\a\n" +
 	"\rBridgeService\x12R\n" +
 	"\x05Mount\x12#.switchboard.bridge.v1.MountRequest\x1a$.switchboard.bridge.v1.MountResponse\x12X\n" +
 	"\aUnmount\x12%.switchboard.bridge.v1.UnmountRequest\x1a&.switchboard.bridge.v1.UnmountResponse\x12d\n" +
-	"\vListServers\x12).switchboard.bridge.v1.ListServersRequest\x1a*.switchboard.bridge.v1.ListServersResponseBNZLgithub.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1;bridgev1b\x06proto3"
+	"\vListServers\x12).switchboard.bridge.v1.ListServersRequest\x1a*.switchboard.bridge.v1.ListServersResponse\x12j\n" +
+	"\rListResources\x12+.switchboard.bridge.v1.ListResourcesRequest\x1a,.switchboard.bridge.v1.ListResourcesResponse\x12\x82\x01\n" +
+	"\x15ListResourceTemplates\x123.switchboard.bridge.v1.ListResourceTemplatesRequest\x1a4.switchboard.bridge.v1.ListResourceTemplatesResponse\x12g\n" +
+	"\fReadResource\x12*.switchboard.bridge.v1.ReadResourceRequest\x1a+.switchboard.bridge.v1.ReadResourceResponse\x12d\n" +
+	"\vListPrompts\x12).switchboard.bridge.v1.ListPromptsRequest\x1a*.switchboard.bridge.v1.ListPromptsResponse\x12^\n" +
+	"\tGetPrompt\x12'.switchboard.bridge.v1.GetPromptRequest\x1a(.switchboard.bridge.v1.GetPromptResponse\x12i\n" +
+	"\fWatchCatalog\x12*.switchboard.bridge.v1.WatchCatalogRequest\x1a+.switchboard.bridge.v1.WatchCatalogResponse0\x01BNZLgithub.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1;bridgev1b\x06proto3"
 
 var (
 	file_switchboard_bridge_v1_bridge_service_proto_rawDescOnce sync.Once
@@ -332,33 +973,69 @@ func file_switchboard_bridge_v1_bridge_service_proto_rawDescGZIP() []byte {
 	return file_switchboard_bridge_v1_bridge_service_proto_rawDescData
 }
 
-var file_switchboard_bridge_v1_bridge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_switchboard_bridge_v1_bridge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_switchboard_bridge_v1_bridge_service_proto_goTypes = []any{
-	(*MountRequest)(nil),        // 0: switchboard.bridge.v1.MountRequest
-	(*MountResponse)(nil),       // 1: switchboard.bridge.v1.MountResponse
-	(*UnmountRequest)(nil),      // 2: switchboard.bridge.v1.UnmountRequest
-	(*UnmountResponse)(nil),     // 3: switchboard.bridge.v1.UnmountResponse
-	(*ListServersRequest)(nil),  // 4: switchboard.bridge.v1.ListServersRequest
-	(*ListServersResponse)(nil), // 5: switchboard.bridge.v1.ListServersResponse
-	(*ServerConfig)(nil),        // 6: switchboard.bridge.v1.ServerConfig
-	(*ServerStatus)(nil),        // 7: switchboard.bridge.v1.ServerStatus
+	(*MountRequest)(nil),                  // 0: switchboard.bridge.v1.MountRequest
+	(*MountResponse)(nil),                 // 1: switchboard.bridge.v1.MountResponse
+	(*UnmountRequest)(nil),                // 2: switchboard.bridge.v1.UnmountRequest
+	(*UnmountResponse)(nil),               // 3: switchboard.bridge.v1.UnmountResponse
+	(*ListServersRequest)(nil),            // 4: switchboard.bridge.v1.ListServersRequest
+	(*ListServersResponse)(nil),           // 5: switchboard.bridge.v1.ListServersResponse
+	(*ListResourcesRequest)(nil),          // 6: switchboard.bridge.v1.ListResourcesRequest
+	(*ListResourcesResponse)(nil),         // 7: switchboard.bridge.v1.ListResourcesResponse
+	(*ListResourceTemplatesRequest)(nil),  // 8: switchboard.bridge.v1.ListResourceTemplatesRequest
+	(*ListResourceTemplatesResponse)(nil), // 9: switchboard.bridge.v1.ListResourceTemplatesResponse
+	(*ReadResourceRequest)(nil),           // 10: switchboard.bridge.v1.ReadResourceRequest
+	(*ReadResourceResponse)(nil),          // 11: switchboard.bridge.v1.ReadResourceResponse
+	(*ListPromptsRequest)(nil),            // 12: switchboard.bridge.v1.ListPromptsRequest
+	(*ListPromptsResponse)(nil),           // 13: switchboard.bridge.v1.ListPromptsResponse
+	(*GetPromptRequest)(nil),              // 14: switchboard.bridge.v1.GetPromptRequest
+	(*GetPromptResponse)(nil),             // 15: switchboard.bridge.v1.GetPromptResponse
+	(*WatchCatalogRequest)(nil),           // 16: switchboard.bridge.v1.WatchCatalogRequest
+	(*WatchCatalogResponse)(nil),          // 17: switchboard.bridge.v1.WatchCatalogResponse
+	nil,                                   // 18: switchboard.bridge.v1.GetPromptRequest.ArgumentsEntry
+	(*ServerConfig)(nil),                  // 19: switchboard.bridge.v1.ServerConfig
+	(*ServerStatus)(nil),                  // 20: switchboard.bridge.v1.ServerStatus
+	(*Resource)(nil),                      // 21: switchboard.bridge.v1.Resource
+	(*ResourceTemplate)(nil),              // 22: switchboard.bridge.v1.ResourceTemplate
+	(*ResourceContents)(nil),              // 23: switchboard.bridge.v1.ResourceContents
+	(*Prompt)(nil),                        // 24: switchboard.bridge.v1.Prompt
+	(CatalogChange)(0),                    // 25: switchboard.bridge.v1.CatalogChange
 }
 var file_switchboard_bridge_v1_bridge_service_proto_depIdxs = []int32{
-	6, // 0: switchboard.bridge.v1.MountRequest.config:type_name -> switchboard.bridge.v1.ServerConfig
-	7, // 1: switchboard.bridge.v1.MountResponse.server:type_name -> switchboard.bridge.v1.ServerStatus
-	7, // 2: switchboard.bridge.v1.UnmountResponse.server:type_name -> switchboard.bridge.v1.ServerStatus
-	7, // 3: switchboard.bridge.v1.ListServersResponse.servers:type_name -> switchboard.bridge.v1.ServerStatus
-	0, // 4: switchboard.bridge.v1.BridgeService.Mount:input_type -> switchboard.bridge.v1.MountRequest
-	2, // 5: switchboard.bridge.v1.BridgeService.Unmount:input_type -> switchboard.bridge.v1.UnmountRequest
-	4, // 6: switchboard.bridge.v1.BridgeService.ListServers:input_type -> switchboard.bridge.v1.ListServersRequest
-	1, // 7: switchboard.bridge.v1.BridgeService.Mount:output_type -> switchboard.bridge.v1.MountResponse
-	3, // 8: switchboard.bridge.v1.BridgeService.Unmount:output_type -> switchboard.bridge.v1.UnmountResponse
-	5, // 9: switchboard.bridge.v1.BridgeService.ListServers:output_type -> switchboard.bridge.v1.ListServersResponse
-	7, // [7:10] is the sub-list for method output_type
-	4, // [4:7] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	19, // 0: switchboard.bridge.v1.MountRequest.config:type_name -> switchboard.bridge.v1.ServerConfig
+	20, // 1: switchboard.bridge.v1.MountResponse.server:type_name -> switchboard.bridge.v1.ServerStatus
+	20, // 2: switchboard.bridge.v1.UnmountResponse.server:type_name -> switchboard.bridge.v1.ServerStatus
+	20, // 3: switchboard.bridge.v1.ListServersResponse.servers:type_name -> switchboard.bridge.v1.ServerStatus
+	21, // 4: switchboard.bridge.v1.ListResourcesResponse.resources:type_name -> switchboard.bridge.v1.Resource
+	22, // 5: switchboard.bridge.v1.ListResourceTemplatesResponse.templates:type_name -> switchboard.bridge.v1.ResourceTemplate
+	23, // 6: switchboard.bridge.v1.ReadResourceResponse.contents:type_name -> switchboard.bridge.v1.ResourceContents
+	24, // 7: switchboard.bridge.v1.ListPromptsResponse.prompts:type_name -> switchboard.bridge.v1.Prompt
+	18, // 8: switchboard.bridge.v1.GetPromptRequest.arguments:type_name -> switchboard.bridge.v1.GetPromptRequest.ArgumentsEntry
+	25, // 9: switchboard.bridge.v1.WatchCatalogResponse.change:type_name -> switchboard.bridge.v1.CatalogChange
+	0,  // 10: switchboard.bridge.v1.BridgeService.Mount:input_type -> switchboard.bridge.v1.MountRequest
+	2,  // 11: switchboard.bridge.v1.BridgeService.Unmount:input_type -> switchboard.bridge.v1.UnmountRequest
+	4,  // 12: switchboard.bridge.v1.BridgeService.ListServers:input_type -> switchboard.bridge.v1.ListServersRequest
+	6,  // 13: switchboard.bridge.v1.BridgeService.ListResources:input_type -> switchboard.bridge.v1.ListResourcesRequest
+	8,  // 14: switchboard.bridge.v1.BridgeService.ListResourceTemplates:input_type -> switchboard.bridge.v1.ListResourceTemplatesRequest
+	10, // 15: switchboard.bridge.v1.BridgeService.ReadResource:input_type -> switchboard.bridge.v1.ReadResourceRequest
+	12, // 16: switchboard.bridge.v1.BridgeService.ListPrompts:input_type -> switchboard.bridge.v1.ListPromptsRequest
+	14, // 17: switchboard.bridge.v1.BridgeService.GetPrompt:input_type -> switchboard.bridge.v1.GetPromptRequest
+	16, // 18: switchboard.bridge.v1.BridgeService.WatchCatalog:input_type -> switchboard.bridge.v1.WatchCatalogRequest
+	1,  // 19: switchboard.bridge.v1.BridgeService.Mount:output_type -> switchboard.bridge.v1.MountResponse
+	3,  // 20: switchboard.bridge.v1.BridgeService.Unmount:output_type -> switchboard.bridge.v1.UnmountResponse
+	5,  // 21: switchboard.bridge.v1.BridgeService.ListServers:output_type -> switchboard.bridge.v1.ListServersResponse
+	7,  // 22: switchboard.bridge.v1.BridgeService.ListResources:output_type -> switchboard.bridge.v1.ListResourcesResponse
+	9,  // 23: switchboard.bridge.v1.BridgeService.ListResourceTemplates:output_type -> switchboard.bridge.v1.ListResourceTemplatesResponse
+	11, // 24: switchboard.bridge.v1.BridgeService.ReadResource:output_type -> switchboard.bridge.v1.ReadResourceResponse
+	13, // 25: switchboard.bridge.v1.BridgeService.ListPrompts:output_type -> switchboard.bridge.v1.ListPromptsResponse
+	15, // 26: switchboard.bridge.v1.BridgeService.GetPrompt:output_type -> switchboard.bridge.v1.GetPromptResponse
+	17, // 27: switchboard.bridge.v1.BridgeService.WatchCatalog:output_type -> switchboard.bridge.v1.WatchCatalogResponse
+	19, // [19:28] is the sub-list for method output_type
+	10, // [10:19] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_bridge_v1_bridge_service_proto_init() }
@@ -373,7 +1050,7 @@ func file_switchboard_bridge_v1_bridge_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_bridge_v1_bridge_service_proto_rawDesc), len(file_switchboard_bridge_v1_bridge_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

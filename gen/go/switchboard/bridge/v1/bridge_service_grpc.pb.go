@@ -19,9 +19,15 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	BridgeService_Mount_FullMethodName       = "/switchboard.bridge.v1.BridgeService/Mount"
-	BridgeService_Unmount_FullMethodName     = "/switchboard.bridge.v1.BridgeService/Unmount"
-	BridgeService_ListServers_FullMethodName = "/switchboard.bridge.v1.BridgeService/ListServers"
+	BridgeService_Mount_FullMethodName                 = "/switchboard.bridge.v1.BridgeService/Mount"
+	BridgeService_Unmount_FullMethodName               = "/switchboard.bridge.v1.BridgeService/Unmount"
+	BridgeService_ListServers_FullMethodName           = "/switchboard.bridge.v1.BridgeService/ListServers"
+	BridgeService_ListResources_FullMethodName         = "/switchboard.bridge.v1.BridgeService/ListResources"
+	BridgeService_ListResourceTemplates_FullMethodName = "/switchboard.bridge.v1.BridgeService/ListResourceTemplates"
+	BridgeService_ReadResource_FullMethodName          = "/switchboard.bridge.v1.BridgeService/ReadResource"
+	BridgeService_ListPrompts_FullMethodName           = "/switchboard.bridge.v1.BridgeService/ListPrompts"
+	BridgeService_GetPrompt_FullMethodName             = "/switchboard.bridge.v1.BridgeService/GetPrompt"
+	BridgeService_WatchCatalog_FullMethodName          = "/switchboard.bridge.v1.BridgeService/WatchCatalog"
 )
 
 // BridgeServiceClient is the client API for BridgeService service.
@@ -45,6 +51,31 @@ type BridgeServiceClient interface {
 	// server's state, as the answering replica sees it, and which replicas
 	// run it. Changes nothing.
 	ListServers(ctx context.Context, in *ListServersRequest, opts ...grpc.CallOption) (*ListServersResponse, error)
+	// ListResources is called by drivers, admins and the gateway's MCP
+	// endpoint to read the resources a mounted MCP server lists, as the
+	// answering replica last listed them (every page, bounded). Changes
+	// nothing. A plugin backend lists none.
+	ListResources(ctx context.Context, in *ListResourcesRequest, opts ...grpc.CallOption) (*ListResourcesResponse, error)
+	// ListResourceTemplates is called like ListResources, for the server's
+	// resource templates.
+	ListResourceTemplates(ctx context.Context, in *ListResourceTemplatesRequest, opts ...grpc.CallOption) (*ListResourceTemplatesResponse, error)
+	// ReadResource is called by drivers and admins (the gateway on behalf of
+	// an MCP client) to read one resource of a mounted MCP server: the read
+	// is forwarded to the server's session, and text and blobs beyond the
+	// bounds are cut with a marker saying so.
+	ReadResource(ctx context.Context, in *ReadResourceRequest, opts ...grpc.CallOption) (*ReadResourceResponse, error)
+	// ListPrompts is called like ListResources, for the server's prompts.
+	ListPrompts(ctx context.Context, in *ListPromptsRequest, opts ...grpc.CallOption) (*ListPromptsResponse, error)
+	// GetPrompt is called by drivers and admins (the gateway on behalf of an
+	// MCP client) to get one prompt of a mounted MCP server with arguments:
+	// forwarded to the server's session, its text bounded as ReadResource's.
+	GetPrompt(ctx context.Context, in *GetPromptRequest, opts ...grpc.CallOption) (*GetPromptResponse, error)
+	// WatchCatalog is called by drivers, admins and the gateway's MCP
+	// endpoint to hear when a mounted server's resources or prompts changed,
+	// or the set of mounted servers did, so it can list again instead of
+	// polling. It starts with one SYNCED event and lasts until the caller
+	// ends it or the replica drains. Changes nothing.
+	WatchCatalog(ctx context.Context, in *WatchCatalogRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchCatalogResponse], error)
 }
 
 type bridgeServiceClient struct {
@@ -85,6 +116,75 @@ func (c *bridgeServiceClient) ListServers(ctx context.Context, in *ListServersRe
 	return out, nil
 }
 
+func (c *bridgeServiceClient) ListResources(ctx context.Context, in *ListResourcesRequest, opts ...grpc.CallOption) (*ListResourcesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListResourcesResponse)
+	err := c.cc.Invoke(ctx, BridgeService_ListResources_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *bridgeServiceClient) ListResourceTemplates(ctx context.Context, in *ListResourceTemplatesRequest, opts ...grpc.CallOption) (*ListResourceTemplatesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListResourceTemplatesResponse)
+	err := c.cc.Invoke(ctx, BridgeService_ListResourceTemplates_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *bridgeServiceClient) ReadResource(ctx context.Context, in *ReadResourceRequest, opts ...grpc.CallOption) (*ReadResourceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReadResourceResponse)
+	err := c.cc.Invoke(ctx, BridgeService_ReadResource_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *bridgeServiceClient) ListPrompts(ctx context.Context, in *ListPromptsRequest, opts ...grpc.CallOption) (*ListPromptsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListPromptsResponse)
+	err := c.cc.Invoke(ctx, BridgeService_ListPrompts_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *bridgeServiceClient) GetPrompt(ctx context.Context, in *GetPromptRequest, opts ...grpc.CallOption) (*GetPromptResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetPromptResponse)
+	err := c.cc.Invoke(ctx, BridgeService_GetPrompt_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *bridgeServiceClient) WatchCatalog(ctx context.Context, in *WatchCatalogRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchCatalogResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &BridgeService_ServiceDesc.Streams[0], BridgeService_WatchCatalog_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WatchCatalogRequest, WatchCatalogResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type BridgeService_WatchCatalogClient = grpc.ServerStreamingClient[WatchCatalogResponse]
+
 // BridgeServiceServer is the server API for BridgeService service.
 // All implementations must embed UnimplementedBridgeServiceServer
 // for forward compatibility.
@@ -106,6 +206,31 @@ type BridgeServiceServer interface {
 	// server's state, as the answering replica sees it, and which replicas
 	// run it. Changes nothing.
 	ListServers(context.Context, *ListServersRequest) (*ListServersResponse, error)
+	// ListResources is called by drivers, admins and the gateway's MCP
+	// endpoint to read the resources a mounted MCP server lists, as the
+	// answering replica last listed them (every page, bounded). Changes
+	// nothing. A plugin backend lists none.
+	ListResources(context.Context, *ListResourcesRequest) (*ListResourcesResponse, error)
+	// ListResourceTemplates is called like ListResources, for the server's
+	// resource templates.
+	ListResourceTemplates(context.Context, *ListResourceTemplatesRequest) (*ListResourceTemplatesResponse, error)
+	// ReadResource is called by drivers and admins (the gateway on behalf of
+	// an MCP client) to read one resource of a mounted MCP server: the read
+	// is forwarded to the server's session, and text and blobs beyond the
+	// bounds are cut with a marker saying so.
+	ReadResource(context.Context, *ReadResourceRequest) (*ReadResourceResponse, error)
+	// ListPrompts is called like ListResources, for the server's prompts.
+	ListPrompts(context.Context, *ListPromptsRequest) (*ListPromptsResponse, error)
+	// GetPrompt is called by drivers and admins (the gateway on behalf of an
+	// MCP client) to get one prompt of a mounted MCP server with arguments:
+	// forwarded to the server's session, its text bounded as ReadResource's.
+	GetPrompt(context.Context, *GetPromptRequest) (*GetPromptResponse, error)
+	// WatchCatalog is called by drivers, admins and the gateway's MCP
+	// endpoint to hear when a mounted server's resources or prompts changed,
+	// or the set of mounted servers did, so it can list again instead of
+	// polling. It starts with one SYNCED event and lasts until the caller
+	// ends it or the replica drains. Changes nothing.
+	WatchCatalog(*WatchCatalogRequest, grpc.ServerStreamingServer[WatchCatalogResponse]) error
 	mustEmbedUnimplementedBridgeServiceServer()
 }
 
@@ -124,6 +249,24 @@ func (UnimplementedBridgeServiceServer) Unmount(context.Context, *UnmountRequest
 }
 func (UnimplementedBridgeServiceServer) ListServers(context.Context, *ListServersRequest) (*ListServersResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListServers not implemented")
+}
+func (UnimplementedBridgeServiceServer) ListResources(context.Context, *ListResourcesRequest) (*ListResourcesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListResources not implemented")
+}
+func (UnimplementedBridgeServiceServer) ListResourceTemplates(context.Context, *ListResourceTemplatesRequest) (*ListResourceTemplatesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListResourceTemplates not implemented")
+}
+func (UnimplementedBridgeServiceServer) ReadResource(context.Context, *ReadResourceRequest) (*ReadResourceResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReadResource not implemented")
+}
+func (UnimplementedBridgeServiceServer) ListPrompts(context.Context, *ListPromptsRequest) (*ListPromptsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListPrompts not implemented")
+}
+func (UnimplementedBridgeServiceServer) GetPrompt(context.Context, *GetPromptRequest) (*GetPromptResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetPrompt not implemented")
+}
+func (UnimplementedBridgeServiceServer) WatchCatalog(*WatchCatalogRequest, grpc.ServerStreamingServer[WatchCatalogResponse]) error {
+	return status.Error(codes.Unimplemented, "method WatchCatalog not implemented")
 }
 func (UnimplementedBridgeServiceServer) mustEmbedUnimplementedBridgeServiceServer() {}
 func (UnimplementedBridgeServiceServer) testEmbeddedByValue()                       {}
@@ -200,6 +343,107 @@ func _BridgeService_ListServers_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _BridgeService_ListResources_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListResourcesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BridgeServiceServer).ListResources(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BridgeService_ListResources_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BridgeServiceServer).ListResources(ctx, req.(*ListResourcesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _BridgeService_ListResourceTemplates_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListResourceTemplatesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BridgeServiceServer).ListResourceTemplates(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BridgeService_ListResourceTemplates_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BridgeServiceServer).ListResourceTemplates(ctx, req.(*ListResourceTemplatesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _BridgeService_ReadResource_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReadResourceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BridgeServiceServer).ReadResource(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BridgeService_ReadResource_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BridgeServiceServer).ReadResource(ctx, req.(*ReadResourceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _BridgeService_ListPrompts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListPromptsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BridgeServiceServer).ListPrompts(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BridgeService_ListPrompts_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BridgeServiceServer).ListPrompts(ctx, req.(*ListPromptsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _BridgeService_GetPrompt_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetPromptRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BridgeServiceServer).GetPrompt(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BridgeService_GetPrompt_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BridgeServiceServer).GetPrompt(ctx, req.(*GetPromptRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _BridgeService_WatchCatalog_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WatchCatalogRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(BridgeServiceServer).WatchCatalog(m, &grpc.GenericServerStream[WatchCatalogRequest, WatchCatalogResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type BridgeService_WatchCatalogServer = grpc.ServerStreamingServer[WatchCatalogResponse]
+
 // BridgeService_ServiceDesc is the grpc.ServiceDesc for BridgeService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -219,7 +463,33 @@ var BridgeService_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "ListServers",
 			Handler:    _BridgeService_ListServers_Handler,
 		},
+		{
+			MethodName: "ListResources",
+			Handler:    _BridgeService_ListResources_Handler,
+		},
+		{
+			MethodName: "ListResourceTemplates",
+			Handler:    _BridgeService_ListResourceTemplates_Handler,
+		},
+		{
+			MethodName: "ReadResource",
+			Handler:    _BridgeService_ReadResource_Handler,
+		},
+		{
+			MethodName: "ListPrompts",
+			Handler:    _BridgeService_ListPrompts_Handler,
+		},
+		{
+			MethodName: "GetPrompt",
+			Handler:    _BridgeService_GetPrompt_Handler,
+		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "WatchCatalog",
+			Handler:       _BridgeService_WatchCatalog_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "switchboard/bridge/v1/bridge_service.proto",
 }
