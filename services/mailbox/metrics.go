@@ -42,6 +42,7 @@ type metrics struct {
 	invocations *prometheus.CounterVec
 	latency     *prometheus.HistogramVec
 	reads       prometheus.Gauge
+	notes       *prometheus.CounterVec
 
 	clients, workspaces *telemetry.Bounded
 }
@@ -61,10 +62,14 @@ func newMetrics(t *telemetry.Telemetry) *metrics {
 			Name: "switchboard_mailbox_reads_open",
 			Help: "Reads (Follow streams and held Invocations reads) this replica holds open; each client holds at most one.",
 		}),
+		notes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchboard_progress_notes_total",
+			Help: "Progress notes hosts reported on the invocations they run (Report), by the host's workspace.",
+		}, []string{"workspace"}),
 		clients:    telemetry.NewBounded(MetricClients),
 		workspaces: telemetry.NewBounded(MetricWorkspaces),
 	}
-	t.Registry.MustRegister(m.invocations, m.latency, m.reads)
+	t.Registry.MustRegister(m.invocations, m.latency, m.reads, m.notes)
 	return m
 }
 

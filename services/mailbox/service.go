@@ -239,7 +239,7 @@ func (s *Service) Cancel(ctx context.Context, req *mailboxv1.CancelRequest) (*ma
 	if n := len(req.GetReason()); n > s.bounds.MaxCancelReason {
 		return nil, status.Errorf(codes.InvalidArgument, "cancel: the reason holds %d bytes; at most %d are kept (--max-cancel-reason)", n, s.bounds.MaxCancelReason)
 	}
-	c, err := s.box.Cancel(ctx, caller.Name, req.GetInvocation(), req.GetReason())
+	c, err := s.box.Cancel(ctx, caller.Name, req.GetInvocation(), req.GetReason(), req.GetKeep())
 	s.held.settled(req.GetInvocation(), caller.Name, err == nil, err)
 	if err != nil {
 		return nil, err

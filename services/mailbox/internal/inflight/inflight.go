@@ -280,8 +280,19 @@ type Store interface {
 	// is bounded by ctx): Post then Await, with nothing missed between.
 	Call(ctx, wait context.Context, p Post) (*Capture, error)
 	// Cancel answers an invocation posted by caller as cancelled and
-	// removes it.
-	Cancel(ctx context.Context, caller, id, reason string) (Capture, error)
+	// removes it; with keep, the slot stays answered with the cancelled
+	// capture (phase cancelled) until it expires, for Status to read and
+	// Capture to collect once.
+	Cancel(ctx context.Context, caller, id, reason string, keep bool) (Capture, error)
+	// Report keeps a progress note on an invocation addressed to caller and
+	// wakes its poster's Status waits, on every replica; it returns the
+	// note's seq. One answered or cancelled is refused (NotRunning).
+	Report(ctx context.Context, caller, id string, n Note) (int64, error)
+	// Status reads an invocation posted by caller without taking it: its
+	// phase, its notes after seq `after` and, once answered, its capture.
+	// With wait > 0 it waits that long (bounded by ctx) for a note after
+	// `after` or the answer, returning as soon as one exists.
+	Status(ctx context.Context, caller, id string, after int64, wait time.Duration) (State, error)
 	// Close ends every read and refuses new acts.
 	Close()
 }

@@ -55,6 +55,9 @@ const (
 	anchorEvery = 1024
 	donePrefix  = "sb.done."
 	readPrefix  = "sb.read."
+	// notePrefix announces a progress note on sb.note.<id> to the Status
+	// waits of every replica (progress.go).
+	notePrefix = "sb.note."
 )
 
 // Config bounds a box.
@@ -94,12 +97,14 @@ type Box struct {
 
 	posts atomic.Uint64 // posts made by this replica, for anchor
 
-	done *nats.Subscription // sb.done.*, for the waiters of this replica
+	done  *nats.Subscription // sb.done.*, for the waiters of this replica
+	noted *nats.Subscription // sb.note.*, for the Status waits of this replica
 
 	mu        sync.Mutex
 	consumers map[string]jetstream.Consumer // per client, once declared
 	reads     map[string]*Read              // the reads this replica holds
 	waiters   map[string][]*waiter          // invocation id → the calls waiting for its answer
+	watchers  map[string][]chan struct{}    // invocation id → the Status waits for its news
 	closed    bool
 	closing   chan struct{}
 }
@@ -145,13 +150,17 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Box
 	}
 	b := &Box{cfg: cfg, nc: nc, js: js, queue: queue, slots: slots, log: log,
 		consumers: map[string]jetstream.Consumer{}, reads: map[string]*Read{}, waiters: map[string][]*waiter{},
-		closing: make(chan struct{})}
+		watchers: map[string][]chan struct{}{}, closing: make(chan struct{})}
 	// One subscription for every answer, held for the replica's life: a
 	// subscription made per call would race its own interest across a
 	// cluster's routes, and an answer published on another node before that
 	// interest arrived would be lost.
 	if b.done, err = nc.Subscribe(donePrefix+"*", b.deliverAnswer); err != nil {
 		return nil, fmt.Errorf("listening for answers: %w", err)
+	}
+	if b.noted, err = nc.Subscribe(notePrefix+"*", b.deliverNote); err != nil {
+		_ = b.done.Unsubscribe()
+		return nil, fmt.Errorf("listening for progress notes: %w", err)
 	}
 	return b, nil
 }
@@ -168,6 +177,7 @@ func (b *Box) deliverAnswer(m *nats.Msg) {
 		default: // it has one already
 		}
 	}
+	b.wakeWatchers(id)
 }
 
 func orUnlimited(n int64) int64 {
@@ -272,6 +282,11 @@ func (b *Box) Complete(ctx context.Context, caller, id string, c inflight.Captur
 			// finds the queue already counting this one out.
 			b.completed(r, caller, id, rec, stored)
 			w.taken <- &stored
+			if len(rec.Notes) > 0 {
+				// Someone may be asking for its progress: tell them it is
+				// over. A slot nobody reported on skips this (the hot path).
+				b.announce(donePrefix+id, nil)
+			}
 			return stored, nil
 		}
 		rec.Capture = &stored
@@ -303,18 +318,25 @@ func (b *Box) completed(r *Read, caller, id string, rec record, stored inflight.
 
 // read returns the slot of id; a missing one is the absent sentence.
 func (b *Box) read(ctx context.Context, id string) (record, uint64, error) {
+	rec, rev, _, err := b.readAt(ctx, id)
+	return rec, rev, err
+}
+
+// readAt is read, with when the slot was last written (the bucket keeps
+// it a TTL from then).
+func (b *Box) readAt(ctx context.Context, id string) (record, uint64, time.Time, error) {
 	e, err := b.slots.Get(ctx, id)
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrInvalidKey):
-		return record{}, 0, inflight.Absent(id)
+		return record{}, 0, time.Time{}, inflight.Absent(id)
 	case err != nil:
-		return record{}, 0, unavailable("reading the invocation", err)
+		return record{}, 0, time.Time{}, unavailable("reading the invocation", err)
 	}
 	rec, err := decodeRecord(id, e.Value())
 	if err != nil {
-		return record{}, 0, status.Error(codes.Internal, err.Error())
+		return record{}, 0, time.Time{}, status.Error(codes.Internal, err.Error())
 	}
-	return rec, e.Revision(), nil
+	return rec, e.Revision(), e.Created(), nil
 }
 
 // Collect returns the capture of an invocation posted by caller, taking the
@@ -414,9 +436,10 @@ func (b *Box) purge(ctx context.Context, id string, a answer) (*inflight.Capture
 }
 
 // Cancel answers an invocation posted by caller with the cancelled capture
-// and removes it, telling the replica that holds the host's read. One
-// answered already returns (and yields) its capture.
-func (b *Box) Cancel(ctx context.Context, caller, id, reason string) (inflight.Capture, error) {
+// and removes it (unless keep is set: then the slot is answered with it),
+// telling the replica that holds the host's read. One answered already
+// returns (and, without keep, yields) its capture.
+func (b *Box) Cancel(ctx context.Context, caller, id, reason string, keep bool) (inflight.Capture, error) {
 	for attempt := 0; ; attempt++ {
 		rec, rev, err := b.read(ctx, id)
 		if err != nil {
@@ -426,22 +449,35 @@ func (b *Box) Cancel(ctx context.Context, caller, id, reason string) (inflight.C
 			return inflight.Capture{}, inflight.Absent(id)
 		}
 		if rec.Capture != nil {
+			if keep {
+				return *rec.Capture, nil
+			}
 			c, err := b.purge(ctx, id, answer{Revision: rev, Capture: *rec.Capture})
 			if err != nil {
 				return inflight.Capture{}, err
 			}
 			return *c, nil
 		}
-		err = b.slots.Purge(ctx, id, jetstream.LastRevision(rev), jetstream.PurgeTTL(time.Second))
+		c := inflight.Cancelled(id, reason)
+		var newRev uint64
+		if keep {
+			rec.Capture, rec.Cancelled = &c, true
+			newRev, err = b.slots.Update(ctx, id, rec.encode(), rev)
+		} else {
+			err = b.slots.Purge(ctx, id, jetstream.LastRevision(rev), jetstream.PurgeTTL(time.Second))
+		}
 		if streams.Conflict(err) && attempt < 3 {
-			continue // answered or handed again meanwhile
+			continue // answered, reported on or handed again meanwhile
 		}
 		if err != nil {
 			return inflight.Capture{}, unavailable("cancelling the invocation", err)
 		}
 		b.announce(readPrefix+rec.Client+".cancel", []byte(id))
-		b.announce(donePrefix+id, nil) // waiters wake and find the slot gone
-		c := inflight.Cancelled(id, reason)
+		if keep {
+			b.announceAnswer(id, newRev, c) // a waiting collection takes it
+		} else {
+			b.announce(donePrefix+id, nil) // waiters wake and find the slot gone
+		}
 		if b.cfg.Answered != nil {
 			b.cfg.Answered(id, rec.Client, rec.Posted, c, inflight.ByCancel)
 		}
@@ -507,6 +543,7 @@ func (b *Box) Close() {
 	}
 	b.mu.Unlock()
 	_ = b.done.Unsubscribe()
+	_ = b.noted.Unsubscribe()
 	for _, r := range reads {
 		r.Close()
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
@@ -34,10 +35,15 @@ type record struct {
 	// when it set none.
 	Timeout  time.Duration
 	Deadline time.Time
+	// Notes are the host's latest progress notes; nil until it reports.
+	Notes []inflight.Note
+	// Cancelled marks a capture its poster's cancel wrote (kept).
+	Cancelled bool
 }
 
 func (r *record) encode() []byte {
-	m := &mailboxv1.StoredSlot{Client: r.Client, Poster: r.Poster, Tool: r.Tool, Handoffs: r.Handoffs, TakenBy: r.TakenBy}
+	m := &mailboxv1.StoredSlot{Client: r.Client, Poster: r.Poster, Tool: r.Tool, Handoffs: r.Handoffs, TakenBy: r.TakenBy,
+		Cancelled: r.Cancelled, Notes: encodeNotes(r.Notes)}
 	if !r.Posted.IsZero() {
 		m.PostedUnixMs = r.Posted.UnixMilli()
 	}
@@ -56,7 +62,8 @@ func decodeRecord(id string, b []byte) (record, error) {
 	if err := proto.Unmarshal(b, &m); err != nil {
 		return record{}, fmt.Errorf("the slot of %s in the bucket is not a record this mailbox reads: %w", id, err)
 	}
-	r := record{Client: m.GetClient(), Poster: m.GetPoster(), Tool: m.GetTool(), Handoffs: m.GetHandoffs(), TakenBy: m.GetTakenBy()}
+	r := record{Client: m.GetClient(), Poster: m.GetPoster(), Tool: m.GetTool(), Handoffs: m.GetHandoffs(), TakenBy: m.GetTakenBy(),
+		Cancelled: m.GetCancelled(), Notes: decodeNotes(m.GetNotes())}
 	if ms := m.GetPostedUnixMs(); ms != 0 {
 		r.Posted = time.UnixMilli(ms)
 	}
@@ -67,6 +74,30 @@ func decodeRecord(id string, b []byte) (record, error) {
 		r.Capture = &inflight.Capture{Stdout: c.GetStdout(), Stderr: c.GetStderr(), ExitCode: c.GetExitCode()}
 	}
 	return r, nil
+}
+
+func encodeNotes(notes []inflight.Note) []*mailboxv1.ProgressNote {
+	if len(notes) == 0 {
+		return nil
+	}
+	out := make([]*mailboxv1.ProgressNote, len(notes))
+	for i, n := range notes {
+		out[i] = &mailboxv1.ProgressNote{Seq: n.Seq, Progress: n.Progress, Total: n.Total, Message: n.Message,
+			At: timestamppb.New(n.At)}
+	}
+	return out
+}
+
+func decodeNotes(notes []*mailboxv1.ProgressNote) []inflight.Note {
+	if len(notes) == 0 {
+		return nil
+	}
+	out := make([]inflight.Note, len(notes))
+	for i, n := range notes {
+		out[i] = inflight.Note{Seq: n.GetSeq(), Progress: n.GetProgress(), Total: n.Total, Message: n.GetMessage(),
+			At: n.GetAt().AsTime()}
+	}
+	return out
 }
 
 // encodeAnswer is what a completion tells the callers waiting for it: the

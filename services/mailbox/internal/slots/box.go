@@ -174,8 +174,9 @@ func (b *Box) collect(ctx context.Context, caller, id string, wait bool, retryKe
 
 // Cancel answers an invocation posted by caller with the cancelled capture
 // (exit code 130), tells the host reading it, and returns the capture,
-// removing the slot. An invocation answered already returns its capture.
-func (b *Box) Cancel(_ context.Context, caller, id, reason string) (Capture, error) {
+// removing the slot unless keep is set. An invocation answered already
+// returns its capture.
+func (b *Box) Cancel(_ context.Context, caller, id, reason string, keep bool) (Capture, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := b.slots[id]
@@ -185,6 +186,7 @@ func (b *Box) Cancel(_ context.Context, caller, id, reason string) (Capture, err
 	if s.state != answered {
 		wasHanded := s.state == handed
 		b.answer(s, inflight.Cancelled(id, reason))
+		s.cancelled = true
 		if b.cfg.Answered != nil {
 			b.cfg.Answered(s.id, s.client, b.posted(s), *s.capture, inflight.ByCancel)
 		}
@@ -192,7 +194,9 @@ func (b *Box) Cancel(_ context.Context, caller, id, reason string) (Capture, err
 			q.reader.cancelled(id)
 		}
 	}
-	b.remove(s)
+	if !keep {
+		b.remove(s)
+	}
 	return *s.capture, nil
 }
 
@@ -246,10 +250,7 @@ func (b *Box) answer(s *slot, c Capture) {
 	b.unlist(s)
 	s.state = answered
 	s.capture = &c
-	if s.done != nil {
-		close(s.done)
-		s.done = nil
-	}
+	s.wake(false)
 }
 
 // remove forgets s entirely (collected, cancelled or expired).
@@ -258,10 +259,7 @@ func (b *Box) remove(s *slot) {
 		b.unlist(s)
 		s.state = answered // so a second removal is a no-op on the lists
 	}
-	if s.done != nil {
-		close(s.done)
-		s.done = nil
-	}
+	s.wake(false)
 	delete(b.slots, s.id)
 	if s.e.prev != nil || s.e.next != nil || b.expiry.head == s {
 		b.expiry.remove(s)

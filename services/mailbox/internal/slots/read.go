@@ -67,10 +67,7 @@ func (b *Box) answerWith(s *slot, c *Capture, by inflight.Answer) {
 	if b.cfg.Answered != nil {
 		b.cfg.Answered(s.id, s.client, b.posted(s), *c, by)
 	}
-	if s.done != nil {
-		close(s.done)
-		s.done = nil
-	}
+	s.wake(false)
 }
 
 // Requeued counts the invocations the opening put back on the queue.

@@ -43,8 +43,28 @@ type slot struct {
 	state    state
 	capture  *Capture
 	done     chan struct{} // made on the first wait, closed on answer or removal
+	// notes are the latest progress reports (nil until the first), and
+	// news is made by the first Status wait and closed on a note, the
+	// answer or removal. cancelled marks a capture its poster's cancel
+	// wrote, kept for Status (Cancel's keep).
+	notes     []inflight.Note
+	news      chan struct{}
+	cancelled bool
 
 	q, e link // queue list, expiry list
+}
+
+// wake closes the channels of whoever waits on s: for its answer (done,
+// unless onlyNews) and for news.
+func (s *slot) wake(onlyNews bool) {
+	if s.done != nil && !onlyNews {
+		close(s.done)
+		s.done = nil
+	}
+	if s.news != nil {
+		close(s.news)
+		s.news = nil
+	}
 }
 
 type link struct{ prev, next *slot }

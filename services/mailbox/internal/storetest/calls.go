@@ -60,7 +60,7 @@ func aCallGetsItsAnswerOnce(t *testing.T, o Open) {
 	wantAbsent(t, err, id) // answered already
 	_, err = s.Collect(ctx, "driver", id, 0, "")
 	wantAbsent(t, err, id) // read once: the call's reply took it
-	_, err = s.Cancel(ctx, "driver", id, "too late")
+	_, err = s.Cancel(ctx, "driver", id, "too late", false)
 	wantAbsent(t, err, id)
 	takeNone(t, s, r, "laptop")
 }

@@ -54,7 +54,7 @@ func Run(t *testing.T, open Open, parallel bool) {
 		{"ATimeoutThatRanOutInTheQueueIsAnsweredNotHanded", aTimeoutThatRanOutInTheQueueIsAnsweredNotHanded},
 		{"BoundsRefuseWithASentence", boundsRefuseWithASentence},
 		{"CloseEndsReadsAndRefusesPosts", closeEndsReadsAndRefusesPosts},
-	}, append(batchRules, callRules...)...) {
+	}, append(append(batchRules, callRules...), progressRules...)...) {
 		t.Run(tt.name, func(t *testing.T) {
 			if parallel {
 				t.Parallel()
@@ -177,7 +177,7 @@ func foreignIdentitiesGetTheAbsentSentence(t *testing.T, o Open) {
 	wantAbsent(t, err, id)
 	_, err = s.Collect(ctx, "mallory", id, 0, "")
 	wantAbsent(t, err, id)
-	_, err = s.Cancel(ctx, "mallory", id, "")
+	_, err = s.Cancel(ctx, "mallory", id, "", false)
 	wantAbsent(t, err, id)
 	_, err = s.Complete(ctx, "laptop", "inv-unknown", inflight.Capture{})
 	wantAbsent(t, err, "inv-unknown")
@@ -255,7 +255,7 @@ func cancelReachesTheHostAndAnswers130(t *testing.T, o Open) {
 	r := open(t, s, "laptop")
 	defer r.Close()
 	take(t, r, 1)
-	c, err := s.Cancel(ctx, "driver", id, "the user pressed stop")
+	c, err := s.Cancel(ctx, "driver", id, "the user pressed stop", false)
 	if err != nil || c.ExitCode != 130 || c.Stderr != `invocation "`+id+`" was cancelled by its poster before it was answered: the user pressed stop` {
 		t.Fatalf("cancel: %+v %v", c, err)
 	}
@@ -278,7 +278,7 @@ func cancelReachesTheHostAndAnswers130(t *testing.T, o Open) {
 func cancelOfAQueuedInvocationTakesItOffTheQueue(t *testing.T, o Open) {
 	s := o(t, Defaults)
 	id := post(t, s, "laptop", "echo")
-	if _, err := s.Cancel(ctx, "driver", id, ""); err != nil {
+	if _, err := s.Cancel(ctx, "driver", id, "", false); err != nil {
 		t.Fatal(err)
 	}
 	r := open(t, s, "laptop")

@@ -49,7 +49,14 @@ type StoredSlot struct {
 	// posted_unix_ms is when the invocation was posted (Unix milliseconds),
 	// for the invoke-to-capture latency the replica that stores the answer
 	// measures; 0 in slots written before it was kept.
-	PostedUnixMs  int64 `protobuf:"varint,11,opt,name=posted_unix_ms,json=postedUnixMs,proto3" json:"posted_unix_ms,omitempty"`
+	PostedUnixMs int64 `protobuf:"varint,11,opt,name=posted_unix_ms,json=postedUnixMs,proto3" json:"posted_unix_ms,omitempty"`
+	// notes are the latest progress notes of its host (at most 16, oldest
+	// first); none until the host reports, so a slot nobody reports on is
+	// written no more often than before.
+	Notes []*ProgressNote `protobuf:"bytes,12,rep,name=notes,proto3" json:"notes,omitempty"`
+	// cancelled marks a capture written by its poster's cancel, kept with
+	// CancelRequest.keep so that Status reads the phase as cancelled.
+	Cancelled     bool `protobuf:"varint,13,opt,name=cancelled,proto3" json:"cancelled,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -147,6 +154,20 @@ func (x *StoredSlot) GetPostedUnixMs() int64 {
 	return 0
 }
 
+func (x *StoredSlot) GetNotes() []*ProgressNote {
+	if x != nil {
+		return x.Notes
+	}
+	return nil
+}
+
+func (x *StoredSlot) GetCancelled() bool {
+	if x != nil {
+		return x.Cancelled
+	}
+	return false
+}
+
 // StoredAnswer is what a mailbox replica announces on core NATS when it
 // stores a capture, to the replicas whose callers wait for it.
 type StoredAnswer struct {
@@ -208,7 +229,7 @@ var File_switchboard_mailbox_v1_mailbox_store_proto protoreflect.FileDescriptor
 
 const file_switchboard_mailbox_v1_mailbox_store_proto_rawDesc = "" +
 	"\n" +
-	"*switchboard/mailbox/v1/mailbox_store.proto\x12\x16switchboard.mailbox.v1\x1a$switchboard/mailbox/v1/mailbox.proto\"\x9e\x02\n" +
+	"*switchboard/mailbox/v1/mailbox_store.proto\x12\x16switchboard.mailbox.v1\x1a$switchboard/mailbox/v1/mailbox.proto\"\xf8\x02\n" +
 	"\n" +
 	"StoredSlot\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\tR\x06client\x12\x16\n" +
@@ -219,7 +240,9 @@ const file_switchboard_mailbox_v1_mailbox_store_proto_rawDesc = "" +
 	"\btaken_by\x18\x06 \x01(\tR\atakenBy\x12\x1a\n" +
 	"\bdeadline\x18\a \x01(\x03R\bdeadline\x12\x18\n" +
 	"\atimeout\x18\b \x01(\x03R\atimeout\x12$\n" +
-	"\x0eposted_unix_ms\x18\v \x01(\x03R\fpostedUnixMs\"e\n" +
+	"\x0eposted_unix_ms\x18\v \x01(\x03R\fpostedUnixMs\x12:\n" +
+	"\x05notes\x18\f \x03(\v2$.switchboard.mailbox.v1.ProgressNoteR\x05notes\x12\x1c\n" +
+	"\tcancelled\x18\r \x01(\bR\tcancelled\"e\n" +
 	"\fStoredAnswer\x12\x1a\n" +
 	"\brevision\x18\x01 \x01(\x04R\brevision\x129\n" +
 	"\acapture\x18\x02 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acaptureBPZNgithub.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1;mailboxv1b\x06proto3"
@@ -241,15 +264,17 @@ var file_switchboard_mailbox_v1_mailbox_store_proto_goTypes = []any{
 	(*StoredSlot)(nil),   // 0: switchboard.mailbox.v1.StoredSlot
 	(*StoredAnswer)(nil), // 1: switchboard.mailbox.v1.StoredAnswer
 	(*Capture)(nil),      // 2: switchboard.mailbox.v1.Capture
+	(*ProgressNote)(nil), // 3: switchboard.mailbox.v1.ProgressNote
 }
 var file_switchboard_mailbox_v1_mailbox_store_proto_depIdxs = []int32{
 	2, // 0: switchboard.mailbox.v1.StoredSlot.capture:type_name -> switchboard.mailbox.v1.Capture
-	2, // 1: switchboard.mailbox.v1.StoredAnswer.capture:type_name -> switchboard.mailbox.v1.Capture
-	2, // [2:2] is the sub-list for method output_type
-	2, // [2:2] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	3, // 1: switchboard.mailbox.v1.StoredSlot.notes:type_name -> switchboard.mailbox.v1.ProgressNote
+	2, // 2: switchboard.mailbox.v1.StoredAnswer.capture:type_name -> switchboard.mailbox.v1.Capture
+	3, // [3:3] is the sub-list for method output_type
+	3, // [3:3] is the sub-list for method input_type
+	3, // [3:3] is the sub-list for extension type_name
+	3, // [3:3] is the sub-list for extension extendee
+	0, // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_mailbox_v1_mailbox_store_proto_init() }

@@ -1,0 +1,119 @@
+package inflight
+
+import (
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/switchboard-run/switchboard/kit/capture"
+)
+
+// Progress notes (issue 20): a host says how far a run has got, the store
+// keeps the latest on the invocation's slot, and the poster reads them with
+// Status. A slot with no notes carries nothing for them, so a call nobody
+// reports on costs what it did before.
+
+// MaxNotes is how many notes a slot keeps; older ones are dropped.
+const MaxNotes = 16
+
+// MaxNoteMessage is how many characters of a note's message are kept;
+// longer ones are cut with a marker (capture.Cap's).
+const MaxNoteMessage = 1000
+
+// Note is one progress report as a store keeps it.
+type Note struct {
+	// Seq numbers the notes of one invocation from 1, in the order stored.
+	Seq      int64
+	Progress float64
+	// Total is nil when the host does not know it.
+	Total   *float64
+	Message string
+	// At is when the store kept it.
+	At time.Time
+}
+
+// NewNote is the note a report makes, its message cut to MaxNoteMessage
+// characters. The store numbers it.
+func NewNote(progress float64, total *float64, message string, at time.Time) Note {
+	return Note{Progress: progress, Total: total, Message: capture.Cap(message, MaxNoteMessage), At: at}
+}
+
+// AddNote appends n to notes, numbered after the last one, dropping the
+// oldest past MaxNotes, and returns the notes and n's seq.
+func AddNote(notes []Note, n Note) ([]Note, int64) {
+	n.Seq = 1
+	if len(notes) > 0 {
+		n.Seq = notes[len(notes)-1].Seq + 1
+	}
+	if len(notes) >= MaxNotes {
+		notes = append(notes[:0:0], notes[len(notes)-MaxNotes+1:]...)
+	}
+	return append(notes, n), n.Seq
+}
+
+// NotesAfter returns the notes numbered after seq, oldest first.
+func NotesAfter(notes []Note, seq int64) []Note {
+	for i, n := range notes {
+		if n.Seq > seq {
+			return notes[i:]
+		}
+	}
+	return nil
+}
+
+// Phase is where an invocation is, as Status tells its poster.
+type Phase int
+
+const (
+	// Queued waits for its host's read.
+	Queued Phase = iota + 1
+	// HandedOut was handed to its host and has no capture yet.
+	HandedOut
+	// AnsweredPhase has a capture waiting for its poster.
+	AnsweredPhase
+	// CancelledPhase was cancelled by its poster and kept (Cancel's keep).
+	CancelledPhase
+)
+
+// State is an invocation as its poster sees it through Status.
+type State struct {
+	Phase    Phase
+	Handoffs int32
+	// Notes are those after the seq asked about, oldest first.
+	Notes []Note
+	// Capture is set once answered or cancelled: read, not taken.
+	Capture *Capture
+	// Expires is when the slot expires and the invocation is gone.
+	Expires time.Time
+}
+
+// News reports whether st has something a Status wait waits for: a note,
+// or the answer.
+func (st *State) News() bool { return len(st.Notes) > 0 || st.Capture != nil }
+
+// NotRunning refuses a report on an invocation that has its capture already
+// (answered or cancelled): nobody waits for its progress any more.
+func NotRunning(id string) error {
+	return status.Errorf(codes.FailedPrecondition,
+		"report: invocation %q is answered or cancelled already, so no progress on it is kept; stop running it", id)
+}
+
+// MaxStatusWait bounds how long Status waits for news.
+const MaxStatusWait = 60 * time.Second
+
+// String names a phase for sentences and tests.
+func (p Phase) String() string {
+	switch p {
+	case Queued:
+		return "queued"
+	case HandedOut:
+		return "handed out"
+	case AnsweredPhase:
+		return "answered"
+	case CancelledPhase:
+		return "cancelled"
+	}
+	return fmt.Sprintf("phase(%d)", int(p))
+}

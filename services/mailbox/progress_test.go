@@ -1,0 +1,164 @@
+package mailbox_test
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/testkit"
+	"github.com/switchboard-run/switchboard/services/mailbox/mailboxtest"
+)
+
+type statusResult struct {
+	res *mailboxv1.StatusResponse
+	err error
+}
+
+// waitStatus asks for news after `after`, waiting the longest allowed: only
+// the news can end it within the test.
+func waitStatus(mb mailboxv1.MailboxServiceClient, id string, after int64) <-chan statusResult {
+	got := make(chan statusResult, 1)
+	go func() {
+		res, err := mb.Status(driver, &mailboxv1.StatusRequest{Invocation: id, After: after, Wait: durationpb.New(time.Minute)})
+		got <- statusResult{res, err}
+	}()
+	return got
+}
+
+// TestProgressReachesAStatusWaitOnAnotherReplica: the host reports through
+// one replica; the poster's Status waits on another and wakes on the note,
+// then on the answer, and reads the capture without taking it.
+func TestProgressReachesAStatusWaitOnAnotherReplica(t *testing.T) {
+	t.Parallel()
+	ms := mailboxtest.New(t, mailboxtest.Options{})
+	s := &suite{reg: ms.Registry, mb: ms.Mailbox, svc: ms.Service}
+	other := ms.Replica(t)
+	s.advertise(t, "laptop", "slow")
+	stream, stop := s.follow(t, "laptop")
+	defer stop()
+	id := s.invoke(t, "laptop", "slow", "{}")
+	if got := next(t, stream).GetInvocation().GetInvocation(); got != id {
+		t.Fatalf("handed %s, want %s", got, id)
+	}
+	first := waitStatus(other, id, 0)
+	rep, err := s.mb.Report(host("laptop"), &mailboxv1.ReportRequest{Invocation: id, Progress: 1, Total: proto.Float64(4), Message: "reading"})
+	if err != nil || rep.GetSeq() != 1 {
+		t.Fatalf("report: %v, %v", rep, err)
+	}
+	r := <-first
+	if r.err != nil || r.res.GetPhase() != mailboxv1.Phase_PHASE_HANDED_OUT || r.res.GetHandOffs() != 1 || len(r.res.GetProgress()) != 1 {
+		t.Fatalf("status woken by the note: %v, %v", r.res, r.err)
+	}
+	n := r.res.GetProgress()[0]
+	if n.GetSeq() != 1 || n.GetProgress() != 1 || n.GetTotal() != 4 || n.GetMessage() != "reading" || n.GetAt() == nil {
+		t.Fatalf("note %v", n)
+	}
+	if left := r.res.GetExpiresIn().AsDuration(); left <= 0 || left > mailboxtest.Defaults.TTL {
+		t.Fatalf("expires_in %v", left)
+	}
+	second := waitStatus(other, id, 1)
+	if _, err := s.mb.Complete(host("laptop"), &mailboxv1.CompleteRequest{Invocation: id, Capture: capture.New("done", "", 0)}); err != nil {
+		t.Fatal(err)
+	}
+	r = <-second
+	if r.err != nil || r.res.GetPhase() != mailboxv1.Phase_PHASE_ANSWERED || r.res.GetCapture().GetStdout() != "done" || len(r.res.GetProgress()) != 0 {
+		t.Fatalf("status woken by the answer: %v, %v", r.res, r.err)
+	}
+	c, err := other.Capture(driver, &mailboxv1.CaptureRequest{Invocation: id})
+	if err != nil || c.GetCapture().GetStdout() != "done" {
+		t.Fatalf("capture after status: %v, %v", c, err)
+	}
+	_, err = s.mb.Report(host("laptop"), &mailboxv1.ReportRequest{Invocation: id, Progress: 2})
+	testkit.Refused(t, err, codes.NotFound, absentSentence(id))
+}
+
+// TestAKeptCancelStaysReadable: cancelled with keep, the invocation reads
+// as cancelled until its poster collects it, and its host is told at once.
+func TestAKeptCancelStaysReadable(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t)
+	s.advertise(t, "laptop", "slow")
+	stream, stop := s.follow(t, "laptop")
+	defer stop()
+	id := s.invoke(t, "laptop", "slow", "{}")
+	next(t, stream)
+	res, err := s.mb.Cancel(driver, &mailboxv1.CancelRequest{Invocation: id, Reason: proto.String("task cancelled"), Keep: true})
+	want := `invocation "` + id + `" was cancelled by its poster before it was answered: task cancelled`
+	if err != nil || res.GetCapture().GetExitCode() != 130 || res.GetCapture().GetStderr() != want {
+		t.Fatalf("cancel: %v, %v", res, err)
+	}
+	if got := next(t, stream).GetCancelled().GetInvocation(); got != id {
+		t.Fatalf("the host was told of %q, want %s", got, id)
+	}
+	st, err := s.mb.Status(driver, &mailboxv1.StatusRequest{Invocation: id})
+	if err != nil || st.GetPhase() != mailboxv1.Phase_PHASE_CANCELLED || st.GetCapture().GetStderr() != want {
+		t.Fatalf("status: %v, %v", st, err)
+	}
+	_, err = s.mb.Report(host("laptop"), &mailboxv1.ReportRequest{Invocation: id, Progress: 1})
+	testkit.Refused(t, err, codes.FailedPrecondition, `report: invocation "`+id+`" is answered or cancelled already, so no progress on it is kept; stop running it`)
+	c, err := s.mb.Capture(driver, &mailboxv1.CaptureRequest{Invocation: id})
+	if err != nil || c.GetCapture().GetStderr() != want {
+		t.Fatalf("capture: %v, %v", c, err)
+	}
+	_, err = s.mb.Status(driver, &mailboxv1.StatusRequest{Invocation: id})
+	testkit.Refused(t, err, codes.NotFound, absentSentence(id))
+}
+
+func TestReportAndStatusRefusals(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t)
+	s.advertise(t, "laptop", "slow")
+	id := s.invoke(t, "laptop", "slow", "{}")
+	for _, tt := range []struct {
+		name string
+		call func() error
+		code codes.Code
+		msg  string
+	}{
+		{"a driver reporting", func() error {
+			_, err := s.mb.Report(driver, &mailboxv1.ReportRequest{Invocation: id})
+			return err
+		}, codes.PermissionDenied, `"driver" is a driver and may not call MailboxService.Report`},
+		{"a host asking the status", func() error {
+			_, err := s.mb.Status(host("laptop"), &mailboxv1.StatusRequest{Invocation: id})
+			return err
+		}, codes.PermissionDenied, `"laptop" is a host and may not call MailboxService.Status`},
+		{"progress that is no number", func() error {
+			_, err := s.mb.Report(host("laptop"), &mailboxv1.ReportRequest{Invocation: id, Progress: math.NaN()})
+			return err
+		}, codes.InvalidArgument, "report: progress NaN is not a finite number"},
+		{"an infinite total", func() error {
+			_, err := s.mb.Report(host("laptop"), &mailboxv1.ReportRequest{Invocation: id, Total: proto.Float64(math.Inf(1))})
+			return err
+		}, codes.InvalidArgument, "report: total +Inf is not a finite number"},
+		{"someone else's invocation", func() error {
+			_, err := s.mb.Report(host("desk"), &mailboxv1.ReportRequest{Invocation: id, Progress: 1})
+			return err
+		}, codes.NotFound, absentSentence(id)},
+		{"a wait too long", func() error {
+			_, err := s.mb.Status(driver, &mailboxv1.StatusRequest{Invocation: id, Wait: durationpb.New(61 * time.Second)})
+			return err
+		}, codes.InvalidArgument, "status: wait 1m1s is longer than the 1m0s allowed"},
+		{"a negative after", func() error {
+			_, err := s.mb.Status(driver, &mailboxv1.StatusRequest{Invocation: id, After: -1})
+			return err
+		}, codes.InvalidArgument, "status: after -1 is negative; send 0 for every note kept"},
+		{"another driver's status", func() error {
+			_, err := s.mb.Status(testkit.As("mallory", identity.Driver), &mailboxv1.StatusRequest{Invocation: id})
+			return err
+		}, codes.NotFound, absentSentence(id)},
+	} {
+		testkit.Refused(t, tt.call(), tt.code, tt.msg)
+	}
+	st, err := s.mb.Status(driver, &mailboxv1.StatusRequest{Invocation: id})
+	if err != nil || st.GetPhase() != mailboxv1.Phase_PHASE_QUEUED || st.GetCapture() != nil {
+		t.Fatalf("status of a queued invocation: %v, %v", st, err)
+	}
+}
