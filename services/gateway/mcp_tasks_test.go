@@ -90,14 +90,19 @@ func decodeTask(t *testing.T, what string, r rawMCPReply) taskReply {
 	return tr
 }
 
-// startTask calls tool with the extension declared and returns its task.
+// startTask calls tool with the extension declared and returns its task
+// (working, or already completed for a quick tool: the seed never carries
+// the result).
 func startTask(t *testing.T, c *rawMCPClient, tool string) taskReply {
 	t.Helper()
 	tr := decodeTask(t, "tools/call "+tool+" as a task", c.send(t, "tools/call",
 		map[string]any{"name": tool, "arguments": map[string]any{}, "_meta": taskMeta()}, false))
-	if tr.ResultType != "task" || tr.Status != "working" || !strings.HasPrefix(tr.TaskID, "inv-") ||
-		tr.TTLMs == nil || *tr.TTLMs <= 0 || tr.PollIntervalMs != 1000 || tr.CreatedAt.IsZero() || tr.Result != nil {
+	if tr.ResultType != "task" || (tr.Status != "working" && tr.Status != "completed") || !strings.HasPrefix(tr.TaskID, "inv-") ||
+		tr.TTLMs == nil || *tr.TTLMs <= 0 || (tr.Status == "working") != (tr.PollIntervalMs == 1000) || tr.CreatedAt.IsZero() || tr.Result != nil {
 		t.Fatalf("tools/call %s as a task = %+v", tool, tr)
+	}
+	if c.rev >= "2026-07-28" && tr.Meta[mcp.MetaKeyServerInfo] == nil {
+		t.Fatalf("tools/call %s as a task: no %s in _meta: %+v", tool, mcp.MetaKeyServerInfo, tr)
 	}
 	return tr
 }
@@ -152,6 +157,9 @@ func TestATaskOutlivesItsClientAndItsGateway(t *testing.T) {
 		first := s.rawMCPSession(t, rev)
 		created := startTask(t, first, "worker_slow")
 		id := created.TaskID
+		if created.Status != "working" {
+			t.Fatalf("a tool waiting for its go-ahead is %s", created.Status)
+		}
 		if inv := waitFile(t, filepath.Join(dir, "started")); inv != id {
 			t.Fatalf("the task is %s, the tool runs invocation %s", id, inv)
 		}
@@ -248,16 +256,23 @@ func getTaskResult(t *testing.T, c *rawMCPClient, tool string) json.RawMessage {
 	return awaitTask(t, c, startTask(t, c, tool).TaskID).Result
 }
 
-// withoutResultType is a synchronous result without its resultType (a
-// task's result is the call's result, whose own resultType the task's
-// tasks/get answer already carries).
+// withoutResultType is a synchronous result without what the stateless
+// era adds to every result (its resultType, and the server's identity in
+// _meta): a task's result is the call's result, and the tasks/get answer
+// around it carries those.
 func withoutResultType(t *testing.T, raw json.RawMessage) json.RawMessage {
 	t.Helper()
-	var m map[string]json.RawMessage
+	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
 		t.Fatal(err)
 	}
 	delete(m, "resultType")
+	if meta, ok := m["_meta"].(map[string]any); ok {
+		delete(meta, mcp.MetaKeyServerInfo)
+		if len(meta) == 0 {
+			delete(m, "_meta")
+		}
+	}
 	out, _ := json.Marshal(m)
 	return out
 }

@@ -9,11 +9,13 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/identity"
 )
@@ -98,7 +100,7 @@ func (v *view) serveTasks(rw http.ResponseWriter, r *http.Request, id identity.I
 			return true
 		}
 		res, rerr := v.taskRequest(ctx, req.Method, p)
-		writeRPC(rw, req.ID, res, rerr)
+		writeRPC(rw, req.ID, v.annotate(r, res), rerr)
 		return true
 	case "tools/call":
 		var p callParams
@@ -106,7 +108,7 @@ func (v *view) serveTasks(rw http.ResponseWriter, r *http.Request, id identity.I
 			return false
 		}
 		res, rerr := v.createTask(ctx, p)
-		writeRPC(rw, req.ID, res, rerr)
+		writeRPC(rw, req.ID, v.annotate(r, res), rerr)
 		return true
 	}
 	return false
@@ -168,8 +170,36 @@ func (v *view) createTask(ctx context.Context, p callParams) (any, *rpcError) {
 		return refusal(fmt.Sprintf("invocation %s of tool %q was posted but its task could not be read back, so it was cancelled: %s",
 			inv, p.Name, status.Convert(err).Message())), nil
 	}
-	t.ResultType = "task"
+	// The seed is a Task, without the detailed variants' fields: a tool
+	// that was quick may be completed already, and its result is read
+	// with tasks/get like any other.
+	t.ResultType, t.Result = "task", nil
 	return t, nil
+}
+
+// annotate gives a result what the SDK gives each result of the stateless
+// era (SEP-2575): a resultType ("complete" unless it says otherwise) and
+// the server's identity in _meta. An acknowledgement stays bare, as the
+// SDK leaves its empty results.
+func (v *view) annotate(r *http.Request, res any) any {
+	if res == nil || r.Header.Get("Mcp-Protocol-Version") < firstStatelessRevision {
+		return res
+	}
+	raw, err := json.Marshal(res)
+	var m map[string]any
+	if err != nil || json.Unmarshal(raw, &m) != nil || len(m) <= 1 {
+		return res
+	}
+	if _, ok := m["resultType"]; !ok {
+		m["resultType"] = "complete"
+	}
+	meta, _ := m["_meta"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta[mcp.MetaKeyServerInfo] = v.impl
+	m["_meta"] = meta
+	return m
 }
 
 // hasOutputSchema reports whether client's tool, as the workspace lists it

@@ -20,6 +20,7 @@ type view struct {
 	m      *Mirror
 	group  string // "" for the whole workspace
 	server *mcp.Server
+	impl   *mcp.Implementation // the server's, which 2026-07-28 results name in _meta
 
 	mu    sync.RWMutex
 	tools map[string]entry // by the name this view presents; written by the refresher only
@@ -38,7 +39,8 @@ func (m *Mirror) newView(group string) *view {
 		// sessions: the SDK sends these in both.
 		caps.AddExtension(TasksExtension, map[string]any{})
 	}
-	v.server = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: title, Version: version()},
+	v.impl = &mcp.Implementation{Name: "switchboard", Title: title, Version: version()}
+	v.server = mcp.NewServer(v.impl,
 		&mcp.ServerOptions{
 			Instructions: about + " A tool named <client>_<tool> runs on that client's " +
 				"machine; each call is routed through Switchboard's mailbox. A call still running when its time is up is " +
