@@ -14,9 +14,11 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/protobuf/proto"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/gateway/mcpserve"
@@ -223,10 +225,13 @@ func TestATaskOutlivesItsClientAndItsGateway(t *testing.T) {
 }
 
 // A tool with an output schema: the task's result carries the same
-// structuredContent as the synchronous call's.
+// structuredContent as the synchronous call's. A group's endpoint runs its
+// tools as tasks too, under the names it presents.
 func TestATasksResultIsTheSynchronousCallsResult(t *testing.T) {
 	t.Parallel()
 	s := newSuite(t, options{laptop: true})
+	s.setGroup(t, &registryv1.Group{Workspace: "default", Name: "ro", Patterns: []string{"laptop_stats"},
+		Overrides: []*registryv1.ToolOverride{{Tool: "laptop_stats", Alias: proto.String("stats")}}})
 	c := s.rawMCPSession(t, "2026-07-28")
 	for _, tool := range []string{"laptop_stats", "laptop_fail"} {
 		done := awaitTask(t, c, startTask(t, c, tool).TaskID)
@@ -244,6 +249,14 @@ func TestATasksResultIsTheSynchronousCallsResult(t *testing.T) {
 	r := c.send(t, "tools/call", map[string]any{"name": "laptop_nope", "arguments": map[string]any{}, "_meta": taskMeta()}, false)
 	if r.code != 0 || strings.Contains(string(r.result), "taskId") || !strings.Contains(string(r.result), `no tool is presented as \"laptop_nope\"`) {
 		t.Fatalf("a task of an unknown tool: %d %q %s", r.code, r.msg, r.result)
+	}
+	g := &rawMCPClient{url: s.URL + "/mcp/default/ro", rev: "2026-07-28", h: as("alice", identity.Driver)}
+	if got := getTaskResult(t, g, "stats"); !strings.Contains(string(got), `"structuredContent":{"files":3}`) {
+		t.Fatalf("the group's stats task: %s", got)
+	}
+	r = g.send(t, "tools/call", map[string]any{"name": "laptop_cat", "arguments": map[string]any{}, "_meta": taskMeta()}, false)
+	if r.code != 0 || strings.Contains(string(r.result), "taskId") || !strings.Contains(string(r.result), `no tool is presented as \"laptop_cat\"`) {
+		t.Fatalf("a task of a tool outside the group: %d %q %s", r.code, r.msg, r.result)
 	}
 	// Without the extension declared, a call is never a task.
 	if r := c.send(t, "tools/call", map[string]any{"name": "laptop_stats", "arguments": map[string]any{}}, false); strings.Contains(string(r.result), "taskId") {
