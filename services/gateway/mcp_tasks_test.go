@@ -331,7 +331,8 @@ func TestCancellingATaskCancelsItUpstream(t *testing.T) {
 }
 
 // A synchronous tools/call that names a progressToken hears the host's
-// progress as notifications/progress, in both eras.
+// progress as notifications/progress, in both eras (the SDK's client); the
+// server's capabilities name the Tasks extension.
 func TestASyncCallHearsItsProgress(t *testing.T) {
 	t.Parallel()
 	forEachRevision(t, func(t *testing.T, rev string) {
@@ -340,6 +341,11 @@ func TestASyncCallHearsItsProgress(t *testing.T) {
 		heard := make(chan *mcp.ProgressNotificationParams, 16)
 		cs := s.connectAt(t, rev, "/mcp", as("alice", identity.Driver), &mcp.ClientOptions{
 			ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { heard <- req.Params }})
+		// The server names the Tasks extension in its capabilities: in
+		// server/discover's answer, and in initialize's with a session.
+		if _, ok := cs.InitializeResult().Capabilities.Extensions[mcpserve.TasksExtension]; !ok {
+			t.Fatalf("the server's capabilities name no Tasks extension: %+v", cs.InitializeResult().Capabilities)
+		}
 		type answer struct {
 			res *mcp.CallToolResult
 			err error
