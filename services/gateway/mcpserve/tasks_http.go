@@ -74,7 +74,7 @@ type rpcError struct {
 
 // serveTasks answers r when it is one of the extension's requests, for
 // caller id at view v, and reports whether it did; otherwise r's body is
-// put back, unread, for the SDK. Only a body that names "tasks" somewhere
+// put back whole for the SDK. Only a body that names "tasks" somewhere
 // is decoded, so other requests cost one scan of their bytes.
 func (v *view) serveTasks(rw http.ResponseWriter, r *http.Request, id identity.Identity) bool {
 	if r.Method != http.MethodPost || r.Body == nil {
