@@ -203,6 +203,40 @@ func opCases() []goldenCase {
 			setup:  handedToLaptop,
 		},
 		{
+			// Asked for, a running reply carries the host's notes.
+			name:   "capture-progress",
+			header: alice,
+			body:   `{"op":"capture","invocation":"` + handle + `","progress":true}`,
+			setup: func(t *testing.T, b *suite) {
+				handedToLaptop(t, b)
+				b.report(t, "laptop", b.inv, 0.5, nil, "scanning \"src\"")
+				b.report(t, "laptop", b.inv, 3, proto.Float64(4), "")
+			},
+		},
+		{
+			name:   "capture-progress-none-yet",
+			header: alice,
+			body:   `{"op":"capture","invocation":"` + handle + `","progress":false}`,
+			setup:  handedToLaptop,
+		},
+		{
+			name:   "capture-progress-none-yet-asked",
+			header: alice,
+			body:   `{"op":"capture","invocation":"` + handle + `","progress":true}`,
+			setup:  handedToLaptop,
+		},
+		{
+			// Answered, the reply is the capture alone, as without progress.
+			name:   "capture-progress-answered",
+			header: alice,
+			body:   `{"op":"capture","invocation":"` + handle + `","wait":"10s","progress":true}`,
+			setup: func(t *testing.T, b *suite) {
+				handedToLaptop(t, b)
+				b.report(t, "laptop", b.inv, 1, nil, "started")
+			},
+			during: completeLater(capture.New("3 matches\n", "", 0)),
+		},
+		{
 			name:   "capture-answered",
 			header: alice,
 			body:   `{"op":"capture","invocation":"` + handle + `","wait":"10s"}`,

@@ -32,6 +32,7 @@ func refusalCases() []goldenCase {
 		{name: "refuse-exit-code-not-an-integer", header: laptop, body: `{"op":"complete",` + inv + `,"capture":{"stdout":"","stderr":"","exit_code":0.5}}`},
 		{name: "refuse-bad-wait", header: alice, body: `{"op":"capture",` + inv + `,"wait":"ten seconds"}`},
 		{name: "refuse-negative-wait", header: alice, body: `{"op":"capture",` + inv + `,"wait":"-5s"}`},
+		{name: "refuse-progress-not-a-boolean", header: alice, body: `{"op":"capture",` + inv + `,"progress":"yes"}`},
 		{name: "refuse-oversize-body", header: alice, body: `{"op":"invoke","client":"laptop","tool":"grep","input":"` + strings.Repeat("x", bodylimit.MaxBytes) + `"}`},
 		{name: "refuse-no-identity", body: `{"op":"invocations"}`},
 		{name: "refuse-identity-twice", header: http.Header{"Switchboard-Identity": {"a", "b"}}, body: `{"op":"invocations"}`},

@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
 	"github.com/switchboard-run/switchboard/kit/identity"
@@ -17,6 +18,7 @@ import (
 // errors in the act envelope.
 func restCases() []goldenCase {
 	capturePath := "/v1/invocations/" + handle + "/capture"
+	statusPath := "/v1/invocations/" + handle + "/status"
 	stillRunning := func(t *testing.T, b *suite, _ reply) {
 		if c := b.collect(t, "alice", b.inv).GetCapture(); c != nil {
 			t.Fatalf("the refused capture was stored: %v", c)
@@ -69,6 +71,51 @@ func restCases() []goldenCase {
 		{
 			name: "rest-capture-foreign-handle", method: http.MethodGet, path: capturePath, header: as("mallory", identity.Driver),
 			setup: handedToLaptop, check: stillRunning,
+		},
+		{
+			name: "rest-report", method: http.MethodPost, path: "/v1/invocations/" + handle + ":report", header: laptop,
+			body:  `{"progress":1,"total":4,"message":"reading"}`,
+			setup: handedToLaptop,
+			check: func(t *testing.T, b *suite, _ reply) {
+				if n := b.status(t, "alice", b.inv).GetProgress(); len(n) != 1 || n[0].GetMessage() != "reading" || n[0].GetTotal() != 4 {
+					t.Fatalf("alice read the notes %v, want the one reported", n)
+				}
+			},
+		},
+		{
+			name: "rest-status", method: http.MethodGet, path: statusPath, header: alice,
+			setup: func(t *testing.T, b *suite) {
+				handedToLaptop(t, b)
+				b.report(t, "laptop", b.inv, 0.5, nil, "half way")
+				b.report(t, "laptop", b.inv, 1, proto.Float64(2), "")
+			},
+		},
+		{
+			name: "rest-status-after-waits-for-the-answer", method: http.MethodGet, path: statusPath + "?after=1&wait=10s", header: alice,
+			setup: func(t *testing.T, b *suite) {
+				handedToLaptop(t, b)
+				b.report(t, "laptop", b.inv, 1, nil, "seen")
+			},
+			during: completeLater(capture.New("done\n", "", 0)),
+			check: func(t *testing.T, b *suite, _ reply) {
+				if c := b.collect(t, "alice", b.inv).GetCapture(); c.GetStdout() != "done\n" {
+					t.Fatalf("alice collected %v after the status: the status took it", c)
+				}
+			},
+		},
+		{
+			name: "rest-status-foreign-handle", method: http.MethodGet, path: statusPath, header: as("mallory", identity.Driver),
+			setup: handedToLaptop,
+		},
+		{
+			name: "rest-cancel-keep", method: http.MethodPost, path: "/v1/invocations/" + handle + ":cancel", header: alice,
+			body:  `{"reason":"task cancelled","keep":true}`,
+			setup: handedToLaptop,
+			check: func(t *testing.T, b *suite, _ reply) {
+				if st := b.status(t, "alice", b.inv); st.GetPhase() != mailboxv1.Phase_PHASE_CANCELLED || st.GetCapture().GetExitCode() != 130 {
+					t.Fatalf("after a kept cancel alice read %v, want it cancelled and readable", st)
+				}
+			},
 		},
 		{name: "rest-no-route", method: http.MethodGet, path: "/v1/nothing-here", header: alice},
 		{name: "rest-method-not-allowed", method: http.MethodDelete, path: "/v1/invocations", header: alice},

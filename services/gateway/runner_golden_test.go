@@ -136,12 +136,20 @@ var (
 	handleRE = regexp.MustCompile(`inv-[0-9a-f]{32}`)
 	// lastSeenRE is a client row's last_seen, in the act and REST shapes.
 	lastSeenRE = regexp.MustCompile(`"last_seen":"([^"]*)"`)
+	// noteAtRE is a progress note's time, in the REST shape; expiresInRE
+	// a status's time left, in the REST and act shapes.
+	noteAtRE    = regexp.MustCompile(`"at":"([^"]*)"`)
+	expiresInRE = regexp.MustCompile(`"expires_in":"([^"]*)"`)
 	// standIns replace a golden's handles, in order of first appearance.
 	standIns = []string{handle, "inv-ffeeddccbbaa99887766554433221100"}
 )
 
-// seenAt replaces every last_seen time in a golden.
+// seenAt replaces every last_seen time in a golden, and every note's time.
 const seenAt = "2026-03-14T14:09:26.535897Z"
+
+// expiresIn replaces every time left of a status that is within the
+// suite's TTL (an hour).
+const expiresIn = "3600s"
 
 // normalise makes a golden's text the same on every run: the mailbox mints
 // a fresh random handle per invocation and the registry stamps presence
@@ -151,7 +159,9 @@ const seenAt = "2026-03-14T14:09:26.535897Z"
 //     different handles stay different;
 //   - each last_seen that is an RFC 3339 time taken since from (the case's
 //     start) becomes seenAt; any other value is left as it is, so the
-//     comparison shows it.
+//     comparison shows it; so does each note's `at`;
+//   - each expires_in that is a positive duration of at most an hour
+//     becomes expiresIn; any other is left as it is.
 //
 // Every other byte is kept: key order, escapes, spacing, numbers.
 func normalise(text string, from time.Time) (string, error) {
@@ -174,6 +184,20 @@ func normalise(text string, from time.Time) (string, error) {
 			return m
 		}
 		return `"last_seen":"` + seenAt + `"`
+	})
+	text = noteAtRE.ReplaceAllStringFunc(text, func(m string) string {
+		at, err := time.Parse(time.RFC3339Nano, noteAtRE.FindStringSubmatch(m)[1])
+		if err != nil || at.Before(from.Truncate(time.Second)) || at.After(time.Now()) {
+			return m
+		}
+		return `"at":"` + seenAt + `"`
+	})
+	text = expiresInRE.ReplaceAllStringFunc(text, func(m string) string {
+		d, err := time.ParseDuration(expiresInRE.FindStringSubmatch(m)[1])
+		if err != nil || d <= 0 || d > time.Hour {
+			return m
+		}
+		return `"expires_in":"` + expiresIn + `"`
 	})
 	return text, tooMany
 }

@@ -89,6 +89,25 @@ func (s *suite) collect(t testing.TB, poster, id string) *mailboxv1.CaptureRespo
 	return res
 }
 
+// report is a progress note on id from the host client.
+func (s *suite) report(t testing.TB, client, id string, progress float64, total *float64, message string) {
+	t.Helper()
+	_, err := s.Mailbox.Report(testkit.As(client, identity.Host), &mailboxv1.ReportRequest{Invocation: id, Progress: progress, Total: total, Message: message})
+	if err != nil {
+		t.Fatalf("%s reporting on %s: %v", client, id, err)
+	}
+}
+
+// status reads id as its poster, without waiting.
+func (s *suite) status(t testing.TB, poster, id string) *mailboxv1.StatusResponse {
+	t.Helper()
+	res, err := s.Mailbox.Status(testkit.As(poster, identity.Driver), &mailboxv1.StatusRequest{Invocation: id})
+	if err != nil {
+		t.Fatalf("%s asking the status of %s: %v", poster, id, err)
+	}
+	return res
+}
+
 // collectWaiting is a capture request that waits up to 10 s.
 func collectWaiting(id string) *mailboxv1.CaptureRequest {
 	return &mailboxv1.CaptureRequest{Invocation: id, Wait: durationpb.New(10 * time.Second)}

@@ -39,6 +39,9 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 				if err != nil || ev.GetInvocation().GetInvocation() != id {
 					t.Fatalf("recv %v, %v", ev, err)
 				}
+				if _, err := su.mb.Report(host("laptop"), &mailboxv1.ReportRequest{Invocation: id, Progress: 1}); err != nil {
+					t.Fatal(err)
+				}
 				if _, err := su.mb.Complete(host("laptop"), &mailboxv1.CompleteRequest{Invocation: id, Capture: capture.New("", "", exit)}); err != nil {
 					t.Fatal(err)
 				}
@@ -97,6 +100,9 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 			}
 			if got := m.Value("switchboard_mailbox_queue_depth", "client", "laptop"); got != 0 {
 				t.Errorf("queue depth of laptop = %v, want 0: everything was answered", got)
+			}
+			if got := m.Value("switchboard_progress_notes_total", "workspace", "default"); got != 3 {
+				t.Errorf("progress notes = %v, want 3 (one per laptop invocation)", got)
 			}
 			if got := m.Value("switchboard_mailbox_reads_open"); got != 2 {
 				t.Errorf("reads open = %v, want laptop's and late's", got)

@@ -38,6 +38,7 @@ func commands() map[string]command {
 		"tools":    {"list a workspace's tools under their presented names", runTools},
 		"call":     {"call a tool by its presented name and print its capture", runCall},
 		"capture":  {"collect the capture of an invocation", runCapture},
+		"status":   {"show where an invocation is and its progress, without collecting it", runStatus},
 		"certs":    {"mint a CA and certificates for mutual TLS", runCerts},
 		"mcp":      {"mount, unmount and list servers on the bridge; serve a workspace over MCP (mcp serve)", runMCP},
 		"tokens":   {"create, list and revoke API tokens", runTokens},

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -69,6 +70,18 @@ func TestCallPassesTheCaptureThrough(t *testing.T) {
 	// while no host reads; then the host starts with a file lacking it, and
 	// is handed the queued invocation.
 	gone := queueForAGoneTool(t, grpcAddr)
+	// Queued, with a note from its addressee: status reads both, taking
+	// nothing (the capture below still collects it).
+	reportOn(t, grpcAddr, gone)
+	out, stderr, code := run(t, bin, "status", addr, gone)
+	// The time left is the slot's hour less the moments since the report.
+	want := regexp.MustCompile(`^` + gone + `: queued, handed out 0 times, expires in (1h0m0s|59m\d+s)\n  #1 1 of 2: warming up\n$`)
+	if code != 0 || !want.MatchString(out) {
+		t.Fatalf("status: exit %d stdout %q stderr %q\nwant stdout matching %s", code, out, stderr, want)
+	}
+	if out, _, code := run(t, bin, "status", addr, gone, "--after", "1"); code != 0 || strings.Contains(out, "#1") {
+		t.Fatalf("status --after 1: exit %d stdout %q; want no note", code, out)
+	}
 	testkit.Start(t, bin, "host", "--dev", "--client", "box", "--tools", toolsFile, "--deadline", "1s", "--registry", grpcAddr, "--mailbox", grpcAddr)
 	testkit.Eventually(t, "box to be present", 20*time.Second, func() bool {
 		out, _, _ := run(t, bin, "clients", addr)
@@ -127,6 +140,22 @@ func queueForAGoneTool(t *testing.T, addr string) string {
 		t.Fatal(err)
 	}
 	return res.GetInvocation()
+}
+
+// reportOn reports a progress note on id as its addressee, box.
+func reportOn(t *testing.T, addr, id string) {
+	t.Helper()
+	cc, err := grpcclient.Dial(addr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	total := 2.0
+	_, err = mailboxv1.NewMailboxServiceClient(cc).Report(testkit.As("box", identity.Host),
+		&mailboxv1.ReportRequest{Invocation: id, Progress: 1, Total: &total, Message: "warming up"})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // defaultAs is the identity the CLI calls as when --as is not given.

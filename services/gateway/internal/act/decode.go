@@ -23,7 +23,7 @@ var (
 	invokeShape      = []field{opField, {"client", kindString, true}, {"tool", kindString, true}, {"input", kindAny, true}, {"cwd", kindString, false}, {"group", kindString, false}}
 	invocationsShape = []field{opField}
 	completeShape    = []field{opField, {"invocation", kindString, true}, {"capture", kindObject, true}}
-	captureShape     = []field{opField, {"invocation", kindString, true}, {"wait", kindString, false}, {"retry_key", kindString, false}}
+	captureShape     = []field{opField, {"invocation", kindString, true}, {"wait", kindString, false}, {"retry_key", kindString, false}, {"progress", kindBool, false}}
 	clientsShape     = []field{opField, {"workspace", kindString, true}, {"group", kindString, false}}
 	toolShape        = []field{
 		{"name", kindString, true}, {"description", kindString, true}, {"input_schema", kindObject, true},
@@ -247,5 +247,6 @@ func decodeCapture(ms []member) (*Request, error) {
 		req.Wait = durationpb.New(d)
 	}
 	req.RetryKey = optStr(got, "retry_key") // the mailbox checks its spelling
-	return &Request{Op: OpCapture, Capture: req}, nil
+	raw, asked := got["progress"]
+	return &Request{Op: OpCapture, Capture: req, Progress: asked && raw[0] == 't'}, nil
 }

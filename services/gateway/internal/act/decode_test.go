@@ -65,6 +65,7 @@ func TestDecodeRefusesEachMistakeByName(t *testing.T) {
 		{"a negative wait", `{"op":"capture","invocation":"inv-1","wait":"-1s"}`, `wait "-1s" is negative`},
 		{"a wait that is a number", `{"op":"capture","invocation":"inv-1","wait":10}`, `field "wait" is not a string`},
 		{"a retry key that is a number", `{"op":"capture","invocation":"inv-1","retry_key":7}`, `field "retry_key" is not a string`},
+		{"progress that is not a boolean", `{"op":"capture","invocation":"inv-1","progress":1}`, `field "progress" is not a boolean`},
 		{"a long unknown key is cut", `{"op":"invocations","` + strings.Repeat("k", 100) + `":1}`, `unknown field "` + strings.Repeat("k", 64) + `…"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -137,7 +138,9 @@ func TestDecodeReadsEachOp(t *testing.T) {
 			}},
 		{"wait becomes a duration", `{"op":"capture","invocation":"inv-1","wait":"1m30s"}`,
 			func(r *Request) bool { return r.Capture.GetWait().AsDuration() == 90*time.Second }},
-		{"no wait never waits", `{"op":"capture","invocation":"inv-1"}`, func(r *Request) bool { return r.Capture.Wait == nil && r.Capture.RetryKey == nil }},
+		{"no wait never waits", `{"op":"capture","invocation":"inv-1"}`, func(r *Request) bool { return r.Capture.Wait == nil && r.Capture.RetryKey == nil && !r.Progress }},
+		{"progress is asked for with true", `{"op":"capture","invocation":"inv-1","progress":true}`, func(r *Request) bool { return r.Progress }},
+		{"progress false is not asking", `{"op":"capture","invocation":"inv-1","progress":false}`, func(r *Request) bool { return !r.Progress }},
 		{"a retry key names the collection", `{"op":"capture","invocation":"inv-1","retry_key":"k-1"}`,
 			func(r *Request) bool { return r.Capture.GetRetryKey() == "k-1" }},
 		{"clients names its workspace", `{"op":"clients","workspace":"default"}`, func(r *Request) bool { return r.Clients.GetWorkspace() == "default" && r.Group == nil }},

@@ -18,7 +18,8 @@ import (
 type Handler struct {
 	// Registry serves advertise and clients.
 	Registry registryv1.RegistryServiceClient
-	// Mailbox serves invoke, invocations, complete and capture.
+	// Mailbox serves invoke, invocations, complete and capture (and the
+	// progress a capture asks for, with Status).
 	Mailbox mailboxv1.MailboxServiceClient
 }
 
@@ -101,6 +102,9 @@ func (h Handler) Do(ctx context.Context, req *Request) ([]byte, error) {
 		res, err := h.Mailbox.Capture(ctx, req.Capture)
 		if err != nil {
 			return nil, err
+		}
+		if req.Progress && res.GetCapture() == nil {
+			return h.progress(ctx, res.GetInvocation())
 		}
 		return EncodeReceipt(res.GetInvocation(), res.GetCapture())
 	case OpClients:

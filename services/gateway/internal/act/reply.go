@@ -22,11 +22,23 @@ type advertised struct {
 	Wrote bool `json:"wrote"`
 }
 
-// routed is the reply of invoke, complete and capture.
+// routed is the reply of invoke, complete and capture. Progress is set
+// only on a running capture that asked for it ("progress": true): [] when
+// the host has reported nothing yet.
 type routed struct {
 	head
 	Invocation string        `json:"invocation"`
 	Capture    *captureReply `json:"capture,omitempty"`
+	Progress   *[]noteReply  `json:"progress,omitempty"`
+}
+
+// noteReply is one progress note; total only when the host knows it.
+type noteReply struct {
+	Seq      int64    `json:"seq"`
+	Progress float64  `json:"progress"`
+	Total    *float64 `json:"total,omitempty"`
+	Message  string   `json:"message"`
+	At       string   `json:"at"`
 }
 
 type captureReply struct {

@@ -34,4 +34,7 @@ type Request struct {
 	Clients     *registryv1.ListClientsRequest
 	// Group is the tool group an invoke or clients names ("group"), if any.
 	Group *Group
+	// Progress is a capture's "progress": true, asking a running reply to
+	// carry the host's latest progress notes.
+	Progress bool
 }
