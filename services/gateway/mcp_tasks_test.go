@@ -29,12 +29,13 @@ import (
 
 // workerTools is the tools file of the "worker" tool host: slow writes its
 // invocation's id to DIR/started and runs until DIR/go exists; sleeper
-// runs until it is stopped, and writes DIR/term when it hears SIGTERM.
+// runs until it is stopped (or DIR/go exists), and writes DIR/term when it
+// hears SIGTERM.
 const workerTools = `[
  {"name": "slow", "description": "Runs until told to finish.", "input_schema": {"type": "object"},
   "command": ["sh", "-c", "echo \"$SWITCHBOARD_INVOCATION\" > DIR/started.tmp; mv DIR/started.tmp DIR/started; while [ ! -f DIR/go ]; do sleep 0.05; done; echo done"]},
  {"name": "sleeper", "description": "Sleeps until stopped.", "input_schema": {"type": "object"},
-  "command": ["sh", "-c", "trap 'echo term > DIR/term.tmp; mv DIR/term.tmp DIR/term; exit 143' TERM; touch DIR/sleeping; while :; do sleep 0.05; done"]}
+  "command": ["sh", "-c", "trap 'echo term > DIR/term.tmp; mv DIR/term.tmp DIR/term; exit 143' TERM; touch DIR/sleeping; while [ ! -f DIR/go ]; do sleep 0.05; done"]}
 ]`
 
 // serveWorker runs the worker tool host in the default workspace, its
@@ -43,6 +44,9 @@ func (s *suite) serveWorker(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	s.serveLocalHost(t, "worker", strings.ReplaceAll(workerTools, "DIR", dir))
+	// Before the host stops (cleanups run last first): a test that failed
+	// midway leaves no tool running for the host's stop to wait on.
+	t.Cleanup(func() { _ = os.WriteFile(filepath.Join(dir, "go"), nil, 0o600) })
 	s.join(t, "default", "worker")
 	return dir
 }
@@ -324,7 +328,8 @@ func TestCancellingATaskCancelsItUpstream(t *testing.T) {
 	if r := c.send(t, "tasks/cancel", map[string]any{"taskId": id}, false); r.code != 0 {
 		t.Fatalf("tasks/cancel = %d %q", r.code, r.msg)
 	}
-	within(t, up.cancelled, 20*time.Second, "the upstream server to hear the cancellation")
+	within(t, up.heard, 20*time.Second, "the upstream server to receive notifications/cancelled")
+	within(t, up.cancelled, 20*time.Second, "the upstream call to end")
 	if tr := getTask(t, c, id); tr.Status != "cancelled" {
 		t.Fatalf("the cancelled task = %+v", tr)
 	}
@@ -397,24 +402,39 @@ func (c *rawMCPClient) end(t *testing.T) {
 // delivers notifications/cancelled to a handler).
 type holder struct {
 	started, cancelled chan struct{}
+	// heard counts the notifications/cancelled the server received.
+	heard chan struct{}
 }
 
 // mountHolder serves a holder and mounts it on the bridge as "up", a member
 // of the default workspace.
 func (s *suite) mountHolder(t *testing.T) *holder {
 	t.Helper()
-	h := &holder{started: make(chan struct{}, 4), cancelled: make(chan struct{}, 4)}
+	h := &holder{started: make(chan struct{}, 4), cancelled: make(chan struct{}, 4), heard: make(chan struct{}, 4)}
+	gone := make(chan struct{})
 	server := mcp.NewServer(&mcp.Implementation{Name: "holder", Version: "1"}, nil)
+	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "notifications/cancelled" {
+				h.heard <- struct{}{}
+			}
+			return next(ctx, method, req)
+		}
+	})
 	server.AddTool(&mcp.Tool{Name: "hold", Description: "Runs until cancelled.", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			h.started <- struct{}{}
-			<-ctx.Done()
-			h.cancelled <- struct{}{}
-			return nil, ctx.Err()
+			select {
+			case <-ctx.Done():
+				h.cancelled <- struct{}{}
+				return nil, ctx.Err()
+			case <-gone: // the test ended without a cancel
+				return nil, errors.New("the test has ended")
+			}
 		})
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
 	// The bridge holds a stream open: end it, or Close waits for it.
-	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
+	t.Cleanup(func() { close(gone); srv.CloseClientConnections(); srv.Close() })
 	st, err := s.bridge.Mount(opsCtx, &bridgev1.MountRequest{Client: "up", Config: &bridgev1.ServerConfig{
 		Transport: &bridgev1.ServerConfig_Http{Http: &bridgev1.HttpTransport{Url: srv.URL}}}})
 	if err != nil || st.GetServer().GetState() != bridgev1.State_STATE_RUNNING {
