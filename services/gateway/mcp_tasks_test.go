@@ -324,12 +324,12 @@ func TestCancellingATaskCancelsItUpstream(t *testing.T) {
 	up := s.mountHolder(t)
 	c := s.rawMCPSession(t, "2026-07-28")
 	id := startTask(t, c, "up_hold").TaskID
-	within(t, up.started, 20*time.Second, "the upstream server to run the call")
+	within(t, up.started, 30*time.Second, "the upstream server to run the call")
 	if r := c.send(t, "tasks/cancel", map[string]any{"taskId": id}, false); r.code != 0 {
 		t.Fatalf("tasks/cancel = %d %q", r.code, r.msg)
 	}
-	within(t, up.heard, 20*time.Second, "the upstream server to receive notifications/cancelled")
-	within(t, up.cancelled, 20*time.Second, "the upstream call to end")
+	within(t, up.heard, 30*time.Second, "the upstream server to receive notifications/cancelled")
+	within(t, up.cancelled, 30*time.Second, "the upstream call to end")
 	if tr := getTask(t, c, id); tr.Status != "cancelled" {
 		t.Fatalf("the cancelled task = %+v", tr)
 	}
@@ -367,7 +367,7 @@ func TestASyncCallHearsItsProgress(t *testing.T) {
 			if _, err := s.Mailbox.Report(host, &mailboxv1.ReportRequest{Invocation: id, Progress: float64(i + 1), Total: ptr(2.0), Message: msg}); err != nil {
 				t.Fatal(err)
 			}
-			p := within(t, heard, 20*time.Second, "notifications/progress "+msg)
+			p := within(t, heard, 30*time.Second, "notifications/progress "+msg)
 			if p.ProgressToken != "tok-7" || p.Progress != float64(i+1) || p.Total != 2 || p.Message != msg {
 				t.Fatalf("notifications/progress = %+v", p)
 			}
@@ -375,7 +375,7 @@ func TestASyncCallHearsItsProgress(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		a := within(t, ended, 20*time.Second, "the call's result")
+		a := within(t, ended, 30*time.Second, "the call's result")
 		if a.err != nil || a.res.IsError || texts(a.res)[0] != "done\n" {
 			t.Fatalf("the call: %v, %v", a.res, a.err)
 		}
