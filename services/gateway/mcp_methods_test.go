@@ -51,7 +51,9 @@ func (c *rawMCPClient) send(t testing.TB, method string, params map[string]any, 
 			meta = map[string]any{}
 		}
 		meta["io.modelcontextprotocol/protocolVersion"] = c.rev
-		meta["io.modelcontextprotocol/clientCapabilities"] = map[string]any{}
+		if _, ok := meta["io.modelcontextprotocol/clientCapabilities"]; !ok {
+			meta["io.modelcontextprotocol/clientCapabilities"] = map[string]any{}
+		}
 		meta["io.modelcontextprotocol/clientInfo"] = map[string]any{"name": "switchboard-test", "version": "1"}
 		params["_meta"] = meta
 	}
@@ -78,6 +80,9 @@ func (c *rawMCPClient) send(t testing.TB, method string, params map[string]any, 
 		req.Header.Set("Mcp-Method", method)
 		if name, ok := params["name"].(string); ok {
 			req.Header.Set("Mcp-Name", name)
+		}
+		if id, ok := params["taskId"].(string); ok {
+			req.Header.Set("Mcp-Name", id) // the Tasks extension's routing header
 		}
 		if uri, ok := params["uri"].(string); ok && method == "resources/read" {
 			req.Header.Set("Mcp-Name", uri)
@@ -304,7 +309,12 @@ func endpointMethodTables(t *testing.T) (requests, notifications []methodRow) {
 // rawMCPSession is a client of /mcp in revision rev: with a session opened
 // (initialize, then notifications/initialized) in the era with sessions.
 func (s *suite) rawMCPSession(t *testing.T, rev string) *rawMCPClient {
-	c := &rawMCPClient{url: s.URL + "/mcp", rev: rev, h: as("alice", identity.Driver)}
+	return s.rawMCPSessionAs(t, rev, "alice")
+}
+
+// rawMCPSessionAs is rawMCPSession for the driver name.
+func (s *suite) rawMCPSessionAs(t *testing.T, rev, name string) *rawMCPClient {
+	c := &rawMCPClient{url: s.URL + "/mcp", rev: rev, h: as(name, identity.Driver)}
 	if rev < "2026-07-28" {
 		if r := c.send(t, "initialize", methodParams(t, "initialize", rev), false); r.code != 0 || c.session == "" {
 			t.Fatalf("initialize: HTTP %d, error %d %q, session %q", r.status, r.code, r.msg, c.session)

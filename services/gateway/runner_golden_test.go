@@ -136,9 +136,10 @@ var (
 	handleRE = regexp.MustCompile(`inv-[0-9a-f]{32}`)
 	// lastSeenRE is a client row's last_seen, in the act and REST shapes.
 	lastSeenRE = regexp.MustCompile(`"last_seen":"([^"]*)"`)
-	// noteAtRE is a progress note's time, in the REST shape; expiresInRE
-	// a status's time left, in the REST and act shapes.
-	noteAtRE    = regexp.MustCompile(`"at":"([^"]*)"`)
+	// noteAtRE is a progress note's time, or a status's post time, in the
+	// REST shape; expiresInRE a status's time left, in the REST and act
+	// shapes.
+	noteAtRE    = regexp.MustCompile(`"(at|posted)":"([^"]*)"`)
 	expiresInRE = regexp.MustCompile(`"expires_in":"([^"]*)"`)
 	// standIns replace a golden's handles, in order of first appearance.
 	standIns = []string{handle, "inv-ffeeddccbbaa99887766554433221100"}
@@ -159,7 +160,8 @@ const expiresIn = "3600s"
 //     different handles stay different;
 //   - each last_seen that is an RFC 3339 time taken since from (the case's
 //     start) becomes seenAt; any other value is left as it is, so the
-//     comparison shows it; so does each note's `at`;
+//     comparison shows it; so does each note's `at` and a status's
+//     `posted`;
 //   - each expires_in that is a positive duration of at most an hour
 //     becomes expiresIn; any other is left as it is.
 //
@@ -186,11 +188,12 @@ func normalise(text string, from time.Time) (string, error) {
 		return `"last_seen":"` + seenAt + `"`
 	})
 	text = noteAtRE.ReplaceAllStringFunc(text, func(m string) string {
-		at, err := time.Parse(time.RFC3339Nano, noteAtRE.FindStringSubmatch(m)[1])
+		sub := noteAtRE.FindStringSubmatch(m)
+		at, err := time.Parse(time.RFC3339Nano, sub[2])
 		if err != nil || at.Before(from.Truncate(time.Second)) || at.After(time.Now()) {
 			return m
 		}
-		return `"at":"` + seenAt + `"`
+		return `"` + sub[1] + `":"` + seenAt + `"`
 	})
 	text = expiresInRE.ReplaceAllStringFunc(text, func(m string) string {
 		d, err := time.ParseDuration(expiresInRE.FindStringSubmatch(m)[1])

@@ -152,19 +152,26 @@ func (s *suite) serveServices(t testing.TB) {
 // until the test ends.
 func (s *suite) serveLaptop(t testing.TB) {
 	t.Helper()
-	tools := filepath.Join(t.TempDir(), "tools.json")
-	if err := os.WriteFile(tools, []byte(laptopTools), 0o600); err != nil {
+	s.serveLocalHost(t, "laptop", laptopTools)
+}
+
+// serveLocalHost runs the real tool host serving the tools file tools as
+// client until the test ends.
+func (s *suite) serveLocalHost(t testing.TB, client, tools string) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "tools.json")
+	if err := os.WriteFile(file, []byte(tools), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	laptop, err := host.Local(tools, "laptop", s.Registry, s.Mailbox, nil, logging.Discard())
+	h, err := host.Local(file, client, s.Registry, s.Mailbox, nil, logging.Discard())
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- laptop.Run(ctx) }()
+	go func() { done <- h.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
-	within(t, laptop.Ready(), 10*time.Second, "the tool host to be ready")
+	within(t, h.Ready(), 10*time.Second, "the tool host to be ready")
 }
 
 // stopGateway shuts the gateway down gracefully and returns Serve's error

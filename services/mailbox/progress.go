@@ -61,7 +61,16 @@ func (s *Service) Status(ctx context.Context, req *mailboxv1.StatusRequest) (*ma
 		return nil, err
 	}
 	return &mailboxv1.StatusResponse{Invocation: req.GetInvocation(), Phase: phaseOf(st.Phase), HandOffs: st.Handoffs,
-		Progress: notes(st.Notes), Capture: toProto(st.Capture), ExpiresIn: durationpb.New(max(time.Until(st.Expires), 0))}, nil
+		Progress: notes(st.Notes), Capture: toProto(st.Capture), ExpiresIn: durationpb.New(max(time.Until(st.Expires), 0)),
+		Client: st.Client, Tool: st.Tool, Posted: posted(st.Posted)}, nil
+}
+
+// posted is a post time for the wire: absent when the store did not keep it.
+func posted(t time.Time) *timestamppb.Timestamp {
+	if t.IsZero() {
+		return nil
+	}
+	return timestamppb.New(t)
 }
 
 func phaseOf(p inflight.Phase) mailboxv1.Phase {

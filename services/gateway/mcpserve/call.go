@@ -57,13 +57,19 @@ func (m *Mirror) handler(name string, e entry) mcp.ToolHandler {
 		rpc, cancel := context.WithDeadline(context.WithoutCancel(as), deadline)
 		defer cancel()
 		call := m.startCall(rpc, &mailboxv1.CallRequest{Client: e.client, Tool: e.def.GetName(), Input: input})
+		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
+			// Only a call that asks for progress reads it: the hot path
+			// stays one request to the mailbox (progress.go).
+			stop := m.relayProgress(as, req.Session, token, call)
+			defer stop()
+		}
 		var r callResult
 		select {
 		case r = <-call.done:
 		case <-ctx.Done():
 			// The client went away: cancel by the handle, once the mailbox
 			// named it (at once, unless the call failed before its post).
-			if id, ok := <-call.id; ok {
+			if id := call.handle(); id != "" {
 				return m.cancelled(as, id, call.done)
 			}
 			r = <-call.done
@@ -92,9 +98,9 @@ var callDesc = grpc.StreamDesc{StreamName: "Call"}
 
 // running is one mailbox Call in flight.
 type running struct {
-	id   chan string     // the handle, once its header arrived (then closed)
-	done chan callResult // the reply
-	last string
+	named chan struct{}   // closed once the handle's header arrived, or the call ended without one
+	id    string          // the handle, set before named is closed; "" when none came
+	done  chan callResult // the reply
 }
 
 type callResult struct {
@@ -102,21 +108,24 @@ type callResult struct {
 	err error
 }
 
-// handle is the handle the mailbox named, or "" when it named none (read
-// once the call is done).
+// handle waits for the handle the mailbox names, and returns it, or ""
+// when the call ended without naming one. Any number of readers may ask.
 func (c *running) handle() string {
-	if id, ok := <-c.id; ok {
-		c.last = id
-	}
-	return c.last
+	<-c.named
+	return c.id
 }
 
 // startCall makes the mailbox's Call under ctx, which the client's
 // cancellation does not end.
 func (m *Mirror) startCall(ctx context.Context, req *mailboxv1.CallRequest) *running {
-	c := &running{id: make(chan string, 1), done: make(chan callResult, 1)}
+	c := &running{named: make(chan struct{}), done: make(chan callResult, 1)}
 	go func() {
-		defer close(c.id)
+		named := false
+		defer func() {
+			if !named {
+				close(c.named)
+			}
+		}()
 		stream, err := m.mailbox.NewStream(ctx, &callDesc, mailboxv1.MailboxService_Call_FullMethodName)
 		if err == nil {
 			err = stream.SendMsg(req)
@@ -130,9 +139,11 @@ func (m *Mirror) startCall(ctx context.Context, req *mailboxv1.CallRequest) *run
 		}
 		if md, herr := stream.Header(); herr == nil {
 			if v := md.Get(mailbox.InvocationHeader); len(v) == 1 {
-				c.id <- v[0]
+				c.id = v[0]
 			}
 		}
+		named = true
+		close(c.named)
 		res := new(mailboxv1.CallResponse)
 		if err := stream.RecvMsg(res); err != nil {
 			c.done <- callResult{err: err}

@@ -29,6 +29,15 @@ func UnknownGroup(ws, group string) error {
 
 // Group returns the MCP server of group, making it on first use.
 func (m *Mirror) Group(group string) (*mcp.Server, error) {
+	v, err := m.groupView(group)
+	if err != nil {
+		return nil, err
+	}
+	return v.server, nil
+}
+
+// groupView returns the view of group, making it on first use.
+func (m *Mirror) groupView(group string) (*view, error) {
 	m.gmu.Lock()
 	defer m.gmu.Unlock()
 	g := m.rules[group]
@@ -42,7 +51,7 @@ func (m *Mirror) Group(group string) (*mcp.Server, error) {
 		v.apply(m.presentIn(g))
 		v.applyCatalog(m.cat)
 	}
-	return v.server, nil
+	return v, nil
 }
 
 // presentIn is the last listing as group g presents it. A group the

@@ -95,6 +95,9 @@ func (w *Workspaces) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if id.Workspaces != nil {
 		r.Header.Set(workspacesHeader, id.Workspaces.String())
 	}
+	if w.opts.tasks && serve.view.serveTasks(rw, r, id) {
+		return
+	}
 	unbound(rw)
 	serve.ServeHTTP(rw, r)
 }

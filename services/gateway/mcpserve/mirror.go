@@ -74,6 +74,11 @@ type Options struct {
 	Log *slog.Logger
 	// Metrics counts the endpoint's requests (nil: none counted).
 	Metrics *mcptelemetry.Metrics
+
+	// tasks serves the Tasks extension (tasks_http.go): the HTTP endpoint
+	// does, in front of the SDK; stdio cannot (the SDK has no Tasks), so
+	// its server does not offer it either.
+	tasks bool
 }
 
 func (o Options) check() error {

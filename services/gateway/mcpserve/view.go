@@ -20,6 +20,7 @@ type view struct {
 	m      *Mirror
 	group  string // "" for the whole workspace
 	server *mcp.Server
+	impl   *mcp.Implementation // the server's, which 2026-07-28 results name in _meta
 
 	mu    sync.RWMutex
 	tools map[string]entry // by the name this view presents; written by the refresher only
@@ -40,7 +41,13 @@ func (m *Mirror) newView(group string) *view {
 		title += " group " + group
 		about = fmt.Sprintf("The tools of group %q of the Switchboard workspace %q.", group, m.ws)
 	}
-	v.server = mcp.NewServer(&mcp.Implementation{Name: "switchboard", Title: title, Version: version()},
+	if m.opts.tasks {
+		// server/discover's capabilities, and initialize's in the era with
+		// sessions: the SDK sends these in both.
+		caps.AddExtension(TasksExtension, map[string]any{})
+	}
+	v.impl = &mcp.Implementation{Name: "switchboard", Title: title, Version: version()}
+	v.server = mcp.NewServer(v.impl,
 		&mcp.ServerOptions{
 			Instructions: about + " A tool named <client>_<tool> runs on that client's " +
 				"machine; each call is routed through Switchboard's mailbox. A call still running when its time is up is " +
@@ -136,17 +143,26 @@ func (v *view) add(tool *mcp.Tool, e entry) (err error) {
 func (v *view) unknownTools(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if call, ok := req.(*mcp.CallToolRequest); ok && call.Params != nil {
-			v.mu.RLock()
-			e, known := v.tools[call.Params.Name]
-			v.mu.RUnlock()
-			switch {
-			case !known:
-				return refusal(fmt.Sprintf("no tool is presented as %q in workspace %q right now; list the workspace's tools (tools/list) for the names in force",
-					call.Params.Name, v.m.ws)), nil
-			case e.skipped != nil:
-				return refusal(fmt.Sprintf("tool %q of client %q is not offered over MCP: %v", e.def.GetName(), e.client, e.skipped)), nil
+			if _, refused := v.resolve(call.Params.Name); refused != nil {
+				return refused, nil
 			}
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// resolve returns the entry a tools/call of name runs, or the refusal of a
+// name the view does not offer (a result, as every refusal is).
+func (v *view) resolve(name string) (entry, *mcp.CallToolResult) {
+	v.mu.RLock()
+	e, known := v.tools[name]
+	v.mu.RUnlock()
+	switch {
+	case !known:
+		return e, refusal(fmt.Sprintf("no tool is presented as %q in workspace %q right now; list the workspace's tools (tools/list) for the names in force",
+			name, v.m.ws))
+	case e.skipped != nil:
+		return e, refusal(fmt.Sprintf("tool %q of client %q is not offered over MCP: %v", e.def.GetName(), e.client, e.skipped))
+	}
+	return e, nil
 }

@@ -68,6 +68,9 @@ type endpoint struct {
 	sessions, stateless *mcp.StreamableHTTPHandler
 	// adopted serves the sessions other gateway replicas began.
 	adopted *adopted
+	// view is the tools the server holds, for the Tasks extension, which
+	// is answered in front of the SDK (tasks_http.go).
+	view *view
 }
 
 // firstStatelessRevision is the first MCP revision without sessions
@@ -96,6 +99,7 @@ func (ws *endpoint) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 // request that carried it (see ServeHTTP).
 func NewWorkspaces(opts Options, h HTTPOptions) (*Workspaces, error) {
 	opts.As = callerFromHeader
+	opts.tasks = true
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
@@ -160,11 +164,12 @@ func (w *Workspaces) start(name string) (*workspace, error) {
 		return nil, err
 	}
 	m.Start(w.ctx)
-	return &workspace{mirror: m, all: w.endpoint(m, m.Server()), groups: map[string]*endpoint{}}, nil
+	return &workspace{mirror: m, all: w.endpoint(m.all), groups: map[string]*endpoint{}}, nil
 }
 
-// endpoint returns the handlers of server, one of m's.
-func (w *Workspaces) endpoint(m *Mirror, server *mcp.Server) *endpoint {
+// endpoint returns the handlers of one of a mirror's views.
+func (w *Workspaces) endpoint(v *view) *endpoint {
+	m, server := v.m, v.server
 	get := func(*http.Request) *mcp.Server { return server }
 	opts := mcp.StreamableHTTPOptions{
 		SessionTimeout: w.http.SessionTimeout,
@@ -183,13 +188,13 @@ func (w *Workspaces) endpoint(m *Mirror, server *mcp.Server) *endpoint {
 	// closes it, and that must cancel the call (and so its invocation).
 	stateless.PropagateRequestCancellation = true
 	return &endpoint{sessions: mcp.NewStreamableHTTPHandler(get, &opts),
-		stateless: mcp.NewStreamableHTTPHandler(get, &stateless), adopted: newAdopted(server, w.http.SessionTimeout)}
+		stateless: mcp.NewStreamableHTTPHandler(get, &stateless), adopted: newAdopted(server, w.http.SessionTimeout), view: v}
 }
 
 // group returns the endpoint of one of ws's groups, or the refusal of a
 // group the workspace does not hold.
 func (w *Workspaces) group(ws *workspace, name string) (*endpoint, error) {
-	server, err := ws.mirror.Group(name)
+	v, err := ws.mirror.groupView(name)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +202,7 @@ func (w *Workspaces) group(ws *workspace, name string) (*endpoint, error) {
 	defer ws.mu.Unlock()
 	e := ws.groups[name]
 	if e == nil {
-		e = w.endpoint(ws.mirror, server)
+		e = w.endpoint(v)
 		ws.groups[name] = e
 	}
 	return e, nil

@@ -100,6 +100,11 @@ type State struct {
 	Capture *Capture
 	// Expires is when the slot expires and the invocation is gone.
 	Expires time.Time
+	// Client and Tool are what it calls, and Posted when it was posted
+	// (zero when the store does not know): an MCP task maps its capture as
+	// a call of that tool would.
+	Client, Tool string
+	Posted       time.Time
 }
 
 // News reports whether st has something a Status wait waits for: a note,

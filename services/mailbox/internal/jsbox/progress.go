@@ -95,7 +95,7 @@ func (b *Box) status(ctx context.Context, caller, id string, after int64) (infli
 		return inflight.State{}, inflight.Absent(id)
 	}
 	st := inflight.State{Handoffs: rec.Handoffs, Notes: slices.Clone(inflight.NotesAfter(rec.Notes, after)),
-		Capture: rec.Capture, Expires: written.Add(b.cfg.TTL)}
+		Capture: rec.Capture, Expires: written.Add(b.cfg.TTL), Client: rec.Client, Tool: rec.Tool, Posted: rec.Posted}
 	switch {
 	case rec.Capture != nil && rec.Cancelled:
 		st.Phase = inflight.CancelledPhase

@@ -46,6 +46,7 @@ func (b *Box) Status(ctx context.Context, caller, id string, after int64, wait t
 			return inflight.State{}, inflight.Absent(id)
 		}
 		st := stateOf(s, after)
+		st.Posted = b.posted(s)
 		if !waiting || st.News() {
 			return st, nil
 		}
@@ -69,7 +70,7 @@ func (b *Box) Status(ctx context.Context, caller, id string, after int64, wait t
 // Called with the box locked; nothing returned shares s's memory.
 func stateOf(s *slot, after int64) inflight.State {
 	st := inflight.State{Handoffs: s.handoffs, Notes: slices.Clone(inflight.NotesAfter(s.notes, after)),
-		Expires: time.Unix(0, s.expires)}
+		Expires: time.Unix(0, s.expires), Client: s.client, Tool: s.tool}
 	switch {
 	case s.state == queued:
 		st.Phase = inflight.Queued

@@ -58,10 +58,15 @@ func messages(ns []inflight.Note) string {
 
 func reportsAreNumberedAndReadByThePosterOnly(t *testing.T, o Open) {
 	s := o(t, Defaults)
+	before := time.Now()
 	id := post(t, s, "laptop", "slow")
 	st := statusOf(t, s, id, 0, 0)
 	if st.Phase != inflight.Queued || st.Handoffs != 0 || len(st.Notes) != 0 || st.Capture != nil {
 		t.Fatalf("queued: %+v", st)
+	}
+	// What it calls and when it was posted, for an MCP task's mapping.
+	if st.Client != "laptop" || st.Tool != "slow" || st.Posted.Before(before.Add(-time.Second)) || st.Posted.After(time.Now().Add(time.Second)) {
+		t.Fatalf("queued: client %q, tool %q, posted %v (posted between %v and now)", st.Client, st.Tool, st.Posted, before)
 	}
 	if left := time.Until(st.Expires); left <= 0 || left > Defaults.TTL {
 		t.Fatalf("expires in %v, want within the TTL %v", left, Defaults.TTL)

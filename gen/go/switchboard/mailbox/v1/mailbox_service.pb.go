@@ -10,6 +10,7 @@ import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -1373,7 +1374,15 @@ type StatusResponse struct {
 	Capture *Capture `protobuf:"bytes,5,opt,name=capture,proto3" json:"capture,omitempty"`
 	// expires_in is what is left until the slot expires and the invocation
 	// (and its capture) is gone.
-	ExpiresIn     *durationpb.Duration `protobuf:"bytes,6,opt,name=expires_in,json=expiresIn,proto3" json:"expires_in,omitempty"`
+	ExpiresIn *durationpb.Duration `protobuf:"bytes,6,opt,name=expires_in,json=expiresIn,proto3" json:"expires_in,omitempty"`
+	// client and tool are what the invocation calls, as posted (the tool's
+	// advertised name): an MCP task maps its capture as a synchronous call of
+	// that tool would, and only the poster reads them.
+	Client string `protobuf:"bytes,7,opt,name=client,proto3" json:"client,omitempty"`
+	Tool   string `protobuf:"bytes,8,opt,name=tool,proto3" json:"tool,omitempty"`
+	// posted is when it was posted (an MCP task's createdAt); absent when the
+	// store does not know it.
+	Posted        *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=posted,proto3" json:"posted,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1450,11 +1459,32 @@ func (x *StatusResponse) GetExpiresIn() *durationpb.Duration {
 	return nil
 }
 
+func (x *StatusResponse) GetClient() string {
+	if x != nil {
+		return x.Client
+	}
+	return ""
+}
+
+func (x *StatusResponse) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *StatusResponse) GetPosted() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Posted
+	}
+	return nil
+}
+
 var File_switchboard_mailbox_v1_mailbox_service_proto protoreflect.FileDescriptor
 
 const file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc = "" +
 	"\n" +
-	",switchboard/mailbox/v1/mailbox_service.proto\x12\x16switchboard.mailbox.v1\x1a\x1egoogle/protobuf/duration.proto\x1a$switchboard/mailbox/v1/mailbox.proto\"\xa5\x01\n" +
+	",switchboard/mailbox/v1/mailbox_service.proto\x12\x16switchboard.mailbox.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a$switchboard/mailbox/v1/mailbox.proto\"\xa5\x01\n" +
 	"\rInvokeRequest\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\tR\x06client\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x14\n" +
@@ -1560,7 +1590,7 @@ const file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc = "" +
 	"invocation\x18\x01 \x01(\tR\n" +
 	"invocation\x12\x14\n" +
 	"\x05after\x18\x02 \x01(\x03R\x05after\x12-\n" +
-	"\x04wait\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x04wait\"\xb9\x02\n" +
+	"\x04wait\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x04wait\"\x99\x03\n" +
 	"\x0eStatusResponse\x12\x1e\n" +
 	"\n" +
 	"invocation\x18\x01 \x01(\tR\n" +
@@ -1570,7 +1600,10 @@ const file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc = "" +
 	"\bprogress\x18\x04 \x03(\v2$.switchboard.mailbox.v1.ProgressNoteR\bprogress\x129\n" +
 	"\acapture\x18\x05 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acapture\x128\n" +
 	"\n" +
-	"expires_in\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\texpiresIn2\x9d\a\n" +
+	"expires_in\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\texpiresIn\x12\x16\n" +
+	"\x06client\x18\a \x01(\tR\x06client\x12\x12\n" +
+	"\x04tool\x18\b \x01(\tR\x04tool\x122\n" +
+	"\x06posted\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x06posted2\x9d\a\n" +
 	"\x0eMailboxService\x12W\n" +
 	"\x06Invoke\x12%.switchboard.mailbox.v1.InvokeRequest\x1a&.switchboard.mailbox.v1.InvokeResponse\x12f\n" +
 	"\vInvocations\x12*.switchboard.mailbox.v1.InvocationsRequest\x1a+.switchboard.mailbox.v1.InvocationsResponse\x12Y\n" +
@@ -1597,35 +1630,36 @@ func file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP() []byte {
 
 var file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_switchboard_mailbox_v1_mailbox_service_proto_goTypes = []any{
-	(*InvokeRequest)(nil),       // 0: switchboard.mailbox.v1.InvokeRequest
-	(*InvokeResponse)(nil),      // 1: switchboard.mailbox.v1.InvokeResponse
-	(*InvocationsRequest)(nil),  // 2: switchboard.mailbox.v1.InvocationsRequest
-	(*InvocationsResponse)(nil), // 3: switchboard.mailbox.v1.InvocationsResponse
-	(*FollowRequest)(nil),       // 4: switchboard.mailbox.v1.FollowRequest
-	(*FollowResponse)(nil),      // 5: switchboard.mailbox.v1.FollowResponse
-	(*Opened)(nil),              // 6: switchboard.mailbox.v1.Opened
-	(*Cancelled)(nil),           // 7: switchboard.mailbox.v1.Cancelled
-	(*CompleteRequest)(nil),     // 8: switchboard.mailbox.v1.CompleteRequest
-	(*CompleteResponse)(nil),    // 9: switchboard.mailbox.v1.CompleteResponse
-	(*CaptureRequest)(nil),      // 10: switchboard.mailbox.v1.CaptureRequest
-	(*CaptureResponse)(nil),     // 11: switchboard.mailbox.v1.CaptureResponse
-	(*CallRequest)(nil),         // 12: switchboard.mailbox.v1.CallRequest
-	(*CallResponse)(nil),        // 13: switchboard.mailbox.v1.CallResponse
-	(*CancelRequest)(nil),       // 14: switchboard.mailbox.v1.CancelRequest
-	(*CancelResponse)(nil),      // 15: switchboard.mailbox.v1.CancelResponse
-	(*WatchRequest)(nil),        // 16: switchboard.mailbox.v1.WatchRequest
-	(*WatchResponse)(nil),       // 17: switchboard.mailbox.v1.WatchResponse
-	(*WatchSynced)(nil),         // 18: switchboard.mailbox.v1.WatchSynced
-	(*ReportRequest)(nil),       // 19: switchboard.mailbox.v1.ReportRequest
-	(*ReportResponse)(nil),      // 20: switchboard.mailbox.v1.ReportResponse
-	(*StatusRequest)(nil),       // 21: switchboard.mailbox.v1.StatusRequest
-	(*StatusResponse)(nil),      // 22: switchboard.mailbox.v1.StatusResponse
-	(*durationpb.Duration)(nil), // 23: google.protobuf.Duration
-	(*Invocation)(nil),          // 24: switchboard.mailbox.v1.Invocation
-	(*Capture)(nil),             // 25: switchboard.mailbox.v1.Capture
-	(*InvocationState)(nil),     // 26: switchboard.mailbox.v1.InvocationState
-	(Phase)(0),                  // 27: switchboard.mailbox.v1.Phase
-	(*ProgressNote)(nil),        // 28: switchboard.mailbox.v1.ProgressNote
+	(*InvokeRequest)(nil),         // 0: switchboard.mailbox.v1.InvokeRequest
+	(*InvokeResponse)(nil),        // 1: switchboard.mailbox.v1.InvokeResponse
+	(*InvocationsRequest)(nil),    // 2: switchboard.mailbox.v1.InvocationsRequest
+	(*InvocationsResponse)(nil),   // 3: switchboard.mailbox.v1.InvocationsResponse
+	(*FollowRequest)(nil),         // 4: switchboard.mailbox.v1.FollowRequest
+	(*FollowResponse)(nil),        // 5: switchboard.mailbox.v1.FollowResponse
+	(*Opened)(nil),                // 6: switchboard.mailbox.v1.Opened
+	(*Cancelled)(nil),             // 7: switchboard.mailbox.v1.Cancelled
+	(*CompleteRequest)(nil),       // 8: switchboard.mailbox.v1.CompleteRequest
+	(*CompleteResponse)(nil),      // 9: switchboard.mailbox.v1.CompleteResponse
+	(*CaptureRequest)(nil),        // 10: switchboard.mailbox.v1.CaptureRequest
+	(*CaptureResponse)(nil),       // 11: switchboard.mailbox.v1.CaptureResponse
+	(*CallRequest)(nil),           // 12: switchboard.mailbox.v1.CallRequest
+	(*CallResponse)(nil),          // 13: switchboard.mailbox.v1.CallResponse
+	(*CancelRequest)(nil),         // 14: switchboard.mailbox.v1.CancelRequest
+	(*CancelResponse)(nil),        // 15: switchboard.mailbox.v1.CancelResponse
+	(*WatchRequest)(nil),          // 16: switchboard.mailbox.v1.WatchRequest
+	(*WatchResponse)(nil),         // 17: switchboard.mailbox.v1.WatchResponse
+	(*WatchSynced)(nil),           // 18: switchboard.mailbox.v1.WatchSynced
+	(*ReportRequest)(nil),         // 19: switchboard.mailbox.v1.ReportRequest
+	(*ReportResponse)(nil),        // 20: switchboard.mailbox.v1.ReportResponse
+	(*StatusRequest)(nil),         // 21: switchboard.mailbox.v1.StatusRequest
+	(*StatusResponse)(nil),        // 22: switchboard.mailbox.v1.StatusResponse
+	(*durationpb.Duration)(nil),   // 23: google.protobuf.Duration
+	(*Invocation)(nil),            // 24: switchboard.mailbox.v1.Invocation
+	(*Capture)(nil),               // 25: switchboard.mailbox.v1.Capture
+	(*InvocationState)(nil),       // 26: switchboard.mailbox.v1.InvocationState
+	(Phase)(0),                    // 27: switchboard.mailbox.v1.Phase
+	(*ProgressNote)(nil),          // 28: switchboard.mailbox.v1.ProgressNote
+	(*timestamppb.Timestamp)(nil), // 29: google.protobuf.Timestamp
 }
 var file_switchboard_mailbox_v1_mailbox_service_proto_depIdxs = []int32{
 	23, // 0: switchboard.mailbox.v1.InvokeRequest.timeout:type_name -> google.protobuf.Duration
@@ -1648,31 +1682,32 @@ var file_switchboard_mailbox_v1_mailbox_service_proto_depIdxs = []int32{
 	28, // 17: switchboard.mailbox.v1.StatusResponse.progress:type_name -> switchboard.mailbox.v1.ProgressNote
 	25, // 18: switchboard.mailbox.v1.StatusResponse.capture:type_name -> switchboard.mailbox.v1.Capture
 	23, // 19: switchboard.mailbox.v1.StatusResponse.expires_in:type_name -> google.protobuf.Duration
-	0,  // 20: switchboard.mailbox.v1.MailboxService.Invoke:input_type -> switchboard.mailbox.v1.InvokeRequest
-	2,  // 21: switchboard.mailbox.v1.MailboxService.Invocations:input_type -> switchboard.mailbox.v1.InvocationsRequest
-	4,  // 22: switchboard.mailbox.v1.MailboxService.Follow:input_type -> switchboard.mailbox.v1.FollowRequest
-	8,  // 23: switchboard.mailbox.v1.MailboxService.Complete:input_type -> switchboard.mailbox.v1.CompleteRequest
-	10, // 24: switchboard.mailbox.v1.MailboxService.Capture:input_type -> switchboard.mailbox.v1.CaptureRequest
-	12, // 25: switchboard.mailbox.v1.MailboxService.Call:input_type -> switchboard.mailbox.v1.CallRequest
-	14, // 26: switchboard.mailbox.v1.MailboxService.Cancel:input_type -> switchboard.mailbox.v1.CancelRequest
-	16, // 27: switchboard.mailbox.v1.MailboxService.Watch:input_type -> switchboard.mailbox.v1.WatchRequest
-	19, // 28: switchboard.mailbox.v1.MailboxService.Report:input_type -> switchboard.mailbox.v1.ReportRequest
-	21, // 29: switchboard.mailbox.v1.MailboxService.Status:input_type -> switchboard.mailbox.v1.StatusRequest
-	1,  // 30: switchboard.mailbox.v1.MailboxService.Invoke:output_type -> switchboard.mailbox.v1.InvokeResponse
-	3,  // 31: switchboard.mailbox.v1.MailboxService.Invocations:output_type -> switchboard.mailbox.v1.InvocationsResponse
-	5,  // 32: switchboard.mailbox.v1.MailboxService.Follow:output_type -> switchboard.mailbox.v1.FollowResponse
-	9,  // 33: switchboard.mailbox.v1.MailboxService.Complete:output_type -> switchboard.mailbox.v1.CompleteResponse
-	11, // 34: switchboard.mailbox.v1.MailboxService.Capture:output_type -> switchboard.mailbox.v1.CaptureResponse
-	13, // 35: switchboard.mailbox.v1.MailboxService.Call:output_type -> switchboard.mailbox.v1.CallResponse
-	15, // 36: switchboard.mailbox.v1.MailboxService.Cancel:output_type -> switchboard.mailbox.v1.CancelResponse
-	17, // 37: switchboard.mailbox.v1.MailboxService.Watch:output_type -> switchboard.mailbox.v1.WatchResponse
-	20, // 38: switchboard.mailbox.v1.MailboxService.Report:output_type -> switchboard.mailbox.v1.ReportResponse
-	22, // 39: switchboard.mailbox.v1.MailboxService.Status:output_type -> switchboard.mailbox.v1.StatusResponse
-	30, // [30:40] is the sub-list for method output_type
-	20, // [20:30] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	29, // 20: switchboard.mailbox.v1.StatusResponse.posted:type_name -> google.protobuf.Timestamp
+	0,  // 21: switchboard.mailbox.v1.MailboxService.Invoke:input_type -> switchboard.mailbox.v1.InvokeRequest
+	2,  // 22: switchboard.mailbox.v1.MailboxService.Invocations:input_type -> switchboard.mailbox.v1.InvocationsRequest
+	4,  // 23: switchboard.mailbox.v1.MailboxService.Follow:input_type -> switchboard.mailbox.v1.FollowRequest
+	8,  // 24: switchboard.mailbox.v1.MailboxService.Complete:input_type -> switchboard.mailbox.v1.CompleteRequest
+	10, // 25: switchboard.mailbox.v1.MailboxService.Capture:input_type -> switchboard.mailbox.v1.CaptureRequest
+	12, // 26: switchboard.mailbox.v1.MailboxService.Call:input_type -> switchboard.mailbox.v1.CallRequest
+	14, // 27: switchboard.mailbox.v1.MailboxService.Cancel:input_type -> switchboard.mailbox.v1.CancelRequest
+	16, // 28: switchboard.mailbox.v1.MailboxService.Watch:input_type -> switchboard.mailbox.v1.WatchRequest
+	19, // 29: switchboard.mailbox.v1.MailboxService.Report:input_type -> switchboard.mailbox.v1.ReportRequest
+	21, // 30: switchboard.mailbox.v1.MailboxService.Status:input_type -> switchboard.mailbox.v1.StatusRequest
+	1,  // 31: switchboard.mailbox.v1.MailboxService.Invoke:output_type -> switchboard.mailbox.v1.InvokeResponse
+	3,  // 32: switchboard.mailbox.v1.MailboxService.Invocations:output_type -> switchboard.mailbox.v1.InvocationsResponse
+	5,  // 33: switchboard.mailbox.v1.MailboxService.Follow:output_type -> switchboard.mailbox.v1.FollowResponse
+	9,  // 34: switchboard.mailbox.v1.MailboxService.Complete:output_type -> switchboard.mailbox.v1.CompleteResponse
+	11, // 35: switchboard.mailbox.v1.MailboxService.Capture:output_type -> switchboard.mailbox.v1.CaptureResponse
+	13, // 36: switchboard.mailbox.v1.MailboxService.Call:output_type -> switchboard.mailbox.v1.CallResponse
+	15, // 37: switchboard.mailbox.v1.MailboxService.Cancel:output_type -> switchboard.mailbox.v1.CancelResponse
+	17, // 38: switchboard.mailbox.v1.MailboxService.Watch:output_type -> switchboard.mailbox.v1.WatchResponse
+	20, // 39: switchboard.mailbox.v1.MailboxService.Report:output_type -> switchboard.mailbox.v1.ReportResponse
+	22, // 40: switchboard.mailbox.v1.MailboxService.Status:output_type -> switchboard.mailbox.v1.StatusResponse
+	31, // [31:41] is the sub-list for method output_type
+	21, // [21:31] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_mailbox_v1_mailbox_service_proto_init() }

@@ -1,0 +1,146 @@
+package mcpserve
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+)
+
+// The MCP Tasks extension (io.modelcontextprotocol/tasks), served by the
+// endpoint over the mailbox: a task is an invocation. Its id is the
+// invocation's handle (128 random bits, so unguessable, as the extension
+// asks), its state is the mailbox's Status of it (read, never taken, so a
+// task can be asked about until its slot expires), and tasks/cancel is the
+// mailbox's Cancel with keep. Nothing of a task lives in the gateway: it
+// outlives the client's connection and the replica that created it, and,
+// with the durable store, a restart of the suite.
+//
+// The Go SDK (v1.8.0) has no Tasks support, so tasks_http.go answers the
+// extension's requests in front of the SDK's handler; this file is the
+// mapping, which stays when the SDK gains Tasks.
+
+// TasksExtension is the extension's identifier, as the client declares it
+// in a request's _meta and the server in its capabilities.
+const TasksExtension = "io.modelcontextprotocol/tasks"
+
+// metaClientCapabilities is the _meta key of a request's client
+// capabilities (2026-07-28; a client of the era with sessions may send it too).
+const metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+
+// MetaProgress is the _meta key of a task's latest progress note.
+const MetaProgress = "run.switchboard/progress"
+
+// TaskPollInterval is the pollIntervalMs of a working task: a Status read
+// is one small request to the mailbox, and a person waiting on a tool sees
+// its progress within a second.
+const TaskPollInterval = time.Second
+
+// task is the extension's Task, with the fields of its detailed variants
+// (a completed task's result).
+type task struct {
+	ResultType     string              `json:"resultType,omitempty"`
+	TaskID         string              `json:"taskId"`
+	Status         string              `json:"status"`
+	StatusMessage  string              `json:"statusMessage,omitempty"`
+	CreatedAt      string              `json:"createdAt"`
+	LastUpdatedAt  string              `json:"lastUpdatedAt"`
+	TTLMs          int64               `json:"ttlMs"`
+	PollIntervalMs int64               `json:"pollIntervalMs,omitempty"`
+	Result         *mcp.CallToolResult `json:"result,omitempty"`
+	Meta           map[string]any      `json:"_meta,omitempty"`
+}
+
+// Task statuses the endpoint uses. input_required never: a Switchboard
+// tool takes all its input in the call. failed never either: the extension
+// keeps it for a JSON-RPC error of the underlying request, and every
+// outcome of a call here is a result (isError when it went wrong), so a
+// task whose tool failed is completed with that result, as the extension
+// asks.
+const (
+	taskWorking   = "working"
+	taskCompleted = "completed"
+	taskCancelled = "cancelled"
+)
+
+// taskOf maps an invocation's Status to its task, at now. hasOutputSchema
+// says whether the tool declares an output schema (for structuredContent,
+// as the synchronous call maps it).
+//
+//   - queued or handed out: working, with the latest progress note as the
+//     statusMessage and, whole, under _meta[MetaProgress];
+//   - answered: completed, the result being the capture mapped as a
+//     synchronous tools/call maps it (fromCapture);
+//   - cancelled (kept by a Cancel with keep): cancelled, the capture's
+//     sentence as the statusMessage.
+//
+// createdAt is the post (now when the mailbox does not say), ttlMs what is
+// left of the slot from then, so createdAt + ttlMs is when the task is gone.
+func taskOf(st *mailboxv1.StatusResponse, now time.Time, hasOutputSchema bool) (*task, error) {
+	created := now
+	if st.GetPosted() != nil {
+		created = st.GetPosted().AsTime()
+	}
+	updated := created
+	expires := now.Add(st.GetExpiresIn().AsDuration())
+	t := &task{TaskID: st.GetInvocation(), CreatedAt: stamp(created), TTLMs: expires.Sub(created).Milliseconds()}
+	notes := st.GetProgress()
+	if len(notes) > 0 {
+		last := notes[len(notes)-1]
+		if at := last.GetAt().AsTime(); at.After(updated) {
+			updated = at
+		}
+		t.StatusMessage = noteText(last)
+		p := map[string]any{"seq": last.GetSeq(), "progress": last.GetProgress()}
+		if last.Total != nil {
+			p["total"] = last.GetTotal()
+		}
+		if last.GetMessage() != "" {
+			p["message"] = last.GetMessage()
+		}
+		t.Meta = map[string]any{MetaProgress: p}
+	}
+	switch st.GetPhase() {
+	case mailboxv1.Phase_PHASE_QUEUED, mailboxv1.Phase_PHASE_HANDED_OUT:
+		t.Status, t.PollIntervalMs = taskWorking, TaskPollInterval.Milliseconds()
+	case mailboxv1.Phase_PHASE_ANSWERED:
+		t.Status, t.Result = taskCompleted, fromCapture(st.GetCapture(), hasOutputSchema)
+		t.StatusMessage = ""
+	case mailboxv1.Phase_PHASE_CANCELLED:
+		t.Status, t.StatusMessage = taskCancelled, st.GetCapture().GetStderr()
+	default:
+		return nil, fmt.Errorf("the mailbox says invocation %s is in phase %v, which no task status stands for", st.GetInvocation(), st.GetPhase())
+	}
+	t.LastUpdatedAt = stamp(updated)
+	return t, nil
+}
+
+// noteText is a progress note for a person: its message and how far, as
+// "message (3/5)", "message (3)", or the numbers alone.
+func noteText(n *mailboxv1.ProgressNote) string {
+	count := strconv.FormatFloat(n.GetProgress(), 'f', -1, 64)
+	if n.Total != nil {
+		count += "/" + strconv.FormatFloat(n.GetTotal(), 'f', -1, 64)
+	}
+	if n.GetMessage() == "" {
+		return count
+	}
+	return n.GetMessage() + " (" + count + ")"
+}
+
+// stamp is an ISO 8601 time, as the extension's timestamps are.
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// declaresTasks reports whether a request's _meta declares the extension
+// among the client's capabilities: only then may its tools/call be answered
+// with a task (the extension forbids a task to any other request, whatever
+// the client declared before).
+func declaresTasks(meta map[string]any) bool {
+	caps, _ := meta[metaClientCapabilities].(map[string]any)
+	ext, _ := caps["extensions"].(map[string]any)
+	_, ok := ext[TasksExtension]
+	return ok
+}

@@ -1,0 +1,258 @@
+package mcpserve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+
+	"github.com/switchboard-run/switchboard/kit/grpcserver"
+	"github.com/switchboard-run/switchboard/kit/identity"
+)
+
+// The Tasks extension at the HTTP boundary. The SDK (v1.8.0) knows neither
+// tasks/get, tasks/update nor tasks/cancel (in the era with sessions it
+// answers them with a plain HTTP 400), and cannot answer a tools/call with
+// anything but a CallToolResult. So the endpoint reads each POST's body
+// first, and answers itself the extension's three requests and a tools/call
+// whose _meta declares the extension; everything else, and every byte of
+// it, goes on to the SDK. When the SDK gains Tasks, this file goes and
+// tasks.go's mapping moves into its handlers.
+
+// JSON-RPC error codes the extension names.
+const (
+	codeInvalidParams = -32602
+	codeInternal      = -32603
+)
+
+// maxTaskID bounds a taskId before it reaches the mailbox (a handle is 36
+// characters).
+const maxTaskID = 128
+
+// taskCallTimeout bounds the mailbox requests a task request makes.
+const taskCallTimeout = 10 * time.Second
+
+// taskCancelReason is added to a cancelled task's capture.
+const taskCancelReason = "the MCP client cancelled the task (tasks/cancel)"
+
+// rpcRequest is one JSON-RPC request, its params left for the method.
+type rpcRequest struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+}
+
+// taskParams are the params of tasks/get, tasks/update and tasks/cancel.
+type taskParams struct {
+	TaskID         string          `json:"taskId"`
+	InputResponses json.RawMessage `json:"inputResponses"`
+}
+
+// callParams are the params of a tools/call.
+type callParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Meta      map[string]any  `json:"_meta"`
+}
+
+// rpcError is a JSON-RPC error.
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+// serveTasks answers r when it is one of the extension's requests, for
+// caller id at view v, and reports whether it did; otherwise r's body is
+// put back whole for the SDK. Only a body that names "tasks" somewhere
+// is decoded, so other requests cost one scan of their bytes.
+func (v *view) serveTasks(rw http.ResponseWriter, r *http.Request, id identity.Identity) bool {
+	if r.Method != http.MethodPost || r.Body == nil {
+		return false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, grpcserver.MaxMessageBytes+1))
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body)) // the SDK reads it all again, and bounds it
+	if err != nil || len(body) > grpcserver.MaxMessageBytes || !bytes.Contains(body, []byte("tasks")) {
+		return false
+	}
+	var req rpcRequest
+	if json.Unmarshal(body, &req) != nil || req.JSONRPC != "2.0" || len(req.ID) == 0 || string(req.ID) == "null" {
+		return false // a batch, a notification, or not JSON-RPC: the SDK says what is wrong
+	}
+	ctx, cancel := context.WithTimeout(identity.As(context.WithoutCancel(r.Context()), id), taskCallTimeout)
+	defer cancel()
+	switch req.Method {
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		var p taskParams
+		if err := json.Unmarshal(req.Params, &p); err != nil || p.TaskID == "" || len(p.TaskID) > maxTaskID {
+			writeRPC(rw, req.ID, nil, &rpcError{codeInvalidParams, fmt.Sprintf(
+				"%s takes params {\"taskId\": \"inv-…\"} with a task id of at most %d characters, not %s", req.Method, maxTaskID, clip(req.Params))})
+			return true
+		}
+		res, rerr := v.taskRequest(ctx, req.Method, p)
+		writeRPC(rw, req.ID, v.annotate(r, res), rerr)
+		return true
+	case "tools/call":
+		var p callParams
+		if json.Unmarshal(req.Params, &p) != nil || !declaresTasks(p.Meta) {
+			return false
+		}
+		res, rerr := v.createTask(ctx, p)
+		writeRPC(rw, req.ID, v.annotate(r, res), rerr)
+		return true
+	}
+	return false
+}
+
+// taskRequest answers tasks/get, tasks/update or tasks/cancel. A task the
+// caller did not create is unknown, in the very words of one that never
+// existed: the mailbox answers anyone but the poster so.
+func (v *view) taskRequest(ctx context.Context, method string, p taskParams) (any, *rpcError) {
+	if method == "tasks/cancel" {
+		if _, err := v.m.mailbox.Cancel(ctx, &mailboxv1.CancelRequest{Invocation: p.TaskID, Reason: proto.String(taskCancelReason), Keep: true}); err != nil {
+			return nil, taskError(p.TaskID, err)
+		}
+		return map[string]string{"resultType": "complete"}, nil
+	}
+	st, err := v.m.mailbox.Status(ctx, &mailboxv1.StatusRequest{Invocation: p.TaskID})
+	if err != nil {
+		return nil, taskError(p.TaskID, err)
+	}
+	if method == "tasks/update" {
+		return nil, &rpcError{codeInvalidParams, fmt.Sprintf(
+			"task %q asks for no input, and never will: a Switchboard tool takes all its input in its tools/call, so tasks/update has nothing to answer", p.TaskID)}
+	}
+	t, err := taskOf(st, time.Now(), v.m.hasOutputSchema(st.GetClient(), st.GetTool()))
+	if err != nil {
+		return nil, &rpcError{codeInternal, err.Error()}
+	}
+	t.ResultType = "complete"
+	return t, nil
+}
+
+// createTask posts a task-augmented tools/call and answers with its task,
+// once the mailbox has stored it (a tasks/get on any replica finds it from
+// then on, as the extension requires before the answer). A call refused
+// before its post is answered as the synchronous call would be: with the
+// refusal as an isError result, and no task.
+func (v *view) createTask(ctx context.Context, p callParams) (any, *rpcError) {
+	e, refused := v.resolve(p.Name)
+	if refused != nil {
+		return refused, nil
+	}
+	input := string(p.Arguments)
+	if input == "" || input == "null" {
+		input = "{}"
+	}
+	posted, err := v.m.mailbox.MailboxServiceClient.Invoke(ctx, &mailboxv1.InvokeRequest{Client: e.client, Tool: e.def.GetName(), Input: input})
+	if err != nil {
+		return refusal(status.Convert(err).Message()), nil
+	}
+	inv := posted.GetInvocation()
+	st, err := v.m.mailbox.Status(ctx, &mailboxv1.StatusRequest{Invocation: inv})
+	var t *task
+	if err == nil {
+		t, err = taskOf(st, time.Now(), e.def.OutputSchema != nil)
+	}
+	if err != nil {
+		// No task to hand out: the call is withdrawn, and the client told why.
+		_, _ = v.m.mailbox.Cancel(ctx, &mailboxv1.CancelRequest{Invocation: inv, Reason: proto.String("its task could not be read back")})
+		return refusal(fmt.Sprintf("invocation %s of tool %q was posted but its task could not be read back, so it was cancelled: %s",
+			inv, p.Name, status.Convert(err).Message())), nil
+	}
+	// The seed is a Task, without the detailed variants' fields: a tool
+	// that was quick may be completed already, and its result is read
+	// with tasks/get like any other.
+	t.ResultType, t.Result = "task", nil
+	return t, nil
+}
+
+// annotate gives a result what the SDK gives each result of the stateless
+// era (SEP-2575): a resultType ("complete" unless it says otherwise) and
+// the server's identity in _meta. An acknowledgement stays bare, as the
+// SDK leaves its empty results.
+func (v *view) annotate(r *http.Request, res any) any {
+	if res == nil || r.Header.Get("Mcp-Protocol-Version") < firstStatelessRevision {
+		return res
+	}
+	raw, err := json.Marshal(res)
+	var m map[string]any
+	if err != nil || json.Unmarshal(raw, &m) != nil || len(m) <= 1 {
+		return res
+	}
+	if _, ok := m["resultType"]; !ok {
+		m["resultType"] = "complete"
+	}
+	meta, _ := m["_meta"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta[mcp.MetaKeyServerInfo] = v.impl
+	m["_meta"] = meta
+	return m
+}
+
+// hasOutputSchema reports whether client's tool, as the workspace lists it
+// now, declares an output schema.
+func (m *Mirror) hasOutputSchema(client, tool string) bool {
+	m.all.mu.RLock()
+	defer m.all.mu.RUnlock()
+	for _, e := range m.all.tools {
+		if e.client == client && e.def.GetName() == tool {
+			return e.def.OutputSchema != nil
+		}
+	}
+	return false
+}
+
+// taskError is the JSON-RPC error of a mailbox refusal about a task: an
+// unknown (or someone else's, or expired) task is invalid params, as the
+// extension says; anything else is internal.
+func taskError(id string, err error) *rpcError {
+	if status.Code(err) == codes.NotFound {
+		return &rpcError{codeInvalidParams, fmt.Sprintf("unknown task %q: %s", id, status.Convert(err).Message())}
+	}
+	return &rpcError{codeInternal, fmt.Sprintf("task %q: %s", id, status.Convert(err).Message())}
+}
+
+// writeRPC writes one JSON-RPC response as the whole HTTP reply.
+func writeRPC(rw http.ResponseWriter, id json.RawMessage, result any, rerr *rpcError) {
+	msg := struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  any             `json:"result,omitempty"`
+		Error   *rpcError       `json:"error,omitempty"`
+	}{JSONRPC: "2.0", ID: id, Result: result, Error: rerr}
+	body, err := json.Marshal(msg)
+	if err != nil {
+		body, _ = json.Marshal(struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Error   rpcError        `json:"error"`
+		}{"2.0", id, rpcError{codeInternal, "encoding the answer: " + err.Error()}})
+	}
+	rw.Header().Set("Content-Type", "application/json")
+	rw.WriteHeader(http.StatusOK)
+	_, _ = rw.Write(body)
+}
+
+// clip is at most 200 bytes of raw JSON, for a sentence.
+func clip(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "none"
+	}
+	if len(raw) > 200 {
+		return string(raw[:200]) + "…"
+	}
+	return string(raw)
+}
