@@ -11,8 +11,8 @@
 // always re-checked with the registry (GetClient, GetGrant) before it is
 // refused, so a fresh advertisement, membership or grant is never refused
 // because the view lags; a withdrawn tool or membership may be accepted for
-// that lag, and its host then refuses it. While the registry is unreachable
-// the view keeps the last state it saw.
+// that lag (a withdrawn tool is then refused by its host). While the
+// registry is unreachable the view keeps the last state it saw.
 package registryview
 
 import (
