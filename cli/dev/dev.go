@@ -153,7 +153,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	br, err := bridge.New(ctx, bridge.Config{NATS: o.NATS, Telemetry: tel}, nc, regClient, mbClient, log.With("service", "bridge"))
+	br, err := bridge.New(ctx, bridge.Config{NATS: o.NATS, Flags: process.Flags{Security: sec}, Telemetry: tel}, nc, regClient, mbClient, log.With("service", "bridge"))
 	if err != nil {
 		return err
 	}

@@ -39,7 +39,7 @@ func (s *Service) session(client string) (*upstream.Session, error) {
 	e := s.entries[client]
 	s.mu.Unlock()
 	if e == nil {
-		return nil, status.Errorf(codes.NotFound, "no MCP server is mounted as %q", client)
+		return nil, absent(client)
 	}
 	if e.cfg.GetPlugin() != nil {
 		return nil, nil
@@ -59,8 +59,12 @@ func (s *Service) session(client string) (*upstream.Session, error) {
 	return sess, nil
 }
 
-// listed is client's catalog; a plugin backend's is empty.
-func (s *Service) listed(client string) (upstream.Catalog, error) {
+// listed is client's catalog; a plugin backend's is empty. A server the
+// caller of ctx may not see is absent.
+func (s *Service) listed(ctx context.Context, client string) (upstream.Catalog, error) {
+	if err := s.checkVisible(ctx, client); err != nil {
+		return upstream.Catalog{}, err
+	}
 	sess, err := s.session(client)
 	if err != nil || sess == nil {
 		return upstream.Catalog{}, err
@@ -69,8 +73,8 @@ func (s *Service) listed(client string) (upstream.Catalog, error) {
 }
 
 // ListResources answers with the server's resources (BridgeService.ListResources).
-func (s *Service) ListResources(_ context.Context, req *bridgev1.ListResourcesRequest) (*bridgev1.ListResourcesResponse, error) {
-	c, err := s.listed(req.GetClient())
+func (s *Service) ListResources(ctx context.Context, req *bridgev1.ListResourcesRequest) (*bridgev1.ListResourcesResponse, error) {
+	c, err := s.listed(ctx, req.GetClient())
 	if err != nil {
 		return nil, err
 	}
@@ -79,8 +83,8 @@ func (s *Service) ListResources(_ context.Context, req *bridgev1.ListResourcesRe
 
 // ListResourceTemplates answers with the server's resource templates
 // (BridgeService.ListResourceTemplates).
-func (s *Service) ListResourceTemplates(_ context.Context, req *bridgev1.ListResourceTemplatesRequest) (*bridgev1.ListResourceTemplatesResponse, error) {
-	c, err := s.listed(req.GetClient())
+func (s *Service) ListResourceTemplates(ctx context.Context, req *bridgev1.ListResourceTemplatesRequest) (*bridgev1.ListResourceTemplatesResponse, error) {
+	c, err := s.listed(ctx, req.GetClient())
 	if err != nil {
 		return nil, err
 	}
@@ -88,8 +92,8 @@ func (s *Service) ListResourceTemplates(_ context.Context, req *bridgev1.ListRes
 }
 
 // ListPrompts answers with the server's prompts (BridgeService.ListPrompts).
-func (s *Service) ListPrompts(_ context.Context, req *bridgev1.ListPromptsRequest) (*bridgev1.ListPromptsResponse, error) {
-	c, err := s.listed(req.GetClient())
+func (s *Service) ListPrompts(ctx context.Context, req *bridgev1.ListPromptsRequest) (*bridgev1.ListPromptsResponse, error) {
+	c, err := s.listed(ctx, req.GetClient())
 	if err != nil {
 		return nil, err
 	}
@@ -101,6 +105,9 @@ func (s *Service) ReadResource(ctx context.Context, req *bridgev1.ReadResourceRe
 	client, uri := req.GetClient(), req.GetUri()
 	if uri == "" || len(uri) > MaxURIBytes {
 		return nil, status.Errorf(codes.InvalidArgument, "resource URI %q must be 1 to %d bytes", uri, MaxURIBytes)
+	}
+	if err := s.checkVisible(ctx, client); err != nil {
+		return nil, err
 	}
 	sess, err := s.session(client)
 	if err != nil {
@@ -129,7 +136,7 @@ func (s *Service) GetPrompt(ctx context.Context, req *bridgev1.GetPromptRequest)
 			return nil, status.Errorf(codes.InvalidArgument, "argument %q of prompt %q is %d bytes; at most %d are passed", k, name, len(k)+len(v), MaxPromptArgSize)
 		}
 	}
-	c, err := s.listed(client)
+	c, err := s.listed(ctx, client)
 	if err != nil {
 		return nil, err
 	}

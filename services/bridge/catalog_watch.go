@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 
@@ -63,8 +64,14 @@ func (h *catalogHub) publish(change bridgev1.CatalogChange, client string) {
 // servers' catalogs (BridgeService.WatchCatalog), starting with SYNCED.
 // Every replica applies the same stored mounts, so any replica's stream
 // tells of every mount; a server's list_changed reaches the watchers of
-// the replicas that run it.
+// the replicas that run it. A caller hears only of the servers it may see
+// as each event comes (visibility.go): the watch stays open to drivers,
+// since `switchboard mcp serve` watches as the person who runs it.
 func (s *Service) WatchCatalog(_ *bridgev1.WatchCatalogRequest, stream bridgev1.BridgeService_WatchCatalogServer) error {
+	ctx := stream.Context()
+	if _, err := s.sees(ctx); err != nil {
+		return err
+	}
 	sub, cancel := s.catalog.subscribe()
 	defer cancel()
 	if err := stream.Send(&bridgev1.WatchCatalogResponse{Change: bridgev1.CatalogChange_CATALOG_CHANGE_SYNCED}); err != nil {
@@ -81,6 +88,15 @@ func (s *Service) WatchCatalog(_ *bridgev1.WatchCatalogRequest, stream bridgev1.
 		case <-sub.wake:
 		}
 		if ev != nil {
+			shown, err := s.shows(ctx, ev)
+			if err != nil {
+				return err
+			}
+			if !shown {
+				ev = nil
+			}
+		}
+		if ev != nil {
 			if err := stream.Send(ev); err != nil {
 				return err
 			}
@@ -91,4 +107,20 @@ func (s *Service) WatchCatalog(_ *bridgev1.WatchCatalogRequest, stream bridgev1.
 			}
 		}
 	}
+}
+
+// shows reports whether the caller of ctx may hear of ev: of a server it
+// may see. Its workspaces are read again for each event, so a grant that
+// changes while the watch is open counts from the next event on. An error
+// (the registry could not be asked) ends the stream; the watcher
+// reconnects.
+func (s *Service) shows(ctx context.Context, ev *bridgev1.WatchCatalogResponse) (bool, error) {
+	if ev.GetClient() == "" {
+		return true, nil
+	}
+	sees, err := s.sees(ctx)
+	if err != nil {
+		return false, err
+	}
+	return s.view.Visible(ctx, ev.GetClient(), sees)
 }

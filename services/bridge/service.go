@@ -29,6 +29,7 @@ import (
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/names"
+	"github.com/switchboard-run/switchboard/kit/registryview"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/mcpconfig"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/mountstore"
 )
@@ -46,8 +47,9 @@ type Service struct {
 	replica  string // names this replica in the store and in ListServers
 	metrics  *metrics
 	store    *mountstore.Store
-	catalog  *catalogHub     // WatchCatalog's watchers
-	life     context.Context // ends at Close
+	catalog  *catalogHub        // WatchCatalog's watchers
+	view     *registryview.View // memberships and grants: who sees which server (visibility.go)
+	life     context.Context    // ends at Close
 
 	stop        context.CancelFunc // ends the watch and the announcer
 	synced      chan struct{}      // closed when the watch first held the store's mounts
@@ -94,8 +96,10 @@ func New(ctx context.Context, cfg Config, nc *nats.Conn, reg registryv1.Registry
 		synced: make(chan struct{}), announceNow: make(chan struct{}, 1), announced: make(chan struct{}),
 	}
 	s.metrics = newMetrics(cfg.Telemetry, s)
+	s.view = registryview.New(reg, cfg.Security.Self("bridge"), log)
 	run, stop := context.WithCancel(context.Background())
 	s.stop, s.life, s.catalog = stop, run, newCatalogHub()
+	go s.view.Run(run)
 	go s.follow(run)
 	go s.announce(run)
 	return s, nil
@@ -252,7 +256,7 @@ func (s *Service) Unmount(ctx context.Context, req *bridgev1.UnmountRequest) (*b
 		return nil, status.Errorf(codes.Unavailable, "unmount %q: %v", client, storeError("removing the stored mount", err))
 	}
 	if !existed {
-		return nil, status.Errorf(codes.NotFound, "no MCP server is mounted as %q", client)
+		return nil, absent(client)
 	}
 	wctx, cancel := context.WithTimeout(ctx, s.timing.firstStart)
 	defer cancel()
@@ -265,9 +269,14 @@ func (s *Service) Unmount(ctx context.Context, req *bridgev1.UnmountRequest) (*b
 	return &bridgev1.UnmountResponse{Server: before.status()}, nil
 }
 
-// ListServers shows every stored mount as this replica sees it, with the
-// replicas running it, sorted by client (BridgeService.ListServers).
+// ListServers shows every stored mount the caller may see (visibility.go)
+// as this replica sees it, with the replicas running it, sorted by client
+// (BridgeService.ListServers).
 func (s *Service) ListServers(ctx context.Context, _ *bridgev1.ListServersRequest) (*bridgev1.ListServersResponse, error) {
+	sees, err := s.sees(ctx)
+	if err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	entries := make([]*entry, 0, len(s.entries))
 	for _, e := range s.entries {
@@ -277,7 +286,13 @@ func (s *Service) ListServers(ctx context.Context, _ *bridgev1.ListServersReques
 	slices.SortFunc(entries, func(a, b *entry) int { return strings.Compare(a.client, b.client) })
 	rows := make([]*bridgev1.ServerStatus, 0, len(entries))
 	for _, e := range entries {
-		rows = append(rows, e.status())
+		ok, err := s.view.Visible(ctx, e.client, sees)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			rows = append(rows, e.status())
+		}
 	}
 	return &bridgev1.ListServersResponse{Servers: s.withRunners(ctx, rows)}, nil
 }

@@ -224,3 +224,69 @@ func TestTheCatalogOverREST(t *testing.T) {
 		})
 	}
 }
+
+// TestTheCatalogOfAnotherWorkspaceIsAbsent: conf sits in workspace default
+// only. A token of workspace a is told over REST what it would be told
+// once nothing is mounted as conf, GET /v1/servers leaves conf out, and
+// the MCP endpoint of a serves nothing of it; a token of default and an
+// admin are served.
+func TestTheCatalogOfAnotherWorkspaceIsAbsent(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, options{})
+	s.mountConformance(t)
+	inA := bearer(s.mintToken(t, &registryv1.CreateTokenRequest{Identity: "alice", Workspaces: []string{"a"}}))
+	inDefault := bearer(s.mintToken(t, &registryv1.CreateTokenRequest{Identity: "bob", Workspaces: []string{"default"}}))
+	admin := as("ops", identity.Admin)
+	routes := []struct{ method, path, body string }{
+		{http.MethodGet, "/v1/servers/conf/resources", ""},
+		{http.MethodGet, "/v1/servers/conf/resource-templates", ""},
+		{http.MethodGet, "/v1/servers/conf/resource?uri=" + url.QueryEscape("test://static-text"), ""},
+		{http.MethodGet, "/v1/servers/conf/prompts", ""},
+		{http.MethodPost, "/v1/servers/conf/prompts/test_simple_prompt", "{}"},
+	}
+	send := func(h http.Header, method, path, body string) reply {
+		var b []byte
+		if body != "" {
+			b = []byte(body)
+		}
+		return do(t, s.Client, method, s.URL+path, h, b)
+	}
+	refused := map[string]reply{}
+	for _, r := range routes {
+		got := send(inA, r.method, r.path, r.body)
+		if got.Status != http.StatusNotFound {
+			t.Fatalf("%s %s with a token of a: HTTP %d %s; want 404", r.method, r.path, got.Status, got.Body)
+		}
+		refused[r.path] = got
+		for who, h := range map[string]http.Header{"a token of default": inDefault, "an admin": admin} {
+			if got := send(h, r.method, r.path, r.body); got.Status != http.StatusOK {
+				t.Fatalf("%s %s as %s: HTTP %d %s", r.method, r.path, who, got.Status, got.Body)
+			}
+		}
+	}
+	if got := send(inA, http.MethodGet, "/v1/servers", ""); got.Status != http.StatusOK || strings.Contains(string(got.Body), `"conf"`) {
+		t.Fatalf("GET /v1/servers with a token of a: HTTP %d %s; want conf left out", got.Status, got.Body)
+	}
+	if got := send(inDefault, http.MethodGet, "/v1/servers", ""); got.Status != http.StatusOK || !strings.Contains(string(got.Body), `"client":"conf"`) {
+		t.Fatalf("GET /v1/servers with a token of default: HTTP %d %s; want conf", got.Status, got.Body)
+	}
+
+	cs := s.connect(t, "/mcp/a", inA, nil)
+	if n := len(resourceURIs(t, cs)) + len(promptNames(t, cs)); n != 0 {
+		t.Fatalf("the endpoint of a serves %d resources and prompts; conf is no member of a", n)
+	}
+	_, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "test://static-text"})
+	refusedWith(t, err, `no resource "test://static-text" is served in workspace "a" right now; list resources/list and resources/templates/list for the URIs in force`)
+
+	// Unmounted, conf is refused to an admin in the same bytes.
+	if _, err := s.bridge.Unmount(opsCtx, &bridgev1.UnmountRequest{Client: "conf"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range routes {
+		got := send(admin, r.method, r.path, r.body)
+		if got.Status != refused[r.path].Status || string(got.Body) != string(refused[r.path].Body) {
+			t.Fatalf("%s %s: unmounted, HTTP %d %s; outside the workspaces, HTTP %d %s",
+				r.method, r.path, got.Status, got.Body, refused[r.path].Status, refused[r.path].Body)
+		}
+	}
+}

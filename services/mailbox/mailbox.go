@@ -26,11 +26,11 @@ import (
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/presence"
+	"github.com/switchboard-run/switchboard/kit/registryview"
 	"github.com/switchboard-run/switchboard/kit/telemetry"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/jsbox"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/slots"
-	"github.com/switchboard-run/switchboard/services/mailbox/internal/view"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/watch"
 )
 
@@ -43,7 +43,7 @@ type Service struct {
 	held    *held
 	watch   *watch.Tracker
 	reads   reads
-	view    *view.View
+	view    *registryview.View
 	log     *slog.Logger
 	metrics *metrics
 }
@@ -71,7 +71,7 @@ func New(ctx context.Context, cfg Config, nc *nats.Conn, reg registryv1.Registry
 	if tel == nil {
 		tel = telemetry.NewMetrics()
 	}
-	s := &Service{bounds: cfg.Bounds, view: view.New(reg, self, log), log: log, metrics: newMetrics(tel)}
+	s := &Service{bounds: cfg.Bounds, view: registryview.New(reg, self, log), log: log, metrics: newMetrics(tel)}
 	if cfg.Store.Kind == StoreMem {
 		s.box = slots.New(slots.Config{TTL: cfg.TTL, MaxQueued: cfg.MaxQueued, MaxSlots: cfg.MaxSlots, MaxCaptureBytes: cfg.MaxCaptureBytes,
 			Answered: s.answered})

@@ -7,10 +7,10 @@ import (
 
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/kit/registryview"
 	"github.com/switchboard-run/switchboard/kit/telemetry"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
-	"github.com/switchboard-run/switchboard/services/mailbox/internal/view"
 )
 
 // Ten thousand clients do not make ten thousand series: the client label
@@ -18,7 +18,7 @@ import (
 func TestTenThousandClientsStayBounded(t *testing.T) {
 	t.Parallel()
 	tel := telemetry.NewMetrics()
-	s := &Service{view: view.New(nil, identity.Self{}, logging.Discard()), metrics: newMetrics(tel)}
+	s := &Service{view: registryview.New(nil, identity.Self{}, logging.Discard()), metrics: newMetrics(tel)}
 	for i := range 10_000 {
 		client := fmt.Sprintf("host-%05d", i)
 		s.answered("inv-x", client, time.Now(), inflight.Capture{}, inflight.ByHost)

@@ -16,9 +16,9 @@ var (
 // drivers, admins and the suite's services read, each within the
 // workspaces it may see; admins alone change memberships, tokens and
 // grants; the gateway alone authenticates tokens. A service may read one
-// grant: the gateway and the mailbox act for certificate drivers and must
-// know what those may see (the mailbox hears every grant on WatchTools
-// anyway).
+// grant: the gateway, the mailbox and the bridge act for certificate
+// drivers and must know what those may see (the mailbox and the bridge
+// hear every grant on WatchTools anyway).
 var Policy = identity.Policy{
 	registryv1.RegistryService_Advertise_FullMethodName:         {identity.Host},
 	registryv1.RegistryService_ListClients_FullMethodName:       readers,

@@ -37,6 +37,10 @@ const (
 // BridgeService mounts MCP servers and JSON-lines plugin backends as tool
 // hosts: each mounted server is its own client identity, its tools are
 // advertised under it, and its invocations are served from the mailbox.
+// A caller sees a mounted server only when its client sits in a workspace
+// the caller may see (docs/security.md, "Mounted servers"); any other is
+// absent: refused as NOT_FOUND with the sentence of an unknown client,
+// left out of listings and of the catalog watch.
 type BridgeServiceClient interface {
 	// Mount is called by admins to start hosting a server under a client
 	// name. The mount is stored in NATS, so every bridge replica runs it
@@ -47,9 +51,9 @@ type BridgeServiceClient interface {
 	// from the store, and on every replica its session is ended, its process
 	// stopped and its advertisement withdrawn.
 	Unmount(ctx context.Context, in *UnmountRequest, opts ...grpc.CallOption) (*UnmountResponse, error)
-	// ListServers is called by drivers and admins to see every mounted
-	// server's state, as the answering replica sees it, and which replicas
-	// run it. Changes nothing.
+	// ListServers is called by drivers and admins to see the state of every
+	// mounted server they may see, as the answering replica sees it, and
+	// which replicas run it. Changes nothing.
 	ListServers(ctx context.Context, in *ListServersRequest, opts ...grpc.CallOption) (*ListServersResponse, error)
 	// ListResources is called by drivers, admins and the gateway's MCP
 	// endpoint to read the resources a mounted MCP server lists, as the
@@ -73,7 +77,7 @@ type BridgeServiceClient interface {
 	// WatchCatalog is called by drivers, admins and the gateway's MCP
 	// endpoint to hear when a mounted server's resources or prompts changed,
 	// or the set of mounted servers did, so it can list again instead of
-	// polling. It starts with one SYNCED event and lasts until the caller
+	// polling; each event is of a server the caller may see as it comes. It starts with one SYNCED event and lasts until the caller
 	// ends it or the replica drains. Changes nothing.
 	WatchCatalog(ctx context.Context, in *WatchCatalogRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchCatalogResponse], error)
 }
@@ -192,6 +196,10 @@ type BridgeService_WatchCatalogClient = grpc.ServerStreamingClient[WatchCatalogR
 // BridgeService mounts MCP servers and JSON-lines plugin backends as tool
 // hosts: each mounted server is its own client identity, its tools are
 // advertised under it, and its invocations are served from the mailbox.
+// A caller sees a mounted server only when its client sits in a workspace
+// the caller may see (docs/security.md, "Mounted servers"); any other is
+// absent: refused as NOT_FOUND with the sentence of an unknown client,
+// left out of listings and of the catalog watch.
 type BridgeServiceServer interface {
 	// Mount is called by admins to start hosting a server under a client
 	// name. The mount is stored in NATS, so every bridge replica runs it
@@ -202,9 +210,9 @@ type BridgeServiceServer interface {
 	// from the store, and on every replica its session is ended, its process
 	// stopped and its advertisement withdrawn.
 	Unmount(context.Context, *UnmountRequest) (*UnmountResponse, error)
-	// ListServers is called by drivers and admins to see every mounted
-	// server's state, as the answering replica sees it, and which replicas
-	// run it. Changes nothing.
+	// ListServers is called by drivers and admins to see the state of every
+	// mounted server they may see, as the answering replica sees it, and
+	// which replicas run it. Changes nothing.
 	ListServers(context.Context, *ListServersRequest) (*ListServersResponse, error)
 	// ListResources is called by drivers, admins and the gateway's MCP
 	// endpoint to read the resources a mounted MCP server lists, as the
@@ -228,7 +236,7 @@ type BridgeServiceServer interface {
 	// WatchCatalog is called by drivers, admins and the gateway's MCP
 	// endpoint to hear when a mounted server's resources or prompts changed,
 	// or the set of mounted servers did, so it can list again instead of
-	// polling. It starts with one SYNCED event and lasts until the caller
+	// polling; each event is of a server the caller may see as it comes. It starts with one SYNCED event and lasts until the caller
 	// ends it or the replica drains. Changes nothing.
 	WatchCatalog(*WatchCatalogRequest, grpc.ServerStreamingServer[WatchCatalogResponse]) error
 	mustEmbedUnimplementedBridgeServiceServer()

@@ -1,24 +1,27 @@
-// Package view is the mailbox's local copy of the registry, fed by its
-// watch stream: which client advertises which tool, which workspaces each
-// client belongs to, and the grant of each certificate identity. Invoke's
-// checks — the client advertises the tool, and sits in a workspace the
-// caller may see (docs/design.md §3, §4) — cost no registry RPC on the hot
-// path.
+// Package registryview is a service's local copy of the registry, fed by
+// its watch stream: which client advertises which tool, which workspaces
+// each client belongs to, and the grant of each certificate identity. The
+// checks of docs/design.md §3 and §4 made on it — the mailbox's "the
+// client advertises the tool and sits in a workspace the caller may see",
+// the bridge's "the mounted server's client sits in a workspace the caller
+// may see" — cost no registry RPC on the hot path.
 //
 // How stale it can be: a change reaches the view one watch event after the
 // registry stores it (well under a millisecond on loopback). A miss is
 // always re-checked with the registry (GetClient, GetGrant) before it is
 // refused, so a fresh advertisement, membership or grant is never refused
 // because the view lags; a withdrawn tool or membership may be accepted for
-// that lag, and its host then refuses it. While the registry is unreachable
-// the view keeps the last state it saw.
-package view
+// that lag (a withdrawn tool is then refused by its host). While the
+// registry is unreachable the view keeps the last state it saw.
+package registryview
 
 import (
 	"context"
 	"log/slog"
 	"sync"
 	"time"
+
+	"google.golang.org/grpc"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
@@ -38,9 +41,16 @@ func newState() *state {
 	return &state{tools: map[string]toolSet{}, joined: map[string]map[string]bool{}, grants: map[string]identity.Workspaces{}}
 }
 
-// View is the mailbox's copy of the registry.
+// Registry is the part of the registry's client the view reads with.
+type Registry interface {
+	WatchTools(ctx context.Context, in *registryv1.WatchToolsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[registryv1.WatchToolsResponse], error)
+	GetClient(ctx context.Context, in *registryv1.GetClientRequest, opts ...grpc.CallOption) (*registryv1.GetClientResponse, error)
+	GetGrant(ctx context.Context, in *registryv1.GetGrantRequest, opts ...grpc.CallOption) (*registryv1.GetGrantResponse, error)
+}
+
+// View is a service's copy of the registry.
 type View struct {
-	reg    registryv1.RegistryServiceClient
+	reg    Registry
 	caller identity.Self
 	log    *slog.Logger
 
@@ -50,8 +60,9 @@ type View struct {
 	once   sync.Once
 }
 
-// New returns an empty view; Run fills it.
-func New(reg registryv1.RegistryServiceClient, caller identity.Self, log *slog.Logger) *View {
+// New returns an empty view; Run fills it. Its calls to reg are made as
+// caller, the service itself, which must see every workspace.
+func New(reg Registry, caller identity.Self, log *slog.Logger) *View {
 	return &View{reg: reg, caller: caller, log: log, st: newState(), synced: make(chan struct{})}
 }
 
@@ -62,7 +73,7 @@ func (v *View) Synced() <-chan struct{} { return v.synced }
 // the suite's default backoff; a stream that delivered a snapshot resets it.
 func (v *View) Run(ctx context.Context) {
 	_ = retry.Loop{Policy: retry.Default, OnRetry: func(err error, wait time.Duration) {
-		v.log.Warn("registry watch ended; the invoke check falls back to asking the registry until it is back", "err", err, "retry_in", wait.Round(time.Millisecond))
+		v.log.Warn("registry watch ended; the workspace checks fall back to asking the registry until it is back", "err", err, "retry_in", wait.Round(time.Millisecond))
 	}}.Forever(ctx, v.follow)
 }
 
@@ -139,7 +150,7 @@ func (st *state) apply(ev *registryv1.WatchToolsResponse, log *slog.Logger) {
 		}
 		w, err := identity.ParseWorkspaces(g.GetWorkspaces())
 		if err != nil {
-			log.Warn("a grant the mailbox cannot read grants nothing", "identity", g.GetIdentity(), "err", err)
+			log.Warn("a grant this service cannot read grants nothing", "identity", g.GetIdentity(), "err", err)
 			delete(st.grants, g.GetIdentity())
 			return
 		}

@@ -1,4 +1,4 @@
-package view_test
+package mailbox_test
 
 import (
 	"context"
@@ -8,18 +8,19 @@ import (
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/kit/registryview"
 	"github.com/switchboard-run/switchboard/kit/testkit"
-	"github.com/switchboard-run/switchboard/services/mailbox/internal/view"
 	"github.com/switchboard-run/switchboard/services/mailbox/mailboxtest"
 )
 
 // TestACertificateDriverSeesItsGrant: a driver whose credential states no
 // workspaces (a certificate) sees what its grant record names, nothing
-// without one, and only the clients of those workspaces are reachable.
+// without one, and only the clients of those workspaces are reachable (the
+// mailbox's check) and visible (the bridge's).
 func TestACertificateDriverSeesItsGrant(t *testing.T) {
 	t.Parallel()
 	s := mailboxtest.New(t, mailboxtest.Options{})
-	v := view.New(s.Registry, identity.Self{Dev: true, Identity: identity.Identity{Name: "mailbox", Grade: identity.Service}}, logging.Discard())
+	v := registryview.New(s.Registry, identity.Self{Dev: true, Identity: identity.Identity{Name: "mailbox", Grade: identity.Service}}, logging.Discard())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go v.Run(ctx)
@@ -50,7 +51,15 @@ func TestACertificateDriverSeesItsGrant(t *testing.T) {
 		}
 		return ok
 	}
-	if w := sees(); !w.Empty() || reachable(w) {
+	visible := func(w identity.Workspaces) bool {
+		t.Helper()
+		ok, err := v.Visible(ctx, "car", w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if w := sees(); !w.Empty() || reachable(w) || visible(w) {
 		t.Fatalf("a driver without a grant sees %q", w.String())
 	}
 	if _, err := s.Registry.SetGrant(admin, &registryv1.SetGrantRequest{Identity: "alice", Workspaces: []string{"ops"}}); err != nil {
@@ -59,13 +68,13 @@ func TestACertificateDriverSeesItsGrant(t *testing.T) {
 	// At once (confirmed with the registry while the view lags) and then
 	// from the view.
 	for range 2 {
-		if w := sees(); w.String() != "ops" || !reachable(w) {
+		if w := sees(); w.String() != "ops" || !reachable(w) || !visible(w) {
 			t.Fatalf("alice, granted ops, sees %q", w.String())
 		}
 	}
 	dev, _ := identity.ParseWorkspaces([]string{"dev"})
-	if reachable(dev) {
-		t.Fatal("car, in ops, is reachable from dev")
+	if reachable(dev) || visible(dev) {
+		t.Fatal("car, in ops, is reachable or visible from dev")
 	}
 	if _, err := s.Registry.DeleteGrant(admin, &registryv1.DeleteGrantRequest{Identity: "alice"}); err != nil {
 		t.Fatal(err)

@@ -1,7 +1,8 @@
-package view
+package registryview
 
 import (
 	"context"
+	"errors"
 	"iter"
 	"maps"
 	"slices"
@@ -37,28 +38,76 @@ func (v *View) Sees(ctx context.Context, caller identity.Identity) (identity.Wor
 func (v *View) Reachable(ctx context.Context, client, tool string, sees identity.Workspaces) (bool, error) {
 	v.mu.RLock()
 	_, advertised := v.st.tools[client][tool]
-	member := sees.All() || seesAny(sees, maps.Keys(v.st.joined[client]))
+	member := v.memberLocked(client, sees)
 	v.mu.RUnlock()
 	if advertised && member {
 		return true, nil
 	}
-	res, err := v.reg.GetClient(v.caller.AsSelf(ctx), &registryv1.GetClientRequest{Client: client})
-	switch status.Code(err) {
-	case codes.OK:
-	case codes.NotFound:
-		return false, nil
-	default:
-		return false, status.Errorf(codes.Unavailable, "cannot confirm that %q advertises %q: the registry did not answer: %v", client, tool, status.Convert(err).Message())
+	row, err := v.confirm(ctx, client, sees)
+	if err != nil {
+		return false, status.Errorf(codes.Unavailable, "cannot confirm that %q advertises %q: the registry did not answer: %v", client, tool, err)
 	}
-	if !sees.All() && !seesAny(sees, slices.Values(res.GetWorkspaces())) {
+	if row == nil {
 		return false, nil
 	}
-	for _, t := range res.GetRow().GetTools() {
+	for _, t := range row.GetTools() {
 		if t.GetName() == tool {
 			return true, nil
 		}
 	}
 	return false, nil
+}
+
+// Visible reports whether client sits in a workspace sees holds: always,
+// when sees is every workspace (whether the registry knows client or not —
+// the caller's own records say whether it exists). A miss in the view is
+// confirmed with the registry; an error means the registry could not be
+// asked.
+func (v *View) Visible(ctx context.Context, client string, sees identity.Workspaces) (bool, error) {
+	if sees.All() {
+		return true, nil
+	}
+	if sees.Empty() {
+		return false, nil
+	}
+	v.mu.RLock()
+	member := v.memberLocked(client, sees)
+	v.mu.RUnlock()
+	if member {
+		return true, nil
+	}
+	row, err := v.confirm(ctx, client, sees)
+	if err != nil {
+		return false, status.Errorf(codes.Unavailable, "cannot confirm the workspaces of client %q: the registry did not answer: %v", client, err)
+	}
+	return row != nil, nil
+}
+
+// memberLocked reports whether the view has client in a workspace sees
+// holds; v.mu is held.
+func (v *View) memberLocked(client string, sees identity.Workspaces) bool {
+	return sees.All() || seesAny(sees, maps.Keys(v.st.joined[client]))
+}
+
+// confirm asks the registry for client: its row when it sits in a
+// workspace sees holds, nil when it does not or the registry knows no such
+// client. An error is the registry's sentence, for the caller to frame.
+func (v *View) confirm(ctx context.Context, client string, sees identity.Workspaces) (*registryv1.ClientRow, error) {
+	res, err := v.reg.GetClient(v.caller.AsSelf(ctx), &registryv1.GetClientRequest{Client: client})
+	switch status.Code(err) {
+	case codes.OK:
+	case codes.NotFound:
+		return nil, nil
+	default:
+		return nil, errors.New(status.Convert(err).Message())
+	}
+	if !sees.All() && !seesAny(sees, slices.Values(res.GetWorkspaces())) {
+		return nil, nil
+	}
+	if res.GetRow() == nil {
+		return &registryv1.ClientRow{}, nil
+	}
+	return res.GetRow(), nil
 }
 
 // seesAny reports whether sees holds any of workspaces.
