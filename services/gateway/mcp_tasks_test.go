@@ -17,10 +17,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
-	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/gateway/mcpserve"
 )
 
@@ -28,12 +26,13 @@ import (
 // spoken by hand over HTTP: the SDK's client has no Tasks.
 
 // workerTools is the tools file of the "worker" tool host: slow writes its
-// invocation's id to DIR/started and runs until DIR/go exists; sleeper
-// runs until it is stopped (or DIR/go exists), and writes DIR/term when it
-// hears SIGTERM.
+// invocation's id to DIR/started and reports its progress as a local tool
+// does, with stderr lines (halfway, 1/2; once DIR/next or DIR/go exists,
+// nearly, 2/2), and finishes once DIR/go exists; sleeper runs until it is
+// stopped (or DIR/go exists), and writes DIR/term when it hears SIGTERM.
 const workerTools = `[
  {"name": "slow", "description": "Runs until told to finish.", "input_schema": {"type": "object"},
-  "command": ["sh", "-c", "echo \"$SWITCHBOARD_INVOCATION\" > DIR/started.tmp; mv DIR/started.tmp DIR/started; while [ ! -f DIR/go ]; do sleep 0.05; done; echo done"]},
+  "command": ["sh", "-c", "echo \"$SWITCHBOARD_INVOCATION\" > DIR/started.tmp; mv DIR/started.tmp DIR/started; echo '::progress:: 1/2 halfway' >&2; while [ ! -f DIR/next ] && [ ! -f DIR/go ]; do sleep 0.05; done; echo '::progress:: 2/2 nearly' >&2; while [ ! -f DIR/go ]; do sleep 0.05; done; echo done"]},
  {"name": "sleeper", "description": "Sleeps until stopped.", "input_schema": {"type": "object"},
   "command": ["sh", "-c", "trap 'echo term > DIR/term.tmp; mv DIR/term.tmp DIR/term; exit 143' TERM; touch DIR/sleeping; while [ ! -f DIR/go ]; do sleep 0.05; done"]}
 ]`
@@ -139,6 +138,23 @@ func awaitTask(t *testing.T, c *rawMCPClient, id string) taskReply {
 	}
 }
 
+// awaitTaskNote polls tasks/get of id until its statusMessage is note (the
+// tool's progress line has reached the mailbox).
+func awaitTaskNote(t *testing.T, c *rawMCPClient, id, note string) taskReply {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		tr := getTask(t, c, id)
+		if tr.StatusMessage == note {
+			return tr
+		}
+		if tr.Status != "working" || time.Now().After(deadline) {
+			t.Fatalf("task %s never read %q: %+v", id, note, tr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // sameJSON fails unless a and b are the same JSON value.
 func sameJSON(t *testing.T, what string, a, b json.RawMessage) {
 	t.Helper()
@@ -174,19 +190,15 @@ func TestATaskOutlivesItsClientAndItsGateway(t *testing.T) {
 			first.end(t)
 		}
 
-		// The host says how far it has got (as the local host does for a
-		// tool's progress lines).
-		if _, err := s.Mailbox.Report(testkit.As("worker", identity.Host), &mailboxv1.ReportRequest{
-			Invocation: id, Progress: 1, Total: ptr(2.0), Message: "halfway"}); err != nil {
-			t.Fatal(err)
-		}
+		// The tool says how far it has got, and the task shows it wherever
+		// it is read.
 		elsewhere := &rawMCPClient{url: other + "/mcp", rev: rev, h: as("alice", identity.Driver)}
 		if rev < "2026-07-28" {
 			elsewhere = (&suite{URL: other}).rawMCPSession(t, rev)
 		}
-		running := getTask(t, elsewhere, id)
+		running := awaitTaskNote(t, elsewhere, id, "halfway (1/2)")
 		progress, _ := running.Meta[mcpserve.MetaProgress].(map[string]any)
-		if running.Status != "working" || running.StatusMessage != "halfway (1/2)" || progress["message"] != "halfway" ||
+		if running.Status != "working" || progress["message"] != "halfway" ||
 			progress["progress"] != 1.0 || progress["total"] != 2.0 || !running.CreatedAt.Equal(created.CreatedAt) {
 			t.Fatalf("tasks/get on the other gateway = %+v", running)
 		}
@@ -361,11 +373,13 @@ func TestASyncCallHearsItsProgress(t *testing.T) {
 				Meta: mcp.Meta{"progressToken": "tok-7"}})
 			ended <- answer{res, err}
 		}()
-		id := waitFile(t, filepath.Join(dir, "started"))
-		host := testkit.As("worker", identity.Host)
-		for i, msg := range []string{"one", "two"} {
-			if _, err := s.Mailbox.Report(host, &mailboxv1.ReportRequest{Invocation: id, Progress: float64(i + 1), Total: ptr(2.0), Message: msg}); err != nil {
-				t.Fatal(err)
+		waitFile(t, filepath.Join(dir, "started"))
+		// The tool's progress lines, each heard before the next is written.
+		for i, msg := range []string{"halfway", "nearly"} {
+			if i > 0 {
+				if err := os.WriteFile(filepath.Join(dir, "next"), nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
 			}
 			p := within(t, heard, 30*time.Second, "notifications/progress "+msg)
 			if p.ProgressToken != "tok-7" || p.Progress != float64(i+1) || p.Total != 2 || p.Message != msg {
@@ -381,8 +395,6 @@ func TestASyncCallHearsItsProgress(t *testing.T) {
 		}
 	})
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // end ends the client's session (an HTTP DELETE), as a client that goes
 // away does.

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
@@ -23,7 +25,9 @@ const progressWait = 30 * time.Second
 // returns once nothing more will be sent, so no notification follows the
 // call's result.
 //
-// A failed Status read ends the relay without a word: progress is a
+// A Status read that finds no invocation before the first that does is
+// asked again: the handle comes before the post. Any other failed read
+// ends the relay without a word: progress is a
 // courtesy, and the call's own answer says what happened to it.
 //
 // as is the handler's context with the caller's identity: the Status reads
@@ -38,12 +42,23 @@ func (m *Mirror) relayProgress(as context.Context, session *mcp.ServerSession, t
 			return
 		}
 		var after int64
-		for ctx.Err() == nil {
+		for read := false; ctx.Err() == nil; {
 			st, err := m.mailbox.Status(ctx, &mailboxv1.StatusRequest{
 				Invocation: id, After: after, Wait: durationpb.New(progressWait)})
+			if !read && status.Code(err) == codes.NotFound {
+				// The mailbox names the handle before it stores the post
+				// (call.go): ask again until the post is there or the call
+				// has ended (stop).
+				select {
+				case <-ctx.Done():
+				case <-time.After(cancelRetry):
+				}
+				continue
+			}
 			if err != nil {
 				return
 			}
+			read = true
 			for _, n := range st.GetProgress() {
 				after = n.GetSeq()
 				p := &mcp.ProgressNotificationParams{ProgressToken: token, Progress: n.GetProgress(), Message: n.GetMessage()}

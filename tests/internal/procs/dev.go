@@ -1,6 +1,8 @@
 package procs
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
@@ -40,4 +42,16 @@ func (d *Dev) Start() {
 	d.t.Helper()
 	d.Proc = testkit.Start(d.t, d.bin, append([]string{"dev", "--grpc", d.GRPCAddr, "--http", d.HTTPAddr, "--data", d.Data}, d.args...)...)
 	testkit.WaitHealthy(d.t, d.GRPCAddr, mailboxv1.MailboxService_ServiceDesc.ServiceName, StartTimeout)
+}
+
+// Host starts `switchboard host` serving tools (a tools file's JSON) as
+// client, advertising to and following the suite; when the suite restarts
+// it redials on its own.
+func (d *Dev) Host(t *testing.T, client, tools string) *testkit.Proc {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "tools.json")
+	if err := os.WriteFile(path, []byte(tools), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return testkit.Start(t, d.bin, "host", "--dev", "--client", client, "--tools", path, "--registry", d.GRPCAddr, "--mailbox", d.GRPCAddr)
 }
