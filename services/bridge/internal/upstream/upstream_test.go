@@ -163,8 +163,15 @@ func TestExampleServerWithSpacesInToolNames(t *testing.T) {
 		t.Errorf("stdout = %q", got.GetStdout())
 	}
 	// This server logs its JSON-RPC traffic on stderr: the tail keeps it.
-	if !strings.Contains(tail.String(), "greet (structured)") {
-		t.Errorf("stderr tail holds no trace of the call: %q", tail.String())
+	// The last call's request is looked for (an earlier one may already be
+	// pushed out of the bounded tail by the big lines after it), and waited
+	// for: the answer can arrive before the stderr reader has copied the
+	// line the server wrote before answering.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(tail.String(), "greet (content with ResourceLink)"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("stderr tail holds no trace of the call: %q", tail.String())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

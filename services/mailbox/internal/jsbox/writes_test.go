@@ -3,6 +3,7 @@ package jsbox_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -39,7 +40,13 @@ func TestWhatACallWrites(t *testing.T) {
 			t.Fatalf("call: %+v %v", c, err)
 		}
 	}
-	call() // the queue's anchor is written with the first post
+	call() // the queue's anchor is written with the first post, asynchronously:
+	for deadline := time.Now().Add(10 * time.Second); last(jsbox.QueueStream) < 2; {
+		if time.Now().After(deadline) {
+			t.Fatal("the queue's anchor was not written after the first post")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	const n = 50
 	slots, queue := last("KV_"+jsbox.SlotBucket), last(jsbox.QueueStream)
 	for range n {
