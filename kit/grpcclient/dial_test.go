@@ -66,8 +66,13 @@ func TestAListOfReplicasGoesOnThroughTheSurvivor(t *testing.T) {
 		return answered[port(a)] && answered[port(b)]
 	})
 
+	// Until the client sees a's connection closed, round robin still picks
+	// a for every other call and that call fails. Two answers by b in a row
+	// mean a has left the picker; a refused reconnect keeps it out.
 	srvA.Stop()
-	testkit.Eventually(t, "calls to go on through b", 10*time.Second, func() bool { return whoAnswers(ctx, c) == port(b) })
+	testkit.Eventually(t, "calls to go on through b", 10*time.Second, func() bool {
+		return whoAnswers(ctx, c) == port(b) && whoAnswers(ctx, c) == port(b)
+	})
 	for i := range 20 {
 		if got := whoAnswers(ctx, c); got != port(b) {
 			t.Fatalf("call %d after a stopped was answered by %q; want every call answered by b (port %s)", i, got, port(b))
