@@ -55,9 +55,12 @@ lint: tools ## buf lint and format, gofmt; each module alone: go mod tidy -diff,
 		(cd $$dir && GOWORK=off go vet ./...) || { echo "module $$mod does not vet on its own (GOWORK=off)"; exit 1; }; \
 	done
 
+# Built as the Dockerfile builds them (static, -trimpath), so bin/ holds the
+# binaries the image ships, and the deploy test's run of the Dockerfile's
+# own build finds every package compiled already (only linking is left).
 build: ## build the binaries into bin/ (bin/switchboard is the main one)
 	@mkdir -p $(BIN)
-	go build -o $(BIN)/ $(CMDS)
+	CGO_ENABLED=0 go build -trimpath -o $(BIN)/ $(CMDS)
 
 test: lint check-generate build ## lint, check gen/, and test every module with the race detector
 	go test -race -count=1 -timeout 15m $(addsuffix /...,$(MODULES))
