@@ -48,6 +48,10 @@ type Config struct {
 	// MCPSessionTimeout closes an MCP session no request touched for this
 	// long (0: never).
 	MCPSessionTimeout time.Duration
+	// MCPSDKOnly serves every MCP request through the SDK's handler, a
+	// plain tools/call of the stateless era included (mcpserve.HTTPOptions.SDKOnly):
+	// tests compare the endpoint's own answers with the SDK's. No flag sets it.
+	MCPSDKOnly bool
 	// OAuth makes the MCP endpoint an OAuth resource server when its
 	// issuers are named (docs/security.md).
 	OAuth OAuthFlags

@@ -103,7 +103,7 @@ func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
 	// The mirrors watch the registry as the gateway itself; each tools/call
 	// is made on behalf of the caller of its own HTTP request.
 	g.mcp, err = mcpserve.NewWorkspaces(mcpserve.Options{Registry: registry, Mailbox: b.Mailbox, Bridge: bridgev1.NewBridgeServiceClient(b.Bridge), Self: b.Self.AsSelf,
-		CallTimeout: cfg.MCPCallTimeout, Log: log.With("component", "mcp"), Metrics: mcptelemetry.Register(tel)}, mcpserve.HTTPOptions{SessionTimeout: cfg.MCPSessionTimeout})
+		CallTimeout: cfg.MCPCallTimeout, Log: log.With("component", "mcp"), Metrics: mcptelemetry.Register(tel)}, mcpserve.HTTPOptions{SessionTimeout: cfg.MCPSessionTimeout, SDKOnly: cfg.MCPSDKOnly})
 	if err != nil {
 		return nil, err
 	}

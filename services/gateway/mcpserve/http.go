@@ -95,8 +95,13 @@ func (w *Workspaces) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if id.Workspaces != nil {
 		r.Header.Set(workspacesHeader, id.Workspaces.String())
 	}
-	if w.opts.tasks && serve.view.serveTasks(rw, r, id) {
-		return
+	if body, ok := readBody(r); ok {
+		if w.opts.tasks && serve.view.serveTasks(rw, r, body, id) {
+			return
+		}
+		if !w.http.SDKOnly && serve.view.serveCall(rw, r, body) {
+			return
+		}
 	}
 	unbound(rw)
 	serve.ServeHTTP(rw, r)

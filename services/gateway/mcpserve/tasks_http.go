@@ -72,17 +72,24 @@ type rpcError struct {
 	Message string `json:"message"`
 }
 
-// serveTasks answers r when it is one of the extension's requests, for
-// caller id at view v, and reports whether it did; otherwise r's body is
-// put back whole for the SDK. Only a body that names "tasks" somewhere
-// is decoded, so other requests cost one scan of their bytes.
-func (v *view) serveTasks(rw http.ResponseWriter, r *http.Request, id identity.Identity) bool {
+// readBody reads a POST's body for the requests answered in front of the
+// SDK, and puts it back whole for the SDK; ok is false when there is none,
+// or it is over the suite's message limit (the SDK refuses it).
+func readBody(r *http.Request) (body []byte, ok bool) {
 	if r.Method != http.MethodPost || r.Body == nil {
-		return false
+		return nil, false
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, grpcserver.MaxMessageBytes+1))
 	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body)) // the SDK reads it all again, and bounds it
-	if err != nil || len(body) > grpcserver.MaxMessageBytes || !bytes.Contains(body, []byte("tasks")) {
+	return body, err == nil && len(body) <= grpcserver.MaxMessageBytes
+}
+
+// serveTasks answers the POST body of r when it is one of the extension's
+// requests, for caller id at view v, and reports whether it did. Only a
+// body that names "tasks" somewhere is decoded, so other requests cost one
+// scan of their bytes.
+func (v *view) serveTasks(rw http.ResponseWriter, r *http.Request, body []byte, id identity.Identity) bool {
+	if !bytes.Contains(body, []byte("tasks")) {
 		return false
 	}
 	var req rpcRequest

@@ -29,6 +29,10 @@ type HTTPOptions struct {
 	// SessionTimeout closes a session no request touched for this long (0:
 	// sessions live until the client ends them).
 	SessionTimeout time.Duration
+	// SDKOnly serves every request through the SDK's handler, a plain
+	// tools/call of the stateless era included, which the endpoint
+	// otherwise answers itself (fastcall.go): for comparing the two.
+	SDKOnly bool
 }
 
 // Workspaces is the gateway's MCP endpoint: one Mirror and one Streamable

@@ -1,0 +1,300 @@
+package mcpserve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"mime"
+	"net/http"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-run/switchboard/kit/mcptelemetry"
+)
+
+// The stateless era's tools/call, answered in front of the SDK. For a
+// request of that era the SDK's handler builds a server session of its own
+// and decodes the message again with fresh decoders, which costs more than
+// the rest of the endpoint's work on a call (docs/bench.md, "The MCP
+// endpoint's hot path"). A plain tools/call needs none of that: it is
+// answered here with the handler the SDK would call (the view's refusal of
+// an unknown tool, then Mirror.handler), the same result mapping and the
+// same annotation, framed as the SDK frames it. Every check the SDK makes of
+// such a request is made here first; a request that would fail one, or that
+// this file does not fully understand (a batch, a progressToken, another
+// revision, a header it does not know), goes to the SDK unchanged, which
+// answers it as before. docs/mcp.md, "tools/call".
+
+// The stateless-era headers a tools/call carries (SEP-2243): the SDK
+// refuses a request whose Mcp-Method or Mcp-Name disagree with its body.
+const (
+	methodHeader     = "Mcp-Method"
+	nameHeader       = "Mcp-Name"
+	paramHeaderStart = "Mcp-Param-"
+)
+
+// callMethod is the one method answered here.
+const callMethod = "tools/call"
+
+// metaProgressToken is the _meta key of a call that asks for progress,
+// which the SDK relays through the session this path does not build.
+const metaProgressToken = "progressToken"
+
+// plainCall is a tools/call this file answers.
+type plainCall struct {
+	id  json.RawMessage // canonical, so it is echoed as the SDK re-encodes it
+	req *mcp.CallToolRequest
+}
+
+// serveCall answers r itself when its body is a plain stateless-era
+// tools/call, and reports whether it did; otherwise nothing was written and
+// the body is untouched.
+func (v *view) serveCall(rw http.ResponseWriter, r *http.Request, body []byte) bool {
+	call, ok := v.plainCall(r, body)
+	if !ok {
+		return false
+	}
+	unbound(rw)
+	// The handler reads the request's context: a client that hangs up
+	// cancels the call, as PropagateRequestCancellation makes the SDK do.
+	res, ran, err := v.runCall(r.Context(), call.req)
+	if err != nil || res == nil {
+		// Neither the handler nor the refusal ever fails; should that change,
+		// the client still gets an answer rather than a hang.
+		writeEvent(rw, rpcMessage(call.id, nil, &rpcError{codeInternal, "tools/call produced no result"}))
+		return true
+	}
+	writeEvent(rw, v.resultMessage(call.id, res, ran))
+	return true
+}
+
+// runCall runs what the SDK's server runs for a tools/call past its
+// transport: the refusal of a name the view does not offer (unknownTools),
+// else the tool's handler, inside the metrics middleware. ran reports
+// whether the handler ran: only then does the SDK mark the result's
+// resultType (its callTool does; a middleware's result goes out without).
+func (v *view) runCall(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, ran bool, err error) {
+	h := func(ctx context.Context, _ string, _ mcp.Request) (mcp.Result, error) {
+		e, refused := v.resolve(req.Params.Name)
+		if refused != nil {
+			return refused, nil
+		}
+		ran = true
+		return v.m.handler(req.Params.Name, e)(ctx, req)
+	}
+	if v.m.opts.Metrics != nil {
+		h = v.m.opts.Metrics.Middleware(mcptelemetry.Endpoint)(h)
+	}
+	out, err := h(ctx, callMethod, req)
+	res, _ = out.(*mcp.CallToolResult)
+	return res, ran, err
+}
+
+// plainCall returns the tools/call in body when r is one this file answers
+// exactly as the SDK would, and ok false for anything else.
+func (v *view) plainCall(r *http.Request, body []byte) (plainCall, bool) {
+	h := r.Header
+	if r.Method != http.MethodPost || h.Get("Mcp-Protocol-Version") != firstStatelessRevision ||
+		len(h.Values("Mcp-Session-Id")) > 0 || len(h.Values("Last-Event-ID")) > 0 ||
+		h.Get(methodHeader) != callMethod || !jsonContent(h.Get("Content-Type")) || !acceptsBoth(h.Values("Accept")) {
+		return plainCall{}, false
+	}
+	for k := range h {
+		if strings.HasPrefix(k, paramHeaderStart) {
+			return plainCall{}, false // parameters in headers: the SDK checks them against the tool's schema
+		}
+	}
+	if len(body) == 0 || !utf8.Valid(body) {
+		return plainCall{}, false
+	}
+	msg, ok := members(body, "jsonrpc", "id", "method", "params")
+	if !ok || string(msg["jsonrpc"]) != `"2.0"` || string(msg["method"]) != `"`+callMethod+`"` || !plainID(msg["id"]) {
+		return plainCall{}, false
+	}
+	params, ok := members(msg["params"], "name", "arguments", "_meta")
+	if !ok {
+		return plainCall{}, false
+	}
+	p := &mcp.CallToolParamsRaw{Arguments: params["arguments"]}
+	if json.Unmarshal(params["name"], &p.Name) != nil || p.Name == "" || p.Name != h.Get(nameHeader) ||
+		json.Unmarshal(params["_meta"], &p.Meta) != nil || !v.plainMeta(p.Meta) {
+		return plainCall{}, false
+	}
+	if e, known := v.lookup(p.Name); known && strings.Contains(e.def.GetInputSchema(), "x-mcp-header") {
+		return plainCall{}, false // the SDK binds such a tool's parameters to headers
+	}
+	return plainCall{id: msg["id"], req: &mcp.CallToolRequest{Params: p, Extra: &mcp.RequestExtra{Header: h}}}, true
+}
+
+// plainMeta reports whether a call's _meta is the stateless era's triple
+// as the SDK accepts it (the revision the header names, the client's
+// capabilities, its identity if given), with nothing that needs the SDK's
+// session: no progress token, no Tasks.
+func (v *view) plainMeta(meta mcp.Meta) bool {
+	if meta[mcp.MetaKeyProtocolVersion] != firstStatelessRevision || declaresTasks(meta) {
+		return false
+	}
+	if _, progress := meta[metaProgressToken]; progress {
+		return false
+	}
+	// The SDK's own decoding of the two, through a request's accessors.
+	probe := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Meta: meta}}
+	if _, isObject := meta[mcp.MetaKeyClientCapabilities].(map[string]any); !isObject || probe.ClientCapabilities() == nil {
+		return false
+	}
+	if _, given := meta[mcp.MetaKeyClientInfo]; given {
+		if _, isObject := meta[mcp.MetaKeyClientInfo].(map[string]any); !isObject || probe.ClientInfo() == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// lookup is the entry the view presents as name.
+func (v *view) lookup(name string) (entry, bool) {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	e, ok := v.tools[name]
+	return e, ok
+}
+
+// resultMessage is the JSON-RPC response the SDK sends for res in the
+// stateless era: the result with the server's identity in _meta, and, when
+// the tool's handler made it (complete), resultType "complete", which
+// CallToolResult.MarshalJSON places last of its fields (requestState and
+// inputRequests, which would follow, are never set here).
+func (v *view) resultMessage(id json.RawMessage, res *mcp.CallToolResult, complete bool) []byte {
+	if res.Meta == nil {
+		res.Meta = mcp.Meta{}
+	}
+	if _, ok := res.Meta[mcp.MetaKeyServerInfo]; !ok {
+		res.Meta[mcp.MetaKeyServerInfo] = v.impl
+	}
+	raw, err := res.MarshalJSON()
+	if err != nil || len(raw) < 2 || raw[len(raw)-1] != '}' {
+		return rpcMessage(id, nil, &rpcError{codeInternal, "encoding the tools/call result failed"})
+	}
+	var b bytes.Buffer
+	b.Grow(len(raw) + len(id) + 64)
+	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	b.Write(id)
+	b.WriteString(`,"result":`)
+	if complete {
+		b.Write(raw[:len(raw)-1])
+		b.WriteString(`,"resultType":"complete"}}`)
+	} else {
+		b.Write(raw)
+		b.WriteString(`}`)
+	}
+	return b.Bytes()
+}
+
+// rpcMessage is a JSON-RPC response, encoded as the SDK encodes it (no
+// HTML escaping).
+func rpcMessage(id json.RawMessage, result any, rerr *rpcError) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  any             `json:"result,omitempty"`
+		Error   *rpcError       `json:"error,omitempty"`
+	}{"2.0", id, result, rerr})
+	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
+// writeEvent writes msg as the whole reply, framed as the SDK's stateless
+// handler frames a POST's answer: one server-sent event "message", without
+// an id (no event store), flushed.
+func writeEvent(rw http.ResponseWriter, msg []byte) {
+	rw.Header().Set("Cache-Control", "no-cache, no-transform")
+	rw.Header().Set("Content-Type", "text/event-stream")
+	rw.Header().Set("Connection", "keep-alive")
+	var b bytes.Buffer
+	b.Grow(len("event: message\ndata: \n\n") + len(msg))
+	b.WriteString("event: message\ndata: ")
+	b.Write(msg)
+	b.WriteString("\n\n")
+	_, _ = rw.Write(b.Bytes())
+	_ = http.NewResponseController(rw).Flush()
+}
+
+// jsonContent reports whether a Content-Type is application/json, as the
+// SDK requires of a POST.
+func jsonContent(value string) bool {
+	t, _, err := mime.ParseMediaType(value)
+	return err == nil && t == "application/json"
+}
+
+// acceptsBoth reports whether Accept takes both JSON and an event stream,
+// as the SDK requires of a POST (its streamableAccepts, which is not
+// exported).
+func acceptsBoth(values []string) bool {
+	var jsonOK, streamOK bool
+	for _, value := range values {
+		for _, raw := range strings.Split(value, ",") {
+			base, _, _ := strings.Cut(strings.TrimSpace(raw), ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				streamOK = true
+			case "*/*":
+				jsonOK, streamOK = true, true
+			}
+		}
+	}
+	return jsonOK && streamOK
+}
+
+// plainID reports whether a JSON-RPC id reads back as the SDK writes it: a
+// non-negative integer in canonical form that a float64 holds exactly (the
+// SDK decodes numbers so), or a string of plain characters.
+func plainID(raw json.RawMessage) bool {
+	s := string(raw)
+	if n := len(s); n >= 2 && s[0] == '"' && s[n-1] == '"' {
+		return n <= 2+maxTaskID && strings.Trim(s[1:n-1], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:") == ""
+	}
+	if s == "" || len(s) > 15 || (s[0] == '0' && len(s) > 1) {
+		return false
+	}
+	return strings.Trim(s, "0123456789") == ""
+}
+
+// members decodes a JSON object's members when it is an object whose keys
+// are distinct and among allowed (matched exactly, where decoders differ in
+// case and in duplicates), with nothing after it.
+func members(raw []byte, allowed ...string) (map[string]json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	out := make(map[string]json.RawMessage, len(allowed))
+	for dec.More() {
+		t, err := dec.Token()
+		key, isKey := t.(string)
+		if err != nil || !isKey || !slices.Contains(allowed, key) {
+			return nil, false
+		}
+		if _, dup := out[key]; dup {
+			return nil, false
+		}
+		var value json.RawMessage
+		if dec.Decode(&value) != nil {
+			return nil, false
+		}
+		out[key] = value
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
+		return nil, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, false
+	}
+	return out, true
+}
