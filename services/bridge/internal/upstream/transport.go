@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-run/switchboard/services/bridge/internal/child"
+	mcpstdio "github.com/switchboard-run/switchboard/services/bridge/internal/stdio"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 )
@@ -54,7 +55,7 @@ func stdioTransport(s *bridgev1.StdioTransport, stderr io.Writer) (mcp.Transport
 		return nil, nil, fmt.Errorf("cannot run %q: %w", s.GetCommand(), cmd.Err)
 	}
 	// stderr is the server's log: kept as a tail, never read as an error.
-	return &mcp.CommandTransport{Command: cmd, TerminateDuration: terminateAfter}, cmd, nil
+	return &mcpstdio.Transport{Command: cmd, TerminateDuration: terminateAfter}, cmd, nil
 }
 
 // maxRedirects bounds a chain of redirects within the origin, as Go's
