@@ -1,44 +1,31 @@
 package grpcserver_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
-	"sync"
+	"strings"
 	"testing"
 
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
-// lockedBuffer is a log sink the server writes from its goroutines while
-// the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// lines is every JSON log line written so far.
-func (l *lockedBuffer) lines(t *testing.T) []map[string]any {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// finishedCalls is every "finished call" line the JSON log holds.
+func finishedCalls(t *testing.T, log string) []map[string]any {
 	var out []map[string]any
-	for _, ln := range bytes.Split(bytes.TrimSpace(l.b.Bytes()), []byte("\n")) {
-		if len(ln) == 0 {
+	for _, ln := range strings.Split(strings.TrimSpace(log), "\n") {
+		if ln == "" {
 			continue
 		}
 		var m map[string]any
-		if err := json.Unmarshal(ln, &m); err != nil {
+		if err := json.Unmarshal([]byte(ln), &m); err != nil {
 			t.Fatalf("log line %q: %v", ln, err)
 		}
-		out = append(out, m)
+		if m["msg"] == "finished call" {
+			out = append(out, m)
+		}
 	}
 	return out
 }
@@ -57,7 +44,7 @@ func TestFinishedCallsAreLoggedAtTheirLevel(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			var sink lockedBuffer
+			var sink testkit.SyncBuffer
 			srv := grpcserver.New(grpcserver.Options{
 				Logger: slog.New(slog.NewJSONHandler(&sink, &slog.HandlerOptions{Level: tc.level})),
 				Guard:  identity.Guard{Auth: identity.Authenticator{Dev: true}, Policy: policy},
@@ -66,12 +53,7 @@ func TestFinishedCallsAreLoggedAtTheirLevel(t *testing.T) {
 			cc := dial(t, serveServer(t, srv, true), nil)
 			ctx := identity.As(context.Background(), identity.Identity{Name: "me", Grade: identity.Admin})
 			_, _ = who(ctx, cc, tc.ask) // the line is written before the answer is sent
-			var got []map[string]any
-			for _, l := range sink.lines(t) {
-				if l["msg"] == "finished call" {
-					got = append(got, l)
-				}
-			}
+			got := finishedCalls(t, sink.String())
 			if tc.want == "" {
 				if len(got) != 0 {
 					t.Fatalf("logged %v, want no line", got)

@@ -27,19 +27,7 @@ func BenchmarkCallRoundTrip(b *testing.B) {
 }
 
 func callRoundTrip(b *testing.B, s *suite) {
-	s.advertise(b, "laptop", "echo")
-	stream, stop := s.follow(b, "laptop")
-	defer stop()
-	go func() {
-		for {
-			ev, err := stream.Recv()
-			if err != nil {
-				return
-			}
-			inv := ev.GetInvocation()
-			go s.mb.Complete(host("laptop"), &mailboxv1.CompleteRequest{Invocation: inv.GetInvocation(), Capture: capture.New(inv.GetInput(), "", 0)})
-		}
-	}()
+	defer answering(b, s)()
 	b.ResetTimer()
 	for b.Loop() {
 		res, err := s.mb.Call(driver, &mailboxv1.CallRequest{Client: "laptop", Tool: "echo", Input: `{"n":1}`})
@@ -54,19 +42,7 @@ func callRoundTrip(b *testing.B, s *suite) {
 // profile it (-cpuprofile, -memprofile) to see what a routed call costs.
 func BenchmarkCall16(b *testing.B) {
 	s := newSuiteOn(b, mailboxtest.StoreDefaults)
-	s.advertise(b, "laptop", "echo")
-	stream, stop := s.follow(b, "laptop")
-	defer stop()
-	go func() {
-		for {
-			ev, err := stream.Recv()
-			if err != nil {
-				return
-			}
-			inv := ev.GetInvocation()
-			go s.mb.Complete(host("laptop"), &mailboxv1.CompleteRequest{Invocation: inv.GetInvocation(), Capture: capture.New(inv.GetInput(), "", 0)})
-		}
-	}()
+	defer answering(b, s)()
 	b.SetParallelism(16 / runtime.GOMAXPROCS(0))
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -92,4 +68,22 @@ func processCPU(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// answering follows "laptop", a host whose one tool echo answers each
+// invocation at once with its input, until the returned stop is called.
+func answering(b *testing.B, s *suite) (stop func()) {
+	s.advertise(b, "laptop", "echo")
+	stream, stop := s.follow(b, "laptop")
+	go func() {
+		for {
+			ev, err := stream.Recv()
+			if err != nil {
+				return
+			}
+			inv := ev.GetInvocation()
+			go s.mb.Complete(host("laptop"), &mailboxv1.CompleteRequest{Invocation: inv.GetInvocation(), Capture: capture.New(inv.GetInput(), "", 0)})
+		}
+	}()
+	return stop
 }
