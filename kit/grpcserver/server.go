@@ -86,13 +86,7 @@ func New(opts Options) *Server {
 		opts.Logger.ErrorContext(ctx, "handler panicked", "panic", p, "stack", string(debug.Stack()))
 		return status.Error(codes.Internal, "internal error: the handler panicked; the server log has the stack")
 	})
-	logger := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
-		opts.Logger.Log(ctx, slog.Level(lvl), msg, fields...)
-	})
-	logOpts := []logging.Option{
-		logging.WithLogOnEvents(logging.FinishCall),
-		logging.WithLevels(levelFor),
-	}
+	logged := callLog{opts.Logger}
 	var sopts []grpc.ServerOption
 	if opts.Telemetry != nil {
 		// First, so the metrics interceptors run before the chain below and
@@ -112,16 +106,20 @@ func New(opts Options) *Server {
 		// Streams are served by a pool of goroutines whose stacks stay
 		// grown, not by a fresh goroutine each: a call's handler reaches deep
 		// (NATS, the store), and growing a new stack for every call cost a
-		// tenth of the CPU of a routed call.
-		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
+		// tenth of the CPU of a routed call. A stream arriving while every
+		// worker is busy gets a fresh goroutine, and long-lived streams
+		// (Follow, Watch) hold their worker for hours, so the pool is sized
+		// for the calls in flight at once, not the cores; an idle worker
+		// costs its stack (docs/bench.md).
+		grpc.NumStreamWorkers(streamWorkers()),
 		grpc.ChainUnaryInterceptor(
 			recovery.UnaryServerInterceptor(onPanic),
-			logging.UnaryServerInterceptor(logger, logOpts...),
+			logged.unary,
 			opts.Guard.Unary,
 		),
 		grpc.ChainStreamInterceptor(
 			recovery.StreamServerInterceptor(onPanic),
-			logging.StreamServerInterceptor(logger, logOpts...),
+			logged.stream,
 			opts.Guard.Stream,
 		),
 	)
@@ -139,6 +137,9 @@ func New(opts Options) *Server {
 	reflection.Register(s.GRPC)
 	return s
 }
+
+// streamWorkers is the size of the pool serving streams: 64 a core.
+func streamWorkers() uint32 { return uint32(64 * runtime.GOMAXPROCS(0)) }
 
 // levelFor logs successes and caller mistakes at debug, and server-side
 // failures loudly.

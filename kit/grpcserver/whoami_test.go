@@ -4,13 +4,15 @@ import (
 	"context"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/switchboard-run/switchboard/kit/identity"
 )
 
 // whoami is a one-method service the identity tests call: it answers the
-// identity the guard derived, or panics when asked to.
+// identity the guard derived, or panics or fails when asked to.
 const whoamiMethod = "/test.Whoami/Who"
 
 var whoamiDesc = grpc.ServiceDesc{
@@ -24,8 +26,11 @@ var whoamiDesc = grpc.ServiceDesc{
 				return nil, err
 			}
 			h := func(ctx context.Context, req any) (any, error) {
-				if req.(*wrapperspb.StringValue).GetValue() == "panic" {
+				switch req.(*wrapperspb.StringValue).GetValue() {
+				case "panic":
 					panic("asked to")
+				case "fail":
+					return nil, status.Error(codes.Internal, "failing as asked")
 				}
 				id, err := identity.Caller(ctx)
 				if err != nil {

@@ -119,21 +119,25 @@ var freePorts = struct {
 // test fails.
 type Proc struct {
 	Cmd *exec.Cmd
-	out *syncBuffer
+	out *SyncBuffer
 }
 
-type syncBuffer struct {
+// SyncBuffer is a buffer one goroutine may write (a process's output, a
+// server's log) while another reads it.
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+// Write appends p.
+func (s *SyncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+// String is what was written so far.
+func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
@@ -149,7 +153,7 @@ func Start(t TB, bin string, args ...string) *Proc {
 // StartEnv is Start with env (NAME=value) added to the test's environment.
 func StartEnv(t TB, env []string, bin string, args ...string) *Proc {
 	t.Helper()
-	p := &Proc{Cmd: exec.Command(bin, args...), out: &syncBuffer{}}
+	p := &Proc{Cmd: exec.Command(bin, args...), out: &SyncBuffer{}}
 	if len(env) > 0 {
 		p.Cmd.Env = append(os.Environ(), env...)
 	}

@@ -121,6 +121,9 @@ func (t *Tracker) apply(ch *mailboxv1.InvocationState) {
 	} else {
 		t.live[id] = cur
 	}
+	if len(t.watchers) == 0 {
+		return // most of the time: no copy to make for nobody
+	}
 	out := proto.Clone(cur).(*mailboxv1.InvocationState)
 	for w := range t.watchers {
 		if !w.sees(out) {
