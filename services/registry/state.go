@@ -15,6 +15,7 @@ import (
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/natsconn"
 	"github.com/switchboard-run/switchboard/kit/presence"
 	"github.com/switchboard-run/switchboard/services/registry/internal/presented"
 	"github.com/switchboard-run/switchboard/services/registry/internal/records"
@@ -101,6 +102,11 @@ var errClosed = status.Error(codes.Unavailable, "the registry is shutting down; 
 func storeFailed(act string, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return status.FromContextError(err).Err()
+	}
+	if errors.Is(err, natsconn.ErrNoAnswer) {
+		// A write NATS did not acknowledge in time may still have been
+		// stored: the caller must not be told that nothing changed.
+		return status.Errorf(codes.Unavailable, "%s: the registry cannot reach NATS right now (%v), so it cannot say whether this was stored; try again in a moment", act, err)
 	}
 	return status.Errorf(codes.Unavailable, "%s: the registry cannot reach NATS right now (%v), so nothing changed; try again in a moment", act, err)
 }
