@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"mime"
 	"net/http"
 	"slices"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-run/switchboard/kit/jsontext"
 	"github.com/switchboard-run/switchboard/kit/mcptelemetry"
 )
 
@@ -108,7 +108,7 @@ func (v *view) plainCall(r *http.Request, body []byte) (plainCall, bool) {
 			return plainCall{}, false // parameters in headers: the SDK checks them against the tool's schema
 		}
 	}
-	if len(body) == 0 || !utf8.Valid(body) {
+	if len(body) == 0 || !utf8.Valid(body) || !json.Valid(body) {
 		return plainCall{}, false
 	}
 	msg, ok := members(body, "jsonrpc", "id", "method", "params")
@@ -121,7 +121,8 @@ func (v *view) plainCall(r *http.Request, body []byte) (plainCall, bool) {
 	}
 	p := &mcp.CallToolParamsRaw{Arguments: params["arguments"]}
 	if json.Unmarshal(params["name"], &p.Name) != nil || p.Name == "" || p.Name != h.Get(nameHeader) ||
-		json.Unmarshal(params["_meta"], &p.Meta) != nil || !v.plainMeta(p.Meta) {
+		json.Unmarshal(params["_meta"], &p.Meta) != nil ||
+		!v.metas.plain(params["_meta"], func() bool { return plainMeta(p.Meta) }) {
 		return plainCall{}, false
 	}
 	if e, known := v.lookup(p.Name); known && strings.Contains(e.def.GetInputSchema(), "x-mcp-header") {
@@ -134,7 +135,7 @@ func (v *view) plainCall(r *http.Request, body []byte) (plainCall, bool) {
 // as the SDK accepts it (the revision the header names, the client's
 // capabilities, its identity if given), with nothing that needs the SDK's
 // session: no progress token, no Tasks.
-func (v *view) plainMeta(meta mcp.Meta) bool {
+func plainMeta(meta mcp.Meta) bool {
 	if meta[mcp.MetaKeyProtocolVersion] != firstStatelessRevision || declaresTasks(meta) {
 		return false
 	}
@@ -266,35 +267,25 @@ func plainID(raw json.RawMessage) bool {
 	return strings.Trim(s, "0123456789") == ""
 }
 
-// members decodes a JSON object's members when it is an object whose keys
-// are distinct and among allowed (matched exactly, where decoders differ in
-// case and in duplicates), with nothing after it.
+// members is a JSON object's members when it is an object whose keys are
+// distinct and among allowed (matched exactly, where decoders differ in
+// case and in duplicates). raw must be valid JSON (plainCall checks the body
+// once; params is cut from it).
 func members(raw []byte, allowed ...string) (map[string]json.RawMessage, bool) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+	var buf [4]jsontext.Member // a call's objects have at most four members
+	ms, ok := jsontext.Members(buf[:0], raw)
+	if !ok {
 		return nil, false
 	}
-	out := make(map[string]json.RawMessage, len(allowed))
-	for dec.More() {
-		t, err := dec.Token()
-		key, isKey := t.(string)
-		if err != nil || !isKey || !slices.Contains(allowed, key) {
+	out := make(map[string]json.RawMessage, len(ms))
+	for _, m := range ms {
+		if !slices.Contains(allowed, m.Key) {
 			return nil, false
 		}
-		if _, dup := out[key]; dup {
+		if _, dup := out[m.Key]; dup {
 			return nil, false
 		}
-		var value json.RawMessage
-		if dec.Decode(&value) != nil {
-			return nil, false
-		}
-		out[key] = value
-	}
-	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
-		return nil, false
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, false
+		out[m.Key] = m.Value
 	}
 	return out, true
 }

@@ -25,6 +25,8 @@ type view struct {
 	mu    sync.RWMutex
 	tools map[string]entry // by the name this view presents; written by the refresher only
 	cat   viewCatalog      // the prompts and resources it serves; written under m.gmu only
+
+	metas metaVerdicts // which tools/call _meta the fast path answers, by their bytes
 }
 
 func (m *Mirror) newView(group string) *view {

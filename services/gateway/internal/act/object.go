@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/switchboard-run/switchboard/kit/jsontext"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
 )
 
@@ -39,27 +40,19 @@ func quote(s string) string {
 // members in document order, refusing a duplicate key. where prefixes the
 // sentence ("tools[2]: ").
 func members(raw []byte, where string) ([]member, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil { // '{'
-		return nil, refuse("%snot a JSON object: %v", where, err)
+	var buf [8]jsontext.Member
+	found, ok := jsontext.Members(buf[:0], raw)
+	if !ok {
+		return nil, refuse("%snot a JSON object", where)
 	}
-	var ms []member
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, refuse("%snot valid JSON: %v", where, err)
+	ms := make([]member, 0, len(found))
+	seen := make(map[string]bool, len(found))
+	for _, m := range found {
+		if seen[m.Key] {
+			return nil, refuse("%sduplicate field %s", where, quote(m.Key))
 		}
-		key, _ := tok.(string)
-		if seen[key] {
-			return nil, refuse("%sduplicate field %s", where, quote(key))
-		}
-		seen[key] = true
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, refuse("%sfield %s is not valid JSON: %v", where, quote(key), err)
-		}
-		ms = append(ms, member{key: key, raw: v})
+		seen[m.Key] = true
+		ms = append(ms, member{key: m.Key, raw: m.Value})
 	}
 	return ms, nil
 }

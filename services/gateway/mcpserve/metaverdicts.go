@@ -1,0 +1,37 @@
+package mcpserve
+
+import "sync"
+
+// metaVerdicts remembers, by its exact bytes, whether a tools/call's _meta
+// was one the fast path answers (plainMeta). A client sends the same _meta
+// on every call (revision, capabilities, identity), and deciding costs the
+// SDK's decoding of the capabilities and the identity each time, half of
+// the fast path's own work on a call (docs/bench.md); the verdict is a
+// function of those bytes alone, so it is kept. The zero value is ready.
+type metaVerdicts struct {
+	mu       sync.RWMutex
+	verdicts map[string]bool
+}
+
+// maxMetaVerdicts bounds what is kept: a client whose _meta changes on
+// every call (a trace context in it) must not grow the table, so it is
+// emptied when full and refilled by the clients still calling.
+const maxMetaVerdicts = 256
+
+// plain is the verdict on raw, decided by decide the first time raw is seen.
+func (c *metaVerdicts) plain(raw []byte, decide func() bool) bool {
+	c.mu.RLock()
+	ok, known := c.verdicts[string(raw)]
+	c.mu.RUnlock()
+	if known {
+		return ok
+	}
+	ok = decide()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.verdicts == nil || len(c.verdicts) >= maxMetaVerdicts {
+		c.verdicts = make(map[string]bool)
+	}
+	c.verdicts[string(raw)] = ok
+	return ok
+}

@@ -1,0 +1,25 @@
+package mcpserve
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestMetaVerdictsDecideOnceAndStayBounded(t *testing.T) {
+	t.Parallel()
+	var c metaVerdicts
+	decided := 0
+	decide := func(v bool) func() bool { return func() bool { decided++; return v } }
+	if !c.plain([]byte(`{"a":1}`), decide(true)) || c.plain([]byte(`{"a":2}`), decide(false)) {
+		t.Fatal("the first verdicts are not decide's")
+	}
+	if !c.plain([]byte(`{"a":1}`), decide(false)) || c.plain([]byte(`{"a":2}`), decide(true)) || decided != 2 {
+		t.Fatalf("known _meta decided again (%d decisions for two _meta)", decided)
+	}
+	for i := range 3 * maxMetaVerdicts {
+		c.plain(fmt.Appendf(nil, `{"trace":%d}`, i), decide(true))
+	}
+	if n := len(c.verdicts); n > maxMetaVerdicts {
+		t.Fatalf("%d verdicts kept; at most %d", n, maxMetaVerdicts)
+	}
+}
