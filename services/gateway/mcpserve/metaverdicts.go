@@ -18,8 +18,16 @@ type metaVerdicts struct {
 // emptied when full and refilled by the clients still calling.
 const maxMetaVerdicts = 256
 
+// maxMetaKey bounds the _meta kept as a key: a client's usual _meta is a
+// few hundred bytes, and a larger one (up to the body limit) is decided
+// each time rather than held, so the table stays under 256 × 4 KiB.
+const maxMetaKey = 4 << 10
+
 // plain is the verdict on raw, decided by decide the first time raw is seen.
 func (c *metaVerdicts) plain(raw []byte, decide func() bool) bool {
+	if len(raw) > maxMetaKey {
+		return decide()
+	}
 	c.mu.RLock()
 	ok, known := c.verdicts[string(raw)]
 	c.mu.RUnlock()

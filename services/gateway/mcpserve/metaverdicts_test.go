@@ -2,6 +2,7 @@ package mcpserve
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -21,5 +22,16 @@ func TestMetaVerdictsDecideOnceAndStayBounded(t *testing.T) {
 	}
 	if n := len(c.verdicts); n > maxMetaVerdicts {
 		t.Fatalf("%d verdicts kept; at most %d", n, maxMetaVerdicts)
+	}
+	// A _meta too big to keep as a key is decided on every call, never held.
+	big := fmt.Appendf(nil, `{"pad":"%s"}`, strings.Repeat("x", maxMetaKey))
+	before := decided
+	c.plain(big, decide(true))
+	c.plain(big, decide(true))
+	if decided != before+2 {
+		t.Fatalf("a %d-byte _meta was decided %d times in two calls; want every time", len(big), decided-before)
+	}
+	if _, kept := c.verdicts[string(big)]; kept {
+		t.Fatalf("a %d-byte _meta is kept; at most %d bytes are", len(big), maxMetaKey)
 	}
 }
