@@ -12,8 +12,9 @@ import (
 )
 
 // A hand-off counts only once its invocation is handed to the host: the
-// slot's hand-off count is written when Take hands it out, and set back
-// when it is given back unsent. JetStream's own delivery count is no
+// slot's hand-off count is written when Take hands it out (or, for a
+// waiting Call, when it posted: precount.go), and set back when it is
+// given back unsent. JetStream's own delivery count is no
 // measure: it counts every delivery to the replica, also those a read's
 // full batch left waiting, given back when the read ended, and those in
 // flight to a read that ended (redelivered a lease later).
@@ -155,6 +156,12 @@ func (r *Read) handOff(m jetstream.Msg, inv inflight.Invocation) (inflight.Invoc
 	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.Lease/3)
 	defer cancel()
 	rec, rev, posted := postedSlot(m.Headers(), r.client)
+	precounted := posted && isPrecounted(m.Headers())
+	if precounted && !firstDelivery(m) {
+		// Its slot unchanged may mean a replica that died handed it out on
+		// the precount (precount.go): count from what the slot says.
+		posted = false
+	}
 	if posted && inflight.Past(rec.Deadline, time.Now()) {
 		// Never run: its driver's timeout ran out in the queue.
 		if r.answerWith(ctx, inv.ID, rec, rev, inflight.TimedOut(inv.ID, r.client, rec.Deadline), inflight.ByTimeout) == nil {
@@ -163,7 +170,11 @@ func (r *Read) handOff(m jetstream.Msg, inv inflight.Invocation) (inflight.Invoc
 		}
 		posted = false // handed, answered or cancelled since: read it
 	}
-	if posted {
+	expires := time.Now().Add(b.cfg.TTL) // the slot is written just now, and the bucket keeps it a TTL more
+	if posted && precounted && b.handToCall(inv.ID) {
+		// Counted as the Call posted it, which still waits: no write.
+		expires = rec.Posted.Add(b.cfg.TTL)
+	} else if posted {
 		rec.Handoffs = 1
 		newRev, err := b.slots.Update(ctx, inv.ID, rec.encode(), rev)
 		switch {
@@ -183,8 +194,7 @@ func (r *Read) handOff(m jetstream.Msg, inv inflight.Invocation) (inflight.Invoc
 		}
 	}
 	inv.Delivery = rec.Handoffs
-	// The slot was written just now, and the bucket keeps it a TTL more.
-	inv.Timeout, inv.Deadline, inv.Expires = rec.Timeout, rec.Deadline, time.Now().Add(b.cfg.TTL)
+	inv.Timeout, inv.Deadline, inv.Expires = rec.Timeout, rec.Deadline, expires
 	r.mu.Lock()
 	if r.done {
 		r.mu.Unlock()

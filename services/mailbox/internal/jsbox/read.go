@@ -205,7 +205,7 @@ func (r *Read) deliver(m jetstream.Msg) {
 	r.mu.Lock()
 	if r.gone {
 		r.mu.Unlock()
-		_ = m.Nak()
+		go r.giveBack(m) // it may write the slot: not on the connection's callback
 		return
 	}
 	r.incoming = append(r.incoming, m) // kept for Close once the read is done
@@ -326,13 +326,16 @@ func (r *Read) Close() {
 	cancel()
 	r.mu.Lock()
 	r.gone = true
-	back := append(r.unsent, r.incoming...)
-	r.incoming, r.unsent = nil, nil
+	back := r.unsent // uncounted when given back unsent
 	for _, h := range r.held {
 		back = append(back, h.msg)
 	}
-	r.held = nil
+	incoming := r.incoming
+	r.incoming, r.unsent, r.held = nil, nil, nil
 	r.mu.Unlock()
+	for _, m := range incoming {
+		r.giveBack(m)
+	}
 	for _, m := range back {
 		_ = m.Nak()
 	}

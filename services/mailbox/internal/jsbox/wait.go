@@ -33,6 +33,12 @@ type waiter struct {
 	// claimed and gone are guarded by Box.mu: a completion is handing the
 	// capture over; the wait is over.
 	claimed, gone bool
+	// handed (guarded by Box.mu) is set when a read handed the invocation
+	// out through the Call's precount; posted and rev are the slot as the
+	// Call posted it, when it precounted (rev 0 otherwise).
+	handed bool
+	posted record
+	rev    uint64
 }
 
 // Call posts p and awaits its answer until wait ends. It listens for the
@@ -41,8 +47,15 @@ type waiter struct {
 func (b *Box) Call(ctx, wait context.Context, p inflight.Post) (*inflight.Capture, error) {
 	w := b.listen(p.ID, true)
 	defer b.unlisten(p.ID, w)
-	if err := b.Post(ctx, p); err != nil {
+	precount := b.precountHere(p.Client)
+	rec, rev, err := b.post(ctx, p, precount)
+	if err != nil {
 		return nil, err
+	}
+	if precount {
+		b.mu.Lock()
+		w.posted, w.rev = rec, rev
+		b.mu.Unlock()
 	}
 	return b.waitAnswer(wait, p.Poster, p.ID, "", w)
 }
@@ -57,8 +70,9 @@ func (b *Box) listen(id string, own bool) *waiter {
 }
 
 // unlisten ends w's wait; it reports whether a completion is handing it
-// the capture meanwhile (its outcome then comes on w.taken).
-func (b *Box) unlisten(id string, w *waiter) (claimed bool) {
+// the capture meanwhile (its outcome then comes on w.taken), and whether
+// the Call's precount went unused (no read handed the invocation out).
+func (b *Box) unlisten(id string, w *waiter) (claimed, unused bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !w.gone {
@@ -70,7 +84,7 @@ func (b *Box) unlisten(id string, w *waiter) (claimed bool) {
 			b.waiters[id] = ws
 		}
 	}
-	return w.claimed
+	return w.claimed, w.rev != 0 && !w.handed
 }
 
 // claim returns the waiting Call of id on this replica, marked as being
@@ -145,7 +159,13 @@ func (b *Box) waitAnswer(ctx context.Context, caller, id, retryKey string, w *wa
 			waiting = false
 		}
 	}
-	if b.unlisten(id, w) { // a completion is handing it over: its word decides
+	claimed, unused := b.unlisten(id, w)
+	if unused {
+		// Nobody handed it out while the Call waited; once the Call returns,
+		// others may know the id, so its precount goes back now.
+		b.unprecount(ctx, id, w.posted, w.rev)
+	}
+	if claimed { // a completion is handing it over: its word decides
 		if c := <-w.taken; c != nil {
 			return c, nil
 		}

@@ -1,0 +1,82 @@
+package jsbox
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/switchboard-run/switchboard/kit/natsconn"
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
+)
+
+// Post queues one invocation. The slot is written first, so a delivered
+// invocation always finds its slot; the queue refuses a client or a box
+// at its bound, and the slot is then taken back.
+func (b *Box) Post(ctx context.Context, p inflight.Post) error {
+	_, _, err := b.post(ctx, p, false)
+	return err
+}
+
+// post is Post, with the first hand-off counted in the slot when precount
+// is set (precount.go); it returns the slot as created, and its revision.
+func (b *Box) post(ctx context.Context, p inflight.Post, precount bool) (record, uint64, error) {
+	if b.isClosed() {
+		return record{}, 0, inflight.ErrShuttingDown
+	}
+	rec := record{Client: p.Client, Poster: p.Poster, Tool: p.Tool, Posted: time.Now(), Timeout: p.Timeout, Deadline: p.Deadline}
+	if precount {
+		rec.Handoffs = 1
+	}
+	rev, err := b.slots.Create(ctx, p.ID, rec.encode())
+	if err != nil {
+		return record{}, 0, unavailable("storing the invocation", err)
+	}
+	err = natsconn.Request(ctx, func(ctx context.Context) error {
+		_, err := b.js.PublishMsg(ctx, queueMessage(queuePrefix+p.Client, p, rev, rec.Posted, precount))
+		return err
+	})
+	if err != nil {
+		_ = b.slots.Purge(context.WithoutCancel(ctx), p.ID, jetstream.LastRevision(rev), jetstream.PurgeTTL(time.Second))
+		return record{}, 0, b.refusePost(p.Client, err)
+	}
+	if b.posts.Add(1)%anchorEvery == 1 {
+		b.anchor()
+	}
+	return rec, rev, nil
+}
+
+// anchor keeps one message in the queue stream's newest file block. A
+// work-queue stream deletes each invocation once answered, and when that
+// empties its newest block, JetStream's file store removes the block's file
+// and creates another: a few file operations for every answer of a queue
+// that drains as fast as it fills, which is most of the store's cost at
+// low depth. An anchor in the block keeps it from emptying. It is written
+// again every anchorEvery posts, rolling up the one before, so a new block
+// soon has one too.
+func (b *Box) anchor() {
+	m := nats.NewMsg(anchorSubject)
+	m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
+	if _, err := b.js.PublishMsgAsync(m); err != nil {
+		b.log.Debug("the queue's anchor was not written", "err", err)
+	}
+}
+
+// refusePost turns the queue's refusal into the bound's sentence.
+func (b *Box) refusePost(client string, err error) error {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "maximum messages per subject exceeded"):
+		return inflight.QueueFull(client, b.cfg.MaxQueued)
+	case strings.Contains(msg, "maximum messages exceeded"):
+		return inflight.BoxFull(b.cfg.MaxSlots)
+	case strings.Contains(msg, "maximum bytes exceeded"):
+		return status.Errorf(codes.ResourceExhausted,
+			"the mailbox's queue holds %d bytes, the most it may; wait for hosts to take their invocations", b.cfg.MaxQueueBytes)
+	}
+	return unavailable("queueing the invocation", err)
+}
