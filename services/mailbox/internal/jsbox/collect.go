@@ -117,6 +117,7 @@ func (b *Box) purge(ctx context.Context, id string, a answer) (*inflight.Capture
 // telling the replica that holds the host's read. One answered already
 // returns (and, without keep, yields) its capture.
 func (b *Box) Cancel(ctx context.Context, caller, id, reason string, keep bool) (inflight.Capture, error) {
+	b.spoilCall(id) // before the slot changes (precount.go)
 	for attempt := 0; ; attempt++ {
 		rec, rev, err := b.read(ctx, id)
 		if err != nil {

@@ -150,18 +150,20 @@ func (r *Read) uncount(id string, handedAs int32) {
 // it, and holds it. The first hand-off of an invocation costs one write:
 // its slot is still as Post created it, at the revision the queue message
 // names, and a write at that revision proves it (one the slot has left
-// falls back to reading it).
+// falls back to reading it). A waiting Call's first costs none
+// (precount.go).
 func (r *Read) handOff(m jetstream.Msg, inv inflight.Invocation) (inflight.Invocation, bool) {
 	b := r.box
 	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.Lease/3)
 	defer cancel()
-	rec, rev, posted := postedSlot(m.Headers(), r.client)
-	precounted := posted && isPrecounted(m.Headers())
-	if precounted && !firstDelivery(m) {
-		// Its slot unchanged may mean a replica that died handed it out on
-		// the precount (precount.go): count from what the slot says.
-		posted = false
+	if isPrecounted(m.Headers()) {
+		if out, ok, decided := r.handPrecounted(ctx, m, inv); decided {
+			return out, ok
+		}
+		// Not its waiting Call's first delivery: the slot says how it
+		// stands (the queue message names no revision).
 	}
+	rec, rev, posted := postedSlot(m.Headers(), r.client)
 	if posted && inflight.Past(rec.Deadline, time.Now()) {
 		// Never run: its driver's timeout ran out in the queue.
 		if r.answerWith(ctx, inv.ID, rec, rev, inflight.TimedOut(inv.ID, r.client, rec.Deadline), inflight.ByTimeout) == nil {
@@ -170,11 +172,7 @@ func (r *Read) handOff(m jetstream.Msg, inv inflight.Invocation) (inflight.Invoc
 		}
 		posted = false // handed, answered or cancelled since: read it
 	}
-	expires := time.Now().Add(b.cfg.TTL) // the slot is written just now, and the bucket keeps it a TTL more
-	if posted && precounted && b.handToCall(inv.ID) {
-		// Counted as the Call posted it, which still waits: no write.
-		expires = rec.Posted.Add(b.cfg.TTL)
-	} else if posted {
+	if posted {
 		rec.Handoffs = 1
 		newRev, err := b.slots.Update(ctx, inv.ID, rec.encode(), rev)
 		switch {
@@ -193,6 +191,13 @@ func (r *Read) handOff(m jetstream.Msg, inv inflight.Invocation) (inflight.Invoc
 			return inflight.Invocation{}, false
 		}
 	}
+	// The slot was written just now, and the bucket keeps it a TTL more.
+	return r.hold(m, inv, rec, rev, time.Now().Add(b.cfg.TTL))
+}
+
+// hold keeps a delivery handed out with its slot as counted, and returns
+// the invocation to send; a read closing meanwhile gives it back.
+func (r *Read) hold(m jetstream.Msg, inv inflight.Invocation, rec record, rev uint64, expires time.Time) (inflight.Invocation, bool) {
 	inv.Delivery = rec.Handoffs
 	inv.Timeout, inv.Deadline, inv.Expires = rec.Timeout, rec.Deadline, expires
 	r.mu.Lock()
@@ -212,34 +217,49 @@ func (r *Read) handOff(m jetstream.Msg, inv inflight.Invocation) (inflight.Invoc
 // dropped, and one past the hand-off cap answered in doubt.
 func (r *Read) countHandOff(ctx context.Context, m jetstream.Msg, id string) (record, uint64, bool) {
 	b := r.box
-	rec, rev, err := b.read(ctx, id)
-	switch {
-	case err != nil && isAbsent(err):
-		_ = m.Ack() // cancelled or expired before it reached a host
-		return record{}, 0, false
-	case err != nil:
-		_ = m.Nak() // NATS did not answer: let it come back
-		return record{}, 0, false
-	case rec.Capture != nil:
-		_ = m.Ack() // answered by an earlier hand-off
-		return record{}, 0, false
-	case rec.Handoffs >= inflight.HandoffCap:
-		r.answerInDoubt(ctx, id, rec, rev)
-		_ = m.Term()
-		return record{}, 0, false
-	case rec.Handoffs == 0 && inflight.Past(rec.Deadline, time.Now()):
-		// Never run: its driver's timeout ran out in the queue. (One handed
-		// before is stopped by its host at the deadline.)
-		_ = r.answerWith(ctx, id, rec, rev, inflight.TimedOut(id, r.client, rec.Deadline), inflight.ByTimeout)
-		_ = m.Term()
-		return record{}, 0, false
+	// A precounted invocation's first delivery is its first hand-off,
+	// whatever the slot says (precounted, or set back).
+	first := isPrecounted(m.Headers()) && firstDelivery(m)
+	for attempt := 0; ; attempt++ {
+		rec, rev, err := b.read(ctx, id)
+		switch {
+		case err != nil && isAbsent(err) && attempt == 0 && r.awaitSlot(ctx, m, id):
+			continue // its post stored it meanwhile
+		case err != nil && isAbsent(err):
+			_ = m.Ack() // cancelled or expired before it reached a host
+			return record{}, 0, false
+		case err != nil:
+			_ = m.Nak() // NATS did not answer: let it come back
+			return record{}, 0, false
+		case rec.Capture != nil:
+			_ = m.Ack() // answered by an earlier hand-off
+			return record{}, 0, false
+		case rec.Handoffs >= inflight.HandoffCap && !first:
+			r.answerInDoubt(ctx, id, rec, rev)
+			_ = m.Term()
+			return record{}, 0, false
+		case (rec.Handoffs == 0 || first) && inflight.Past(rec.Deadline, time.Now()):
+			// Never run: its driver's timeout ran out in the queue. (One handed
+			// before is stopped by its host at the deadline.)
+			_ = r.answerWith(ctx, id, rec, rev, inflight.TimedOut(id, r.client, rec.Deadline), inflight.ByTimeout)
+			_ = m.Term()
+			return record{}, 0, false
+		}
+		if first {
+			rec.Handoffs = 1
+		} else {
+			rec.Handoffs++
+		}
+		newRev, err := b.slots.Update(ctx, id, rec.encode(), rev)
+		if err == nil {
+			return rec, newRev, true
+		}
+		if !first || !streams.Conflict(err) || attempt == 2 {
+			_ = m.Nak() // changed meanwhile (answered, cancelled): the next delivery sees how
+			return record{}, 0, false
+		}
+		// Its Call set the precount back meanwhile: read it again.
 	}
-	rec.Handoffs++
-	if rev, err = b.slots.Update(ctx, id, rec.encode(), rev); err != nil {
-		_ = m.Nak() // changed meanwhile (answered, cancelled): the next delivery sees how
-		return record{}, 0, false
-	}
-	return rec, rev, true
 }
 
 // answerInDoubt writes the capture of an invocation handed out HandoffCap

@@ -23,31 +23,81 @@ func (b *Box) Post(ctx context.Context, p inflight.Post) error {
 }
 
 // post is Post, with the first hand-off counted in the slot when precount
-// is set (precount.go); it returns the slot as created, and its revision.
+// is set; it returns the slot as created, and its revision.
 func (b *Box) post(ctx context.Context, p inflight.Post, precount bool) (record, uint64, error) {
 	if b.isClosed() {
 		return record{}, 0, inflight.ErrShuttingDown
 	}
 	rec := record{Client: p.Client, Poster: p.Poster, Tool: p.Tool, Posted: time.Now(), Timeout: p.Timeout, Deadline: p.Deadline}
 	if precount {
-		rec.Handoffs = 1
+		return b.postPrecounted(ctx, p, rec)
 	}
 	rev, err := b.slots.Create(ctx, p.ID, rec.encode())
 	if err != nil {
 		return record{}, 0, unavailable("storing the invocation", err)
 	}
-	err = natsconn.Request(ctx, func(ctx context.Context) error {
-		_, err := b.js.PublishMsg(ctx, queueMessage(queuePrefix+p.Client, p, rev, rec.Posted, precount))
-		return err
-	})
-	if err != nil {
-		_ = b.slots.Purge(context.WithoutCancel(ctx), p.ID, jetstream.LastRevision(rev), jetstream.PurgeTTL(time.Second))
+	if _, err = b.publish(ctx, p, rev, rec.Posted, false); err != nil {
+		b.takeBack(ctx, p.ID, rev)
 		return record{}, 0, b.refusePost(p.Client, err)
 	}
-	if b.posts.Add(1)%anchorEvery == 1 {
+	return rec, rev, nil
+}
+
+// postPrecounted writes a precounted Call's slot and queue message at the
+// same time (precount.go): its first delivery waits here for the slot, and
+// any other finds the slot or comes back for it. What one write stored
+// while the other failed is taken back.
+func (b *Box) postPrecounted(ctx context.Context, p inflight.Post, rec record) (record, uint64, error) {
+	rec.Handoffs = 1
+	var rev uint64
+	var cerr error
+	created := make(chan struct{})
+	go func() {
+		defer close(created)
+		// Bounded as the publish is: a delivery elsewhere that finds no
+		// slot waits for it this long (awaitSlot).
+		cerr = natsconn.Request(ctx, func(ctx context.Context) (err error) {
+			rev, err = b.slots.Create(ctx, p.ID, rec.encode())
+			return err
+		})
+	}()
+	seq, perr := b.publish(ctx, p, 0, rec.Posted, true)
+	<-created
+	switch {
+	case cerr == nil && perr == nil:
+		return rec, rev, nil
+	case cerr == nil:
+		b.takeBack(ctx, p.ID, rev)
+		return record{}, 0, b.refusePost(p.Client, perr)
+	case perr == nil:
+		// Never handed out: its first delivery waits for this post and
+		// drops it, and one elsewhere finds no slot.
+		if err := b.queue.DeleteMsg(context.WithoutCancel(ctx), seq); err != nil {
+			b.log.Debug("a queue message whose slot was not stored was left to its delivery", "id", p.ID, "err", err)
+		}
+	}
+	return record{}, 0, unavailable("storing the invocation", cerr)
+}
+
+// publish queues p's message; it returns its sequence in the stream.
+func (b *Box) publish(ctx context.Context, p inflight.Post, rev uint64, posted time.Time, precounted bool) (uint64, error) {
+	var seq uint64
+	err := natsconn.Request(ctx, func(ctx context.Context) error {
+		ack, err := b.js.PublishMsg(ctx, queueMessage(queuePrefix+p.Client, p, rev, posted, precounted))
+		if err == nil {
+			seq = ack.Sequence
+		}
+		return err
+	})
+	if err == nil && b.posts.Add(1)%anchorEvery == 1 {
 		b.anchor()
 	}
-	return rec, rev, nil
+	return seq, err
+}
+
+// takeBack removes the slot of a post the queue refused.
+func (b *Box) takeBack(ctx context.Context, id string, rev uint64) {
+	_ = b.slots.Purge(context.WithoutCancel(ctx), id, jetstream.LastRevision(rev), jetstream.PurgeTTL(time.Second))
 }
 
 // anchor keeps one message in the queue stream's newest file block. A

@@ -2,6 +2,7 @@ package jsbox_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -67,20 +68,29 @@ type callOutcome struct {
 // handed waits until read hands out id and returns it as handed.
 func handed(t *testing.T, read inflight.Read, id string, within time.Duration) inflight.Invocation {
 	t.Helper()
+	inv, err := handedWithin(read, id, within)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inv
+}
+
+// handedWithin is handed for any goroutine: it says what went wrong.
+func handedWithin(read inflight.Read, id string, within time.Duration) (inflight.Invocation, error) {
 	deadline := time.After(within)
 	for {
 		invs, _ := read.Take(false, storetest.Roomy())
 		for _, inv := range invs {
 			if inv.ID == id {
-				return inv
+				return inv, nil
 			}
 		}
 		select {
 		case <-read.Wake():
 		case <-read.Ended():
-			t.Fatalf("the read ended before it handed out %s", id)
+			return inflight.Invocation{}, fmt.Errorf("the read ended before it handed out %s", id)
 		case <-deadline:
-			t.Fatalf("the read handed out nothing of %s within %v", id, within)
+			return inflight.Invocation{}, fmt.Errorf("the read handed out nothing of %s within %v", id, within)
 		}
 	}
 }
@@ -201,5 +211,39 @@ func TestACallHandedByAReplicaThatDiedIsCountedTwice(t *testing.T) {
 	stored, err := survivor.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "ok"})
 	if err != nil || !strings.Contains(stored.Stderr, "2 times") {
 		t.Fatalf("completing: %+v, %v; want the capture with the handed-2-times sentence", stored, err)
+	}
+}
+
+// The poster learns a Call's id from its header while it waits, and may
+// cancel it before the host's read takes it: the read must not hand it
+// out on the Call's precount, as the cancel changed the slot.
+func TestACallCancelledBeforeItIsHandedIsNotHandedOut(t *testing.T) {
+	t.Parallel()
+	box, _ := precountReplicas(t, 30*time.Second)()
+	ctx := context.Background()
+	read, err := box.OpenRead(ctx, "laptop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer read.Close()
+	id, stop, out := calling(box)
+	defer stop()
+	select { // delivered to the read, not taken
+	case <-read.Wake():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the Call's invocation was not delivered to the read")
+	}
+	if _, err := box.Cancel(ctx, "driver", id, "changed my mind", false); err != nil {
+		t.Fatal(err)
+	}
+	invs, _ := read.Take(true, storetest.Roomy())
+	for _, inv := range invs {
+		if inv.ID == id {
+			t.Fatalf("a Call cancelled while queued was handed out: %+v", inv)
+		}
+	}
+	stop()
+	if o := <-out; o.err == nil && o.c != nil && o.c.ExitCode != 130 {
+		t.Fatalf("the cancelled Call got %+v", o.c)
 	}
 }

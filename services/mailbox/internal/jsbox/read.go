@@ -231,6 +231,8 @@ func (r *Read) notice(m *nats.Msg) {
 		if h != nil {
 			_ = h.msg.Ack()
 			r.signal()
+		} else {
+			r.box.spoilCall(id) // not handed yet: its delivery must see the slot
 		}
 	default: // ".ack"
 		r.answered(id)

@@ -150,7 +150,9 @@ func queueMessage(subject string, p inflight.Post, slotRev uint64, posted time.T
 	m.Header.Set(headerID, p.ID)
 	m.Header.Set(headerTool, p.Tool)
 	m.Header.Set(headerPoster, p.Poster)
-	m.Header.Set(headerSlot, strconv.FormatUint(slotRev, 10))
+	if slotRev != 0 { // a precounted Call's is being written meanwhile
+		m.Header.Set(headerSlot, strconv.FormatUint(slotRev, 10))
+	}
 	m.Header.Set(headerPosted, strconv.FormatInt(posted.UnixMilli(), 10))
 	if precounted {
 		m.Header.Set(headerPrecounted, "1")

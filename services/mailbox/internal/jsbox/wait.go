@@ -14,19 +14,21 @@ import (
 
 // waiter is one call of this replica waiting for an invocation's answer.
 //
-// A Call's own wait is special: until Call returns, nobody but that call
-// knows the invocation's id (the mailbox made it), so nobody else can
-// collect or cancel it. A completion on this replica may then hand the
-// capture straight to the waiting call and take the slot (purge it) in the
-// same write, instead of storing the capture for the call to take with a
-// second write. The rules still hold: the slot is gone before the queue
-// message is acked (a redelivery finds nothing to run), and read once is
-// the purge itself. A replica that dies between the two loses the capture
-// with the call waiting for it, as it did before: that call's driver never
-// got the id to collect it with.
+// A Call's own wait is special: until Call returns, nobody but its poster
+// knows the invocation's id (the mailbox made it, and sends it only to the
+// poster, in the Call's header), and nobody else can collect or cancel it.
+// A completion on this replica may then hand the capture straight to the
+// waiting call and take the slot (purge it, at the revision the hand-off
+// left, so a cancel meanwhile wins) in the same write, instead of storing
+// the capture for the call to take with a second write. The rules still
+// hold: the slot is gone before the queue message is acked (a redelivery
+// finds nothing to run), and read once is the purge itself. A replica that
+// dies between the purge and the Call's reply loses the capture with the
+// call waiting for it; a poster that kept the id from the header finds the
+// invocation absent, and calls again.
 type waiter struct {
 	ch  chan *nats.Msg // the answer's announcement; capacity 1
-	own bool           // a Call's wait, for an id nobody else knows
+	own bool           // a Call's wait, for an id only its poster knows
 	// taken receives the capture a completion took for this call, or nil
 	// when it could not take it (the slot tells then); capacity 1.
 	taken chan *inflight.Capture
@@ -34,11 +36,14 @@ type waiter struct {
 	// capture over; the wait is over.
 	claimed, gone bool
 	// handed (guarded by Box.mu) is set when a read handed the invocation
-	// out through the Call's precount; posted and rev are the slot as the
-	// Call posted it, when it precounted (rev 0 otherwise).
-	handed bool
-	posted record
-	rev    uint64
+	// out through the Call's precount. postDone, a Call's, is closed once
+	// its post is over; posted and rev are then the slot as the Call
+	// posted it when it precounted (rev 0 otherwise, and when it failed).
+	handed   bool
+	spoiled  bool // a cancel may have changed the slot: no hand-off on the precount
+	postDone chan struct{}
+	posted   record
+	rev      uint64
 }
 
 // Call posts p and awaits its answer until wait ends. It listens for the
@@ -49,13 +54,14 @@ func (b *Box) Call(ctx, wait context.Context, p inflight.Post) (*inflight.Captur
 	defer b.unlisten(p.ID, w)
 	precount := b.precountHere(p.Client)
 	rec, rev, err := b.post(ctx, p, precount)
-	if err != nil {
-		return nil, err
-	}
-	if precount {
+	if precount && err == nil {
 		b.mu.Lock()
 		w.posted, w.rev = rec, rev
 		b.mu.Unlock()
+	}
+	close(w.postDone)
+	if err != nil {
+		return nil, err
 	}
 	return b.waitAnswer(wait, p.Poster, p.ID, "", w)
 }
@@ -63,6 +69,9 @@ func (b *Box) Call(ctx, wait context.Context, p inflight.Post) (*inflight.Captur
 // listen registers for the answer of id until unlisten.
 func (b *Box) listen(id string, own bool) *waiter {
 	w := &waiter{ch: make(chan *nats.Msg, 1), own: own, taken: make(chan *inflight.Capture, 1)}
+	if own {
+		w.postDone = make(chan struct{})
+	}
 	b.mu.Lock()
 	b.waiters[id] = append(b.waiters[id], w)
 	b.mu.Unlock()
