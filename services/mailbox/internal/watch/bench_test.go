@@ -3,7 +3,6 @@ package watch
 import (
 	"fmt"
 	"log/slog"
-	"syscall"
 	"testing"
 	"time"
 
@@ -33,7 +32,7 @@ func BenchmarkCallsChanges(b *testing.B) {
 	phases := []mailboxv1.Phase{mailboxv1.Phase_PHASE_QUEUED, mailboxv1.Phase_PHASE_HANDED_OUT,
 		mailboxv1.Phase_PHASE_ANSWERED, mailboxv1.Phase_PHASE_COLLECTED}
 	b.ReportAllocs()
-	cpu := processCPU(b)
+	cpu := testkit.ProcessCPU(b)
 	b.ResetTimer()
 	for i := range b.N {
 		id := fmt.Sprintf("inv-%d", i)
@@ -46,19 +45,11 @@ func BenchmarkCallsChanges(b *testing.B) {
 		time.Sleep(time.Millisecond)
 	}
 	b.StopTimer()
-	b.ReportMetric(float64((processCPU(b)-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+	b.ReportMetric(float64((testkit.ProcessCPU(b)-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
 }
 
 func (t *Tracker) holdsFinished(id string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return finished(t.done, id)
-}
-
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
