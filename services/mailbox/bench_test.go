@@ -2,15 +2,14 @@ package mailbox_test
 
 import (
 	"runtime"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/switchboard-run/switchboard/services/mailbox"
 	"github.com/switchboard-run/switchboard/services/mailbox/mailboxtest"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
 // BenchmarkCallRoundTrip is a driver's Call ↔ a host on a Follow stream
@@ -46,7 +45,7 @@ func BenchmarkCall16(b *testing.B) {
 	b.SetParallelism(16 / runtime.GOMAXPROCS(0))
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu := processCPU(b)
+	cpu := testkit.ProcessCPU(b)
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			res, err := s.mb.Call(driver, &mailboxv1.CallRequest{Client: "laptop", Tool: "echo", Input: `{"n":1}`})
@@ -56,18 +55,7 @@ func BenchmarkCall16(b *testing.B) {
 			}
 		}
 	})
-	b.ReportMetric(float64((processCPU(b)-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
-}
-
-// processCPU is the CPU time (user and system) this process has used: the
-// suite, its NATS server and the bench's callers and host together, so a
-// figure that other work on the machine does not inflate.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64((testkit.ProcessCPU(b)-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
 }
 
 // answering follows "laptop", a host whose one tool echo answers each

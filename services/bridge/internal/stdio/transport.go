@@ -36,6 +36,9 @@ type Transport struct {
 	// MaxLineLength bounds one line (one message) from the server, the
 	// newline excluded; zero: mcp.DefaultMaxLineLength.
 	MaxLineLength int
+	// DecodeToolResults has the connection decode the answers to tools/call
+	// itself (toolresult.go); the client must then add ToolResults first.
+	DecodeToolResults bool
 }
 
 // readDeadliner is the part of an *os.File that lets Close unblock a Read
@@ -71,8 +74,12 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 	if terminate <= 0 {
 		terminate = defaultTerminate
 	}
-	return &conn{cmd: t.Command, stdin: stdin, stdout: out, terminate: terminate,
-		lines: newLines(out, max)}, nil
+	c := &conn{cmd: t.Command, stdin: stdin, stdout: out, terminate: terminate,
+		lines: newLines(out, max)}
+	if t.DecodeToolResults {
+		c.calls = &pendingCalls{}
+	}
+	return c, nil
 }
 
 // conn is one connection to a started server.
@@ -91,6 +98,8 @@ type conn struct {
 	wbuf    []byte // the line being written, reused
 
 	batches batches
+
+	calls *pendingCalls // nil: the SDK decodes every answer
 
 	closing   atomic.Bool
 	closeOnce sync.Once
@@ -132,7 +141,11 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			continue // a blank line, which the SDK's decoder skips too
 		}
 		if line[0] != '[' {
-			return decodeLine(line)
+			msg, err := decodeLine(line)
+			if err != nil {
+				return nil, err
+			}
+			return c.toolResult(msg), nil
 		}
 		msgs, err := decodeBatch(line)
 		if err != nil {
@@ -140,6 +153,9 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		if err := c.batches.add(msgs); err != nil {
 			return nil, err
+		}
+		for i := range msgs {
+			msgs[i] = c.toolResult(msgs[i])
 		}
 		c.queue = msgs[1:]
 		return msgs[0], nil
@@ -171,6 +187,7 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("encoding a message for the server: %w", err)
 	}
+	c.sent(msg)
 	c.wbuf = append(append(c.wbuf[:0], data...), '\n')
 	return c.flush()
 }

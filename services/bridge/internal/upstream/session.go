@@ -28,6 +28,7 @@ import (
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/child"
+	mcpstdio "github.com/switchboard-run/switchboard/services/bridge/internal/stdio"
 )
 
 // Bounds on what one session may cost.
@@ -147,6 +148,9 @@ func Open(ctx context.Context, cfg *bridgev1.ServerConfig, opts Options) (*Sessi
 		LoggingMessageHandler:       s.onLog,
 	})
 	s.client.AddReceivingMiddleware(refuseAsks)
+	// First, so innermost: the stdio transport's own decoding of tools/call
+	// answers comes back as a result before any other middleware sees it.
+	s.client.AddSendingMiddleware(mcpstdio.ToolResults)
 	for i := len(opts.Sending) - 1; i >= 0; i-- {
 		s.client.AddSendingMiddleware(opts.Sending[i])
 	}

@@ -55,7 +55,7 @@ func stdioTransport(s *bridgev1.StdioTransport, stderr io.Writer) (mcp.Transport
 		return nil, nil, fmt.Errorf("cannot run %q: %w", s.GetCommand(), cmd.Err)
 	}
 	// stderr is the server's log: kept as a tail, never read as an error.
-	return &mcpstdio.Transport{Command: cmd, TerminateDuration: terminateAfter}, cmd, nil
+	return &mcpstdio.Transport{Command: cmd, TerminateDuration: terminateAfter, DecodeToolResults: true}, cmd, nil
 }
 
 // maxRedirects bounds a chain of redirects within the origin, as Go's

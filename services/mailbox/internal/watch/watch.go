@@ -1,8 +1,9 @@
 // Package watch follows invocations as they move, for MailboxService.Watch
 // (docs/console.md): every replica publishes each change it makes on a NATS
-// subject, and every replica's Tracker folds what it hears into a bounded
-// table of the invocations in flight and the last finished, which a watcher
-// gets as a snapshot before the changes that follow.
+// subject, and every replica's Tracker folds its own changes and what it
+// hears of the others' into a bounded table of the invocations in flight
+// and the last finished, which a watcher gets as a snapshot before the
+// changes that follow.
 //
 // The table is a view, not a record: it lives in RAM, starts empty on each
 // replica, and holds at most MaxLive in flight and MaxDone finished. The
@@ -10,6 +11,7 @@
 package watch
 
 import (
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -33,7 +35,7 @@ const (
 
 // Tracker holds the table and the watchers.
 type Tracker struct {
-	nc  *nats.Conn
+	nc  *nats.Conn // its own, with NoEcho
 	sub *nats.Subscription
 	ttl time.Duration
 	log *slog.Logger
@@ -45,12 +47,29 @@ type Tracker struct {
 	swept    time.Time
 }
 
-// New subscribes to every replica's changes. Entries older than ttl (the
-// mailbox's slot lifetime) are dropped: their slot is gone.
+// New subscribes to every replica's changes, on a connection of its own
+// made with nc's options. Entries older than ttl (the mailbox's slot
+// lifetime) are dropped: their slot is gone.
+//
+// The connection is made with NoEcho: a replica folds its own changes into
+// its table as it publishes them, so NATS need not send each one back to
+// it to be decoded again (four a call; with one replica and nobody
+// watching, the server now drops them, docs/bench.md).
 func New(nc *nats.Conn, ttl time.Duration, log *slog.Logger) (*Tracker, error) {
-	t := &Tracker{nc: nc, ttl: ttl, log: log, live: map[string]*mailboxv1.InvocationState{}, watchers: map[*Watcher]struct{}{}}
-	sub, err := nc.Subscribe(Subject, t.heard)
+	opts := nc.Opts
+	opts.NoEcho = true
+	opts.Name += " (invocation watch)"
+	own, err := opts.Connect()
 	if err != nil {
+		return nil, fmt.Errorf("connecting to NATS for the invocation watch: %w", err)
+	}
+	t := &Tracker{nc: own, ttl: ttl, log: log, live: map[string]*mailboxv1.InvocationState{}, watchers: map[*Watcher]struct{}{}}
+	sub, err := own.Subscribe(Subject, t.heard)
+	if err == nil {
+		err = own.Flush() // the server has the subscription: later changes are heard
+	}
+	if err != nil {
+		own.Close()
 		return nil, err
 	}
 	t.sub = sub
@@ -60,6 +79,7 @@ func New(nc *nats.Conn, ttl time.Duration, log *slog.Logger) (*Tracker, error) {
 // Close stops listening and ends every watcher.
 func (t *Tracker) Close() {
 	_ = t.sub.Unsubscribe()
+	t.nc.Close()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for w := range t.watchers {
@@ -68,9 +88,10 @@ func (t *Tracker) Close() {
 	}
 }
 
-// Publish tells every replica of a change. A change that cannot be sent is
-// logged and dropped: the watch is a view, and the invocation itself is
-// unaffected.
+// Publish folds a change into this replica's table and tells every other
+// replica. A change that cannot be sent is logged and dropped: the watch is
+// a view, and the invocation itself is unaffected. st is kept (its fields
+// are shared with the table), so the caller must not change it after.
 func (t *Tracker) Publish(st *mailboxv1.InvocationState) {
 	if st.Changed == nil {
 		st.Changed = timestamppb.Now()
@@ -80,8 +101,9 @@ func (t *Tracker) Publish(st *mailboxv1.InvocationState) {
 		err = t.nc.Publish(Subject, b)
 	}
 	if err != nil {
-		t.log.Warn("an invocation's change did not reach the watchers", "invocation", st.GetInvocation(), "err", err)
+		t.log.Warn("an invocation's change did not reach the other replicas' watchers", "invocation", st.GetInvocation(), "err", err)
 	}
+	t.apply(st)
 }
 
 func (t *Tracker) heard(m *nats.Msg) {
@@ -166,7 +188,9 @@ func merge(cur, ch *mailboxv1.InvocationState) {
 		cur.Posted = ch.GetPosted()
 	}
 	if ch.ExitCode != nil {
-		cur.ExitCode = ch.ExitCode
+		// A copy: a replica's own change points into the capture it answered with.
+		exit := *ch.ExitCode
+		cur.ExitCode = &exit
 	}
 	if ch.GetPhase() == mailboxv1.Phase_PHASE_ANSWERED && cur.Answered == nil {
 		cur.Answered = ch.GetChanged()
