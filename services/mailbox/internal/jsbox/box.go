@@ -94,6 +94,7 @@ type Box struct {
 	log   *slog.Logger
 
 	posts atomic.Uint64 // posts made by this replica, for anchor
+	name  string        // this replica's, on the queue messages of its precounted Calls
 
 	done  *nats.Subscription // sb.done.*, for the waiters of this replica
 	noted *nats.Subscription // sb.note.*, for the Status waits of this replica
@@ -146,7 +147,7 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Box
 	if err != nil {
 		return nil, err
 	}
-	b := &Box{cfg: cfg, nc: nc, js: js, queue: queue, slots: slots, log: log,
+	b := &Box{cfg: cfg, nc: nc, js: js, queue: queue, slots: slots, log: log, name: inflight.NewID(),
 		consumers: map[string]jetstream.Consumer{}, reads: map[string]*Read{}, waiters: map[string][]*waiter{},
 		watchers: map[string][]chan struct{}{}, closing: make(chan struct{})}
 	// One subscription for every answer, held for the replica's life: a

@@ -223,7 +223,7 @@ func (r *Read) countHandOff(ctx context.Context, m jetstream.Msg, id string) (re
 	for attempt := 0; ; attempt++ {
 		rec, rev, err := b.read(ctx, id)
 		switch {
-		case err != nil && isAbsent(err) && attempt == 0 && r.awaitSlot(ctx, m, id):
+		case err != nil && isAbsent(err) && first && attempt == 0 && r.awaitSlot(ctx, m, id):
 			continue // its post stored it meanwhile
 		case err != nil && isAbsent(err):
 			_ = m.Ack() // cancelled or expired before it reached a host

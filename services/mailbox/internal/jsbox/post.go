@@ -83,7 +83,11 @@ func (b *Box) postPrecounted(ctx context.Context, p inflight.Post, rec record) (
 func (b *Box) publish(ctx context.Context, p inflight.Post, rev uint64, posted time.Time, precounted bool) (uint64, error) {
 	var seq uint64
 	err := natsconn.Request(ctx, func(ctx context.Context) error {
-		ack, err := b.js.PublishMsg(ctx, queueMessage(queuePrefix+p.Client, p, rev, posted, precounted))
+		by := ""
+		if precounted {
+			by = b.name
+		}
+		ack, err := b.js.PublishMsg(ctx, queueMessage(queuePrefix+p.Client, p, rev, posted, by))
 		if err == nil {
 			seq = ack.Sequence
 		}

@@ -136,12 +136,23 @@ func (b *Box) spoilCall(id string) {
 }
 
 // awaitSlot waits for the slot of a precounted delivery that found none
-// while its post may still be storing it (its writes are bounded by
-// natsconn.RequestTimeout), and reports whether it appeared. It waits
+// while its post may still be storing it, and reports whether it appeared:
+// for a post made here, until the post is over; for one made by another
+// replica, as long as its writes may take (natsconn.RequestTimeout). It waits
 // here rather than giving the delivery back, which would spend the
 // delivery count that tells a first hand-off from a later one.
 func (r *Read) awaitSlot(ctx context.Context, m jetstream.Msg, id string) bool {
 	h := m.Headers()
+	if h.Get(headerPrecounted) == r.box.name {
+		// Posted here: its Call's post is over once the Call waits no more
+		// (the wait outlives the post), and then the slot, if there is one,
+		// is stored (a cancel since may have taken it).
+		if !r.box.awaitPost(id, r.box.cfg.Lease/3) {
+			return false
+		}
+		_, _, err := r.box.read(ctx, id)
+		return !isAbsent(err)
+	}
 	ms, err := strconv.ParseInt(h.Get(headerPosted), 10, 64)
 	if !isPrecounted(h) || err != nil {
 		return false
@@ -188,8 +199,8 @@ func (r *Read) giveBack(m jetstream.Msg) {
 }
 
 // awaitPost waits, at most within, for the post of a Call of id waiting
-// on this replica, if there is one.
-func (b *Box) awaitPost(id string, within time.Duration) {
+// on this replica, and reports whether there is one.
+func (b *Box) awaitPost(id string, within time.Duration) bool {
 	b.mu.Lock()
 	var done chan struct{}
 	for _, w := range b.waiters[id] {
@@ -199,7 +210,7 @@ func (b *Box) awaitPost(id string, within time.Duration) {
 	}
 	b.mu.Unlock()
 	if done == nil {
-		return
+		return false
 	}
 	t := time.NewTimer(within)
 	defer t.Stop()
@@ -207,4 +218,5 @@ func (b *Box) awaitPost(id string, within time.Duration) {
 	case <-done:
 	case <-t.C:
 	}
+	return true
 }

@@ -140,11 +140,12 @@ const (
 	headerDeadline = "Sb-Deadline"
 	headerTimeout  = "Sb-Timeout"
 	// headerPrecounted marks a Call's invocation whose slot was created
-	// with its first hand-off already counted (see precount.go).
+	// with its first hand-off already counted (see precount.go); it names
+	// the replica that posted it.
 	headerPrecounted = "Sb-Precounted"
 )
 
-func queueMessage(subject string, p inflight.Post, slotRev uint64, posted time.Time, precounted bool) *nats.Msg {
+func queueMessage(subject string, p inflight.Post, slotRev uint64, posted time.Time, precountedBy string) *nats.Msg {
 	m := nats.NewMsg(subject)
 	m.Header.Set(nats.MsgIdHdr, p.ID) // a retried publish is stored once
 	m.Header.Set(headerID, p.ID)
@@ -154,8 +155,8 @@ func queueMessage(subject string, p inflight.Post, slotRev uint64, posted time.T
 		m.Header.Set(headerSlot, strconv.FormatUint(slotRev, 10))
 	}
 	m.Header.Set(headerPosted, strconv.FormatInt(posted.UnixMilli(), 10))
-	if precounted {
-		m.Header.Set(headerPrecounted, "1")
+	if precountedBy != "" {
+		m.Header.Set(headerPrecounted, precountedBy)
 	}
 	if !p.Deadline.IsZero() {
 		m.Header.Set(headerDeadline, strconv.FormatInt(p.Deadline.UnixNano(), 10))
@@ -179,9 +180,6 @@ func postedSlot(h nats.Header, client string) (rec record, rev uint64, ok bool) 
 		return record{}, 0, false
 	}
 	rec = record{Client: client, Poster: h.Get(headerPoster), Tool: h.Get(headerTool)}
-	if isPrecounted(h) {
-		rec.Handoffs = 1
-	}
 	if ms, err := strconv.ParseInt(h.Get(headerPosted), 10, 64); err == nil && ms != 0 {
 		rec.Posted = time.UnixMilli(ms)
 	}
