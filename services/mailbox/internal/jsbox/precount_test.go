@@ -233,6 +233,15 @@ func TestACallCancelledBeforeItIsHandedIsNotHandedOut(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the Call's invocation was not delivered to the read")
 	}
+	// The slot is written alongside the queue message: the poster can
+	// cancel once it is stored.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if _, err := box.Status(ctx, "driver", id, 0, 0); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the Call's slot was not stored within 10s: %v", err)
+		}
+	}
 	if _, err := box.Cancel(ctx, "driver", id, "changed my mind", false); err != nil {
 		t.Fatal(err)
 	}
