@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -40,6 +41,30 @@ func spansOf(exp *tracetest.InMemoryExporter, traceID string) tracetest.SpanStub
 		}
 	}
 	return out
+}
+
+// spansUntil returns the ended spans of one trace once done says they are
+// all there, or after ten seconds (find then names what is missing).
+func spansUntil(t *testing.T, exp *tracetest.InMemoryExporter, traceID string, done func(tracetest.SpanStubs) bool) tracetest.SpanStubs {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		spans := spansOf(exp, traceID)
+		if done(spans) || time.Now().After(deadline) {
+			return spans
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// has reports whether spans hold one named name of kind.
+func has(spans tracetest.SpanStubs, name string, kind trace.SpanKind) bool {
+	for _, s := range spans {
+		if s.Name == name && s.SpanKind == kind {
+			return true
+		}
+	}
+	return false
 }
 
 // find returns the one span named name (failing the test otherwise).
@@ -81,7 +106,12 @@ func TestOneCallIsOneTraceAcrossTheAsynchronousHop(t *testing.T) {
 			h := driver.Clone()
 			h.Set("Traceparent", "00-"+c.traceID+"-00f067aa0ba902b7-01")
 			got := s.call(t, c.client, c.tool, h)
-			spans := spansOf(exp, c.traceID)
+			// The host ends its run's spans once its Complete returns, which
+			// may be after the driver already has the capture.
+			spans := spansUntil(t, exp, c.traceID, func(spans tracetest.SpanStubs) bool {
+				return has(spans, "run "+c.tool, trace.SpanKindConsumer) &&
+					has(spans, "switchboard.mailbox.v1.MailboxService/Complete", trace.SpanKindClient)
+			})
 			httpSpan := find(t, spans, "POST /v1/act", trace.SpanKindServer)
 			if httpSpan.Parent.SpanID().String() != "00f067aa0ba902b7" {
 				t.Errorf("the gateway's span has parent %s, want the caller's", httpSpan.Parent.SpanID())
