@@ -47,6 +47,29 @@ func precountReplicas(t *testing.T, lease time.Duration) func() (*jsbox.Box, *na
 	}
 }
 
+// reading is a replica on a server of its own with a read of "laptop"
+// open (closed when the test ends, if the test has not).
+func reading(t *testing.T) (*jsbox.Box, inflight.Read) {
+	t.Helper()
+	box, _ := precountReplicas(t, 30*time.Second)()
+	read, err := box.OpenRead(context.Background(), "laptop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(read.Close)
+	return box, read
+}
+
+// delivered waits until read has a delivery it has not handed out.
+func delivered(t *testing.T, read inflight.Read) {
+	t.Helper()
+	select {
+	case <-read.Wake():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the Call's invocation was not delivered to the read")
+	}
+}
+
 // calling starts a Call of a fresh id on box and returns the id, the
 // function ending its wait, and the channel its outcome arrives on.
 func calling(box *jsbox.Box) (string, context.CancelFunc, <-chan callOutcome) {
@@ -97,12 +120,7 @@ func handedWithin(read inflight.Read, id string, within time.Duration) (inflight
 
 func TestACallHandedWhileItWaitsIsHandedOnce(t *testing.T) {
 	t.Parallel()
-	box, _ := precountReplicas(t, 30*time.Second)()
-	read, err := box.OpenRead(context.Background(), "laptop")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer read.Close()
+	box, read := reading(t)
 	id, stop, out := calling(box)
 	defer stop()
 	if inv := handed(t, read, id, 10*time.Second); inv.Delivery != 1 {
@@ -120,13 +138,8 @@ func TestACallHandedWhileItWaitsIsHandedOnce(t *testing.T) {
 // its precount back, and the hand-off after it counts one, not two.
 func TestACallWhoseWaitEndedUnhandedIsCountedOnceWhenHanded(t *testing.T) {
 	t.Parallel()
-	box, _ := precountReplicas(t, 30*time.Second)()
+	box, read := reading(t)
 	ctx := context.Background()
-	read, err := box.OpenRead(ctx, "laptop")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer read.Close()
 	id, stop, out := calling(box)
 	stop()
 	if o := <-out; o.err != nil || o.c != nil {
@@ -149,19 +162,11 @@ func TestACallWhoseWaitEndedUnhandedIsCountedOnceWhenHanded(t *testing.T) {
 // it goes back uncounted, and the next read hands it out as the first.
 func TestAReadEndingWithACallUnhandedGivesItBackUncounted(t *testing.T) {
 	t.Parallel()
-	box, _ := precountReplicas(t, 30*time.Second)()
+	box, read := reading(t)
 	ctx := context.Background()
-	read, err := box.OpenRead(ctx, "laptop")
-	if err != nil {
-		t.Fatal(err)
-	}
 	id, stop, out := calling(box)
 	defer stop()
-	select { // delivered to the read, not taken
-	case <-read.Wake():
-	case <-time.After(10 * time.Second):
-		t.Fatal("the Call's invocation was not delivered to the read")
-	}
+	delivered(t, read) // not taken
 	read.Close()
 	again, err := box.OpenRead(ctx, "laptop")
 	if err != nil {
@@ -219,20 +224,11 @@ func TestACallHandedByAReplicaThatDiedIsCountedTwice(t *testing.T) {
 // out on the Call's precount, as the cancel changed the slot.
 func TestACallCancelledBeforeItIsHandedIsNotHandedOut(t *testing.T) {
 	t.Parallel()
-	box, _ := precountReplicas(t, 30*time.Second)()
+	box, read := reading(t)
 	ctx := context.Background()
-	read, err := box.OpenRead(ctx, "laptop")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer read.Close()
 	id, stop, out := calling(box)
 	defer stop()
-	select { // delivered to the read, not taken
-	case <-read.Wake():
-	case <-time.After(10 * time.Second):
-		t.Fatal("the Call's invocation was not delivered to the read")
-	}
+	delivered(t, read) // not taken
 	// The slot is written alongside the queue message: the poster can
 	// cancel once it is stored.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {

@@ -53,7 +53,7 @@ func TestAReadOpenedAfterAReplicaDiedIsServedAtOnce(t *testing.T) {
 	}
 	t.Cleanup(held.Close)
 	// Handed one invocation: the dying read's pull requests hold the pin.
-	takeWithin(t, held, post(dying), lease/3)
+	handed(t, held, post(dying), lease/3)
 	dyingConn.Close() // the replica dies: its read is never closed, nothing unpins
 
 	survivor, _ := replica()
@@ -62,24 +62,5 @@ func TestAReadOpenedAfterAReplicaDiedIsServedAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer read.Close()
-	takeWithin(t, read, post(survivor), lease/3)
-}
-
-// takeWithin waits until read hands out id, failing after within.
-func takeWithin(t *testing.T, read inflight.Read, id string, within time.Duration) {
-	t.Helper()
-	deadline := time.After(within)
-	for {
-		invs, _ := read.Take(false, storetest.Roomy())
-		for _, inv := range invs {
-			if inv.ID == id {
-				return
-			}
-		}
-		select {
-		case <-read.Wake():
-		case <-deadline:
-			t.Fatalf("the read was handed nothing of %s within %v", id, within)
-		}
-	}
+	handed(t, read, post(survivor), lease/3)
 }
