@@ -66,86 +66,6 @@ func Run(t *testing.T, open Open, parallel bool) {
 
 var ctx = context.Background()
 
-func post(t *testing.T, s inflight.Store, client, tool string) string {
-	t.Helper()
-	id := inflight.NewID()
-	if err := s.Post(ctx, inflight.Post{ID: id, Client: client, Poster: "driver", Tool: tool, Input: `{"n":1}`}); err != nil {
-		t.Fatal(err)
-	}
-	return id
-}
-
-func open(t *testing.T, s inflight.Store, client string) inflight.Read {
-	t.Helper()
-	r, err := s.OpenRead(ctx, client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
-// take waits until the read has handed out n invocations (a store may
-// deliver them a moment after the post) and returns them.
-func take(t *testing.T, r inflight.Read, n int) []inflight.Invocation {
-	t.Helper()
-	got := takeWithin(r, n, 10*time.Second)
-	if len(got) < n {
-		t.Fatalf("the read handed out %d invocations, want %d: %+v", len(got), n, got)
-	}
-	return got
-}
-
-// takeWithin takes until n invocations are handed out or d has passed,
-// and returns what it got.
-func takeWithin(r inflight.Read, n int, d time.Duration) []inflight.Invocation {
-	var got []inflight.Invocation
-	deadline := time.After(d)
-	for len(got) < n {
-		invs, _ := r.Take(true, Roomy())
-		got = append(got, invs...)
-		if len(got) >= n {
-			break
-		}
-		select {
-		case <-r.Wake():
-		case <-deadline:
-			return got
-		}
-	}
-	return got
-}
-
-// takeNone checks that nothing is handed out: the post-and-settle of a
-// marker invocation proves the store has delivered everything before it.
-// A store opened with a TTL shorter than a busy machine's delivery may let
-// the marker itself expire before the read gets to it; then another marker
-// is posted, and any marker handed out settles it.
-func takeNone(t *testing.T, s inflight.Store, r inflight.Read, client string) {
-	t.Helper()
-	markers := map[string]bool{}
-	for range 5 {
-		markers[post(t, s, client, "marker")] = true
-		got := takeWithin(r, 1, 10*time.Second)
-		for _, inv := range got {
-			if !markers[inv.ID] {
-				t.Fatalf("handed out %+v; want only a marker of %v", inv, markers)
-			}
-		}
-		if len(got) > 0 {
-			return
-		}
-	}
-	t.Fatalf("none of the markers %v was handed out", markers)
-}
-
-func wantAbsent(t *testing.T, err error, id string) {
-	t.Helper()
-	want := `no invocation "` + id + `" is in flight; it was answered already, it expired, or this engine restarted since it was posted — the box may have run it; read the world before acting again`
-	if status.Code(err) != codes.NotFound || status.Convert(err).Message() != want {
-		t.Fatalf("got %v, want NOT_FOUND %q", err, want)
-	}
-}
-
 func idsAreUnguessableHandles(t *testing.T, o Open) {
 	s := o(t, Defaults)
 	seen := map[string]bool{}
@@ -443,6 +363,3 @@ func aRetriedCollectionGetsTheSameCapture(t *testing.T, o Open) {
 		t.Fatalf("retry of the waiting collection: %+v %v", c, err)
 	}
 }
-
-// Roomy is a read's room for every invocation a test posts.
-func Roomy() *inflight.Room { return &inflight.Room{Rows: 1 << 20, Bytes: 1 << 40} }
