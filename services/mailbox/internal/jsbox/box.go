@@ -36,6 +36,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/switchboard-run/switchboard/kit/natsconn"
 	"github.com/switchboard-run/switchboard/kit/streams"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
@@ -111,7 +112,11 @@ type Box struct {
 // New declares the queue stream and the slot bucket (created when missing,
 // refused when someone else's) and returns the box.
 func New(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Box, error) {
-	js, err := jetstream.New(nc)
+	// An asynchronous publish (a precounted Call's queue message, the
+	// anchor) whose ack never comes is dropped after a request's bound:
+	// otherwise each would stay pending until a reconnect, and enough of
+	// them would stall every later one.
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(natsconn.RequestTimeout))
 	if err != nil {
 		return nil, err
 	}

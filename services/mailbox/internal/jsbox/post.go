@@ -36,7 +36,7 @@ func (b *Box) post(ctx context.Context, p inflight.Post, precount bool) (record,
 	if err != nil {
 		return record{}, 0, unavailable("storing the invocation", err)
 	}
-	if _, err = b.publish(ctx, p, rev, rec.Posted, false); err != nil {
+	if _, err = b.publish(ctx, p, rev, rec.Posted); err != nil {
 		b.takeBack(ctx, p.ID, rev)
 		return record{}, 0, b.refusePost(p.Client, err)
 	}
@@ -47,22 +47,27 @@ func (b *Box) post(ctx context.Context, p inflight.Post, precount bool) (record,
 // same time (precount.go): its first delivery waits here for the slot, and
 // any other finds the slot or comes back for it. What one write stored
 // while the other failed is taken back.
+//
+// The queue message goes out without waiting for its ack, which comes back
+// on the connection's reply handler while this goroutine writes the slot:
+// both writes are in flight at once with no goroutine started for either.
+// (A goroutine per Call cost more than its work: a fresh one grows its
+// stack through the client library's calls every time.)
 func (b *Box) postPrecounted(ctx context.Context, p inflight.Post, rec record) (record, uint64, error) {
 	rec.Handoffs = 1
+	started := time.Now()
+	pub, perr := b.js.PublishMsgAsync(queueMessage(queuePrefix+p.Client, p, 0, rec.Posted, b.name))
 	var rev uint64
-	var cerr error
-	created := make(chan struct{})
-	go func() {
-		defer close(created)
-		// Bounded as the publish is: a delivery elsewhere that finds no
-		// slot waits for it this long (awaitSlot).
-		cerr = natsconn.Request(ctx, func(ctx context.Context) (err error) {
-			rev, err = b.slots.Create(ctx, p.ID, rec.encode())
-			return err
-		})
-	}()
-	seq, perr := b.publish(ctx, p, 0, rec.Posted, true)
-	<-created
+	// Bounded as the publish is: a delivery elsewhere that finds no slot
+	// waits for it this long (awaitSlot).
+	cerr := natsconn.Request(ctx, func(ctx context.Context) (err error) {
+		rev, err = b.slots.Create(ctx, p.ID, rec.encode())
+		return err
+	})
+	var seq uint64
+	if perr == nil {
+		seq, perr = b.acked(ctx, pub, started)
+	}
 	switch {
 	case cerr == nil && perr == nil:
 		return rec, rev, nil
@@ -79,24 +84,47 @@ func (b *Box) postPrecounted(ctx context.Context, p inflight.Post, rec record) (
 	return record{}, 0, unavailable("storing the invocation", cerr)
 }
 
+// acked waits for an asynchronous publish's ack, bounded as a request is
+// (natsconn.Request), counted from when it was sent; it returns the
+// message's sequence in the stream.
+func (b *Box) acked(ctx context.Context, pub jetstream.PubAckFuture, sent time.Time) (uint64, error) {
+	bound := time.NewTimer(natsconn.RequestTimeout - time.Since(sent))
+	defer bound.Stop()
+	select {
+	case ack := <-pub.Ok():
+		b.queued()
+		return ack.Sequence, nil
+	case err := <-pub.Err():
+		return 0, err
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	case <-bound.C:
+		return 0, natsconn.ErrNoAnswer
+	}
+}
+
 // publish queues p's message; it returns its sequence in the stream.
-func (b *Box) publish(ctx context.Context, p inflight.Post, rev uint64, posted time.Time, precounted bool) (uint64, error) {
+func (b *Box) publish(ctx context.Context, p inflight.Post, rev uint64, posted time.Time) (uint64, error) {
 	var seq uint64
 	err := natsconn.Request(ctx, func(ctx context.Context) error {
-		by := ""
-		if precounted {
-			by = b.name
-		}
-		ack, err := b.js.PublishMsg(ctx, queueMessage(queuePrefix+p.Client, p, rev, posted, by))
+		ack, err := b.js.PublishMsg(ctx, queueMessage(queuePrefix+p.Client, p, rev, posted, ""))
 		if err == nil {
 			seq = ack.Sequence
 		}
 		return err
 	})
-	if err == nil && b.posts.Add(1)%anchorEvery == 1 {
-		b.anchor()
+	if err == nil {
+		b.queued()
 	}
 	return seq, err
+}
+
+// queued counts a stored queue message, and writes the anchor every
+// anchorEvery of them.
+func (b *Box) queued() {
+	if b.posts.Add(1)%anchorEvery == 1 {
+		b.anchor()
+	}
 }
 
 // takeBack removes the slot of a post the queue refused.
