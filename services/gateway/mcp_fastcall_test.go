@@ -28,7 +28,9 @@ type statelessCall struct {
 
 const statelessMeta = `"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}`
 
-func (c statelessCall) post(t *testing.T, s *suite) (int, string, string) {
+// post makes the call; it returns the reply's status, content type, body,
+// and the length it declared (-1 for none: a chunked reply).
+func (c statelessCall) post(t *testing.T, s *suite) (int, string, string, int64) {
 	t.Helper()
 	id := c.idOr1()
 	params := `"name": ` + quote(c.tool)
@@ -63,7 +65,7 @@ func (c statelessCall) post(t *testing.T, s *suite) (int, string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res.StatusCode, res.Header.Get("Content-Type"), string(got)
+	return res.StatusCode, res.Header.Get("Content-Type"), string(got), res.ContentLength
 }
 
 func (c statelessCall) idOr1() string {
@@ -89,7 +91,7 @@ func TestTheStatelessCallFastPathAnswersAsTheSDKDoes(t *testing.T) {
 	ready := statelessCall{tool: "laptop_cat", args: `{}`}
 	for _, s := range []*suite{fast, sdk} {
 		testkit.Eventually(t, "the laptop's tools on the endpoint", 20*time.Second, func() bool {
-			_, _, body := ready.post(t, s)
+			_, _, body, _ := ready.post(t, s)
 			return strings.Contains(body, `"text":"{}"`)
 		})
 	}
@@ -113,8 +115,13 @@ func TestTheStatelessCallFastPathAnswersAsTheSDKDoes(t *testing.T) {
 		{name: "no protocol version in _meta", tool: "laptop_cat", args: `{}`, triple: `"io.modelcontextprotocol/clientCapabilities": {}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			fs, fc, fb := c.post(t, fast)
-			ss, sc, sb := c.post(t, sdk)
+			fs, fc, fb, flen := c.post(t, fast)
+			ss, sc, sb, _ := c.post(t, sdk)
+			// Answered in front of the SDK, the reply is whole: sent with its
+			// length, not flushed as a chunk and ended by another.
+			if c.wantFast && flen != int64(len(fb)) {
+				t.Fatalf("the reply declared a length of %d for its %d bytes", flen, len(fb))
+			}
 			fb, sb = invocationID.ReplaceAllString(fb, "inv-…"), invocationID.ReplaceAllString(sb, "inv-…")
 			if fs != ss || fc != sc || fb != sb {
 				t.Fatalf("the endpoint answered\n%d %s %q\nthe SDK\n%d %s %q", fs, fc, fb, ss, sc, sb)
@@ -122,6 +129,7 @@ func TestTheStatelessCallFastPathAnswersAsTheSDKDoes(t *testing.T) {
 			if c.wantFast && (fs != http.StatusOK || !strings.HasPrefix(fb, `event: message`+"\n"+`data: {"jsonrpc":"2.0","id":`+c.idOr1()+`,"result":{`)) {
 				t.Fatalf("a call answered with a result: %d %s %q", fs, fc, fb)
 			}
+
 		})
 	}
 }

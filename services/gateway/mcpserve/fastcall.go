@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -211,18 +212,24 @@ func rpcMessage(id json.RawMessage, result any, rerr *rpcError) []byte {
 
 // writeEvent writes msg as the whole reply, framed as the SDK's stateless
 // handler frames a POST's answer: one server-sent event "message", without
-// an id (no event store), flushed.
+// an id (no event store). The SDK flushes the event, as a stream may have
+// more to come; this reply is all there is, so it goes with its length and
+// unflushed, and net/http writes it, headers and all, in one system call
+// once the handler returns (a flush would make it two: the chunk, then the
+// chunked body's end).
 func writeEvent(rw http.ResponseWriter, msg []byte) {
-	rw.Header().Set("Cache-Control", "no-cache, no-transform")
-	rw.Header().Set("Content-Type", "text/event-stream")
-	rw.Header().Set("Connection", "keep-alive")
+	const head, tail = "event: message\ndata: ", "\n\n"
+	h := rw.Header()
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Connection", "keep-alive")
+	h.Set("Content-Length", strconv.Itoa(len(head)+len(msg)+len(tail)))
 	var b bytes.Buffer
-	b.Grow(len("event: message\ndata: \n\n") + len(msg))
-	b.WriteString("event: message\ndata: ")
+	b.Grow(len(head) + len(msg) + len(tail))
+	b.WriteString(head)
 	b.Write(msg)
-	b.WriteString("\n\n")
+	b.WriteString(tail)
 	_, _ = rw.Write(b.Bytes())
-	_ = http.NewResponseController(rw).Flush()
 }
 
 // jsonContent reports whether a Content-Type is application/json, as the
