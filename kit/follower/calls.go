@@ -60,10 +60,22 @@ func (f *Follower) awaitRoom(ctx context.Context) error {
 	return nil
 }
 
-// start runs queued calls while slots are free. The slot is taken before
-// the goroutine starts. A call whose stream has ended is dropped instead:
-// the mailbox hands it out again at the next read. f.mu is held.
+// start runs queued calls while slots are free. f.mu is held.
 func (f *Follower) start() {
+	for {
+		j, ok := f.next()
+		if !ok {
+			return
+		}
+		f.dispatch(j)
+	}
+}
+
+// next takes the first queued call that may run, with a free slot. The
+// slot is taken before the call goes to a goroutine. A call whose stream
+// has ended is dropped instead: the mailbox hands it out again at the
+// next read. f.mu is held.
+func (f *Follower) next() (job, bool) {
 	for f.free > 0 && len(f.queue) > 0 {
 		c := f.queue[0]
 		f.unqueue(0)
@@ -75,13 +87,15 @@ func (f *Follower) start() {
 		ctx, cancel := f.runContext(c)
 		c.cancel = cancel
 		f.wg.Add(1)
-		go f.serve(ctx, c)
+		return job{ctx, c}, true
 	}
+	return job{}, false
 }
 
 // serve runs one call (or takes its capture from memory), sends the
-// capture, and gives its slot to the next queued call.
-func (f *Follower) serve(ctx context.Context, c *call) {
+// capture, and gives its slot to the next queued call, which it returns
+// for the same goroutine to run.
+func (f *Follower) serve(ctx context.Context, c *call) (job, bool) {
 	defer f.wg.Done()
 	id := c.inv.GetInvocation()
 	capture := c.known
@@ -116,7 +130,7 @@ func (f *Follower) serve(ctx context.Context, c *call) {
 	}
 	f.free++
 	f.wake() // a reader waiting for a free slot
-	f.start()
+	return f.next()
 }
 
 // cancel ends a call whose poster cancelled it: a running one's context

@@ -129,6 +129,10 @@ type Follower struct {
 	free   int              // slots not held
 	recent *recent
 	wg     sync.WaitGroup // the runs
+
+	idle     chan job      // a worker waiting for a run (workers.go)
+	stopped  chan struct{} // closed once Run has returned
+	stopOnce sync.Once
 }
 
 // New returns a follower; Run serves.
@@ -148,6 +152,7 @@ func New(o Options) *Follower {
 		log = slog.Default()
 	}
 	return &Follower{o: o, log: log, calls: map[string]*call{}, room: make(chan struct{}, 1), free: o.Slots,
+		idle: make(chan job), stopped: make(chan struct{}),
 		recent: newRecent(orDefault(o.Recent, DefaultRecent), orDefault(o.RecentBytes, DefaultRecentBytes))}
 }
 
@@ -164,6 +169,7 @@ func orDefault(n, def int) int {
 // finished and been completed. It returns early, with the error, only when
 // Options.Fatal says one is fatal.
 func (f *Follower) Run(ctx context.Context, r Runner) error {
+	defer f.stop() // after the runs: the workers then only wait
 	defer f.wg.Wait()
 	policy := f.o.Redial
 	if policy == (retry.Policy{}) {
