@@ -264,5 +264,6 @@ func tunablesDiffer(want, have jetstream.StreamConfig) bool {
 		have.MaxBytes != orUnlimited(want.MaxBytes) || have.MaxMsgSize != orUnlimited32(want.MaxMsgSize) ||
 		have.MaxMsgsPerSubject != orUnlimited(want.MaxMsgsPerSubject) || have.Discard != want.Discard ||
 		have.DiscardNewPerSubject != want.DiscardNewPerSubject || have.SubjectDeleteMarkerTTL != want.SubjectDeleteMarkerTTL ||
-		(want.MaxConsumers > 0 && have.MaxConsumers != want.MaxConsumers) || have.MaxMsgs != orUnlimited(want.MaxMsgs)
+		(want.MaxConsumers > 0 && have.MaxConsumers != want.MaxConsumers) || have.MaxMsgs != orUnlimited(want.MaxMsgs) ||
+		(want.Duplicates > 0 && have.Duplicates != want.Duplicates)
 }

@@ -46,6 +46,18 @@ func TestAStreamIsCreatedOnceAndItsLimitsFollowTheConfig(t *testing.T) {
 	if got := s.CachedInfo().Config.MaxAge; got != 2*time.Hour {
 		t.Fatalf("max age after a changed declaration = %v, want 2h", got)
 	}
+	// Made with JetStream's default duplicate window (as before a version
+	// set one), the stream takes the window a declaration names.
+	if got := s.CachedInfo().Config.Duplicates; got != 2*time.Minute {
+		t.Fatalf("default duplicate window = %v, want JetStream's 2m", got)
+	}
+	cfg.Duplicates = 30 * time.Second
+	if s, err = streams.Ensure(ctx, js, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.CachedInfo().Config.Duplicates; got != 30*time.Second {
+		t.Fatalf("duplicate window after a changed declaration = %v, want 30s", got)
+	}
 }
 
 func TestAStreamSomeoneElseMadeIsRefusedByName(t *testing.T) {

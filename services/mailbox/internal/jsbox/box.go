@@ -109,6 +109,23 @@ type Box struct {
 	closing   chan struct{}
 }
 
+// DedupeWindow is how long the queue stream remembers an invocation's id
+// (its messages' Nats-Msg-Id), so that a publish sent again is stored
+// once. A post is sent again only within one request's bound
+// (natsconn.RequestTimeout); JetStream's default, two minutes, would keep
+// every id of the last two minutes in the server's memory, some 150 bytes
+// each: tens of MiB at a few thousand calls a second, for nothing.
+const DedupeWindow = 30 * time.Second
+
+// dedupeWindow is DedupeWindow, or the queue's age limit when that is
+// shorter (JetStream refuses a window longer than it).
+func dedupeWindow(ttl time.Duration) time.Duration {
+	if ttl > 0 && ttl < DedupeWindow {
+		return ttl
+	}
+	return DedupeWindow
+}
+
 // New declares the queue stream and the slot bucket (created when missing,
 // refused when someone else's) and returns the box.
 func New(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Box, error) {
@@ -135,6 +152,7 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Box
 		Discard:              jetstream.DiscardNew,
 		DiscardNewPerSubject: true,
 		AllowRollup:          true, // the anchor keeps one message
+		Duplicates:           dedupeWindow(cfg.TTL),
 	})
 	if err != nil {
 		return nil, err
