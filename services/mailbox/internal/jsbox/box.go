@@ -113,8 +113,8 @@ type Box struct {
 // (its messages' Nats-Msg-Id), so that a publish sent again is stored
 // once. A post is sent again only within one request's bound
 // (natsconn.RequestTimeout); JetStream's default, two minutes, would keep
-// every id of the last two minutes in the server's memory, some 150 bytes
-// each: tens of MiB at a few thousand calls a second, for nothing.
+// every id of the last two minutes in the server's memory, some 80 bytes
+// each (a heap profile of tests/soak): 28 MiB at 3,000 calls a second.
 const DedupeWindow = 30 * time.Second
 
 // dedupeWindow is DedupeWindow, or the queue's age limit when that is
