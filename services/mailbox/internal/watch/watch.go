@@ -59,6 +59,14 @@ func New(nc *nats.Conn, ttl time.Duration, log *slog.Logger) (*Tracker, error) {
 	opts := nc.Opts
 	opts.NoEcho = true
 	opts.Name += " (invocation watch)"
+	// The mailbox's connection, to the same servers, tells of an outage;
+	// said again for this one, every loss and recovery was logged twice.
+	opts.DisconnectedErrCB = func(_ *nats.Conn, err error) {
+		if err != nil {
+			log.Debug("the invocation watch lost NATS", "err", err)
+		}
+	}
+	opts.ReconnectedCB = func(*nats.Conn) { log.Debug("the invocation watch is back on NATS") }
 	own, err := opts.Connect()
 	if err != nil {
 		return nil, fmt.Errorf("connecting to NATS for the invocation watch: %w", err)
