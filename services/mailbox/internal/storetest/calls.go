@@ -3,8 +3,12 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
@@ -20,6 +24,7 @@ var callRules = []struct {
 	{"ACallAfterTwoHandOffsGetsThePrefix", aCallAfterTwoHandOffsGetsThePrefix},
 	{"ACallWhoseWaitEndsLeavesTheCaptureToCollect", aCallWhoseWaitEndsLeavesTheCaptureToCollect},
 	{"CallsAtOnceGetTheirOwnAnswers", callsAtOnceGetTheirOwnAnswers},
+	{"ACallAtTheQueueBoundIsRefusedWithTheSentence", aCallAtTheQueueBoundIsRefusedWithTheSentence},
 }
 
 // called is the outcome of a Call.
@@ -134,4 +139,23 @@ func callsAtOnceGetTheirOwnAnswers(t *testing.T, o Open) {
 		seen[res.c.Stdout] = true
 	}
 	takeNone(t, s, r, "laptop")
+}
+
+// A Call while its client's host reads (the JetStream box then posts it
+// precounted, its queue message sent asynchronously) is refused at the
+// queue's bound as a post is, and leaves nothing behind.
+func aCallAtTheQueueBoundIsRefusedWithTheSentence(t *testing.T, o Open) {
+	s := o(t, Defaults)
+	r := open(t, s, "laptop")
+	defer r.Close()
+	for range Defaults.MaxQueued {
+		post(t, s, "laptop", "echo")
+	}
+	id := inflight.NewID()
+	res := <-startCall(s, ctx, id, "1")
+	if status.Code(res.err) != codes.ResourceExhausted || !strings.Contains(res.err.Error(), `client "laptop" has 100 invocations queued`) {
+		t.Fatalf("a Call at the queue bound: %+v %v", res.c, res.err)
+	}
+	_, err := s.Collect(ctx, "driver", id, 0, "")
+	wantAbsent(t, err, id)
 }
