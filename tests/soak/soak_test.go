@@ -88,9 +88,9 @@ func TestDriversAndHostsLoseNothing(t *testing.T) {
 	baseGoroutines := testkit.CountGoroutines()
 
 	var calls, refusals, lost atomic.Int64
-	load := func(d time.Duration) {
+	load := func(span time.Duration) {
 		var wg sync.WaitGroup
-		end := time.Now().Add(d)
+		end := time.Now().Add(span)
 		for d := range drivers {
 			wg.Add(1)
 			go func() {

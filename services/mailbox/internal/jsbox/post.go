@@ -2,6 +2,7 @@ package jsbox
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -55,7 +56,6 @@ func (b *Box) post(ctx context.Context, p inflight.Post, precount bool) (record,
 // stack through the client library's calls every time.)
 func (b *Box) postPrecounted(ctx context.Context, p inflight.Post, rec record) (record, uint64, error) {
 	rec.Handoffs = 1
-	started := time.Now()
 	pub, perr := b.js.PublishMsgAsync(queueMessage(queuePrefix+p.Client, p, 0, rec.Posted, b.name))
 	var rev uint64
 	// Bounded as the publish is: a delivery elsewhere that finds no slot
@@ -66,7 +66,7 @@ func (b *Box) postPrecounted(ctx context.Context, p inflight.Post, rec record) (
 	})
 	var seq uint64
 	if perr == nil {
-		seq, perr = b.acked(ctx, pub, started)
+		seq, perr = b.acked(ctx, pub)
 	}
 	switch {
 	case cerr == nil && perr == nil:
@@ -84,22 +84,22 @@ func (b *Box) postPrecounted(ctx context.Context, p inflight.Post, rec record) (
 	return record{}, 0, unavailable("storing the invocation", cerr)
 }
 
-// acked waits for an asynchronous publish's ack, bounded as a request is
-// (natsconn.Request), counted from when it was sent; it returns the
-// message's sequence in the stream.
-func (b *Box) acked(ctx context.Context, pub jetstream.PubAckFuture, sent time.Time) (uint64, error) {
-	bound := time.NewTimer(natsconn.RequestTimeout - time.Since(sent))
-	defer bound.Stop()
+// acked waits for an asynchronous publish's ack; it returns the message's
+// sequence in the stream. The future resolves once, with the ack or an
+// error: it is bounded as a request is, from when it was sent (the box's
+// JetStream context sets the async timeout to natsconn.RequestTimeout).
+func (b *Box) acked(ctx context.Context, pub jetstream.PubAckFuture) (uint64, error) {
 	select {
 	case ack := <-pub.Ok():
 		b.queued()
 		return ack.Sequence, nil
 	case err := <-pub.Err():
+		if errors.Is(err, jetstream.ErrAsyncPublishTimeout) {
+			return 0, natsconn.ErrNoAnswer
+		}
 		return 0, err
 	case <-ctx.Done():
 		return 0, ctx.Err()
-	case <-bound.C:
-		return 0, natsconn.ErrNoAnswer
 	}
 }
 
