@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -55,7 +56,13 @@ func TestConsoleShellRefusesForeignHostAndOrigin(t *testing.T) {
 func TestConsoleWorkspaceToolAndTry(t *testing.T) {
 	s := newSuite(t, options{laptop: true})
 	mustStatus(t, "workspaces", s.consoleGet(t, "/console/api/workspaces", aliceHeader), http.StatusOK, `href="#workspace/default"`)
+	// The registry learns of the host's read from the presence watch, a
+	// moment after the host is ready: the page is read until it says so.
 	ws := s.consoleGet(t, "/console/api/workspaces/default", aliceHeader)
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(string(ws.Body), "● present") && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		ws = s.consoleGet(t, "/console/api/workspaces/default", aliceHeader)
+	}
 	mustStatus(t, "workspace default", ws, http.StatusOK, `data-client="laptop"`, "● present", `href="#tool/laptop_cat"`, "Prints its input.",
 		`data-live="/console/api/workspaces/default/live"`)
 
