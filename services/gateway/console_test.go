@@ -58,11 +58,11 @@ func TestConsoleWorkspaceToolAndTry(t *testing.T) {
 	mustStatus(t, "workspaces", s.consoleGet(t, "/console/api/workspaces", aliceHeader), http.StatusOK, `href="#workspace/default"`)
 	// The registry learns of the host's read from the presence watch, a
 	// moment after the host is ready: the page is read until it says so.
-	ws := s.consoleGet(t, "/console/api/workspaces/default", aliceHeader)
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(string(ws.Body), "● present") && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
+	var ws reply
+	testkit.Eventually(t, "the console to show laptop present", 10*time.Second, func() bool {
 		ws = s.consoleGet(t, "/console/api/workspaces/default", aliceHeader)
-	}
+		return strings.Contains(string(ws.Body), "● present")
+	})
 	mustStatus(t, "workspace default", ws, http.StatusOK, `data-client="laptop"`, "● present", `href="#tool/laptop_cat"`, "Prints its input.",
 		`data-live="/console/api/workspaces/default/live"`)
 
