@@ -118,7 +118,7 @@ func (f *Follower) serve(ctx context.Context, c *call) (job, bool) {
 	// RunContext ended has nobody left to answer it. One that overran is
 	// answered: nobody else will.
 	answer := capture != nil && (ctx.Err() == nil || late)
-	if answer {
+	if answer && !f.answer(ctx, id, capture) {
 		f.complete(ctx, id, capture)
 	}
 	c.cancel()

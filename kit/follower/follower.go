@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -130,6 +131,9 @@ type Follower struct {
 	recent *recent
 	wg     sync.WaitGroup // the runs
 
+	noServe atomic.Bool          // the mailbox has no Serve (serve.go)
+	line    atomic.Pointer[line] // the Serve stream's answering side, while it lives
+
 	idle     chan job      // a worker waiting for a run (workers.go)
 	stopped  chan struct{} // closed once Run has returned
 	stopOnce sync.Once
@@ -203,12 +207,9 @@ func (f *Follower) follow(ctx context.Context, r Runner) (opened bool, err error
 			return false, err
 		}
 	}
-	session := f.o.Session
-	stream, err := f.o.Mailbox.Follow(f.o.As(ctx), &mailboxv1.FollowRequest{Session: &session})
-	if err != nil {
-		return false, err
-	}
-	first, err := stream.Recv()
+	first, next, err := f.open(ctx)
+	// A Serve stream's line ends with the read, and resends what it holds.
+	defer f.endLine()
 	if err != nil {
 		return false, err
 	}
@@ -223,7 +224,7 @@ func (f *Follower) follow(ctx context.Context, r Runner) (opened bool, err error
 		if err := f.awaitRoom(ctx); err != nil {
 			return true, err
 		}
-		ev, err := stream.Recv()
+		ev, err := next()
 		if errors.Is(err, io.EOF) {
 			err = errors.New("the mailbox ended the stream")
 		}

@@ -46,6 +46,7 @@ type Service struct {
 	view    *registryview.View
 	log     *slog.Logger
 	metrics *metrics
+	tel     *telemetry.Telemetry // a Serve stream's complete spans
 }
 
 // New returns the mailbox: its store within cfg's bounds (on nc's
@@ -71,7 +72,7 @@ func New(ctx context.Context, cfg Config, nc *nats.Conn, reg registryv1.Registry
 	if tel == nil {
 		tel = telemetry.NewMetrics()
 	}
-	s := &Service{bounds: cfg.Bounds, view: registryview.New(reg, self, log), log: log, metrics: newMetrics(tel)}
+	s := &Service{bounds: cfg.Bounds, view: registryview.New(reg, self, log), log: log, metrics: newMetrics(tel), tel: tel}
 	if cfg.Store.Kind == StoreMem {
 		s.box = slots.New(slots.Config{TTL: cfg.TTL, MaxQueued: cfg.MaxQueued, MaxSlots: cfg.MaxSlots, MaxCaptureBytes: cfg.MaxCaptureBytes,
 			Answered: s.answered})

@@ -24,6 +24,7 @@ var Policy = identity.Policy{
 	mailboxv1.MailboxService_Status_FullMethodName:      drivers,
 	mailboxv1.MailboxService_Invocations_FullMethodName: hosts,
 	mailboxv1.MailboxService_Follow_FullMethodName:      hosts,
+	mailboxv1.MailboxService_Serve_FullMethodName:       hosts,
 	mailboxv1.MailboxService_Complete_FullMethodName:    hosts,
 	mailboxv1.MailboxService_Report_FullMethodName:      hosts,
 }

@@ -166,8 +166,14 @@ func (s *Service) Follow(req *mailboxv1.FollowRequest, stream mailboxv1.MailboxS
 		return err
 	}
 	defer read.Close()
+	return s.push(ctx, read, stream.Send)
+}
+
+// push sends a read's events until it or ctx ends: Follow's and Serve's
+// loop.
+func (s *Service) push(ctx context.Context, read inflight.Read, send func(*mailboxv1.FollowResponse) error) error {
 	opened := &mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Opened{Opened: &mailboxv1.Opened{Requeued: int32(read.Requeued())}}}
-	if err := stream.Send(opened); err != nil {
+	if err := send(opened); err != nil {
 		return err
 	}
 	for {
@@ -175,7 +181,7 @@ func (s *Service) Follow(req *mailboxv1.FollowRequest, stream mailboxv1.MailboxS
 		invs, cancels := read.Take(true, room)
 		for i := range invs {
 			ev := &mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Invocation{Invocation: row(&invs[i])}}
-			if err := stream.Send(ev); err != nil {
+			if err := send(ev); err != nil {
 				read.Unsent(invs[i:]) // never reached the host: no hand-off
 				return err
 			}
@@ -183,7 +189,7 @@ func (s *Service) Follow(req *mailboxv1.FollowRequest, stream mailboxv1.MailboxS
 		}
 		for _, id := range cancels {
 			ev := &mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Cancelled{Cancelled: &mailboxv1.Cancelled{Invocation: id}}}
-			if err := stream.Send(ev); err != nil {
+			if err := send(ev); err != nil {
 				return err
 			}
 		}

@@ -136,16 +136,22 @@ func (s *Service) Complete(ctx context.Context, req *mailboxv1.CompleteRequest) 
 	if err != nil {
 		return nil, err
 	}
+	return s.complete(ctx, caller.Name, req)
+}
+
+// complete stores caller's capture: Complete's work, and a complete's on a
+// Serve stream.
+func (s *Service) complete(ctx context.Context, caller string, req *mailboxv1.CompleteRequest) (*mailboxv1.CompleteResponse, error) {
 	c, err := strictCapture(req.GetCapture())
 	if err != nil {
 		return nil, err
 	}
-	stored, err := s.box.Complete(ctx, caller.Name, req.GetInvocation(), c)
+	stored, err := s.box.Complete(ctx, caller, req.GetInvocation(), c)
 	if err != nil {
 		return nil, err
 	}
 	s.held.captured(req.GetInvocation(), stored)
-	s.changed(req.GetInvocation(), mailboxv1.Phase_PHASE_ANSWERED, &mailboxv1.InvocationState{Client: caller.Name, ExitCode: &stored.ExitCode})
+	s.changed(req.GetInvocation(), mailboxv1.Phase_PHASE_ANSWERED, &mailboxv1.InvocationState{Client: caller, ExitCode: &stored.ExitCode})
 	return &mailboxv1.CompleteResponse{Invocation: req.GetInvocation(), Capture: toProto(&stored)}, nil
 }
 

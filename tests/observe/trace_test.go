@@ -106,11 +106,12 @@ func TestOneCallIsOneTraceAcrossTheAsynchronousHop(t *testing.T) {
 			h := driver.Clone()
 			h.Set("Traceparent", "00-"+c.traceID+"-00f067aa0ba902b7-01")
 			got := s.call(t, c.client, c.tool, h)
-			// The host ends its run's spans once its Complete returns, which
-			// may be after the driver already has the capture.
+			// The host ends its run's spans once its Complete is receipted,
+			// which may be after the driver already has the capture.
 			spans := spansUntil(t, exp, c.traceID, func(spans tracetest.SpanStubs) bool {
 				return has(spans, "run "+c.tool, trace.SpanKindConsumer) &&
-					has(spans, "switchboard.mailbox.v1.MailboxService/Complete", trace.SpanKindClient)
+					has(spans, "switchboard.mailbox.v1.MailboxService/Complete", trace.SpanKindClient) &&
+					has(spans, "switchboard.mailbox.v1.MailboxService/Complete", trace.SpanKindServer)
 			})
 			httpSpan := find(t, spans, "POST /v1/act", trace.SpanKindServer)
 			if httpSpan.Parent.SpanID().String() != "00f067aa0ba902b7" {
@@ -124,6 +125,12 @@ func TestOneCallIsOneTraceAcrossTheAsynchronousHop(t *testing.T) {
 			complete := find(t, spans, "switchboard.mailbox.v1.MailboxService/Complete", trace.SpanKindClient)
 			if complete.Parent.SpanID() != run.SpanContext.SpanID() {
 				t.Errorf("the Complete call's parent is %s, want the run", complete.Parent.SpanID())
+			}
+			// The host completes on its Serve stream: the mailbox's span for
+			// it continues the trace the complete message carried.
+			stored := find(t, spans, "switchboard.mailbox.v1.MailboxService/Complete", trace.SpanKindServer)
+			if stored.Parent.SpanID() != complete.SpanContext.SpanID() {
+				t.Errorf("the mailbox's Complete span has parent %s, want the host's (%s)", stored.Parent.SpanID(), complete.SpanContext.SpanID())
 			}
 			want := "00-" + c.traceID + "-"
 			if !strings.HasPrefix(got, want) {

@@ -505,6 +505,310 @@ func (x *Cancelled) GetInvocation() string {
 	return ""
 }
 
+// ServeRequest is one message of a host on its serve stream.
+type ServeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// message is the read's opening, then answers.
+	//
+	// Types that are valid to be assigned to Message:
+	//
+	//	*ServeRequest_Open
+	//	*ServeRequest_Complete
+	Message isServeRequest_Message `protobuf_oneof:"message"`
+	// trace_context is the W3C trace context (traceparent, tracestate) of
+	// the host's span for a complete: the stream's own context is the
+	// read's, which outlives every run. Other keys are ignored.
+	TraceContext  map[string]string `protobuf:"bytes,3,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ServeRequest) Reset() {
+	*x = ServeRequest{}
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ServeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ServeRequest) ProtoMessage() {}
+
+func (x *ServeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ServeRequest.ProtoReflect.Descriptor instead.
+func (*ServeRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ServeRequest) GetMessage() isServeRequest_Message {
+	if x != nil {
+		return x.Message
+	}
+	return nil
+}
+
+func (x *ServeRequest) GetOpen() *FollowRequest {
+	if x != nil {
+		if x, ok := x.Message.(*ServeRequest_Open); ok {
+			return x.Open
+		}
+	}
+	return nil
+}
+
+func (x *ServeRequest) GetComplete() *CompleteRequest {
+	if x != nil {
+		if x, ok := x.Message.(*ServeRequest_Complete); ok {
+			return x.Complete
+		}
+	}
+	return nil
+}
+
+func (x *ServeRequest) GetTraceContext() map[string]string {
+	if x != nil {
+		return x.TraceContext
+	}
+	return nil
+}
+
+type isServeRequest_Message interface {
+	isServeRequest_Message()
+}
+
+type ServeRequest_Open struct {
+	// open must be the first message, and only the first: it opens the
+	// read as FollowRequest does.
+	Open *FollowRequest `protobuf:"bytes,1,opt,name=open,proto3,oneof"`
+}
+
+type ServeRequest_Complete struct {
+	// complete answers one invocation as CompleteRequest does.
+	Complete *CompleteRequest `protobuf:"bytes,2,opt,name=complete,proto3,oneof"`
+}
+
+func (*ServeRequest_Open) isServeRequest_Message() {}
+
+func (*ServeRequest_Complete) isServeRequest_Message() {}
+
+// ServeResponse is one event on a serve stream.
+type ServeResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// event is what the mailbox is telling the host.
+	//
+	// Types that are valid to be assigned to Event:
+	//
+	//	*ServeResponse_Opened
+	//	*ServeResponse_Invocation
+	//	*ServeResponse_Cancelled
+	//	*ServeResponse_Completed
+	//	*ServeResponse_Refused
+	Event         isServeResponse_Event `protobuf_oneof:"event"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ServeResponse) Reset() {
+	*x = ServeResponse{}
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ServeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ServeResponse) ProtoMessage() {}
+
+func (x *ServeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ServeResponse.ProtoReflect.Descriptor instead.
+func (*ServeResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ServeResponse) GetEvent() isServeResponse_Event {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+func (x *ServeResponse) GetOpened() *Opened {
+	if x != nil {
+		if x, ok := x.Event.(*ServeResponse_Opened); ok {
+			return x.Opened
+		}
+	}
+	return nil
+}
+
+func (x *ServeResponse) GetInvocation() *Invocation {
+	if x != nil {
+		if x, ok := x.Event.(*ServeResponse_Invocation); ok {
+			return x.Invocation
+		}
+	}
+	return nil
+}
+
+func (x *ServeResponse) GetCancelled() *Cancelled {
+	if x != nil {
+		if x, ok := x.Event.(*ServeResponse_Cancelled); ok {
+			return x.Cancelled
+		}
+	}
+	return nil
+}
+
+func (x *ServeResponse) GetCompleted() *CompleteResponse {
+	if x != nil {
+		if x, ok := x.Event.(*ServeResponse_Completed); ok {
+			return x.Completed
+		}
+	}
+	return nil
+}
+
+func (x *ServeResponse) GetRefused() *Refused {
+	if x != nil {
+		if x, ok := x.Event.(*ServeResponse_Refused); ok {
+			return x.Refused
+		}
+	}
+	return nil
+}
+
+type isServeResponse_Event interface {
+	isServeResponse_Event()
+}
+
+type ServeResponse_Opened struct {
+	// opened is always the first event: the read is held, and the caller is
+	// present.
+	Opened *Opened `protobuf:"bytes,1,opt,name=opened,proto3,oneof"`
+}
+
+type ServeResponse_Invocation struct {
+	// invocation is work to run.
+	Invocation *Invocation `protobuf:"bytes,2,opt,name=invocation,proto3,oneof"`
+}
+
+type ServeResponse_Cancelled struct {
+	// cancelled says the poster cancelled an invocation this host was handed.
+	Cancelled *Cancelled `protobuf:"bytes,3,opt,name=cancelled,proto3,oneof"`
+}
+
+type ServeResponse_Completed struct {
+	// completed is a complete's receipt: the capture is stored. It names
+	// the invocation alone; the capture is not sent back.
+	Completed *CompleteResponse `protobuf:"bytes,4,opt,name=completed,proto3,oneof"`
+}
+
+type ServeResponse_Refused struct {
+	// refused is a complete the mailbox did not take.
+	Refused *Refused `protobuf:"bytes,5,opt,name=refused,proto3,oneof"`
+}
+
+func (*ServeResponse_Opened) isServeResponse_Event() {}
+
+func (*ServeResponse_Invocation) isServeResponse_Event() {}
+
+func (*ServeResponse_Cancelled) isServeResponse_Event() {}
+
+func (*ServeResponse_Completed) isServeResponse_Event() {}
+
+func (*ServeResponse_Refused) isServeResponse_Event() {}
+
+// Refused is a complete the mailbox refused, with the error Complete would
+// have returned.
+type Refused struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// invocation is the handle the complete named.
+	Invocation string `protobuf:"bytes,1,opt,name=invocation,proto3" json:"invocation,omitempty"`
+	// code is the gRPC status code (e.g. 5 NOT_FOUND: cancelled or expired).
+	Code int32 `protobuf:"varint,2,opt,name=code,proto3" json:"code,omitempty"`
+	// message is the refusal's sentence.
+	Message       string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Refused) Reset() {
+	*x = Refused{}
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Refused) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Refused) ProtoMessage() {}
+
+func (x *Refused) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Refused.ProtoReflect.Descriptor instead.
+func (*Refused) Descriptor() ([]byte, []int) {
+	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *Refused) GetInvocation() string {
+	if x != nil {
+		return x.Invocation
+	}
+	return ""
+}
+
+func (x *Refused) GetCode() int32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *Refused) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 // CompleteRequest answers one invocation.
 type CompleteRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -518,7 +822,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[8]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -530,7 +834,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[8]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -543,7 +847,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{8}
+	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CompleteRequest) GetInvocation() string {
@@ -573,7 +877,7 @@ type CompleteResponse struct {
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[9]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -585,7 +889,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[9]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -598,7 +902,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{9}
+	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CompleteResponse) GetInvocation() string {
@@ -636,7 +940,7 @@ type CaptureRequest struct {
 
 func (x *CaptureRequest) Reset() {
 	*x = CaptureRequest{}
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[10]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -648,7 +952,7 @@ func (x *CaptureRequest) String() string {
 func (*CaptureRequest) ProtoMessage() {}
 
 func (x *CaptureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[10]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -661,7 +965,7 @@ func (x *CaptureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CaptureRequest.ProtoReflect.Descriptor instead.
 func (*CaptureRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{10}
+	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CaptureRequest) GetInvocation() string {
@@ -698,7 +1002,7 @@ type CaptureResponse struct {
 
 func (x *CaptureResponse) Reset() {
 	*x = CaptureResponse{}
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[11]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -710,7 +1014,7 @@ func (x *CaptureResponse) String() string {
 func (*CaptureResponse) ProtoMessage() {}
 
 func (x *CaptureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[11]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -723,7 +1027,7 @@ func (x *CaptureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CaptureResponse.ProtoReflect.Descriptor instead.
 func (*CaptureResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{11}
+	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CaptureResponse) GetInvocation() string {
@@ -762,7 +1066,7 @@ type CallRequest struct {
 
 func (x *CallRequest) Reset() {
 	*x = CallRequest{}
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[12]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -774,7 +1078,7 @@ func (x *CallRequest) String() string {
 func (*CallRequest) ProtoMessage() {}
 
 func (x *CallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[12]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -787,7 +1091,7 @@ func (x *CallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallRequest.ProtoReflect.Descriptor instead.
 func (*CallRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{12}
+	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CallRequest) GetClient() string {
@@ -839,7 +1143,7 @@ type CallResponse struct {
 
 func (x *CallResponse) Reset() {
 	*x = CallResponse{}
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[13]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -851,7 +1155,7 @@ func (x *CallResponse) String() string {
 func (*CallResponse) ProtoMessage() {}
 
 func (x *CallResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[13]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -864,7 +1168,7 @@ func (x *CallResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallResponse.ProtoReflect.Descriptor instead.
 func (*CallResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{13}
+	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CallResponse) GetInvocation() string {
@@ -899,7 +1203,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[14]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -911,7 +1215,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[14]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -924,7 +1228,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{14}
+	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CancelRequest) GetInvocation() string {
@@ -962,7 +1266,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[15]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -974,7 +1278,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[15]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -987,7 +1291,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{15}
+	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CancelResponse) GetInvocation() string {
@@ -1013,7 +1317,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[16]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1025,7 +1329,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[16]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1038,7 +1342,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{16}
+	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{19}
 }
 
 // WatchResponse is one invocation's state, or the end of the snapshot.
@@ -1057,7 +1361,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[17]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1069,7 +1373,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[17]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1082,7 +1386,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{17}
+	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *WatchResponse) GetEvent() isWatchResponse_Event {
@@ -1138,7 +1442,7 @@ type WatchSynced struct {
 
 func (x *WatchSynced) Reset() {
 	*x = WatchSynced{}
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[18]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1150,7 +1454,7 @@ func (x *WatchSynced) String() string {
 func (*WatchSynced) ProtoMessage() {}
 
 func (x *WatchSynced) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[18]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1163,7 +1467,7 @@ func (x *WatchSynced) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchSynced.ProtoReflect.Descriptor instead.
 func (*WatchSynced) Descriptor() ([]byte, []int) {
-	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{18}
+	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{21}
 }
 
 // ReportRequest is one progress note from the host running an invocation.
@@ -1185,7 +1489,7 @@ type ReportRequest struct {
 
 func (x *ReportRequest) Reset() {
 	*x = ReportRequest{}
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[19]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1197,7 +1501,7 @@ func (x *ReportRequest) String() string {
 func (*ReportRequest) ProtoMessage() {}
 
 func (x *ReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[19]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1210,7 +1514,7 @@ func (x *ReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportRequest.ProtoReflect.Descriptor instead.
 func (*ReportRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{19}
+	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ReportRequest) GetInvocation() string {
@@ -1253,7 +1557,7 @@ type ReportResponse struct {
 
 func (x *ReportResponse) Reset() {
 	*x = ReportResponse{}
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[20]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1265,7 +1569,7 @@ func (x *ReportResponse) String() string {
 func (*ReportResponse) ProtoMessage() {}
 
 func (x *ReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[20]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1278,7 +1582,7 @@ func (x *ReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportResponse.ProtoReflect.Descriptor instead.
 func (*ReportResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{20}
+	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ReportResponse) GetSeq() int64 {
@@ -1306,7 +1610,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[21]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1318,7 +1622,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[21]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1331,7 +1635,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{21}
+	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StatusRequest) GetInvocation() string {
@@ -1389,7 +1693,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[22]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1401,7 +1705,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[22]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1414,7 +1718,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{22}
+	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *StatusResponse) GetInvocation() string {
@@ -1519,7 +1823,30 @@ const file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc = "" +
 	"\tCancelled\x12\x1e\n" +
 	"\n" +
 	"invocation\x18\x01 \x01(\tR\n" +
-	"invocation\"l\n" +
+	"invocation\"\xbb\x02\n" +
+	"\fServeRequest\x12;\n" +
+	"\x04open\x18\x01 \x01(\v2%.switchboard.mailbox.v1.FollowRequestH\x00R\x04open\x12E\n" +
+	"\bcomplete\x18\x02 \x01(\v2'.switchboard.mailbox.v1.CompleteRequestH\x00R\bcomplete\x12[\n" +
+	"\rtrace_context\x18\x03 \x03(\v26.switchboard.mailbox.v1.ServeRequest.TraceContextEntryR\ftraceContext\x1a?\n" +
+	"\x11TraceContextEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\t\n" +
+	"\amessage\"\xe2\x02\n" +
+	"\rServeResponse\x128\n" +
+	"\x06opened\x18\x01 \x01(\v2\x1e.switchboard.mailbox.v1.OpenedH\x00R\x06opened\x12D\n" +
+	"\n" +
+	"invocation\x18\x02 \x01(\v2\".switchboard.mailbox.v1.InvocationH\x00R\n" +
+	"invocation\x12A\n" +
+	"\tcancelled\x18\x03 \x01(\v2!.switchboard.mailbox.v1.CancelledH\x00R\tcancelled\x12H\n" +
+	"\tcompleted\x18\x04 \x01(\v2(.switchboard.mailbox.v1.CompleteResponseH\x00R\tcompleted\x12;\n" +
+	"\arefused\x18\x05 \x01(\v2\x1f.switchboard.mailbox.v1.RefusedH\x00R\arefusedB\a\n" +
+	"\x05event\"W\n" +
+	"\aRefused\x12\x1e\n" +
+	"\n" +
+	"invocation\x18\x01 \x01(\tR\n" +
+	"invocation\x12\x12\n" +
+	"\x04code\x18\x02 \x01(\x05R\x04code\x12\x18\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"l\n" +
 	"\x0fCompleteRequest\x12\x1e\n" +
 	"\n" +
 	"invocation\x18\x01 \x01(\tR\n" +
@@ -1603,11 +1930,12 @@ const file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc = "" +
 	"expires_in\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\texpiresIn\x12\x16\n" +
 	"\x06client\x18\a \x01(\tR\x06client\x12\x12\n" +
 	"\x04tool\x18\b \x01(\tR\x04tool\x122\n" +
-	"\x06posted\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x06posted2\x9d\a\n" +
+	"\x06posted\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x06posted2\xf7\a\n" +
 	"\x0eMailboxService\x12W\n" +
 	"\x06Invoke\x12%.switchboard.mailbox.v1.InvokeRequest\x1a&.switchboard.mailbox.v1.InvokeResponse\x12f\n" +
 	"\vInvocations\x12*.switchboard.mailbox.v1.InvocationsRequest\x1a+.switchboard.mailbox.v1.InvocationsResponse\x12Y\n" +
-	"\x06Follow\x12%.switchboard.mailbox.v1.FollowRequest\x1a&.switchboard.mailbox.v1.FollowResponse0\x01\x12]\n" +
+	"\x06Follow\x12%.switchboard.mailbox.v1.FollowRequest\x1a&.switchboard.mailbox.v1.FollowResponse0\x01\x12X\n" +
+	"\x05Serve\x12$.switchboard.mailbox.v1.ServeRequest\x1a%.switchboard.mailbox.v1.ServeResponse(\x010\x01\x12]\n" +
 	"\bComplete\x12'.switchboard.mailbox.v1.CompleteRequest\x1a(.switchboard.mailbox.v1.CompleteResponse\x12Z\n" +
 	"\aCapture\x12&.switchboard.mailbox.v1.CaptureRequest\x1a'.switchboard.mailbox.v1.CaptureResponse\x12Q\n" +
 	"\x04Call\x12#.switchboard.mailbox.v1.CallRequest\x1a$.switchboard.mailbox.v1.CallResponse\x12W\n" +
@@ -1628,7 +1956,7 @@ func file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP() []byte {
 	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescData
 }
 
-var file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_switchboard_mailbox_v1_mailbox_service_proto_goTypes = []any{
 	(*InvokeRequest)(nil),         // 0: switchboard.mailbox.v1.InvokeRequest
 	(*InvokeResponse)(nil),        // 1: switchboard.mailbox.v1.InvokeResponse
@@ -1638,76 +1966,90 @@ var file_switchboard_mailbox_v1_mailbox_service_proto_goTypes = []any{
 	(*FollowResponse)(nil),        // 5: switchboard.mailbox.v1.FollowResponse
 	(*Opened)(nil),                // 6: switchboard.mailbox.v1.Opened
 	(*Cancelled)(nil),             // 7: switchboard.mailbox.v1.Cancelled
-	(*CompleteRequest)(nil),       // 8: switchboard.mailbox.v1.CompleteRequest
-	(*CompleteResponse)(nil),      // 9: switchboard.mailbox.v1.CompleteResponse
-	(*CaptureRequest)(nil),        // 10: switchboard.mailbox.v1.CaptureRequest
-	(*CaptureResponse)(nil),       // 11: switchboard.mailbox.v1.CaptureResponse
-	(*CallRequest)(nil),           // 12: switchboard.mailbox.v1.CallRequest
-	(*CallResponse)(nil),          // 13: switchboard.mailbox.v1.CallResponse
-	(*CancelRequest)(nil),         // 14: switchboard.mailbox.v1.CancelRequest
-	(*CancelResponse)(nil),        // 15: switchboard.mailbox.v1.CancelResponse
-	(*WatchRequest)(nil),          // 16: switchboard.mailbox.v1.WatchRequest
-	(*WatchResponse)(nil),         // 17: switchboard.mailbox.v1.WatchResponse
-	(*WatchSynced)(nil),           // 18: switchboard.mailbox.v1.WatchSynced
-	(*ReportRequest)(nil),         // 19: switchboard.mailbox.v1.ReportRequest
-	(*ReportResponse)(nil),        // 20: switchboard.mailbox.v1.ReportResponse
-	(*StatusRequest)(nil),         // 21: switchboard.mailbox.v1.StatusRequest
-	(*StatusResponse)(nil),        // 22: switchboard.mailbox.v1.StatusResponse
-	(*durationpb.Duration)(nil),   // 23: google.protobuf.Duration
-	(*Invocation)(nil),            // 24: switchboard.mailbox.v1.Invocation
-	(*Capture)(nil),               // 25: switchboard.mailbox.v1.Capture
-	(*InvocationState)(nil),       // 26: switchboard.mailbox.v1.InvocationState
-	(Phase)(0),                    // 27: switchboard.mailbox.v1.Phase
-	(*ProgressNote)(nil),          // 28: switchboard.mailbox.v1.ProgressNote
-	(*timestamppb.Timestamp)(nil), // 29: google.protobuf.Timestamp
+	(*ServeRequest)(nil),          // 8: switchboard.mailbox.v1.ServeRequest
+	(*ServeResponse)(nil),         // 9: switchboard.mailbox.v1.ServeResponse
+	(*Refused)(nil),               // 10: switchboard.mailbox.v1.Refused
+	(*CompleteRequest)(nil),       // 11: switchboard.mailbox.v1.CompleteRequest
+	(*CompleteResponse)(nil),      // 12: switchboard.mailbox.v1.CompleteResponse
+	(*CaptureRequest)(nil),        // 13: switchboard.mailbox.v1.CaptureRequest
+	(*CaptureResponse)(nil),       // 14: switchboard.mailbox.v1.CaptureResponse
+	(*CallRequest)(nil),           // 15: switchboard.mailbox.v1.CallRequest
+	(*CallResponse)(nil),          // 16: switchboard.mailbox.v1.CallResponse
+	(*CancelRequest)(nil),         // 17: switchboard.mailbox.v1.CancelRequest
+	(*CancelResponse)(nil),        // 18: switchboard.mailbox.v1.CancelResponse
+	(*WatchRequest)(nil),          // 19: switchboard.mailbox.v1.WatchRequest
+	(*WatchResponse)(nil),         // 20: switchboard.mailbox.v1.WatchResponse
+	(*WatchSynced)(nil),           // 21: switchboard.mailbox.v1.WatchSynced
+	(*ReportRequest)(nil),         // 22: switchboard.mailbox.v1.ReportRequest
+	(*ReportResponse)(nil),        // 23: switchboard.mailbox.v1.ReportResponse
+	(*StatusRequest)(nil),         // 24: switchboard.mailbox.v1.StatusRequest
+	(*StatusResponse)(nil),        // 25: switchboard.mailbox.v1.StatusResponse
+	nil,                           // 26: switchboard.mailbox.v1.ServeRequest.TraceContextEntry
+	(*durationpb.Duration)(nil),   // 27: google.protobuf.Duration
+	(*Invocation)(nil),            // 28: switchboard.mailbox.v1.Invocation
+	(*Capture)(nil),               // 29: switchboard.mailbox.v1.Capture
+	(*InvocationState)(nil),       // 30: switchboard.mailbox.v1.InvocationState
+	(Phase)(0),                    // 31: switchboard.mailbox.v1.Phase
+	(*ProgressNote)(nil),          // 32: switchboard.mailbox.v1.ProgressNote
+	(*timestamppb.Timestamp)(nil), // 33: google.protobuf.Timestamp
 }
 var file_switchboard_mailbox_v1_mailbox_service_proto_depIdxs = []int32{
-	23, // 0: switchboard.mailbox.v1.InvokeRequest.timeout:type_name -> google.protobuf.Duration
-	23, // 1: switchboard.mailbox.v1.InvocationsRequest.wait:type_name -> google.protobuf.Duration
-	24, // 2: switchboard.mailbox.v1.InvocationsResponse.rows:type_name -> switchboard.mailbox.v1.Invocation
+	27, // 0: switchboard.mailbox.v1.InvokeRequest.timeout:type_name -> google.protobuf.Duration
+	27, // 1: switchboard.mailbox.v1.InvocationsRequest.wait:type_name -> google.protobuf.Duration
+	28, // 2: switchboard.mailbox.v1.InvocationsResponse.rows:type_name -> switchboard.mailbox.v1.Invocation
 	6,  // 3: switchboard.mailbox.v1.FollowResponse.opened:type_name -> switchboard.mailbox.v1.Opened
-	24, // 4: switchboard.mailbox.v1.FollowResponse.invocation:type_name -> switchboard.mailbox.v1.Invocation
+	28, // 4: switchboard.mailbox.v1.FollowResponse.invocation:type_name -> switchboard.mailbox.v1.Invocation
 	7,  // 5: switchboard.mailbox.v1.FollowResponse.cancelled:type_name -> switchboard.mailbox.v1.Cancelled
-	25, // 6: switchboard.mailbox.v1.CompleteRequest.capture:type_name -> switchboard.mailbox.v1.Capture
-	25, // 7: switchboard.mailbox.v1.CompleteResponse.capture:type_name -> switchboard.mailbox.v1.Capture
-	23, // 8: switchboard.mailbox.v1.CaptureRequest.wait:type_name -> google.protobuf.Duration
-	25, // 9: switchboard.mailbox.v1.CaptureResponse.capture:type_name -> switchboard.mailbox.v1.Capture
-	23, // 10: switchboard.mailbox.v1.CallRequest.timeout:type_name -> google.protobuf.Duration
-	25, // 11: switchboard.mailbox.v1.CallResponse.capture:type_name -> switchboard.mailbox.v1.Capture
-	25, // 12: switchboard.mailbox.v1.CancelResponse.capture:type_name -> switchboard.mailbox.v1.Capture
-	26, // 13: switchboard.mailbox.v1.WatchResponse.invocation:type_name -> switchboard.mailbox.v1.InvocationState
-	18, // 14: switchboard.mailbox.v1.WatchResponse.synced:type_name -> switchboard.mailbox.v1.WatchSynced
-	23, // 15: switchboard.mailbox.v1.StatusRequest.wait:type_name -> google.protobuf.Duration
-	27, // 16: switchboard.mailbox.v1.StatusResponse.phase:type_name -> switchboard.mailbox.v1.Phase
-	28, // 17: switchboard.mailbox.v1.StatusResponse.progress:type_name -> switchboard.mailbox.v1.ProgressNote
-	25, // 18: switchboard.mailbox.v1.StatusResponse.capture:type_name -> switchboard.mailbox.v1.Capture
-	23, // 19: switchboard.mailbox.v1.StatusResponse.expires_in:type_name -> google.protobuf.Duration
-	29, // 20: switchboard.mailbox.v1.StatusResponse.posted:type_name -> google.protobuf.Timestamp
-	0,  // 21: switchboard.mailbox.v1.MailboxService.Invoke:input_type -> switchboard.mailbox.v1.InvokeRequest
-	2,  // 22: switchboard.mailbox.v1.MailboxService.Invocations:input_type -> switchboard.mailbox.v1.InvocationsRequest
-	4,  // 23: switchboard.mailbox.v1.MailboxService.Follow:input_type -> switchboard.mailbox.v1.FollowRequest
-	8,  // 24: switchboard.mailbox.v1.MailboxService.Complete:input_type -> switchboard.mailbox.v1.CompleteRequest
-	10, // 25: switchboard.mailbox.v1.MailboxService.Capture:input_type -> switchboard.mailbox.v1.CaptureRequest
-	12, // 26: switchboard.mailbox.v1.MailboxService.Call:input_type -> switchboard.mailbox.v1.CallRequest
-	14, // 27: switchboard.mailbox.v1.MailboxService.Cancel:input_type -> switchboard.mailbox.v1.CancelRequest
-	16, // 28: switchboard.mailbox.v1.MailboxService.Watch:input_type -> switchboard.mailbox.v1.WatchRequest
-	19, // 29: switchboard.mailbox.v1.MailboxService.Report:input_type -> switchboard.mailbox.v1.ReportRequest
-	21, // 30: switchboard.mailbox.v1.MailboxService.Status:input_type -> switchboard.mailbox.v1.StatusRequest
-	1,  // 31: switchboard.mailbox.v1.MailboxService.Invoke:output_type -> switchboard.mailbox.v1.InvokeResponse
-	3,  // 32: switchboard.mailbox.v1.MailboxService.Invocations:output_type -> switchboard.mailbox.v1.InvocationsResponse
-	5,  // 33: switchboard.mailbox.v1.MailboxService.Follow:output_type -> switchboard.mailbox.v1.FollowResponse
-	9,  // 34: switchboard.mailbox.v1.MailboxService.Complete:output_type -> switchboard.mailbox.v1.CompleteResponse
-	11, // 35: switchboard.mailbox.v1.MailboxService.Capture:output_type -> switchboard.mailbox.v1.CaptureResponse
-	13, // 36: switchboard.mailbox.v1.MailboxService.Call:output_type -> switchboard.mailbox.v1.CallResponse
-	15, // 37: switchboard.mailbox.v1.MailboxService.Cancel:output_type -> switchboard.mailbox.v1.CancelResponse
-	17, // 38: switchboard.mailbox.v1.MailboxService.Watch:output_type -> switchboard.mailbox.v1.WatchResponse
-	20, // 39: switchboard.mailbox.v1.MailboxService.Report:output_type -> switchboard.mailbox.v1.ReportResponse
-	22, // 40: switchboard.mailbox.v1.MailboxService.Status:output_type -> switchboard.mailbox.v1.StatusResponse
-	31, // [31:41] is the sub-list for method output_type
-	21, // [21:31] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	4,  // 6: switchboard.mailbox.v1.ServeRequest.open:type_name -> switchboard.mailbox.v1.FollowRequest
+	11, // 7: switchboard.mailbox.v1.ServeRequest.complete:type_name -> switchboard.mailbox.v1.CompleteRequest
+	26, // 8: switchboard.mailbox.v1.ServeRequest.trace_context:type_name -> switchboard.mailbox.v1.ServeRequest.TraceContextEntry
+	6,  // 9: switchboard.mailbox.v1.ServeResponse.opened:type_name -> switchboard.mailbox.v1.Opened
+	28, // 10: switchboard.mailbox.v1.ServeResponse.invocation:type_name -> switchboard.mailbox.v1.Invocation
+	7,  // 11: switchboard.mailbox.v1.ServeResponse.cancelled:type_name -> switchboard.mailbox.v1.Cancelled
+	12, // 12: switchboard.mailbox.v1.ServeResponse.completed:type_name -> switchboard.mailbox.v1.CompleteResponse
+	10, // 13: switchboard.mailbox.v1.ServeResponse.refused:type_name -> switchboard.mailbox.v1.Refused
+	29, // 14: switchboard.mailbox.v1.CompleteRequest.capture:type_name -> switchboard.mailbox.v1.Capture
+	29, // 15: switchboard.mailbox.v1.CompleteResponse.capture:type_name -> switchboard.mailbox.v1.Capture
+	27, // 16: switchboard.mailbox.v1.CaptureRequest.wait:type_name -> google.protobuf.Duration
+	29, // 17: switchboard.mailbox.v1.CaptureResponse.capture:type_name -> switchboard.mailbox.v1.Capture
+	27, // 18: switchboard.mailbox.v1.CallRequest.timeout:type_name -> google.protobuf.Duration
+	29, // 19: switchboard.mailbox.v1.CallResponse.capture:type_name -> switchboard.mailbox.v1.Capture
+	29, // 20: switchboard.mailbox.v1.CancelResponse.capture:type_name -> switchboard.mailbox.v1.Capture
+	30, // 21: switchboard.mailbox.v1.WatchResponse.invocation:type_name -> switchboard.mailbox.v1.InvocationState
+	21, // 22: switchboard.mailbox.v1.WatchResponse.synced:type_name -> switchboard.mailbox.v1.WatchSynced
+	27, // 23: switchboard.mailbox.v1.StatusRequest.wait:type_name -> google.protobuf.Duration
+	31, // 24: switchboard.mailbox.v1.StatusResponse.phase:type_name -> switchboard.mailbox.v1.Phase
+	32, // 25: switchboard.mailbox.v1.StatusResponse.progress:type_name -> switchboard.mailbox.v1.ProgressNote
+	29, // 26: switchboard.mailbox.v1.StatusResponse.capture:type_name -> switchboard.mailbox.v1.Capture
+	27, // 27: switchboard.mailbox.v1.StatusResponse.expires_in:type_name -> google.protobuf.Duration
+	33, // 28: switchboard.mailbox.v1.StatusResponse.posted:type_name -> google.protobuf.Timestamp
+	0,  // 29: switchboard.mailbox.v1.MailboxService.Invoke:input_type -> switchboard.mailbox.v1.InvokeRequest
+	2,  // 30: switchboard.mailbox.v1.MailboxService.Invocations:input_type -> switchboard.mailbox.v1.InvocationsRequest
+	4,  // 31: switchboard.mailbox.v1.MailboxService.Follow:input_type -> switchboard.mailbox.v1.FollowRequest
+	8,  // 32: switchboard.mailbox.v1.MailboxService.Serve:input_type -> switchboard.mailbox.v1.ServeRequest
+	11, // 33: switchboard.mailbox.v1.MailboxService.Complete:input_type -> switchboard.mailbox.v1.CompleteRequest
+	13, // 34: switchboard.mailbox.v1.MailboxService.Capture:input_type -> switchboard.mailbox.v1.CaptureRequest
+	15, // 35: switchboard.mailbox.v1.MailboxService.Call:input_type -> switchboard.mailbox.v1.CallRequest
+	17, // 36: switchboard.mailbox.v1.MailboxService.Cancel:input_type -> switchboard.mailbox.v1.CancelRequest
+	19, // 37: switchboard.mailbox.v1.MailboxService.Watch:input_type -> switchboard.mailbox.v1.WatchRequest
+	22, // 38: switchboard.mailbox.v1.MailboxService.Report:input_type -> switchboard.mailbox.v1.ReportRequest
+	24, // 39: switchboard.mailbox.v1.MailboxService.Status:input_type -> switchboard.mailbox.v1.StatusRequest
+	1,  // 40: switchboard.mailbox.v1.MailboxService.Invoke:output_type -> switchboard.mailbox.v1.InvokeResponse
+	3,  // 41: switchboard.mailbox.v1.MailboxService.Invocations:output_type -> switchboard.mailbox.v1.InvocationsResponse
+	5,  // 42: switchboard.mailbox.v1.MailboxService.Follow:output_type -> switchboard.mailbox.v1.FollowResponse
+	9,  // 43: switchboard.mailbox.v1.MailboxService.Serve:output_type -> switchboard.mailbox.v1.ServeResponse
+	12, // 44: switchboard.mailbox.v1.MailboxService.Complete:output_type -> switchboard.mailbox.v1.CompleteResponse
+	14, // 45: switchboard.mailbox.v1.MailboxService.Capture:output_type -> switchboard.mailbox.v1.CaptureResponse
+	16, // 46: switchboard.mailbox.v1.MailboxService.Call:output_type -> switchboard.mailbox.v1.CallResponse
+	18, // 47: switchboard.mailbox.v1.MailboxService.Cancel:output_type -> switchboard.mailbox.v1.CancelResponse
+	20, // 48: switchboard.mailbox.v1.MailboxService.Watch:output_type -> switchboard.mailbox.v1.WatchResponse
+	23, // 49: switchboard.mailbox.v1.MailboxService.Report:output_type -> switchboard.mailbox.v1.ReportResponse
+	25, // 50: switchboard.mailbox.v1.MailboxService.Status:output_type -> switchboard.mailbox.v1.StatusResponse
+	40, // [40:51] is the sub-list for method output_type
+	29, // [29:40] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_mailbox_v1_mailbox_service_proto_init() }
@@ -1724,21 +2066,32 @@ func file_switchboard_mailbox_v1_mailbox_service_proto_init() {
 		(*FollowResponse_Invocation)(nil),
 		(*FollowResponse_Cancelled)(nil),
 	}
-	file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[10].OneofWrappers = []any{}
-	file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[12].OneofWrappers = []any{}
-	file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[14].OneofWrappers = []any{}
-	file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[17].OneofWrappers = []any{
+	file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[8].OneofWrappers = []any{
+		(*ServeRequest_Open)(nil),
+		(*ServeRequest_Complete)(nil),
+	}
+	file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[9].OneofWrappers = []any{
+		(*ServeResponse_Opened)(nil),
+		(*ServeResponse_Invocation)(nil),
+		(*ServeResponse_Cancelled)(nil),
+		(*ServeResponse_Completed)(nil),
+		(*ServeResponse_Refused)(nil),
+	}
+	file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[13].OneofWrappers = []any{}
+	file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[15].OneofWrappers = []any{}
+	file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[17].OneofWrappers = []any{}
+	file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[20].OneofWrappers = []any{
 		(*WatchResponse_Invocation)(nil),
 		(*WatchResponse_Synced)(nil),
 	}
-	file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[19].OneofWrappers = []any{}
+	file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[22].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc), len(file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -22,6 +22,7 @@ const (
 	MailboxService_Invoke_FullMethodName      = "/switchboard.mailbox.v1.MailboxService/Invoke"
 	MailboxService_Invocations_FullMethodName = "/switchboard.mailbox.v1.MailboxService/Invocations"
 	MailboxService_Follow_FullMethodName      = "/switchboard.mailbox.v1.MailboxService/Follow"
+	MailboxService_Serve_FullMethodName       = "/switchboard.mailbox.v1.MailboxService/Serve"
 	MailboxService_Complete_FullMethodName    = "/switchboard.mailbox.v1.MailboxService/Complete"
 	MailboxService_Capture_FullMethodName     = "/switchboard.mailbox.v1.MailboxService/Capture"
 	MailboxService_Call_FullMethodName        = "/switchboard.mailbox.v1.MailboxService/Call"
@@ -55,6 +56,15 @@ type MailboxServiceClient interface {
 	// arrive. One reader per client identity; the caller is present while the
 	// stream is open.
 	Follow(ctx context.Context, in *FollowRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[FollowResponse], error)
+	// Serve is Follow with the host's completions on the same stream, called
+	// by a tool host: its first message opens the read as Follow does, every
+	// later one answers an invocation as Complete does. The mailbox sends
+	// Follow's events, and for each complete either its receipt or a refusal
+	// naming the invocation; a refusal does not end the stream. A complete
+	// whose receipt has not arrived when the stream ends may not have been
+	// stored: the host sends it again with Complete (the invocation id is
+	// the idempotency key).
+	Serve(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ServeRequest, ServeResponse], error)
 	// Complete is called by the host an invocation was addressed to, to post its
 	// capture. The receipt is the capture as stored, re-read.
 	Complete(ctx context.Context, in *CompleteRequest, opts ...grpc.CallOption) (*CompleteResponse, error)
@@ -140,6 +150,19 @@ func (c *mailboxServiceClient) Follow(ctx context.Context, in *FollowRequest, op
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type MailboxService_FollowClient = grpc.ServerStreamingClient[FollowResponse]
 
+func (c *mailboxServiceClient) Serve(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ServeRequest, ServeResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &MailboxService_ServiceDesc.Streams[1], MailboxService_Serve_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ServeRequest, ServeResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MailboxService_ServeClient = grpc.BidiStreamingClient[ServeRequest, ServeResponse]
+
 func (c *mailboxServiceClient) Complete(ctx context.Context, in *CompleteRequest, opts ...grpc.CallOption) (*CompleteResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CompleteResponse)
@@ -182,7 +205,7 @@ func (c *mailboxServiceClient) Cancel(ctx context.Context, in *CancelRequest, op
 
 func (c *mailboxServiceClient) Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &MailboxService_ServiceDesc.Streams[1], MailboxService_Watch_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &MailboxService_ServiceDesc.Streams[2], MailboxService_Watch_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -243,6 +266,15 @@ type MailboxServiceServer interface {
 	// arrive. One reader per client identity; the caller is present while the
 	// stream is open.
 	Follow(*FollowRequest, grpc.ServerStreamingServer[FollowResponse]) error
+	// Serve is Follow with the host's completions on the same stream, called
+	// by a tool host: its first message opens the read as Follow does, every
+	// later one answers an invocation as Complete does. The mailbox sends
+	// Follow's events, and for each complete either its receipt or a refusal
+	// naming the invocation; a refusal does not end the stream. A complete
+	// whose receipt has not arrived when the stream ends may not have been
+	// stored: the host sends it again with Complete (the invocation id is
+	// the idempotency key).
+	Serve(grpc.BidiStreamingServer[ServeRequest, ServeResponse]) error
 	// Complete is called by the host an invocation was addressed to, to post its
 	// capture. The receipt is the capture as stored, re-read.
 	Complete(context.Context, *CompleteRequest) (*CompleteResponse, error)
@@ -297,6 +329,9 @@ func (UnimplementedMailboxServiceServer) Invocations(context.Context, *Invocatio
 }
 func (UnimplementedMailboxServiceServer) Follow(*FollowRequest, grpc.ServerStreamingServer[FollowResponse]) error {
 	return status.Error(codes.Unimplemented, "method Follow not implemented")
+}
+func (UnimplementedMailboxServiceServer) Serve(grpc.BidiStreamingServer[ServeRequest, ServeResponse]) error {
+	return status.Error(codes.Unimplemented, "method Serve not implemented")
 }
 func (UnimplementedMailboxServiceServer) Complete(context.Context, *CompleteRequest) (*CompleteResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Complete not implemented")
@@ -386,6 +421,13 @@ func _MailboxService_Follow_Handler(srv interface{}, stream grpc.ServerStream) e
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type MailboxService_FollowServer = grpc.ServerStreamingServer[FollowResponse]
+
+func _MailboxService_Serve_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(MailboxServiceServer).Serve(&grpc.GenericServerStream[ServeRequest, ServeResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MailboxService_ServeServer = grpc.BidiStreamingServer[ServeRequest, ServeResponse]
 
 func _MailboxService_Complete_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CompleteRequest)
@@ -551,6 +593,12 @@ var MailboxService_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "Follow",
 			Handler:       _MailboxService_Follow_Handler,
 			ServerStreams: true,
+		},
+		{
+			StreamName:    "Serve",
+			Handler:       _MailboxService_Serve_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
 		},
 		{
 			StreamName:    "Watch",
