@@ -181,11 +181,15 @@ func (s *Service) push(ctx context.Context, read inflight.Read, send func(*mailb
 		invs, cancels := read.Take(true, room)
 		for i := range invs {
 			ev := &mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Invocation{Invocation: row(&invs[i])}}
+			// The watchers hear of the hand-off before the host can answer
+			// it: told after the send, a quick host's answer could reach them
+			// first. A send that fails leaves it shown handed out, as one
+			// whose host's read ended is.
+			s.handed(ctx, invs[i:i+1])
 			if err := send(ev); err != nil {
 				read.Unsent(invs[i:]) // never reached the host: no hand-off
 				return err
 			}
-			s.handed(ctx, invs[i:i+1])
 		}
 		for _, id := range cancels {
 			ev := &mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Cancelled{Cancelled: &mailboxv1.Cancelled{Invocation: id}}}
