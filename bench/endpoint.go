@@ -151,7 +151,7 @@ func routedCPU(ctx context.Context, r *report, s *suite, base string, pid int) e
 	}
 	hctx, stop := context.WithCancel(ctx)
 	defer stop()
-	if err := follow(hctx, s.mb, "cpu-host", true); err != nil {
+	if err := follow(hctx, s.mb, "cpu-host", onServe); err != nil {
 		return err
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}

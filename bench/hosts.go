@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"google.golang.org/protobuf/proto"
 
@@ -30,33 +31,84 @@ func advertiseEcho(ctx context.Context, reg registryv1.RegistryServiceClient, cl
 	return err
 }
 
-// follow holds client's Follow stream until ctx ends. With answer set, it
-// completes every invocation with its input as stdout; otherwise it only
-// drains the stream (a parked host). It returns once the read is held.
-func follow(ctx context.Context, mb mailboxv1.MailboxServiceClient, client string, answer bool) error {
+// How a bench host answers what it reads.
+type answering int
+
+const (
+	parkedHost   answering = iota // it reads and answers nothing
+	onServe                       // on its Serve stream, as the suite's hosts do
+	withComplete                  // with a unary Complete each, as hosts did before Serve
+)
+
+// follow holds client's read until ctx ends, answering every invocation
+// with its input as stdout (unless parked). It returns once the read is
+// held.
+func follow(ctx context.Context, mb mailboxv1.MailboxServiceClient, client string, how answering) error {
 	hctx := as(ctx, client, identity.Host)
-	stream, err := mb.Follow(hctx, &mailboxv1.FollowRequest{Session: proto.String("bench-" + client)})
+	session := proto.String("bench-" + client)
+	if how == withComplete {
+		stream, err := mb.Follow(hctx, &mailboxv1.FollowRequest{Session: session})
+		if err != nil {
+			return err
+		}
+		return serveEvents(client, stream.Recv, func(inv *mailboxv1.Invocation) {
+			go func() {
+				_, _ = mb.Complete(hctx, &mailboxv1.CompleteRequest{Invocation: inv.GetInvocation(),
+					Capture: capture.New(inv.GetInput(), "", 0)})
+			}()
+		})
+	}
+	stream, err := mb.Serve(hctx)
 	if err != nil {
 		return err
 	}
-	ev, err := stream.Recv()
+	if err := stream.Send(&mailboxv1.ServeRequest{Message: &mailboxv1.ServeRequest_Open{Open: &mailboxv1.FollowRequest{Session: session}}}); err != nil {
+		return err
+	}
+	recv := func() (*mailboxv1.FollowResponse, error) {
+		for {
+			ev, err := stream.Recv()
+			if err != nil {
+				return nil, err
+			}
+			switch e := ev.GetEvent().(type) {
+			case *mailboxv1.ServeResponse_Opened:
+				return &mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Opened{Opened: e.Opened}}, nil
+			case *mailboxv1.ServeResponse_Invocation:
+				return &mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Invocation{Invocation: e.Invocation}}, nil
+			}
+		}
+	}
+	var sending sync.Mutex // a stream takes one sender at a time
+	return serveEvents(client, recv, func(inv *mailboxv1.Invocation) {
+		if how == parkedHost {
+			return
+		}
+		go func() {
+			sending.Lock()
+			defer sending.Unlock()
+			_ = stream.Send(&mailboxv1.ServeRequest{Message: &mailboxv1.ServeRequest_Complete{Complete: &mailboxv1.CompleteRequest{
+				Invocation: inv.GetInvocation(), Capture: capture.New(inv.GetInput(), "", 0)}}})
+		}()
+	})
+}
+
+// serveEvents checks a read's first event is opened, then hands each
+// invocation to run on a goroutine of its own until the read ends.
+func serveEvents(client string, recv func() (*mailboxv1.FollowResponse, error), run func(*mailboxv1.Invocation)) error {
+	ev, err := recv()
 	if err != nil || ev.GetOpened() == nil {
 		return fmt.Errorf("follow %s: first event %v, %v", client, ev, err)
 	}
 	go func() {
 		for {
-			ev, err := stream.Recv()
+			ev, err := recv()
 			if err != nil {
 				return
 			}
-			inv := ev.GetInvocation()
-			if inv == nil || !answer {
-				continue
+			if inv := ev.GetInvocation(); inv != nil {
+				run(inv)
 			}
-			go func() {
-				_, _ = mb.Complete(hctx, &mailboxv1.CompleteRequest{Invocation: inv.GetInvocation(),
-					Capture: capture.New(inv.GetInput(), "", 0)})
-			}()
 		}
 	}()
 	return nil

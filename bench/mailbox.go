@@ -49,7 +49,7 @@ func floorAndMailbox(ctx context.Context, r *report, s *suite, echoConn *grpc.Cl
 	if err := advertiseEcho(ctx, s.reg, "bench-host"); err != nil {
 		return err
 	}
-	if err := follow(ctx, s.mb, "bench-host", true); err != nil {
+	if err := follow(ctx, s.mb, "bench-host", onServe); err != nil {
 		return err
 	}
 	rt, err := sample(ctx, r.warm, r.samples, func(ctx context.Context) error { return call(ctx, s.mb, "bench-host", smallInput) })
@@ -98,7 +98,7 @@ func parked(ctx context.Context, r *report, s *suite) error {
 			return err
 		}
 	}
-	if err := follow(ctx, s.mb, one[0], false); err != nil {
+	if err := follow(ctx, s.mb, one[0], parkedHost); err != nil {
 		return err
 	}
 	single, err := measure(one)
@@ -106,7 +106,7 @@ func parked(ctx context.Context, r *report, s *suite) error {
 		return fmt.Errorf("invoke with one parked host: %w", err)
 	}
 	for _, c := range many[1:] {
-		if err := follow(ctx, s.mb, c, false); err != nil {
+		if err := follow(ctx, s.mb, c, parkedHost); err != nil {
 			return err
 		}
 	}

@@ -62,7 +62,7 @@ func observability(ctx context.Context, r *report, t testkit.TB, bin, dir, serve
 		if err := advertiseEcho(ctx, s.reg, "observe-host"); err != nil {
 			return err
 		}
-		if err := follow(ctx, s.mb, "observe-host", true); err != nil {
+		if err := follow(ctx, s.mb, "observe-host", onServe); err != nil {
 			return err
 		}
 		mcpCall, err := mountConformance(ctx, s, server)

@@ -168,7 +168,7 @@ func parkHosts(ctx context.Context, reg registryv1.RegistryServiceClient, mb mai
 		if err := advertiseEcho(ctx, reg, c); err != nil {
 			return fmt.Errorf("advertising %s: %w", c, err)
 		}
-		return follow(ctx, mb, c, true)
+		return follow(ctx, mb, c, onServe)
 	})
 }
 

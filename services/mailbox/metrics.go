@@ -43,6 +43,9 @@ type metrics struct {
 	latency     *prometheus.HistogramVec
 	reads       prometheus.Gauge
 	notes       *prometheus.CounterVec
+	// streamed counts the completes of Serve streams, which the gRPC
+	// series count only as the one stream that carried them.
+	streamed *prometheus.CounterVec
 
 	clients, workspaces *telemetry.Bounded
 }
@@ -60,16 +63,20 @@ func newMetrics(t *telemetry.Telemetry) *metrics {
 		}, []string{"workspace"}),
 		reads: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "switchboard_mailbox_reads_open",
-			Help: "Reads (Follow streams and held Invocations reads) this replica holds open; each client holds at most one.",
+			Help: "Reads (Serve and Follow streams, held Invocations reads) this replica holds open; each client holds at most one.",
 		}),
 		notes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "switchboard_progress_notes_total",
 			Help: "Progress notes hosts reported on the invocations they run (Report), by the host's workspace.",
 		}, []string{"workspace"}),
+		streamed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchboard_mailbox_stream_completes_total",
+			Help: "Completes hosts sent on their Serve streams, by the gRPC code a unary Complete would have returned (OK: stored).",
+		}, []string{"grpc_code"}),
 		clients:    telemetry.NewBounded(MetricClients),
 		workspaces: telemetry.NewBounded(MetricWorkspaces),
 	}
-	t.Registry.MustRegister(m.invocations, m.latency, m.reads, m.notes)
+	t.Registry.MustRegister(m.invocations, m.latency, m.reads, m.notes, m.streamed)
 	return m
 }
 

@@ -147,7 +147,9 @@ func (l *line) complete(ctx context.Context, req *mailboxv1.CompleteRequest, car
 	ctx, span := l.s.span(telemetry.Extract(ctx, carried), req.GetInvocation())
 	defer span.End()
 	out := &mailboxv1.ServeResponse{}
-	if _, err := l.s.complete(ctx, l.caller, req); err != nil {
+	_, err := l.s.complete(ctx, l.caller, req)
+	l.s.metrics.streamed.WithLabelValues(status.Code(err).String()).Inc()
+	if err != nil {
 		st := status.Convert(err)
 		out.Event = &mailboxv1.ServeResponse_Refused{Refused: &mailboxv1.Refused{
 			Invocation: req.GetInvocation(), Code: int32(st.Code()), Message: st.Message()}}

@@ -9,6 +9,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/telemetry"
+	"github.com/switchboard-run/switchboard/kit/testkit"
+	"github.com/switchboard-run/switchboard/services/mailbox/mailboxtest"
 )
 
 type serveStream = interface {
@@ -56,10 +59,12 @@ func completeOn(t testing.TB, stream serveStream, id, stdout string, exit int32)
 // A host reads and answers on one Serve stream: the receipt names the
 // invocation, the driver collects the capture, and a complete the mailbox
 // refuses is answered with the refusal's code and sentence while the
-// stream goes on serving.
+// stream goes on serving. Each complete is counted by its code.
 func TestRoundTripOverAServeStream(t *testing.T) {
 	t.Parallel()
-	s := newSuite(t)
+	tel := telemetry.NewMetrics()
+	ms := mailboxtest.New(t, mailboxtest.Options{Telemetry: tel})
+	s := &suite{reg: ms.Registry, mb: ms.Mailbox, svc: ms.Service}
 	s.advertise(t, "box", "echo")
 	stream := s.serve(t, "box")
 
@@ -104,6 +109,12 @@ func TestRoundTripOverAServeStream(t *testing.T) {
 	got, err = s.mb.Capture(driver, &mailboxv1.CaptureRequest{Invocation: second})
 	if err != nil || got.GetCapture().GetExitCode() != 3 {
 		t.Fatalf("the driver collected %v, %v; want exit code 3", got, err)
+	}
+	m := testkit.ScrapeHandler(t, tel.MetricsHandler())
+	for code, want := range map[string]float64{"OK": 2, "NotFound": 1, "InvalidArgument": 1} {
+		if got := m.Value("switchboard_mailbox_stream_completes_total", "grpc_code", code); got != want {
+			t.Errorf("stream completes counted with %s: %v, want %v", code, got, want)
+		}
 	}
 }
 
