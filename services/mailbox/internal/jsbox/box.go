@@ -247,9 +247,10 @@ func (b *Box) Complete(ctx context.Context, caller, id string, c inflight.Captur
 			// finds the queue already counting this one out.
 			b.completed(r, caller, id, rec, stored)
 			w.taken <- &stored
-			if len(rec.Notes) > 0 {
-				// Someone may be asking for its progress: tell them it is
-				// over. A slot nobody reported on skips this (the hot path).
+			if len(rec.Notes) > 0 || !w.own {
+				// Someone may be asking for its progress, or (the id being
+				// known beyond a Call) its status: tell them it is over. A
+				// Call's slot nobody reported on skips this (the hot path).
 				b.announce(donePrefix+id, nil)
 			}
 			return stored, nil

@@ -26,9 +26,19 @@ import (
 // dies between the purge and the Call's reply loses the capture with the
 // call waiting for it; a poster that kept the id from the header finds the
 // invocation absent, and calls again.
+//
+// A Capture's wait is handed its capture the same way once the slot has
+// shown that the caller posted the invocation and that it is not answered
+// yet (collects): what a hand-off takes is then what the collection would
+// have taken, read once. Only a collection without a retry key: one with
+// a key keeps the slot a while for its retry, which a hand-off's purge
+// would not.
 type waiter struct {
 	ch  chan *nats.Msg // the answer's announcement; capacity 1
 	own bool           // a Call's wait, for an id only its poster knows
+	// collects (guarded by Box.mu) marks a Capture's wait by the
+	// invocation's poster, without a retry key, on a slot not answered yet.
+	collects bool
 	// taken receives the capture a completion took for this call, or nil
 	// when it could not take it (the slot tells then); capacity 1.
 	taken chan *inflight.Capture
@@ -96,13 +106,13 @@ func (b *Box) unlisten(id string, w *waiter) (claimed, unused bool) {
 	return w.claimed, w.rev != 0 && !w.handed
 }
 
-// claim returns the waiting Call of id on this replica, marked as being
-// handed its capture, when a Call waits for it alone.
+// claim returns the waiting Call (or Capture) of id on this replica,
+// marked as being handed its capture, when it waits for it alone.
 func (b *Box) claim(id string) *waiter {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	ws := b.waiters[id]
-	if len(ws) != 1 || !ws[0].own || ws[0].claimed || len(ws[0].taken) > 0 {
+	if len(ws) != 1 || !(ws[0].own || ws[0].collects) || ws[0].claimed || len(ws[0].taken) > 0 {
 		return nil
 	}
 	ws[0].claimed = true
@@ -136,6 +146,13 @@ func (b *Box) await(ctx context.Context, caller, id, retryKey string) (*inflight
 	defer b.unlisten(id, w)
 	if c, err := b.collect(ctx, caller, id, retryKey); c != nil || err != nil {
 		return c, err
+	}
+	if retryKey == "" {
+		// The slot named caller its poster, unanswered: a completion on
+		// this replica may hand the capture over.
+		b.mu.Lock()
+		w.collects = true
+		b.mu.Unlock()
 	}
 	return b.waitAnswer(ctx, caller, id, retryKey, w)
 }

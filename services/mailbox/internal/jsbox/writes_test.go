@@ -5,10 +5,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/kit/natsserver"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/jsbox"
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/storetest"
 )
 
 // TestWhatACallWrites counts the stream writes of a Call answered through
@@ -57,5 +65,85 @@ func TestWhatACallWrites(t *testing.T) {
 	}
 	if got := last(jsbox.QueueStream) - queue; got != n {
 		t.Errorf("%d calls wrote the queue %d times, want %d", n, got, n)
+	}
+}
+
+// TestWhatAnInvokeAndAWaitingCaptureWrite counts the slot writes of an
+// invocation posted, handed out, and answered while its poster's Capture
+// waits on the same replica: created, its hand-off counted, and purged as
+// the capture is handed to the waiting Capture (three). Stored for the
+// Capture to take with a write of its own, it would be four. The Capture
+// gets the capture, read once: the slot is gone after it.
+func TestWhatAnInvokeAndAWaitingCaptureWrite(t *testing.T) {
+	t.Parallel()
+	s, err := natsserver.Start(natsserver.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	nc, err := nats.Connect("", s.InProcess())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	ctx := context.Background()
+	box, err := jsbox.New(ctx, nc, config(storetest.Defaults, 1), logging.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(box.Close)
+	read, err := box.OpenRead(ctx, "laptop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(read.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slotWrites := func() uint64 {
+		st, err := js.Stream(ctx, "KV_"+jsbox.SlotBucket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := st.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.State.LastSeq
+	}
+	for i := range 5 {
+		before := slotWrites()
+		id := inflight.NewID()
+		if err := box.Post(ctx, inflight.Post{ID: id, Client: "laptop", Poster: "driver", Tool: "echo", Input: `{}`}); err != nil {
+			t.Fatal(err)
+		}
+		var invs []inflight.Invocation
+		testkit.Eventually(t, "the invocation handed out", 10*time.Second, func() bool {
+			got, _ := read.Take(false, storetest.Roomy())
+			invs = append(invs, got...)
+			return len(invs) > 0
+		})
+		got := make(chan *inflight.Capture, 1)
+		go func() {
+			c, err := box.Collect(ctx, "driver", id, 10*time.Second, "")
+			if err != nil {
+				t.Error(err)
+			}
+			got <- c
+		}()
+		testkit.Eventually(t, "the Capture waiting", 10*time.Second, func() bool { return jsbox.CollectorWaits(box, id) })
+		if _, err := box.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "done"}); err != nil {
+			t.Fatal(err)
+		}
+		if c := <-got; c == nil || c.Stdout != "done" {
+			t.Fatalf("call %d: the waiting Capture got %+v, want the capture", i, c)
+		}
+		if n := slotWrites() - before; n != 3 {
+			t.Errorf("call %d wrote the slot bucket %d times, want 3", i, n)
+		}
+		if _, err := box.Collect(ctx, "driver", id, 0, ""); status.Code(err) != codes.NotFound {
+			t.Errorf("call %d: collected again: %v, want the absent sentence", i, err)
+		}
 	}
 }
