@@ -8,8 +8,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/switchboard-run/switchboard/kit/logging"
-	"github.com/switchboard-run/switchboard/kit/natsserver"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/jsbox"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/storetest"
@@ -75,26 +73,12 @@ func answeringBox(b testing.TB) *jsbox.Box {
 
 // answeringBoxConn is answeringBox and its connection to NATS.
 func answeringBoxConn(b testing.TB) (*jsbox.Box, *nats.Conn) {
-	s, err := natsserver.Start(natsserver.Options{Dir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(s.Shutdown)
-	nc, err := nats.Connect("", s.InProcess())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(nc.Close)
 	ctx := context.Background()
 	// Acks are processed a little after the calls they end return, and
 	// the queue counts what they have not removed yet: room for 64 callers.
 	bounds := storetest.Defaults
 	bounds.MaxQueued = 1000
-	box, err := jsbox.New(ctx, nc, config(bounds, 1), logging.Discard())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(box.Close)
+	box, nc := oneNodeBox(b, bounds)
 	r, err := box.OpenRead(ctx, "laptop")
 	if err != nil {
 		b.Fatal(err)

@@ -20,25 +20,33 @@ func config(b storetest.Bounds, replicas int) jsbox.Config {
 		MaxCaptureBytes: b.MaxCaptureBytes, Replicas: replicas}
 }
 
+// oneNodeBox is a box within b on a one-node server of its own, in
+// process, with its connection; both end with the test.
+func oneNodeBox(t testing.TB, b storetest.Bounds) (*jsbox.Box, *nats.Conn) {
+	t.Helper()
+	s, err := natsserver.Start(natsserver.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	nc, err := nats.Connect("", s.InProcess())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	box, err := jsbox.New(context.Background(), nc, config(b, 1), logging.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(box.Close)
+	return box, nc
+}
+
 // TestOnOneNode runs the conformance suite with a server of its own per
 // test, in parallel.
 func TestOnOneNode(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Bounds) inflight.Store {
-		s, err := natsserver.Start(natsserver.Options{Dir: t.TempDir()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(s.Shutdown)
-		nc, err := nats.Connect("", s.InProcess())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		box, err := jsbox.New(context.Background(), nc, config(b, 1), logging.Discard())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(box.Close)
+		box, _ := oneNodeBox(t, b)
 		return box
 	}, true)
 }

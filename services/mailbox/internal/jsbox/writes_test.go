@@ -10,8 +10,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/switchboard-run/switchboard/kit/logging"
-	"github.com/switchboard-run/switchboard/kit/natsserver"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
@@ -27,21 +25,7 @@ import (
 func TestWhatACallWrites(t *testing.T) {
 	box, nc := answeringBoxConn(t)
 	ctx := context.Background()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	last := func(stream string) uint64 {
-		st, err := js.Stream(ctx, stream)
-		if err != nil {
-			t.Fatal(err)
-		}
-		info, err := st.Info(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return info.State.LastSeq
-	}
+	last := func(stream string) uint64 { return lastSeq(t, nc, stream) }
 	call := func() {
 		c, err := box.Call(ctx, ctx, inflight.Post{ID: inflight.NewID(), Client: "laptop", Poster: "driver", Tool: "echo", Input: `{}`})
 		if err != nil || c == nil || c.Stdout != `{}` {
@@ -76,42 +60,14 @@ func TestWhatACallWrites(t *testing.T) {
 // gets the capture, read once: the slot is gone after it.
 func TestWhatAnInvokeAndAWaitingCaptureWrite(t *testing.T) {
 	t.Parallel()
-	s, err := natsserver.Start(natsserver.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Shutdown)
-	nc, err := nats.Connect("", s.InProcess())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
 	ctx := context.Background()
-	box, err := jsbox.New(ctx, nc, config(storetest.Defaults, 1), logging.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(box.Close)
+	box, nc := oneNodeBox(t, storetest.Defaults)
 	read, err := box.OpenRead(ctx, "laptop")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(read.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	slotWrites := func() uint64 {
-		st, err := js.Stream(ctx, "KV_"+jsbox.SlotBucket)
-		if err != nil {
-			t.Fatal(err)
-		}
-		info, err := st.Info(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return info.State.LastSeq
-	}
+	slotWrites := func() uint64 { return lastSeq(t, nc, "KV_"+jsbox.SlotBucket) }
 	for i := range 5 {
 		before := slotWrites()
 		id := inflight.NewID()
@@ -146,4 +102,22 @@ func TestWhatAnInvokeAndAWaitingCaptureWrite(t *testing.T) {
 			t.Errorf("call %d: collected again: %v, want the absent sentence", i, err)
 		}
 	}
+}
+
+// lastSeq is the sequence of a stream's last write.
+func lastSeq(t *testing.T, nc *nats.Conn, stream string) uint64 {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.Stream(context.Background(), stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.LastSeq
 }
