@@ -131,8 +131,7 @@ type Follower struct {
 	recent *recent
 	wg     sync.WaitGroup // the runs
 
-	noServe atomic.Bool          // the mailbox has no Serve (serve.go)
-	line    atomic.Pointer[line] // the Serve stream's answering side, while it lives
+	line atomic.Pointer[line] // the Serve stream's answering side, while it lives (serve.go)
 
 	idle     chan job      // a worker waiting for a run (workers.go)
 	stopped  chan struct{} // closed once Run has returned

@@ -19,7 +19,8 @@ import (
 // it: a capture then costs the host one message, not a unary call (a
 // round trip, and the call's own work on both sides). A mailbox without
 // Serve (Unimplemented: one not yet upgraded) is followed with Follow, and
-// captures go with Complete, as before.
+// captures go with Complete, as before. Each read tries Serve first, so a
+// host finds an upgraded replica at its next read.
 
 // server is a Mailbox that also serves completes on the read's stream, as
 // mailboxv1.MailboxServiceClient does.
@@ -43,13 +44,12 @@ type events func() (*mailboxv1.FollowResponse, error)
 // Serve. The first event is returned with the rest.
 func (f *Follower) open(ctx context.Context) (*mailboxv1.FollowResponse, events, error) {
 	session := f.o.Session
-	if sv, ok := f.o.Mailbox.(server); ok && !f.noServe.Load() {
+	if sv, ok := f.o.Mailbox.(server); ok {
 		first, next, err := f.openServe(ctx, sv, session)
 		if status.Code(err) != codes.Unimplemented {
 			return first, next, err
 		}
-		f.noServe.Store(true)
-		f.log.Info("the mailbox has no Serve: following with Follow, answering with Complete")
+		f.log.Debug("the mailbox has no Serve: following with Follow, answering with Complete")
 	}
 	stream, err := f.o.Mailbox.Follow(f.o.As(ctx), &mailboxv1.FollowRequest{Session: &session})
 	if err != nil {
