@@ -54,6 +54,25 @@ func BenchmarkCall64(b *testing.B) {
 	})
 }
 
+// BenchmarkAWaitingCapture is an invocation answered while its poster's
+// Capture waits on the same replica: handed over with the slot's purge,
+// and (with a retry key, which keeps the slot) stored, then taken.
+func BenchmarkAWaitingCapture(b *testing.B) {
+	for _, c := range []struct{ name, key string }{{"handed_over", ""}, {"stored_then_taken", "k"}} {
+		b.Run(c.name, func(b *testing.B) {
+			box, _ := oneNodeBox(b, storetest.Defaults)
+			read, err := box.OpenRead(context.Background(), "laptop")
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(read.Close)
+			for b.Loop() {
+				answerWhileCaptureWaits(b, box, read, c.key)
+			}
+		})
+	}
+}
+
 func call(b *testing.B, box *jsbox.Box) {
 	ctx := context.Background()
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)

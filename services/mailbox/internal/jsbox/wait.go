@@ -37,8 +37,9 @@ type waiter struct {
 	ch  chan *nats.Msg // the answer's announcement; capacity 1
 	own bool           // a Call's wait, for an id only its poster knows
 	// collects (guarded by Box.mu) marks a Capture's wait by the
-	// invocation's poster, without a retry key, on a slot not answered yet.
-	collects bool
+	// invocation's poster on a slot not answered yet; keyed, one with a
+	// retry key, which is never handed its capture.
+	collects, keyed bool
 	// taken receives the capture a completion took for this call, or nil
 	// when it could not take it (the slot tells then); capacity 1.
 	taken chan *inflight.Capture
@@ -112,7 +113,7 @@ func (b *Box) claim(id string) *waiter {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	ws := b.waiters[id]
-	if len(ws) != 1 || !(ws[0].own || ws[0].collects) || ws[0].claimed || len(ws[0].taken) > 0 {
+	if len(ws) != 1 || !(ws[0].own || ws[0].collects && !ws[0].keyed) || ws[0].claimed || len(ws[0].taken) > 0 {
 		return nil
 	}
 	ws[0].claimed = true
@@ -147,13 +148,11 @@ func (b *Box) await(ctx context.Context, caller, id, retryKey string) (*inflight
 	if c, err := b.collect(ctx, caller, id, retryKey); c != nil || err != nil {
 		return c, err
 	}
-	if retryKey == "" {
-		// The slot named caller its poster, unanswered: a completion on
-		// this replica may hand the capture over.
-		b.mu.Lock()
-		w.collects = true
-		b.mu.Unlock()
-	}
+	// The slot named caller its poster, unanswered: a completion on this
+	// replica may hand the capture over, unless a retry key keeps it.
+	b.mu.Lock()
+	w.collects, w.keyed = true, retryKey != ""
+	b.mu.Unlock()
 	return b.waitAnswer(ctx, caller, id, retryKey, w)
 }
 

@@ -2,6 +2,7 @@ package jsbox_test
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
@@ -9,8 +10,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-
-	"github.com/switchboard-run/switchboard/kit/testkit"
 
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/jsbox"
@@ -55,9 +54,9 @@ func TestWhatACallWrites(t *testing.T) {
 // TestWhatAnInvokeAndAWaitingCaptureWrite counts the slot writes of an
 // invocation posted, handed out, and answered while its poster's Capture
 // waits on the same replica: created, its hand-off counted, and purged as
-// the capture is handed to the waiting Capture (three). Stored for the
-// Capture to take with a write of its own, it would be four. The Capture
-// gets the capture, read once: the slot is gone after it.
+// the capture is handed to the waiting Capture (three). A Capture with a
+// retry key has it stored and marks it taken, to be asked again (four).
+// Either way the Capture gets the capture, read once.
 func TestWhatAnInvokeAndAWaitingCaptureWrite(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -67,39 +66,62 @@ func TestWhatAnInvokeAndAWaitingCaptureWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(read.Close)
-	slotWrites := func() uint64 { return lastSeq(t, nc, "KV_"+jsbox.SlotBucket) }
-	for i := range 5 {
-		before := slotWrites()
-		id := inflight.NewID()
-		if err := box.Post(ctx, inflight.Post{ID: id, Client: "laptop", Poster: "driver", Tool: "echo", Input: `{}`}); err != nil {
-			t.Fatal(err)
-		}
-		var invs []inflight.Invocation
-		testkit.Eventually(t, "the invocation handed out", 10*time.Second, func() bool {
-			got, _ := read.Take(false, storetest.Roomy())
-			invs = append(invs, got...)
-			return len(invs) > 0
-		})
-		got := make(chan *inflight.Capture, 1)
-		go func() {
-			c, err := box.Collect(ctx, "driver", id, 10*time.Second, "")
-			if err != nil {
-				t.Error(err)
+	for _, c := range []struct {
+		key    string
+		writes uint64
+	}{{"", 3}, {"k1", 4}} {
+		for i := range 5 {
+			before := lastSeq(t, nc, "KV_"+jsbox.SlotBucket)
+			id := answerWhileCaptureWaits(t, box, read, c.key)
+			if n := lastSeq(t, nc, "KV_"+jsbox.SlotBucket) - before; n != c.writes {
+				t.Errorf("call %d (retry key %q) wrote the slot bucket %d times, want %d", i, c.key, n, c.writes)
 			}
-			got <- c
-		}()
-		testkit.Eventually(t, "the Capture waiting", 10*time.Second, func() bool { return jsbox.CollectorWaits(box, id) })
-		if _, err := box.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "done"}); err != nil {
-			t.Fatal(err)
+			if _, err := box.Collect(ctx, "driver", id, 0, ""); status.Code(err) != codes.NotFound {
+				t.Errorf("call %d: collected again: %v, want the absent sentence", i, err)
+			}
 		}
-		if c := <-got; c == nil || c.Stdout != "done" {
-			t.Fatalf("call %d: the waiting Capture got %+v, want the capture", i, c)
+	}
+}
+
+// answerWhileCaptureWaits posts an invocation, takes it on read, parks its
+// poster's Capture (with retryKey), completes it, and checks the Capture
+// got the capture; it returns the invocation's id.
+func answerWhileCaptureWaits(tb testing.TB, box *jsbox.Box, read inflight.Read, retryKey string) string {
+	tb.Helper()
+	ctx := context.Background()
+	id := inflight.NewID()
+	if err := box.Post(ctx, inflight.Post{ID: id, Client: "laptop", Poster: "driver", Tool: "echo", Input: `{}`}); err != nil {
+		tb.Fatal(err)
+	}
+	spin(tb, "the invocation handed out", func() bool {
+		got, _ := read.Take(false, storetest.Roomy())
+		return len(got) > 0
+	})
+	got := make(chan *inflight.Capture, 1)
+	go func() {
+		c, err := box.Collect(ctx, "driver", id, 10*time.Second, retryKey)
+		if err != nil {
+			tb.Error(err)
 		}
-		if n := slotWrites() - before; n != 3 {
-			t.Errorf("call %d wrote the slot bucket %d times, want 3", i, n)
-		}
-		if _, err := box.Collect(ctx, "driver", id, 0, ""); status.Code(err) != codes.NotFound {
-			t.Errorf("call %d: collected again: %v, want the absent sentence", i, err)
+		got <- c
+	}()
+	spin(tb, "the Capture waiting", func() bool { return jsbox.CollectorWaits(box, id) })
+	if _, err := box.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "done"}); err != nil {
+		tb.Fatal(err)
+	}
+	if c := <-got; c == nil || c.Stdout != "done" {
+		tb.Fatalf("the waiting Capture got %+v, want the capture", c)
+	}
+	return id
+}
+
+// spin waits for cond without sleeping (a benchmark times these waits),
+// failing after ten seconds.
+func spin(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); runtime.Gosched() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("%s never happened", what)
 		}
 	}
 }
