@@ -37,7 +37,8 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // MailboxService holds invocations in flight: a queue per client and a slot
-// per invocation, in RAM. Drivers post and collect; hosts read and complete.
+// per invocation, in NATS JetStream (in RAM with --store mem), shared by
+// every replica. Drivers post and collect; hosts read and complete.
 // Delivery is at-least-once: handing an invocation out is a lease, not a
 // latch, and the invocation id is the idempotency key.
 type MailboxServiceClient interface {
@@ -247,7 +248,8 @@ func (c *mailboxServiceClient) Status(ctx context.Context, in *StatusRequest, op
 // for forward compatibility.
 //
 // MailboxService holds invocations in flight: a queue per client and a slot
-// per invocation, in RAM. Drivers post and collect; hosts read and complete.
+// per invocation, in NATS JetStream (in RAM with --store mem), shared by
+// every replica. Drivers post and collect; hosts read and complete.
 // Delivery is at-least-once: handing an invocation out is a lease, not a
 // latch, and the invocation id is the idempotency key.
 type MailboxServiceServer interface {
