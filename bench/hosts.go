@@ -10,6 +10,7 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/kit/follower"
 	"github.com/switchboard-run/switchboard/kit/identity"
 )
 
@@ -71,11 +72,8 @@ func follow(ctx context.Context, mb mailboxv1.MailboxServiceClient, client strin
 			if err != nil {
 				return nil, err
 			}
-			switch e := ev.GetEvent().(type) {
-			case *mailboxv1.ServeResponse_Opened:
-				return &mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Opened{Opened: e.Opened}}, nil
-			case *mailboxv1.ServeResponse_Invocation:
-				return &mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Invocation{Invocation: e.Invocation}}, nil
+			if fe := follower.FollowEvent(ev); fe != nil { // receipts need nothing
+				return fe, nil
 			}
 		}
 	}

@@ -106,7 +106,8 @@ type sent struct {
 	c    *mailboxv1.Capture
 	run  context.Context // the run's values, for a resend
 	span trace.Span
-	ctx  map[string]string // the span's trace context
+	// carried is the span's trace context, for the mailbox's span
+	carried map[string]string
 }
 
 // line is one Serve stream's answering side: a sender goroutine, so that
@@ -135,19 +136,18 @@ func (f *Follower) answer(run context.Context, id string, c *mailboxv1.Capture) 
 	if f.o.Telemetry != nil && f.o.Telemetry.Tracing() {
 		var ctx context.Context
 		ctx, s.span = f.o.Telemetry.Tracer("switchboard/follower").Start(run, completeMethod, trace.WithSpanKind(trace.SpanKindClient))
-		s.ctx = telemetry.Inject(ctx)
+		s.carried = telemetry.Inject(ctx)
 	}
-	span := s.span
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if _, twice := l.pending[id]; l.ended || twice {
-		span.End()
+		s.span.End()
 		return false
 	}
 	select {
 	case l.out <- s:
 	default:
-		span.End()
+		s.span.End()
 		return false
 	}
 	l.pending[id] = s
@@ -162,7 +162,7 @@ func (l *line) send() {
 		select {
 		case s := <-l.out:
 			req := &mailboxv1.ServeRequest{Message: &mailboxv1.ServeRequest_Complete{
-				Complete: &mailboxv1.CompleteRequest{Invocation: s.id, Capture: s.c}}, TraceContext: s.ctx}
+				Complete: &mailboxv1.CompleteRequest{Invocation: s.id, Capture: s.c}}, TraceContext: s.carried}
 			if l.stream.Send(req) != nil {
 				return // the reader sees the end, and resends
 			}
@@ -176,16 +176,25 @@ func (l *line) send() {
 // Follow's.
 func (l *line) take(ev *mailboxv1.ServeResponse) *mailboxv1.FollowResponse {
 	switch e := ev.GetEvent().(type) {
+	case *mailboxv1.ServeResponse_Completed:
+		l.settle(e.Completed.GetInvocation(), nil)
+	case *mailboxv1.ServeResponse_Refused:
+		l.settle(e.Refused.GetInvocation(), status.Error(codes.Code(e.Refused.GetCode()), e.Refused.GetMessage()))
+	}
+	return FollowEvent(ev)
+}
+
+// FollowEvent is a Serve stream's event as Follow sends it: opened, an
+// invocation or a cancellation; nil for a complete's receipt or refusal,
+// which Follow has no event for.
+func FollowEvent(ev *mailboxv1.ServeResponse) *mailboxv1.FollowResponse {
+	switch e := ev.GetEvent().(type) {
 	case *mailboxv1.ServeResponse_Opened:
 		return &mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Opened{Opened: e.Opened}}
 	case *mailboxv1.ServeResponse_Invocation:
 		return &mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Invocation{Invocation: e.Invocation}}
 	case *mailboxv1.ServeResponse_Cancelled:
 		return &mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Cancelled{Cancelled: e.Cancelled}}
-	case *mailboxv1.ServeResponse_Completed:
-		l.settle(e.Completed.GetInvocation(), nil)
-	case *mailboxv1.ServeResponse_Refused:
-		l.settle(e.Refused.GetInvocation(), status.Error(codes.Code(e.Refused.GetCode()), e.Refused.GetMessage()))
 	}
 	return nil
 }
