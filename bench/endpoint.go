@@ -119,7 +119,7 @@ func mcpEndpoint(ctx context.Context, r *report, t testkit.TB, bin, dir, server 
 			r.ratio("mcp_endpoint_p50_ratio", lat.p50(), directLat.p50(), endpointP50Target, true)
 			r.check("mcp_endpoint_cpu_ms_per_call", tp.cpuMsPerCall(), endpointCPUTargetMs, true)
 			if r.profile != "" {
-				if err := profileUnderLoad(ctx, debugAddr, r.profile, call); err != nil {
+				if err := profileUnderLoad(ctx, debugAddr, r.profile, "", endpointSessions, call); err != nil {
 					return err
 				}
 			}
@@ -348,9 +348,10 @@ func cpuTime(pid int) (time.Duration, error) {
 	return time.Duration(utime+stime) * time.Second / clockTick, nil
 }
 
-// profileUnderLoad saves a CPU profile of the suite under the 16-session
-// load and its allocations, from its --debug-addr, into dir.
-func profileUnderLoad(ctx context.Context, debugAddr, dir string, op func(context.Context, int) error) error {
+// profileUnderLoad saves a CPU profile of the suite under a load of
+// workers callers and its allocations, from its --debug-addr, into dir
+// (files named prefix+"cpu.pprof" and prefix+"allocs.pprof").
+func profileUnderLoad(ctx context.Context, debugAddr, dir, prefix string, workers int, op func(context.Context, int) error) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -373,20 +374,20 @@ func profileUnderLoad(ctx context.Context, debugAddr, dir string, op func(contex
 	}
 	var wg sync.WaitGroup
 	var loadErr error
-	wg.Go(func() { _, loadErr = loadRun(ctx, nil, endpointSessions, endpointProfileWindow+2*time.Second, op) })
+	wg.Go(func() { _, loadErr = loadRun(ctx, nil, workers, endpointProfileWindow+2*time.Second, op) })
 	time.Sleep(time.Second)
 	secs := int(endpointProfileWindow / time.Second)
-	err := fetch(fmt.Sprintf("/debug/pprof/profile?seconds=%d", secs), "cpu.pprof")
+	err := fetch(fmt.Sprintf("/debug/pprof/profile?seconds=%d", secs), prefix+"cpu.pprof")
 	wg.Wait()
 	if err == nil {
-		err = fetch("/debug/pprof/allocs", "allocs.pprof")
+		err = fetch("/debug/pprof/allocs", prefix+"allocs.pprof")
 	}
 	if err == nil {
 		err = loadErr
 	}
 	if err != nil {
-		return fmt.Errorf("profiling the endpoint: %w", err)
+		return fmt.Errorf("profiling the suite: %w", err)
 	}
-	fmt.Fprintf(os.Stderr, "wrote %s/cpu.pprof and allocs.pprof\n", dir)
+	fmt.Fprintf(os.Stderr, "wrote %s/%scpu.pprof and %sallocs.pprof\n", dir, prefix, prefix)
 	return nil
 }

@@ -30,7 +30,7 @@ func main() {
 	scaleHosts := flag.Int("scale-hosts", 1000, "hosts the scale step parks on one mailbox replica")
 	scaleQueued := flag.Int("scale-queued", 10000, "invocations of 1 KiB the scale step queues")
 	suiteEnv := flag.String("suite-env", "", "NAME=value,… added to the environment of the MCP endpoint step's suite (GOGC=400 to see what the collector costs)")
-	profile := flag.String("profile", "", "save a CPU and an allocation profile of the suite under the MCP endpoint's load in this directory")
+	profile := flag.String("profile", "", "save CPU and allocation profiles of the suite under the MCP endpoint's load and the JetStream store's 64 drivers in this directory")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -29,9 +29,9 @@ func stores(ctx context.Context, r *report, t testkit.TB, bin, dir string, echo 
 		name, store string
 		how         answering
 	}{{"nats", "nats", onServe}, {"nats_unary_complete", "nats", withComplete}, {"mem", "mem", onServe}} {
-		grpcAddr, httpAddr := testkit.FreeAddr(t), testkit.FreeAddr(t)
+		grpcAddr, httpAddr, debugAddr := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
 		p := testkit.Start(t, bin, "dev", "--grpc", grpcAddr, "--http", httpAddr, "--data", filepath.Join(dir, "store-"+run.name),
-			"--store", run.store, "--log-level", "warn")
+			"--store", run.store, "--debug-addr", debugAddr, "--log-level", "warn")
 		conn := healthy(t, grpcAddr, mailboxv1.MailboxService_ServiceDesc.ServiceName)
 		s := &suite{reg: registryv1.NewRegistryServiceClient(conn), mb: mailboxv1.NewMailboxServiceClient(conn)}
 		if err := advertiseEcho(ctx, s.reg, "store-host"); err != nil {
@@ -56,6 +56,12 @@ func stores(ctx context.Context, r *report, t testkit.TB, bin, dir string, echo 
 			serve, serveTP = rt, tp
 			r.ratio("embedded_nats_p50_ratio", rt.p50(), echo.p50(), 3.5, true)
 			r.check("embedded_nats_throughput_ratio_64", tp/echoTP64, 0.2, false)
+			if r.profile != "" {
+				err := profileUnderLoad(ctx, debugAddr, r.profile, "store-", 64, func(ctx context.Context, _ int) error { return do(ctx) })
+				if err != nil {
+					return err
+				}
+			}
 		case "nats_unary_complete": // no target: what Serve buys
 			r.figure("embedded_nats_serve_over_unary_p50", float64(serve.p50())/float64(rt.p50()))
 			r.figure("embedded_nats_serve_over_unary_throughput_64", serveTP/tp)
