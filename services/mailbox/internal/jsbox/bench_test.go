@@ -60,12 +60,7 @@ func BenchmarkCall64(b *testing.B) {
 func BenchmarkAWaitingCapture(b *testing.B) {
 	for _, c := range []struct{ name, key string }{{"handed_over", ""}, {"stored_then_taken", "k"}} {
 		b.Run(c.name, func(b *testing.B) {
-			box, _ := oneNodeBox(b, storetest.Defaults)
-			read, err := box.OpenRead(context.Background(), "laptop")
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(read.Close)
+			box, _, read := readingOnOneNode(b)
 			for b.Loop() {
 				answerWhileCaptureWaits(b, box, read, c.key)
 			}
@@ -121,4 +116,28 @@ func answeringBoxConn(b testing.TB) (*jsbox.Box, *nats.Conn) {
 		}
 	}()
 	return box, nc
+}
+
+// BenchmarkACaptureAfterItsAnswer is an invocation posted, handed out and
+// answered, then collected by its poster once the answer was announced:
+// the act path whose host answers before the driver asks (recentAnswers).
+func BenchmarkACaptureAfterItsAnswer(b *testing.B) {
+	ctx := context.Background()
+	box, nc, read := readingOnOneNode(b)
+	for b.Loop() {
+		id := handedOut(b, box, read)
+		announced := make(chan *nats.Msg, 1)
+		sub, err := nc.ChanSubscribe("sb.done."+id, announced)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := box.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "done"}); err != nil {
+			b.Fatal(err)
+		}
+		<-announced
+		_ = sub.Unsubscribe()
+		if c, err := box.Collect(ctx, "driver", id, 0, ""); err != nil || c == nil {
+			b.Fatal(c, err)
+		}
+	}
 }

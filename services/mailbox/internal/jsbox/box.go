@@ -105,6 +105,7 @@ type Box struct {
 	reads     map[string]*Read              // the reads this replica holds
 	waiters   map[string][]*waiter          // invocation id → the calls waiting for its answer
 	watchers  map[string][]chan struct{}    // invocation id → the Status waits for its news
+	recent    *recentAnswers                // answers heard that no call here waited for
 	closed    bool
 	closing   chan struct{}
 }
@@ -172,7 +173,7 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Box
 	}
 	b := &Box{cfg: cfg, nc: nc, js: js, queue: queue, slots: slots, log: log, name: inflight.NewID(),
 		consumers: map[string]jetstream.Consumer{}, reads: map[string]*Read{}, waiters: map[string][]*waiter{},
-		watchers: map[string][]chan struct{}{}, closing: make(chan struct{})}
+		watchers: map[string][]chan struct{}{}, closing: make(chan struct{}), recent: newRecentAnswers()}
 	// One subscription for every answer, held for the replica's life: a
 	// subscription made per call would race its own interest across a
 	// cluster's routes, and an answer published on another node before that
@@ -188,18 +189,23 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Box
 }
 
 // deliverAnswer hands an answer to the calls of this replica waiting for
-// it.
+// it; one nobody here waits for is kept a while for a collection that may
+// come for it (recentAnswers).
 func (b *Box) deliverAnswer(m *nats.Msg) {
 	id := m.Subject[len(donePrefix):]
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, w := range b.waiters[id] {
+	ws := b.waiters[id]
+	for _, w := range ws {
 		select {
 		case w.ch <- m:
 		default: // it has one already
 		}
 	}
 	b.wakeWatchers(id)
+	b.mu.Unlock()
+	if len(ws) == 0 {
+		b.recent.heard(id, m.Data)
+	}
 }
 
 func orUnlimited(n int64) int64 {
@@ -263,7 +269,7 @@ func (b *Box) Complete(ctx context.Context, caller, id string, c inflight.Captur
 		if err != nil {
 			return inflight.Capture{}, unavailable("storing the capture", err)
 		}
-		b.announceAnswer(id, newRev, stored)
+		b.announceAnswer(id, newRev, rec.Poster, stored)
 		b.completed(r, caller, id, rec, stored)
 		return stored, nil
 	}
@@ -309,13 +315,14 @@ func (b *Box) readAt(ctx context.Context, id string) (record, uint64, time.Time,
 // every answer, so a larger one is only announced, and its waiter reads it.
 const maxAnnounced = 16 << 10
 
-// announceAnswer tells the waiters of id that it is answered.
-func (b *Box) announceAnswer(id string, rev uint64, c inflight.Capture) {
+// announceAnswer tells the waiters of id, posted by poster, that it is
+// answered.
+func (b *Box) announceAnswer(id string, rev uint64, poster string, c inflight.Capture) {
 	if len(c.Stdout)+len(c.Stderr) > maxAnnounced {
 		b.announce(donePrefix+id, nil)
 		return
 	}
-	b.announce(donePrefix+id, encodeAnswer(rev, c))
+	b.announce(donePrefix+id, encodeAnswer(rev, poster, c))
 }
 
 // announce publishes a wake-up on core NATS. It is best effort by design:

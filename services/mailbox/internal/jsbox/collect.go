@@ -35,8 +35,17 @@ func (b *Box) Await(ctx context.Context, caller, id string) (*inflight.Capture, 
 }
 
 // collect reads the slot once: absent for someone else's, nil while it
-// runs, the capture (and the slot taken) once answered.
+// runs, the capture (and the slot taken) once answered. An answer heard
+// lately is taken without the read (recentAnswers).
 func (b *Box) collect(ctx context.Context, caller, id, retryKey string) (*inflight.Capture, error) {
+	if retryKey == "" {
+		if a, ok := b.recent.take(id, caller); ok {
+			if c, err := b.purge(ctx, id, a); !isAbsent(err) {
+				return c, err
+			}
+			// Changed since it was announced: the slot says how it stands.
+		}
+	}
 	rec, rev, err := b.read(ctx, id)
 	if err != nil {
 		return nil, err
@@ -152,7 +161,7 @@ func (b *Box) Cancel(ctx context.Context, caller, id, reason string, keep bool) 
 		}
 		b.announce(readPrefix+rec.Client+".cancel", []byte(id))
 		if keep {
-			b.announceAnswer(id, newRev, c) // a waiting collection takes it
+			b.announceAnswer(id, newRev, rec.Poster, c) // a waiting collection takes it
 		} else {
 			b.announce(donePrefix+id, nil) // waiters wake and find the slot gone
 		}

@@ -13,3 +13,13 @@ func CollectorWaits(b *Box, id string) bool {
 	}
 	return false
 }
+
+// Recalls reports whether b keeps the announced answer of id for a
+// collection to come (recentAnswers): the moment a test collects to see
+// the collection skip its read.
+func Recalls(b *Box, id string) bool {
+	b.recent.mu.Lock()
+	defer b.recent.mu.Unlock()
+	_, ok := b.recent.byID[id]
+	return ok
+}

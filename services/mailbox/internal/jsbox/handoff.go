@@ -277,7 +277,7 @@ func (r *Read) answerWith(ctx context.Context, id string, rec record, rev uint64
 	if err != nil {
 		return err
 	}
-	r.box.announceAnswer(id, newRev, c)
+	r.box.announceAnswer(id, newRev, rec.Poster, c)
 	if r.box.cfg.Answered != nil {
 		r.box.cfg.Answered(id, r.client, rec.Posted, c, by)
 	}

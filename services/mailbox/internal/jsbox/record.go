@@ -102,9 +102,9 @@ func decodeNotes(notes []*mailboxv1.ProgressNote) []inflight.Note {
 
 // encodeAnswer is what a completion tells the callers waiting for it: the
 // slot's revision once answered, so a waiter can take it (compare-and-purge)
-// without reading it again, and the capture.
-func encodeAnswer(rev uint64, c inflight.Capture) []byte {
-	b, _ := proto.Marshal(&mailboxv1.StoredAnswer{Revision: rev, Capture: capture.New(c.Stdout, c.Stderr, c.ExitCode)})
+// without reading it again, the capture, and whose it is.
+func encodeAnswer(rev uint64, poster string, c inflight.Capture) []byte {
+	b, _ := proto.Marshal(&mailboxv1.StoredAnswer{Revision: rev, Poster: poster, Capture: capture.New(c.Stdout, c.Stderr, c.ExitCode)})
 	return b
 }
 
@@ -114,12 +114,14 @@ func decodeAnswer(b []byte) (answer, bool) {
 		return answer{}, false
 	}
 	c := m.GetCapture()
-	return answer{Revision: m.GetRevision(), Capture: inflight.Capture{Stdout: c.GetStdout(), Stderr: c.GetStderr(), ExitCode: c.GetExitCode()}}, true
+	return answer{Revision: m.GetRevision(), Poster: m.GetPoster(),
+		Capture: inflight.Capture{Stdout: c.GetStdout(), Stderr: c.GetStderr(), ExitCode: c.GetExitCode()}}, true
 }
 
 // answer is a decoded StoredAnswer.
 type answer struct {
 	Revision uint64
+	Poster   string // empty in an announcement from a replica before it was announced
 	Capture  inflight.Capture
 }
 

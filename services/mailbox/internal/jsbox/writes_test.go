@@ -60,12 +60,7 @@ func TestWhatACallWrites(t *testing.T) {
 func TestWhatAnInvokeAndAWaitingCaptureWrite(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	box, nc := oneNodeBox(t, storetest.Defaults)
-	read, err := box.OpenRead(ctx, "laptop")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(read.Close)
+	box, nc, read := readingOnOneNode(t)
 	for _, c := range []struct {
 		key    string
 		writes uint64
@@ -89,14 +84,7 @@ func TestWhatAnInvokeAndAWaitingCaptureWrite(t *testing.T) {
 func answerWhileCaptureWaits(tb testing.TB, box *jsbox.Box, read inflight.Read, retryKey string) string {
 	tb.Helper()
 	ctx := context.Background()
-	id := inflight.NewID()
-	if err := box.Post(ctx, inflight.Post{ID: id, Client: "laptop", Poster: "driver", Tool: "echo", Input: `{}`}); err != nil {
-		tb.Fatal(err)
-	}
-	spin(tb, "the invocation handed out", func() bool {
-		got, _ := read.Take(false, storetest.Roomy())
-		return len(got) > 0
-	})
+	id := handedOut(tb, box, read)
 	got := make(chan *inflight.Capture, 1)
 	go func() {
 		c, err := box.Collect(ctx, "driver", id, 10*time.Second, retryKey)
@@ -112,6 +100,34 @@ func answerWhileCaptureWaits(tb testing.TB, box *jsbox.Box, read inflight.Read, 
 	if c := <-got; c == nil || c.Stdout != "done" {
 		tb.Fatalf("the waiting Capture got %+v, want the capture", c)
 	}
+	return id
+}
+
+// readingOnOneNode is a box on a one-node server of its own, its
+// connection, and a read of "laptop" open on it, all ending with the test.
+func readingOnOneNode(tb testing.TB) (*jsbox.Box, *nats.Conn, inflight.Read) {
+	tb.Helper()
+	box, nc := oneNodeBox(tb, storetest.Defaults)
+	read, err := box.OpenRead(context.Background(), "laptop")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(read.Close)
+	return box, nc, read
+}
+
+// handedOut posts an invocation of "driver" to "laptop" and takes it on
+// read; it returns its id.
+func handedOut(tb testing.TB, box *jsbox.Box, read inflight.Read) string {
+	tb.Helper()
+	id := inflight.NewID()
+	if err := box.Post(context.Background(), inflight.Post{ID: id, Client: "laptop", Poster: "driver", Tool: "echo", Input: `{}`}); err != nil {
+		tb.Fatal(err)
+	}
+	spin(tb, "the invocation handed out", func() bool {
+		got, _ := read.Take(false, storetest.Roomy())
+		return len(got) > 0
+	})
 	return id
 }
 

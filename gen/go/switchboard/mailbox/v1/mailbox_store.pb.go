@@ -176,7 +176,11 @@ type StoredAnswer struct {
 	// at that revision, so exactly one collector gets the capture.
 	Revision uint64 `protobuf:"varint,1,opt,name=revision,proto3" json:"revision,omitempty"`
 	// capture is the stored capture.
-	Capture       *Capture `protobuf:"bytes,2,opt,name=capture,proto3" json:"capture,omitempty"`
+	Capture *Capture `protobuf:"bytes,2,opt,name=capture,proto3" json:"capture,omitempty"`
+	// poster is the invocation's poster: every replica keeps the answers it
+	// hears for a while, so that the poster's collection that comes after
+	// its answer takes the slot without reading it first.
+	Poster        string `protobuf:"bytes,3,opt,name=poster,proto3" json:"poster,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -225,6 +229,13 @@ func (x *StoredAnswer) GetCapture() *Capture {
 	return nil
 }
 
+func (x *StoredAnswer) GetPoster() string {
+	if x != nil {
+		return x.Poster
+	}
+	return ""
+}
+
 var File_switchboard_mailbox_v1_mailbox_store_proto protoreflect.FileDescriptor
 
 const file_switchboard_mailbox_v1_mailbox_store_proto_rawDesc = "" +
@@ -242,10 +253,11 @@ const file_switchboard_mailbox_v1_mailbox_store_proto_rawDesc = "" +
 	"\atimeout\x18\b \x01(\x03R\atimeout\x12$\n" +
 	"\x0eposted_unix_ms\x18\v \x01(\x03R\fpostedUnixMs\x12:\n" +
 	"\x05notes\x18\f \x03(\v2$.switchboard.mailbox.v1.ProgressNoteR\x05notes\x12\x1c\n" +
-	"\tcancelled\x18\r \x01(\bR\tcancelled\"e\n" +
+	"\tcancelled\x18\r \x01(\bR\tcancelled\"}\n" +
 	"\fStoredAnswer\x12\x1a\n" +
 	"\brevision\x18\x01 \x01(\x04R\brevision\x129\n" +
-	"\acapture\x18\x02 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acaptureBPZNgithub.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1;mailboxv1b\x06proto3"
+	"\acapture\x18\x02 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acapture\x12\x16\n" +
+	"\x06poster\x18\x03 \x01(\tR\x06posterBPZNgithub.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1;mailboxv1b\x06proto3"
 
 var (
 	file_switchboard_mailbox_v1_mailbox_store_proto_rawDescOnce sync.Once
