@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/jsbox"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/storetest"
@@ -120,10 +121,7 @@ func readingOnOneNode(tb testing.TB) (*jsbox.Box, *nats.Conn, inflight.Read) {
 // read; it returns its id.
 func handedOut(tb testing.TB, box *jsbox.Box, read inflight.Read) string {
 	tb.Helper()
-	id := inflight.NewID()
-	if err := box.Post(context.Background(), inflight.Post{ID: id, Client: "laptop", Poster: "driver", Tool: "echo", Input: `{}`}); err != nil {
-		tb.Fatal(err)
-	}
+	id := postOne(tb, box)
 	spin(tb, "the invocation handed out", func() bool {
 		got, _ := read.Take(false, storetest.Roomy())
 		return len(got) > 0
@@ -158,4 +156,67 @@ func lastSeq(t *testing.T, nc *nats.Conn, stream string) uint64 {
 		t.Fatal(err)
 	}
 	return info.State.LastSeq
+}
+
+// TestCollectedSlotsLeaveNothingBehind: a slot taken by a Call's hand-over,
+// by a collection and by a cancel each leave only a purge marker, which
+// JetStream drops a second later: the bucket ends empty instead of holding
+// a marker per call for the hour.
+func TestCollectedSlotsLeaveNothingBehind(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	box, nc, read := readingOnOneNode(t)
+	go func() { // the host: answers what it is handed
+		for {
+			select {
+			case <-read.Wake():
+			case <-read.Ended():
+				return
+			}
+			invs, _ := read.Take(false, storetest.Roomy())
+			for _, inv := range invs {
+				_, err := box.Complete(ctx, "laptop", inv.ID, inflight.Capture{Stdout: "done"})
+				if err != nil && status.Code(err) != codes.NotFound { // one cancelled first is absent
+					t.Error(err)
+				}
+			}
+		}
+	}()
+	for range 5 {
+		if c, err := box.Call(ctx, ctx, inflight.Post{ID: inflight.NewID(), Client: "laptop", Poster: "driver", Tool: "echo", Input: `{}`}); err != nil || c == nil {
+			t.Fatalf("call: %+v %v", c, err)
+		}
+		if c, err := box.Collect(ctx, "driver", postOne(t, box), 10*time.Second, ""); err != nil || c == nil {
+			t.Fatalf("collect: %+v %v", c, err)
+		}
+		if _, err := box.Cancel(ctx, "driver", postOne(t, box), "", false); err != nil {
+			t.Fatalf("cancel: %v", err)
+		}
+	}
+	stream := "KV_" + jsbox.SlotBucket
+	if n := lastSeq(t, nc, stream); n < 30 {
+		t.Fatalf("the bucket was written %d times, want at least two writes an invocation", n)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, "the bucket empty", 15*time.Second, func() bool {
+		st, err := js.Stream(ctx, stream)
+		if err != nil {
+			return false
+		}
+		info, err := st.Info(ctx)
+		return err == nil && info.State.Msgs == 0
+	})
+}
+
+// postOne posts an invocation of "driver" to "laptop"; it returns its id.
+func postOne(tb testing.TB, box *jsbox.Box) string {
+	tb.Helper()
+	id := inflight.NewID()
+	if err := box.Post(context.Background(), inflight.Post{ID: id, Client: "laptop", Poster: "driver", Tool: "echo", Input: `{}`}); err != nil {
+		tb.Fatal(err)
+	}
+	return id
 }
