@@ -121,7 +121,7 @@ func decodeAnswer(b []byte) (answer, bool) {
 // answer is a decoded StoredAnswer.
 type answer struct {
 	Revision uint64
-	Poster   string // empty in an announcement from a replica before it was announced
+	Poster   string // empty from a replica of an earlier version, which named none
 	Capture  inflight.Capture
 }
 
