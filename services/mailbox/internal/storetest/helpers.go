@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -62,7 +63,9 @@ func takeWithin(r inflight.Read, n int, d time.Duration) []inflight.Invocation {
 }
 
 // takeNone checks that nothing is handed out: the post-and-settle of a
-// marker invocation proves the store has delivered everything before it.
+// marker invocation proves the store has delivered everything posted
+// before it (not always what was given back before it: see
+// answeredWhileReading).
 // A store opened with a TTL shorter than a busy machine's delivery may let
 // the marker itself expire before the read gets to it; then another marker
 // is posted, and any marker handed out settles it.
@@ -82,6 +85,26 @@ func takeNone(t *testing.T, s inflight.Store, r inflight.Read, client string) {
 		}
 	}
 	t.Fatalf("none of the markers %v was handed out", markers)
+}
+
+// answeredWhileReading collects id's capture as its poster "driver",
+// taking from r meanwhile (it must hand out nothing more): a store may
+// deliver an invocation given back after invocations posted since, and the
+// mailbox's own answer to it (the in-doubt capture) is written by the Take
+// that receives it. It gives up after a lease and a margin, when even a
+// lost give-back would have been delivered again.
+func answeredWhileReading(t *testing.T, s inflight.Store, r inflight.Read, id string) (*inflight.Capture, error) {
+	t.Helper()
+	deadline := time.Now().Add(45 * time.Second)
+	for {
+		c, err := s.Collect(context.Background(), "driver", id, 0, "")
+		if c != nil || err != nil || time.Now().After(deadline) {
+			return c, err
+		}
+		if got := takeWithin(r, 1, 100*time.Millisecond); len(got) > 0 {
+			t.Fatalf("handed out %+v while waiting for the answer of %s", got, id)
+		}
+	}
 }
 
 func wantAbsent(t *testing.T, err error, id string) {

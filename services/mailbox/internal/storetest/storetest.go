@@ -165,7 +165,7 @@ func threeHandOffsProduceTheInDoubtCapture(t *testing.T, o Open) {
 	r := open(t, s, "laptop")
 	defer r.Close()
 	takeNone(t, s, r, "laptop") // not handed out a fourth time
-	c, err := s.Collect(ctx, "driver", id, 0, "")
+	c, err := answeredWhileReading(t, s, r, id)
 	want := `this invocation was handed to "laptop" 3 times and never answered; each hand-off may have run it; read the world before acting again`
 	if err != nil || c == nil || c.ExitCode != 1 || c.Stderr != want || c.Stdout != "" {
 		t.Fatalf("in-doubt capture: %+v %v", c, err)
