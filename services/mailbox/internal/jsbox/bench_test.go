@@ -2,6 +2,7 @@ package jsbox_test
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"testing"
 	"time"
@@ -139,5 +140,34 @@ func BenchmarkACaptureAfterItsAnswer(b *testing.B) {
 		if c, err := box.Collect(ctx, "driver", id, 0, ""); err != nil || c == nil {
 			b.Fatal(c, err)
 		}
+	}
+}
+
+// BenchmarkPostWithReadsOpen is Post to one of n clients whose reads are
+// open here and take nothing, as hosts busy with earlier calls: each post
+// is delivered to another client's consumer. With the consumers' state on
+// disk, each such delivery cost JetStream a state file written
+// (consumer.go).
+func BenchmarkPostWithReadsOpen(b *testing.B) {
+	for _, n := range []int{1, 1000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			ctx := context.Background()
+			cfg := config(storetest.Defaults, 1)
+			cfg.MaxClients, cfg.MaxQueued, cfg.MaxSlots = n, 1<<20, 1<<20
+			box, _ := oneNodeBoxWith(b, cfg)
+			for i := range n {
+				r, err := box.OpenRead(ctx, fmt.Sprint("host-", i))
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(r.Close)
+			}
+			for i := 0; b.Loop(); i++ {
+				p := inflight.Post{ID: inflight.NewID(), Client: fmt.Sprint("host-", i%n), Poster: "driver", Tool: "echo", Input: `{}`}
+				if err := box.Post(ctx, p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -24,6 +24,12 @@ func config(b storetest.Bounds, replicas int) jsbox.Config {
 // process, with its connection; both end with the test.
 func oneNodeBox(t testing.TB, b storetest.Bounds) (*jsbox.Box, *nats.Conn) {
 	t.Helper()
+	return oneNodeBoxWith(t, config(b, 1))
+}
+
+// oneNodeBoxWith is oneNodeBox with the box configured by cfg.
+func oneNodeBoxWith(t testing.TB, cfg jsbox.Config) (*jsbox.Box, *nats.Conn) {
+	t.Helper()
 	s, err := natsserver.Start(natsserver.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +40,7 @@ func oneNodeBox(t testing.TB, b storetest.Bounds) (*jsbox.Box, *nats.Conn) {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	box, err := jsbox.New(context.Background(), nc, config(b, 1), logging.Discard())
+	box, err := jsbox.New(context.Background(), nc, cfg, logging.Discard())
 	if err != nil {
 		t.Fatal(err)
 	}

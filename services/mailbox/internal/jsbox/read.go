@@ -81,14 +81,9 @@ func (b *Box) OpenRead(ctx context.Context, client string) (inflight.Read, error
 	if reading { // the lease keeps other replicas out; this keeps this one honest
 		return nil, inflight.SecondReader(client)
 	}
-	cons, err := b.consumer(ctx, client)
+	cons, info, err := b.readyConsumer(ctx, client)
 	if err != nil {
 		return nil, err
-	}
-	var info *jetstream.ConsumerInfo
-	err = natsconn.Request(ctx, func(ctx context.Context) (err error) { info, err = cons.Info(ctx); return err })
-	if err != nil {
-		return nil, unavailable("opening the read", err)
 	}
 	// The read lease makes this the client's one reader, so a pin left by
 	// an earlier read is stale: a replica that died holds it for a whole
@@ -106,8 +101,13 @@ func (b *Box) OpenRead(ctx context.Context, client string) (inflight.Read, error
 	r.consume, err = cons.Consume(r.deliver, jetstream.PullMaxMessages(pullBatch), jetstream.PullPriorityGroup(readerGroup),
 		jetstream.PullExpiry(min(maxPullExpiry, b.cfg.Lease/2)),
 		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-			if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) {
+			switch {
+			case errors.Is(err, jetstream.ErrConsumerDeleted), errors.Is(err, jetstream.ErrConsumerNotFound):
 				r.end()
+			case errors.Is(err, jetstream.ErrNoHeartbeat), errors.Is(err, nats.ErrNoResponders):
+				// What a consumer forgotten with its server (a restart of
+				// every node) looks like from here; or NATS is away a while.
+				go r.endIfGone(cons)
 			}
 		}))
 	if err != nil {
@@ -130,48 +130,6 @@ func (b *Box) OpenRead(ctx context.Context, client string) (inflight.Read, error
 	return r, nil
 }
 
-// consumer declares (once per process) the durable consumer of client's
-// subject. Its AckWait is the lease, MaxDeliver unbounded (handOff counts
-// the hand-offs, less the deliveries given back unsent, and answers the
-// one past the cap in doubt, not handing it out), and it
-// is forgotten after a TTL without reads, like the invocations it held.
-func (b *Box) consumer(ctx context.Context, client string) (jetstream.Consumer, error) {
-	b.mu.Lock()
-	c := b.consumers[client]
-	b.mu.Unlock()
-	if c != nil {
-		return c, nil
-	}
-	cfg := jetstream.ConsumerConfig{
-		Durable:           consumerName(client),
-		FilterSubject:     queuePrefix + client,
-		AckPolicy:         jetstream.AckExplicitPolicy,
-		AckWait:           b.cfg.Lease,
-		MaxDeliver:        -1,
-		MaxAckPending:     max(b.cfg.MaxQueued, 1),
-		InactiveThreshold: b.cfg.TTL,
-		PriorityPolicy:    jetstream.PriorityPolicyPinned,
-		PriorityGroups:    []string{readerGroup},
-		PinnedTTL:         b.cfg.Lease,
-	}
-	err := natsconn.Request(ctx, func(ctx context.Context) (err error) {
-		c, err = b.queue.CreateOrUpdateConsumer(ctx, cfg)
-		return err
-	})
-	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeMaximumConsumersLimit {
-		return nil, status.Errorf(codes.ResourceExhausted,
-			"invocations: the mailbox keeps queues for at most %d clients at once (--max-clients), and has as many; a queue unread for --ttl is forgotten", b.cfg.MaxClients)
-	}
-	if err != nil {
-		return nil, unavailable("opening the read", err)
-	}
-	b.mu.Lock()
-	b.consumers[client] = c
-	b.mu.Unlock()
-	return c, nil
-}
-
 // Requeued counts the invocations handed out earlier without an answer,
 // which this read gets again first.
 func (r *Read) Requeued() int { return r.requeued }
@@ -192,6 +150,20 @@ func (r *Read) Wake() <-chan struct{} { return r.wake }
 func (r *Read) Ended() <-chan struct{} { return r.ended }
 
 func (r *Read) end() { r.endOnce.Do(func() { close(r.ended) }) }
+
+// endIfGone ends the read when JetStream no longer knows its consumer, so
+// that its host reads again and the read's next opening declares it anew
+// (readyConsumer). Any other answer leaves the read to the client library,
+// which pulls again once NATS is back.
+func (r *Read) endIfGone(cons jetstream.Consumer) {
+	err := natsconn.Request(context.Background(), func(ctx context.Context) error {
+		_, err := cons.Info(ctx)
+		return err
+	})
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		r.end()
+	}
+}
 
 func (r *Read) signal() {
 	select {
@@ -349,18 +321,5 @@ func (r *Read) Close() {
 	b.mu.Unlock()
 	r.end()
 }
-
-// unpin frees client's consumer for the next pull request without a pin:
-// pull requests still pinned to an earlier read are refused from now on.
-// Best effort: at worst the pin times out after a lease (PinnedTTL).
-func (b *Box) unpin(ctx context.Context, client string) {
-	err := natsconn.Request(ctx, func(ctx context.Context) error { return b.queue.UnpinConsumer(ctx, consumerName(client), readerGroup) })
-	if err != nil &&
-		!errors.Is(err, jetstream.ErrConsumerNotFound) {
-		b.log.Debug("unpinning the consumer of a read", "client", client, "err", err)
-	}
-}
-
-func consumerName(client string) string { return "c-" + client }
 
 func isAbsent(err error) bool { return status.Code(err) == codes.NotFound }
