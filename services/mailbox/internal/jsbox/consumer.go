@@ -85,10 +85,12 @@ func (b *Box) consumer(ctx context.Context, client string) (jetstream.Consumer, 
 		})
 	}
 	err := declare()
-	if err != nil && b.keepsItsStorage(ctx, &cfg) {
+	var apiErr *jetstream.APIError
+	// Only a refusal from the server may be about the storage: a request
+	// that got no answer is not asked again.
+	if errors.As(err, &apiErr) && apiErr.ErrorCode != jetstream.JSErrCodeMaximumConsumersLimit && b.keepsItsStorage(ctx, &cfg) {
 		err = declare()
 	}
-	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeMaximumConsumersLimit {
 		return nil, status.Errorf(codes.ResourceExhausted,
 			"invocations: the mailbox keeps queues for at most %d clients at once (--max-clients), and has as many; a queue unread for --ttl is forgotten", b.cfg.MaxClients)

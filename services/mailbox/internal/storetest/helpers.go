@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -97,7 +96,7 @@ func answeredWhileReading(t *testing.T, s inflight.Store, r inflight.Read, id st
 	t.Helper()
 	deadline := time.Now().Add(45 * time.Second)
 	for {
-		c, err := s.Collect(context.Background(), "driver", id, 0, "")
+		c, err := s.Collect(ctx, "driver", id, 0, "")
 		if c != nil || err != nil || time.Now().After(deadline) {
 			return c, err
 		}
