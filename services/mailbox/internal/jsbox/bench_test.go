@@ -55,6 +55,24 @@ func BenchmarkCall64(b *testing.B) {
 	})
 }
 
+// BenchmarkInvokeThenCapture is the act path's round trip through the box
+// alone: an Invoke (Post) to a host reading on this replica that answers
+// at once, then its poster's waiting Capture, one at a time.
+func BenchmarkInvokeThenCapture(b *testing.B) {
+	box := answeringBox(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		id := inflight.NewID()
+		if err := box.Post(ctx, inflight.Post{ID: id, Client: "laptop", Poster: "driver", Tool: "echo", Input: `{"n":1}`}); err != nil {
+			b.Fatal(err)
+		}
+		if c, err := box.Collect(ctx, "driver", id, 10*time.Second, ""); err != nil || c == nil {
+			b.Fatal(c, err)
+		}
+	}
+}
+
 // BenchmarkAWaitingCapture is an invocation answered while its poster's
 // Capture waits on the same replica: handed over with the slot's purge,
 // and (with a retry key, which keeps the slot) stored, then taken.

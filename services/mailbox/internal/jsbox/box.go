@@ -193,9 +193,10 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Box
 // come for it (recentAnswers).
 func (b *Box) deliverAnswer(m *nats.Msg) {
 	id := m.Subject[len(donePrefix):]
+	waited := false
 	b.mu.Lock()
-	ws := b.waiters[id]
-	for _, w := range ws {
+	for _, w := range b.waiters[id] {
+		waited = waited || !w.holds // a hold on a precount waits for no answer
 		select {
 		case w.ch <- m:
 		default: // it has one already
@@ -203,7 +204,7 @@ func (b *Box) deliverAnswer(m *nats.Msg) {
 	}
 	b.wakeWatchers(id)
 	b.mu.Unlock()
-	if len(ws) == 0 {
+	if !waited {
 		b.recent.heard(id, m.Data)
 	}
 }

@@ -23,3 +23,23 @@ func Recalls(b *Box, id string) bool {
 	_, ok := b.recent.byID[id]
 	return ok
 }
+
+// PrecountedHeader marks a queue message whose slot was created with its
+// first hand-off counted; QueueSubject is a client's queue.
+const PrecountedHeader = headerPrecounted
+
+func QueueSubject(client string) string { return queuePrefix + client }
+
+// Spoiled reports whether an Invoke's hold on the precount of id heard of
+// a cancel: the moment a test takes to see the delivery checked against
+// the slot.
+func Spoiled(b *Box, id string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, w := range b.waiters[id] {
+		if w.holds && w.spoiled {
+			return true
+		}
+	}
+	return false
+}

@@ -17,8 +17,13 @@ import (
 
 // Post queues one invocation. The slot is written first, so a delivered
 // invocation always finds its slot; the queue refuses a client or a box
-// at its bound, and the slot is then taken back.
+// at its bound, and the slot is then taken back. When the client's host
+// reads through this replica and keeps up, it is posted precounted
+// instead, and its precount held until its first delivery (holdPrecount).
 func (b *Box) Post(ctx context.Context, p inflight.Post) error {
+	if b.keepsUp(p.Client) {
+		return b.holdPrecount(ctx, p)
+	}
 	_, _, err := b.post(ctx, p, false)
 	return err
 }

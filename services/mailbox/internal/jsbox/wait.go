@@ -55,6 +55,10 @@ type waiter struct {
 	postDone chan struct{}
 	posted   record
 	rev      uint64
+	// holds marks an Invoke's hold on its precount (precount.go): it waits
+	// for no answer, and release (guarded by Box.mu) ends it.
+	holds   bool
+	release *time.Timer
 }
 
 // Call posts p and awaits its answer until wait ends. It listens for the
@@ -79,8 +83,13 @@ func (b *Box) Call(ctx, wait context.Context, p inflight.Post) (*inflight.Captur
 
 // listen registers for the answer of id until unlisten.
 func (b *Box) listen(id string, own bool) *waiter {
-	w := &waiter{ch: make(chan *nats.Msg, 1), own: own, taken: make(chan *inflight.Capture, 1)}
-	if own {
+	return b.register(id, &waiter{own: own})
+}
+
+// register adds w, its channels made, to the waiters of id.
+func (b *Box) register(id string, w *waiter) *waiter {
+	w.ch, w.taken = make(chan *nats.Msg, 1), make(chan *inflight.Capture, 1)
+	if w.own {
 		w.postDone = make(chan struct{})
 	}
 	b.mu.Lock()
@@ -108,16 +117,26 @@ func (b *Box) unlisten(id string, w *waiter) (claimed, unused bool) {
 }
 
 // claim returns the waiting Call (or Capture) of id on this replica,
-// marked as being handed its capture, when it waits for it alone.
+// marked as being handed its capture, when it waits for it alone (an
+// Invoke's hold on its precount waits for no answer).
 func (b *Box) claim(id string) *waiter {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	ws := b.waiters[id]
-	if len(ws) != 1 || !(ws[0].own || ws[0].collects && !ws[0].keyed) || ws[0].claimed || len(ws[0].taken) > 0 {
+	var w *waiter
+	for _, o := range b.waiters[id] {
+		if o.holds {
+			continue
+		}
+		if w != nil {
+			return nil
+		}
+		w = o
+	}
+	if w == nil || !(w.own || w.collects && !w.keyed) || w.claimed || len(w.taken) > 0 {
 		return nil
 	}
-	ws[0].claimed = true
-	return ws[0]
+	w.claimed = true
+	return w
 }
 
 // handOver takes the slot of id, at revision rev, for the claimed waiter
