@@ -77,28 +77,11 @@ type Event struct {
 // Watch calls on for every key of the bucket, first as it stands (then
 // synced once), then for every change, until ctx ends or the watch fails.
 func Watch(ctx context.Context, kv jetstream.KeyValue, on func(Event), synced func()) error {
-	w, err := kv.WatchAll(ctx)
-	if err != nil {
-		return fmt.Errorf("watching %s: %w", Bucket, err)
-	}
-	defer w.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case e, ok := <-w.Updates():
-			if !ok {
-				return fmt.Errorf("the watch of %s ended", Bucket)
-			}
-			if e == nil {
-				synced()
-				continue
-			}
-			if ev, ok := decode(e); ok {
-				on(ev)
-			}
+	return streams.Watch(ctx, kv, func(e jetstream.KeyValueEntry) {
+		if ev, ok := decode(e); ok {
+			on(ev)
 		}
-	}
+	}, synced)
 }
 
 // decode reads one entry; keys it does not know are skipped.

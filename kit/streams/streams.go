@@ -3,7 +3,8 @@
 // the limits the suite owns (replicas, ages, sizes: an operator may change
 // them between starts), and refuses — with a sentence naming the setting — a
 // stream or bucket of the same name that someone else made or that another
-// layout of Switchboard wrote. Nothing is reused silently.
+// layout of Switchboard wrote. Nothing is reused silently. Watch follows a
+// bucket's keys, for every service that keeps a view of one.
 package streams
 
 import (

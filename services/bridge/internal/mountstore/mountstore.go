@@ -139,41 +139,27 @@ type Change struct {
 // stored at that point, then on for every change, until ctx ends or the
 // watch fails.
 func (s *Store) Watch(ctx context.Context, on func(Change), synced func(present map[string]bool)) error {
-	w, err := s.mounts.WatchAll(ctx)
-	if err != nil {
-		return fmt.Errorf("watching %s: %w", Bucket, err)
-	}
-	defer func() { _ = w.Stop() }()
 	present, initial := map[string]bool{}, true
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case e, ok := <-w.Updates():
-			switch {
-			case !ok:
-				return fmt.Errorf("the watch of %s ended", Bucket)
-			case e == nil:
-				initial = false
-				synced(present)
-				continue
-			case !strings.HasPrefix(e.Key(), mountPrefix):
-				continue
-			}
-			c := Change{Client: strings.TrimPrefix(e.Key(), mountPrefix), Rev: e.Revision()}
-			if e.Operation() == jetstream.KeyValuePut {
-				m, ok := decode(e)
-				if !ok {
-					continue // not ours to run; Put never writes one
-				}
-				c.Config = m.GetConfig()
-				if initial {
-					present[c.Client] = true
-				}
-			}
-			on(c)
+	return streams.Watch(ctx, s.mounts, func(e jetstream.KeyValueEntry) {
+		if !strings.HasPrefix(e.Key(), mountPrefix) {
+			return
 		}
-	}
+		c := Change{Client: strings.TrimPrefix(e.Key(), mountPrefix), Rev: e.Revision()}
+		if e.Operation() == jetstream.KeyValuePut {
+			m, ok := decode(e)
+			if !ok {
+				return // not ours to run; Put never writes one
+			}
+			c.Config = m.GetConfig()
+			if initial {
+				present[c.Client] = true
+			}
+		}
+		on(c)
+	}, func() {
+		initial = false
+		synced(present)
+	})
 }
 
 func decode(e jetstream.KeyValueEntry) (*bridgev1.MountRequest, bool) {

@@ -265,31 +265,14 @@ type Member struct {
 // watch fails. A key it cannot read is reported to bad, and to on as a
 // change of no kind: its revision still counts.
 func (r *Records) Watch(ctx context.Context, on func(Change), synced func(), bad func(key string, err error)) error {
-	w, err := r.kv.WatchAll(ctx)
-	if err != nil {
-		return fmt.Errorf("watching %s: %w", Bucket, err)
-	}
-	defer w.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case e, ok := <-w.Updates():
-			if !ok {
-				return fmt.Errorf("the watch of %s ended", Bucket)
-			}
-			if e == nil {
-				synced()
-				continue
-			}
-			c, err := decode(e)
-			if err != nil {
-				bad(e.Key(), err)
-				c = Change{Revision: e.Revision(), At: e.Created()}
-			}
-			on(c)
+	return streams.Watch(ctx, r.kv, func(e jetstream.KeyValueEntry) {
+		c, err := decode(e)
+		if err != nil {
+			bad(e.Key(), err)
+			c = Change{Revision: e.Revision(), At: e.Created()}
 		}
-	}
+		on(c)
+	}, synced)
 }
 
 func decode(e jetstream.KeyValueEntry) (Change, error) {
