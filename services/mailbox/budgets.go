@@ -23,21 +23,29 @@ const (
 	heldNoted    = "sb.held.noted"    // "<id> <bytes>": what its progress notes hold now
 )
 
+// headerFrom names the replica an announcement comes from. A replica hears
+// its own announcements too, after its ledger has moved on: the echo of an
+// earlier note's "holds n" arriving after a later note's would set the
+// count back (a poster's budget undercounted until the next echo), so each
+// replica skips its own.
+const headerFrom = "Sb-From"
+
 // held is the service's byte ledger, the same whatever store keeps the
 // invocations, with its announcements to the other replicas. Best effort
 // across replicas: a lost announcement keeps bytes counted until the TTL.
 type held struct {
 	ledger *budget.Ledger
 	nc     *nats.Conn
+	self   string // this replica, in headerFrom
 	subs   []*nats.Subscription
 	log    *slog.Logger
 }
 
 func newHeld(nc *nats.Conn, b Bounds, log *slog.Logger) (*held, error) {
-	h := &held{nc: nc, log: log, ledger: budget.New(budget.Limits{
+	h := &held{nc: nc, log: log, self: inflight.NewID(), ledger: budget.New(budget.Limits{
 		Total: b.MaxHeldBytes, PerPoster: b.MaxPosterBytes, PerClient: b.MaxClientBytes, TTL: b.TTL}, nil)}
 	for subject, f := range map[string]nats.MsgHandler{heldCaptured: h.heardCaptured, heldGone: h.heardGone, heldNoted: h.heardNoted} {
-		sub, err := nc.Subscribe(subject, f)
+		sub, err := nc.Subscribe(subject, h.fromOthers(f))
 		if err != nil {
 			h.close()
 			return nil, err
@@ -95,8 +103,20 @@ func (h *held) settled(id, poster string, taken bool, err error) {
 }
 
 func (h *held) announce(subject, data string) {
-	if err := h.nc.Publish(subject, []byte(data)); err != nil {
+	m := nats.NewMsg(subject)
+	m.Header.Set(headerFrom, h.self)
+	m.Data = []byte(data)
+	if err := h.nc.PublishMsg(m); err != nil {
 		h.log.Debug("a budget announcement was not sent", "subject", subject, "err", err)
+	}
+}
+
+// fromOthers is f for the announcements of the other replicas.
+func (h *held) fromOthers(f nats.MsgHandler) nats.MsgHandler {
+	return func(m *nats.Msg) {
+		if m.Header.Get(headerFrom) != h.self {
+			f(m)
+		}
 	}
 }
 
