@@ -79,6 +79,9 @@ type Config struct {
 	MaxCaptureBytes int
 	// Replicas is how many copies JetStream keeps.
 	Replicas int
+	// PrecountHold is how long an Invoke's precount waits for its first
+	// delivery (precount.go); 0 is a second, or a third of a lease if less.
+	PrecountHold time.Duration
 	// MaxClients bounds the clients with a consumer at once (a consumer is
 	// forgotten a TTL after its client's last read). JetStream would
 	// otherwise stop at its default of 1,000 consumers per stream.

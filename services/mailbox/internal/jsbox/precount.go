@@ -62,10 +62,18 @@ import (
 // reaches a Call: by its announcement to the read (spoilCall).
 //
 // precountHold is how long an Invoke's precount waits for its first
-// delivery (at most a third of a lease). A read that keeps up delivers in
-// well under a millisecond; one that fell behind meanwhile costs one write
-// more, to set it back.
+// delivery (at most a third of a lease) unless Config.PrecountHold says.
+// A read that keeps up delivers in well under a millisecond; one that fell
+// behind meanwhile costs one write more, to set it back.
 const precountHold = time.Second
+
+// holdFor is how long this box holds an Invoke's precount.
+func (b *Box) holdFor() time.Duration {
+	if b.cfg.PrecountHold > 0 {
+		return b.cfg.PrecountHold
+	}
+	return min(precountHold, b.cfg.Lease/3)
+}
 
 // keepsUp reports whether client's host reads through this replica with
 // nothing delivered waiting for it: an Invoke to it is handed out at once.
@@ -99,7 +107,7 @@ func (b *Box) holdPrecount(ctx context.Context, p inflight.Post) error {
 	}
 	b.mu.Lock()
 	if !w.gone { // not handed out already
-		w.release = time.AfterFunc(min(precountHold, b.cfg.Lease/3), func() { b.releaseHold(p.ID, w) })
+		w.release = time.AfterFunc(b.holdFor(), func() { b.releaseHold(p.ID, w) })
 	}
 	b.mu.Unlock()
 	return nil

@@ -59,10 +59,13 @@ func handoffs(t *testing.T, box *jsbox.Box, id string) int32 {
 }
 
 // invokedPrecounted is a box on a one-node server with a read of "laptop"
-// open, its connection, and an invocation posted to "laptop" precounted.
-func invokedPrecounted(t *testing.T) (*jsbox.Box, *nats.Conn, inflight.Read, string) {
+// open, its connection, and an invocation posted to "laptop" precounted,
+// its precount held for hold.
+func invokedPrecounted(t *testing.T, hold time.Duration) (*jsbox.Box, *nats.Conn, inflight.Read, string) {
 	t.Helper()
-	box, nc, read := readingOnOneNode(t)
+	cfg := config(storetest.Defaults, 1)
+	cfg.PrecountHold = hold
+	box, nc, read := readingWith(t, cfg)
 	id := invoking(t, box)
 	if !precounted(t, nc) {
 		t.Fatal("an Invoke to a host reading here, with nothing waiting, was not posted precounted")
@@ -72,7 +75,7 @@ func invokedPrecounted(t *testing.T) (*jsbox.Box, *nats.Conn, inflight.Read, str
 
 func TestAnInvokeHandedOutAtOnceCountsOneAndWritesNothingToHandIt(t *testing.T) {
 	t.Parallel()
-	box, nc, read, id := invokedPrecounted(t)
+	box, nc, read, id := invokedPrecounted(t, time.Minute) // never runs out before the Take
 	before := lastSeq(t, nc, "KV_"+jsbox.SlotBucket)
 	handedOnceAndCompleted(t, box, read, id, func() {
 		if n := lastSeq(t, nc, "KV_"+jsbox.SlotBucket) - before; n != 0 {
@@ -102,7 +105,7 @@ func handedOnceAndCompleted(t *testing.T, box *jsbox.Box, read inflight.Read, id
 // and the hand-off after counts one, not two.
 func TestAnInvokeNotTakenInTimeHasItsPrecountSetBack(t *testing.T) {
 	t.Parallel()
-	box, _, read, id := invokedPrecounted(t)
+	box, _, read, id := invokedPrecounted(t, 50*time.Millisecond)
 	delivered(t, read) // not taken
 	for deadline := time.Now().Add(20 * time.Second); handoffs(t, box, id) != 0; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {

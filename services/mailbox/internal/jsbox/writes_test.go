@@ -107,9 +107,19 @@ func answerWhileCaptureWaits(tb testing.TB, box *jsbox.Box, read inflight.Read, 
 
 // readingOnOneNode is a box on a one-node server of its own, its
 // connection, and a read of "laptop" open on it, all ending with the test.
+// An Invoke's precount is held a minute, so that a count of writes never
+// depends on how soon the test takes the invocation.
 func readingOnOneNode(tb testing.TB) (*jsbox.Box, *nats.Conn, inflight.Read) {
 	tb.Helper()
-	box, nc := oneNodeBox(tb, storetest.Defaults)
+	cfg := config(storetest.Defaults, 1)
+	cfg.PrecountHold = time.Minute
+	return readingWith(tb, cfg)
+}
+
+// readingWith is readingOnOneNode with the box configured by cfg.
+func readingWith(tb testing.TB, cfg jsbox.Config) (*jsbox.Box, *nats.Conn, inflight.Read) {
+	tb.Helper()
+	box, nc := oneNodeBoxWith(tb, cfg)
 	read, err := box.OpenRead(context.Background(), "laptop")
 	if err != nil {
 		tb.Fatal(err)
