@@ -23,11 +23,13 @@ const (
 	heldNoted    = "sb.held.noted"    // "<id> <bytes>": what its progress notes hold now
 )
 
-// headerFrom names the replica an announcement comes from. A replica hears
-// its own announcements too, after its ledger has moved on: the echo of an
-// earlier note's "holds n" arriving after a later note's would set the
-// count back (a poster's budget undercounted until the next echo), so each
-// replica skips its own.
+// headerFrom names the replica a notes announcement comes from. A replica
+// hears its own announcements too, after its ledger has moved on: the echo
+// of an earlier note's "holds n" arriving after a later note's would set
+// the count back (a poster's budget undercounted until the next echo), so
+// each replica skips its own. The echoes of the others say again what the
+// ledger already holds, and are left as they are: one of them goes out
+// with every call, and a header costs it a dozen allocations.
 const headerFrom = "Sb-From"
 
 // held is the service's byte ledger, the same whatever store keeps the
@@ -44,8 +46,8 @@ type held struct {
 func newHeld(nc *nats.Conn, b Bounds, log *slog.Logger) (*held, error) {
 	h := &held{nc: nc, log: log, self: inflight.NewID(), ledger: budget.New(budget.Limits{
 		Total: b.MaxHeldBytes, PerPoster: b.MaxPosterBytes, PerClient: b.MaxClientBytes, TTL: b.TTL}, nil)}
-	for subject, f := range map[string]nats.MsgHandler{heldCaptured: h.heardCaptured, heldGone: h.heardGone, heldNoted: h.heardNoted} {
-		sub, err := nc.Subscribe(subject, h.fromOthers(f))
+	for subject, f := range map[string]nats.MsgHandler{heldCaptured: h.heardCaptured, heldGone: h.heardGone, heldNoted: h.fromOthers(h.heardNoted)} {
+		sub, err := nc.Subscribe(subject, f)
 		if err != nil {
 			h.close()
 			return nil, err
@@ -85,7 +87,10 @@ func (h *held) captured(id string, c inflight.Capture) {
 // noted counts what id's progress notes hold now, until it is collected.
 func (h *held) noted(id string, n int) {
 	h.ledger.Noted(id, int64(n))
-	h.announce(heldNoted, id+" "+strconv.Itoa(n))
+	m := nats.NewMsg(heldNoted)
+	m.Header.Set(headerFrom, h.self)
+	m.Data = []byte(id + " " + strconv.Itoa(n))
+	h.sent(heldNoted, h.nc.PublishMsg(m))
 }
 
 // settled releases id for its poster after an act on it: once its capture
@@ -103,10 +108,11 @@ func (h *held) settled(id, poster string, taken bool, err error) {
 }
 
 func (h *held) announce(subject, data string) {
-	m := nats.NewMsg(subject)
-	m.Header.Set(headerFrom, h.self)
-	m.Data = []byte(data)
-	if err := h.nc.PublishMsg(m); err != nil {
+	h.sent(subject, h.nc.Publish(subject, []byte(data)))
+}
+
+func (h *held) sent(subject string, err error) {
+	if err != nil {
 		h.log.Debug("a budget announcement was not sent", "subject", subject, "err", err)
 	}
 }
