@@ -53,13 +53,13 @@ import (
 // stored, as a Call's does (in process, 6–8 µs before the post is over on
 // average), so the hand-off writes nothing: an Invoke answered to its
 // waiting Capture writes its slot twice, not three times. The Invoke
-// returns at once, so its
-// precount is held by a waiter of its own that waits for no answer
-// (holds), until the first delivery hands it out, or precountHold passes
-// and it is set back as a Call's is when its wait ends. From the Invoke's
-// reply on the poster knows the id, as a Call's poster does from its
-// header, and a cancel made through another replica reaches the hold as it
-// reaches a Call: by its announcement to the read (spoilCall).
+// returns at once, so its precount is held by a waiter of its own that
+// waits for no answer (holds), until the first delivery hands it out, or
+// the hold's time passes and it is set back as a Call's is when its wait
+// ends. From the Invoke's reply on the poster knows the id, as a Call's
+// poster does from its header, and a cancel made through another replica
+// reaches the hold as it reaches a Call: by its announcement to the read
+// (spoilCall).
 //
 // precountHold is how long an Invoke's precount waits for its first
 // delivery (at most a third of a lease) unless Config.PrecountHold says.
@@ -91,7 +91,7 @@ func (b *Box) keepsUp(client string) bool {
 }
 
 // holdPrecount posts an Invoke precounted, and holds its precount until
-// its first delivery or precountHold.
+// its first delivery, or for holdFor.
 func (b *Box) holdPrecount(ctx context.Context, p inflight.Post) error {
 	w := b.register(p.ID, &waiter{own: true, holds: true})
 	rec, rev, err := b.post(ctx, p, true)
