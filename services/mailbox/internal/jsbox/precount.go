@@ -50,7 +50,7 @@ import (
 // An Invoke is posted precounted too when its client's host reads through
 // this replica and keeps up (nothing delivered there waits for a Take):
 // its first delivery then reaches the read while its post is still being
-// stored, as a Call's does (in process, 6–8 µs before the post is over on
+// stored, as a Call's does (in process, 6–9 µs before the post is over on
 // average), so the hand-off writes nothing: an Invoke answered to its
 // waiting Capture writes its slot twice, not three times. The Invoke
 // returns at once, so its precount is held by a waiter of its own that
