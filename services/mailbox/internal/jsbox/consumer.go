@@ -24,8 +24,7 @@ func (b *Box) readyConsumer(ctx context.Context, client string) (jetstream.Consu
 		if err != nil {
 			return nil, nil, err
 		}
-		var info *jetstream.ConsumerInfo
-		err = natsconn.Request(ctx, func(ctx context.Context) (err error) { info, err = cons.Info(ctx); return err })
+		info, err := consumerInfo(ctx, cons)
 		if errors.Is(err, jetstream.ErrConsumerNotFound) && !again {
 			b.mu.Lock()
 			if b.consumers[client] == cons {
@@ -39,6 +38,12 @@ func (b *Box) readyConsumer(ctx context.Context, client string) (jetstream.Consu
 		}
 		return cons, info, nil
 	}
+}
+
+// consumerInfo asks JetStream how cons stands.
+func consumerInfo(ctx context.Context, cons jetstream.Consumer) (info *jetstream.ConsumerInfo, err error) {
+	err = natsconn.Request(ctx, func(ctx context.Context) (err error) { info, err = cons.Info(ctx); return err })
+	return info, err
 }
 
 // consumer declares (once per process) the durable consumer of client's
@@ -109,8 +114,7 @@ func (b *Box) consumer(ctx context.Context, client string) (jetstream.Consumer, 
 // Best effort: at worst the pin times out after a lease (PinnedTTL).
 func (b *Box) unpin(ctx context.Context, client string) {
 	err := natsconn.Request(ctx, func(ctx context.Context) error { return b.queue.UnpinConsumer(ctx, consumerName(client), readerGroup) })
-	if err != nil &&
-		!errors.Is(err, jetstream.ErrConsumerNotFound) {
+	if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		b.log.Debug("unpinning the consumer of a read", "client", client, "err", err)
 	}
 }

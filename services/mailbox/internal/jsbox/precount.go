@@ -98,18 +98,20 @@ func (b *Box) holdPrecount(ctx context.Context, p inflight.Post) error {
 	b.mu.Lock()
 	if err == nil {
 		w.posted, w.rev = rec, rev
+		w.release = time.AfterFunc(b.holdFor(), func() { b.releaseHold(p.ID, w) })
 	}
+	// A delivery that gave up waiting for this post (handPrecounted) let
+	// the hold go before it knew the revision to set the count back at.
+	released := w.gone
 	b.mu.Unlock()
 	close(w.postDone)
 	if err != nil {
 		b.unlisten(p.ID, w)
 		return err
 	}
-	b.mu.Lock()
-	if !w.gone { // not handed out already
-		w.release = time.AfterFunc(b.holdFor(), func() { b.releaseHold(p.ID, w) })
+	if released {
+		b.releaseHold(p.ID, w)
 	}
-	b.mu.Unlock()
 	return nil
 }
 

@@ -11,7 +11,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/switchboard-run/switchboard/kit/natsconn"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
 
@@ -156,11 +155,7 @@ func (r *Read) end() { r.endOnce.Do(func() { close(r.ended) }) }
 // (readyConsumer). Any other answer leaves the read to the client library,
 // which pulls again once NATS is back.
 func (r *Read) endIfGone(cons jetstream.Consumer) {
-	err := natsconn.Request(context.Background(), func(ctx context.Context) error {
-		_, err := cons.Info(ctx)
-		return err
-	})
-	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+	if _, err := consumerInfo(context.Background(), cons); errors.Is(err, jetstream.ErrConsumerNotFound) {
 		r.end()
 	}
 }
