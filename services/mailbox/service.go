@@ -25,6 +25,13 @@ import (
 // invocation's handle as soon as the call is accepted, before it is posted.
 const InvocationHeader = "switchboard-invocation"
 
+// RefusedTrailer marks a Call that named its handle and then failed by the
+// mailbox's own answer (its post refused, NATS lost): a caller holding the
+// handle can tell it from a connection that broke, after which the
+// invocation may well be stored and running and its capture can still be
+// collected by the handle (the MCP endpoint does so).
+const RefusedTrailer = "switchboard-refused"
+
 const (
 	maxReadHold    = 30 * time.Second
 	maxCaptureWait = 60 * time.Second
@@ -228,6 +235,7 @@ func (s *Service) Call(ctx context.Context, req *mailboxv1.CallRequest) (*mailbo
 	// budget held for an hour by one that never queued).
 	s.held.settled(p.ID, p.Poster, c != nil || err != nil, err)
 	if err != nil {
+		_ = grpc.SetTrailer(ctx, metadata.Pairs(RefusedTrailer, "1")) // the failing path only: the hot one sends no trailer
 		return nil, err
 	}
 	if c != nil {

@@ -2,11 +2,15 @@ package badinput
 
 import (
 	"context"
+	"errors"
+	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -92,6 +96,7 @@ func natsLost(t *testing.T, _ *suite) {
 	if err := call(procs.Driver()); err != nil {
 		t.Fatal(err)
 	}
+	mcpCall := mcpSession(t, sp, "box_echo")
 
 	ns.Shutdown()
 	// A driver with a deadline of its own and one without (grpcurl), and a
@@ -110,15 +115,63 @@ func natsLost(t *testing.T, _ *suite) {
 			Tools: []*registryv1.Tool{{Name: "echo", Description: "", InputSchema: `{"type":"object"}`}}})
 		return err
 	}
-	errs := within(t, invoke(withDeadline), invoke(procs.Driver()), advertise)
+	errs := within(t, invoke(withDeadline), invoke(procs.Driver()), advertise, mcpCall)
 	for i, act := range []string{"invoke with a deadline", "invoke without one", "advertise"} {
 		wantNATSRefusal(t, act, errs[i])
 	}
+	// The MCP endpoint's Call named its handle before its post was refused:
+	// the refusal, not a broken connection, so it is not collected again.
+	if err := errs[3]; err == nil || !strings.Contains(err.Error(), "cannot reach NATS") {
+		t.Fatalf("an MCP tools/call with NATS gone: %v; want a refusal saying NATS cannot be reached", err)
+	}
+	t.Logf("an MCP tools/call with NATS gone: %v", errs[3])
 
 	testkit.NATSAt(t, dir, strings.TrimPrefix(url, "nats://"))
 	testkit.Eventually(t, "a call to succeed once NATS is back", 60*time.Second, func() bool {
 		return call(procs.Driver()) == nil
 	})
+}
+
+// mcpSession starts a gateway in front of sp, joins tool's client to the
+// default workspace and opens an MCP session once tool is listed; it
+// returns a call of tool whose error is the refusal the client reads.
+func mcpSession(t *testing.T, sp *procs.Split, tool string) func() error {
+	t.Helper()
+	client, _, _ := strings.Cut(tool, "_")
+	if _, err := sp.Reg.RegisterClient(testkit.As("ops", identity.Admin),
+		&registryv1.RegisterClientRequest{Workspace: "default", Client: client}); err != nil {
+		t.Fatal(err)
+	}
+	sp.StartGateway()
+	ctx := context.Background()
+	var cs *mcp.ClientSession
+	testkit.Eventually(t, tool+" listed by the MCP endpoint", procs.StartTimeout, func() bool {
+		if cs == nil {
+			var err error
+			if cs, err = mcp.NewClient(&mcp.Implementation{Name: "switchboard-badinput", Version: "1"}, nil).Connect(ctx,
+				&mcp.StreamableClientTransport{Endpoint: "http://" + sp.HTTPAddr + "/mcp",
+					HTTPClient: testkit.HeaderClient(http.Header{"Switchboard-Identity": {"driver"}, "Switchboard-Grade": {string(identity.Driver)}})},
+				&mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"}); err != nil {
+				return false
+			}
+		}
+		res, err := cs.ListTools(ctx, nil)
+		return err == nil && slices.ContainsFunc(res.Tools, func(tl *mcp.Tool) bool { return tl.Name == tool })
+	})
+	t.Cleanup(func() { cs.Close() })
+	return func() error {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})
+		if err != nil || !res.IsError {
+			return err
+		}
+		var out []string
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				out = append(out, tc.Text)
+			}
+		}
+		return errors.New(strings.Join(out, " "))
+	}
 }
 
 // within makes calls at once and returns their errors, failing the test

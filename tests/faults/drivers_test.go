@@ -268,15 +268,9 @@ func mcpDriver(t *testing.T, url, rev string) *driver {
 		if err != nil {
 			return "", "", err
 		}
-		var out []string
-		for _, c := range res.Content {
-			if tc, ok := c.(*mcp.TextContent); ok {
-				out = append(out, tc.Text)
-			}
-		}
 		if res.IsError {
-			return "", "", errors.New(strings.Join(out, " "))
+			return "", "", errors.New(texts(res))
 		}
-		return strings.Join(out, ""), "", nil
+		return texts(res), "", nil
 	}}
 }

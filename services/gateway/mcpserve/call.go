@@ -74,6 +74,16 @@ func (m *Mirror) handler(name string, e entry) mcp.ToolHandler {
 			}
 			r = <-call.done
 		}
+		if connectionLost(r.err) && !r.refused {
+			if id := call.handle(); id != "" {
+				done := m.recollect(rpc, id, r.err)
+				select {
+				case r = <-done:
+				case <-ctx.Done():
+					return m.cancelled(as, id, done)
+				}
+			}
+		}
 		id := r.res.GetInvocation()
 		switch {
 		case r.res.GetCapture() != nil: // answered, even if the client has just gone: nothing to cancel
@@ -106,6 +116,9 @@ type running struct {
 type callResult struct {
 	res *mailboxv1.CallResponse
 	err error
+	// refused marks an error the mailbox answered (mailbox.RefusedTrailer),
+	// as against a connection that broke (recollect.go).
+	refused bool
 }
 
 // handle waits for the handle the mailbox names, and returns it, or ""
@@ -146,7 +159,7 @@ func (m *Mirror) startCall(ctx context.Context, req *mailboxv1.CallRequest) *run
 		close(c.named)
 		res := new(mailboxv1.CallResponse)
 		if err := stream.RecvMsg(res); err != nil {
-			c.done <- callResult{err: err}
+			c.done <- callResult{err: err, refused: len(stream.Trailer().Get(mailbox.RefusedTrailer)) > 0}
 			return
 		}
 		c.done <- callResult{res: res}

@@ -74,7 +74,11 @@ type MailboxServiceClient interface {
 	Capture(ctx context.Context, in *CaptureRequest, opts ...grpc.CallOption) (*CaptureResponse, error)
 	// Call is Invoke then Capture in one request, for grpcurl users and simple
 	// drivers. The caller's deadline bounds the wait; when it nears, the handle
-	// is returned without a capture so it can still be collected.
+	// is returned without a capture so it can still be collected. The handle
+	// is also sent at once as the response header "switchboard-invocation",
+	// so a caller can cancel while it waits, or collect with Capture should
+	// its connection break; an error the mailbox answers after that header
+	// carries the trailer "switchboard-refused".
 	Call(ctx context.Context, in *CallRequest, opts ...grpc.CallOption) (*CallResponse, error)
 	// Cancel is called by the driver that posted an invocation to abandon it.
 	// The host is told on its Follow stream, and the capture becomes exit_code
@@ -285,7 +289,11 @@ type MailboxServiceServer interface {
 	Capture(context.Context, *CaptureRequest) (*CaptureResponse, error)
 	// Call is Invoke then Capture in one request, for grpcurl users and simple
 	// drivers. The caller's deadline bounds the wait; when it nears, the handle
-	// is returned without a capture so it can still be collected.
+	// is returned without a capture so it can still be collected. The handle
+	// is also sent at once as the response header "switchboard-invocation",
+	// so a caller can cancel while it waits, or collect with Capture should
+	// its connection break; an error the mailbox answers after that header
+	// carries the trailer "switchboard-refused".
 	Call(context.Context, *CallRequest) (*CallResponse, error)
 	// Cancel is called by the driver that posted an invocation to abandon it.
 	// The host is told on its Follow stream, and the capture becomes exit_code
