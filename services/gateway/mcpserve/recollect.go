@@ -3,6 +3,7 @@ package mcpserve
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"time"
 
 	"google.golang.org/grpc"
@@ -11,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/retry"
 )
 
 // A tools/call whose connection to the mailbox replica breaks after the
@@ -28,12 +30,9 @@ import (
 // maxCaptureWait is the longest wait one Capture may ask for.
 const maxCaptureWait = 60 * time.Second
 
-// recollectPause and maxRecollectPause space the tries of a collection
-// that a replica refused as unavailable.
-const (
-	recollectPause    = 50 * time.Millisecond
-	maxRecollectPause = 2 * time.Second
-)
+// recollectRetry spaces the tries of a collection that found no replica
+// ready (it waited for one) or one that cannot reach NATS meanwhile.
+var recollectRetry = retry.Policy{Base: 50 * time.Millisecond, Max: 2 * time.Second, Multiplier: 2, Jitter: 0.2}
 
 // connectionLost reports whether a Call ended because its connection to
 // the mailbox broke, rather than by the mailbox's own answer.
@@ -47,37 +46,32 @@ func (m *Mirror) recollect(ctx context.Context, id string, lost error) <-chan ca
 		"invocation", id, "err", lost)
 	done := make(chan callResult, 1)
 	key := "mcp-" + rand.Text()
+	unavailable := retry.Loop{Policy: recollectRetry, Retryable: connectionLost}
 	go func() {
-		pause := recollectPause
 		for {
-			wait := maxCaptureWait
-			if deadline, ok := ctx.Deadline(); ok {
-				wait = min(wait, time.Until(deadline))
-			}
-			if wait <= 0 {
-				done <- callResult{res: &mailboxv1.CallResponse{Invocation: id}, err: status.Error(codes.DeadlineExceeded, "the call's time ran out")}
-				return
-			}
-			res, err := m.mailbox.Capture(ctx, &mailboxv1.CaptureRequest{Invocation: id, Wait: durationpb.New(wait), RetryKey: &key},
-				grpc.WaitForReady(true))
+			var res *mailboxv1.CaptureResponse
+			err := unavailable.Do(ctx, func(ctx context.Context) error {
+				wait := maxCaptureWait
+				if deadline, ok := ctx.Deadline(); ok {
+					wait = min(wait, time.Until(deadline))
+				}
+				if wait <= 0 {
+					return retry.Stop(context.DeadlineExceeded)
+				}
+				var err error
+				res, err = m.mailbox.Capture(ctx, &mailboxv1.CaptureRequest{Invocation: id, Wait: durationpb.New(wait), RetryKey: &key},
+					grpc.WaitForReady(true))
+				return err
+			})
 			switch {
 			case err == nil && res.GetCapture() != nil:
 				done <- callResult{res: &mailboxv1.CallResponse{Invocation: id, Capture: res.GetCapture()}}
 				return
-			case ctx.Err() != nil:
-				done <- callResult{res: &mailboxv1.CallResponse{Invocation: id}, err: status.FromContextError(ctx.Err()).Err()}
+			case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
+				done <- callResult{res: &mailboxv1.CallResponse{Invocation: id}, err: status.Error(codes.DeadlineExceeded, "the call's time ran out")}
 				return
 			case err == nil:
 				continue // still running: wait again
-			case connectionLost(err):
-				// No replica was ready (the call waited for one), or the one
-				// asked cannot reach NATS meanwhile: ask again a little later.
-				select {
-				case <-ctx.Done():
-				case <-time.After(pause):
-				}
-				pause = min(2*pause, maxRecollectPause)
-				continue
 			}
 			done <- callResult{err: status.Errorf(status.Code(err), "the connection to the mailbox broke while it ran (%s), and collecting its capture then failed: %s",
 				status.Convert(lost).Message(), status.Convert(err).Message())}
