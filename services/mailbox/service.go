@@ -16,21 +16,16 @@ import (
 	"github.com/switchboard-run/switchboard/kit/durations"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/jsontext"
+	"github.com/switchboard-run/switchboard/kit/mailboxcall"
 	"github.com/switchboard-run/switchboard/kit/names"
 	"github.com/switchboard-run/switchboard/kit/telemetry"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
 
 // InvocationHeader is the response header in which Call names the
-// invocation's handle as soon as the call is accepted, before it is posted.
-const InvocationHeader = "switchboard-invocation"
-
-// RefusedTrailer marks a Call that named its handle and then failed by the
-// mailbox's own answer (its post refused, NATS lost): a caller holding the
-// handle can tell it from a connection that broke, after which the
-// invocation may well be stored and running and its capture can still be
-// collected by the handle (the MCP endpoint does so).
-const RefusedTrailer = "switchboard-refused"
+// invocation's handle as soon as the call is accepted, before it is posted;
+// an error Call answers after it carries mailboxcall.RefusedTrailer.
+const InvocationHeader = mailboxcall.InvocationHeader
 
 const (
 	maxReadHold    = 30 * time.Second
@@ -235,7 +230,7 @@ func (s *Service) Call(ctx context.Context, req *mailboxv1.CallRequest) (*mailbo
 	// budget held for an hour by one that never queued).
 	s.held.settled(p.ID, p.Poster, c != nil || err != nil, err)
 	if err != nil {
-		_ = grpc.SetTrailer(ctx, metadata.Pairs(RefusedTrailer, "1")) // the failing path only: the hot one sends no trailer
+		_ = grpc.SetTrailer(ctx, metadata.Pairs(mailboxcall.RefusedTrailer, "1")) // the failing path only: the hot one sends no trailer
 		return nil, err
 	}
 	if c != nil {

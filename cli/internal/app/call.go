@@ -7,6 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
@@ -15,6 +19,7 @@ import (
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/envflag"
 	"github.com/switchboard-run/switchboard/kit/jsontext"
+	"github.com/switchboard-run/switchboard/kit/mailboxcall"
 )
 
 // runCall: switchboard call <presented-name> ['<json>' | -] [--timeout D] [--cwd DIR]
@@ -61,9 +66,20 @@ func runCall(ctx context.Context, args []string, std IO) int {
 	if *cwd != "" {
 		req.Cwd = proto.String(*cwd)
 	}
-	out, err := mailboxv1.NewMailboxServiceClient(conn.Mailbox()).Call(conn.Ctx(ctx), req)
+	mb := mailboxv1.NewMailboxServiceClient(conn.Mailbox())
+	var header, trailer metadata.MD
+	out, err := mb.Call(conn.Ctx(ctx), req, grpc.Header(&header), grpc.Trailer(&trailer))
 	if err != nil {
-		return fail(std, "call", rpcError(err))
+		id := mailboxcall.Handle(header)
+		if id == "" || !mailboxcall.Broken(err, trailer) {
+			return fail(std, "call", rpcError(err))
+		}
+		// The reply was lost with the replica, not the call: collect it.
+		fmt.Fprintf(std.Stderr, "switchboard call: the connection to the mailbox broke while %s ran (%s); collecting its capture\n",
+			id, status.Convert(err).Message())
+		if out, err = mailboxcall.Recollect(conn.Ctx(ctx), mb, id, err); err != nil && status.Code(err) != codes.DeadlineExceeded {
+			return fail(std, "call", rpcError(err))
+		}
 	}
 	if out.Capture == nil {
 		fmt.Fprintf(std.Stderr, "switchboard call: %s is still running after %v; collect it later with: switchboard capture %s --wait 60s\n",

@@ -14,7 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/services/mailbox"
+	"github.com/switchboard-run/switchboard/kit/mailboxcall"
 )
 
 // MetaTimeout is the tools/call _meta key by which a client tells its own
@@ -74,7 +74,7 @@ func (m *Mirror) handler(name string, e entry) mcp.ToolHandler {
 			}
 			r = <-call.done
 		}
-		if connectionLost(r.err) && !r.refused {
+		if r.broken {
 			if id := call.handle(); id != "" {
 				done := m.recollect(rpc, id, r.err)
 				select {
@@ -116,9 +116,9 @@ type running struct {
 type callResult struct {
 	res *mailboxv1.CallResponse
 	err error
-	// refused marks an error the mailbox answered (mailbox.RefusedTrailer),
-	// as against a connection that broke (recollect.go).
-	refused bool
+	// broken marks a call whose connection to the mailbox broke, as
+	// against an error the mailbox answered (recollect.go).
+	broken bool
 }
 
 // handle waits for the handle the mailbox names, and returns it, or ""
@@ -151,15 +151,13 @@ func (m *Mirror) startCall(ctx context.Context, req *mailboxv1.CallRequest) *run
 			return
 		}
 		if md, herr := stream.Header(); herr == nil {
-			if v := md.Get(mailbox.InvocationHeader); len(v) == 1 {
-				c.id = v[0]
-			}
+			c.id = mailboxcall.Handle(md)
 		}
 		named = true
 		close(c.named)
 		res := new(mailboxv1.CallResponse)
 		if err := stream.RecvMsg(res); err != nil {
-			c.done <- callResult{err: err, refused: len(stream.Trailer().Get(mailbox.RefusedTrailer)) > 0}
+			c.done <- callResult{err: err, broken: mailboxcall.Broken(err, stream.Trailer())}
 			return
 		}
 		c.done <- callResult{res: res}

@@ -1,0 +1,94 @@
+// Package mailboxcall is what a driver of the mailbox's Call needs when
+// its connection to the mailbox replica breaks mid-call. The Call names
+// its handle in a response header before it posts (InvocationHeader), and
+// the invocation lives in NATS: a broken connection lost the reply, not
+// the call. Recollect then collects the capture by the handle through
+// whichever replica is ready. An error the mailbox itself answered after
+// naming the handle (its post refused, NATS out of reach) carries
+// RefusedTrailer, and is the caller's answer as it stands.
+package mailboxcall
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/retry"
+)
+
+// InvocationHeader is the response header in which Call names the
+// invocation's handle as soon as the call is accepted, before it is posted.
+const InvocationHeader = "switchboard-invocation"
+
+// RefusedTrailer marks a Call that named its handle and then failed by the
+// mailbox's own answer, as against a connection that broke.
+const RefusedTrailer = "switchboard-refused"
+
+// maxCaptureWait is the longest wait one Capture may ask for.
+const maxCaptureWait = 60 * time.Second
+
+// backoff spaces the tries of a collection that found no replica ready
+// (it waited for one) or one that cannot reach NATS meanwhile.
+var backoff = retry.Policy{Base: 50 * time.Millisecond, Max: 2 * time.Second, Multiplier: 2, Jitter: 0.2}
+
+// Handle returns the handle a Call's response header names, or "".
+func Handle(header metadata.MD) string {
+	if v := header.Get(InvocationHeader); len(v) == 1 {
+		return v[0]
+	}
+	return ""
+}
+
+// Broken reports whether a Call that failed with err, its trailer
+// trailer, ended because its connection to the mailbox broke.
+func Broken(err error, trailer metadata.MD) bool {
+	return status.Code(err) == codes.Unavailable && len(trailer.Get(RefusedTrailer)) == 0
+}
+
+// Recollect collects the capture of invocation id, whose Call broke with
+// lost, under ctx (the call's own deadline): each Capture waits for the
+// answer (at most a minute, and not past the deadline) and for a ready
+// replica, under a retry key of its own, so a replica that dies while it
+// answers costs nothing either. It returns the reply the Call would have
+// given: the capture, or the handle alone with a DeadlineExceeded error
+// when the time ran out first; any other error says both what broke and
+// why the collection failed (NotFound: the dead replica had already
+// handed the capture to the Call and removed it).
+func Recollect(ctx context.Context, mb mailboxv1.MailboxServiceClient, id string, lost error) (*mailboxv1.CallResponse, error) {
+	key := "recollect-" + rand.Text()
+	unavailable := retry.Loop{Policy: backoff, Retryable: func(err error) bool { return status.Code(err) == codes.Unavailable }}
+	for {
+		var res *mailboxv1.CaptureResponse
+		err := unavailable.Do(ctx, func(ctx context.Context) error {
+			wait := maxCaptureWait
+			if deadline, ok := ctx.Deadline(); ok {
+				wait = min(wait, time.Until(deadline))
+			}
+			if wait <= 0 {
+				return retry.Stop(context.DeadlineExceeded)
+			}
+			var err error
+			res, err = mb.Capture(ctx, &mailboxv1.CaptureRequest{Invocation: id, Wait: durationpb.New(wait), RetryKey: &key},
+				grpc.WaitForReady(true))
+			return err
+		})
+		switch {
+		case err == nil && res.GetCapture() != nil:
+			return &mailboxv1.CallResponse{Invocation: id, Capture: res.GetCapture()}, nil
+		case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
+			return &mailboxv1.CallResponse{Invocation: id}, status.Error(codes.DeadlineExceeded, "the call's time ran out")
+		case err == nil:
+			continue // still running: wait again
+		}
+		return nil, status.Errorf(status.Code(err), "the connection to the mailbox broke while it ran (%s), and collecting its capture then failed: %s",
+			status.Convert(lost).Message(), status.Convert(err).Message())
+	}
+}
