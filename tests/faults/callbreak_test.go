@@ -2,6 +2,8 @@ package faults
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,16 +21,17 @@ import (
 )
 
 // slowTool is the "worker" host's one tool: it counts its runs in
-// DIR/runs, says it started (DIR/started), and finishes once DIR/go exists.
+// DIR/runs and finishes once DIR/go exists.
 const slowTool = `[{"name": "slow", "description": "Runs until told to finish.", "input_schema": {"type": "object"},
-  "command": ["sh", "-c", "echo run >> DIR/runs; touch DIR/started; while [ ! -f DIR/go ]; do sleep 0.05; done; echo done"]}]`
+  "command": ["sh", "-c", "echo run >> DIR/runs; while [ ! -f DIR/go ]; do sleep 0.05; done; echo done"]}]`
 
-// An MCP tools/call whose mailbox replica is killed (-9) while the tool
-// runs is answered with the tool's output, not with the broken
-// connection: the invocation is in NATS, the host goes on with it and
-// completes it through the other replica, and the gateway collects the
-// capture by the handle its Call named. The tool runs once.
-func TestAnMCPCallWhoseMailboxReplicaDiesIsAnsweredThroughTheOther(t *testing.T) {
+// An MCP tools/call and a REST POST /v1/call whose mailbox replica is
+// killed (-9) while the tool runs are answered with the tool's output,
+// not with the broken connection: the invocations are in NATS, the host
+// goes on with them and completes them through the other replica, and the
+// gateway collects each capture by the handle its Call named. The tool
+// runs once per call.
+func TestCallsWhoseMailboxReplicaDiesAreAnsweredThroughTheOther(t *testing.T) {
 	t.Parallel()
 	s := procs.NewSplit(t, procs.Options{Replicas: 2})
 	a, b := s.Mailboxes[0], s.Mailboxes[1]
@@ -60,18 +63,26 @@ func TestAnMCPCallWhoseMailboxReplicaDiesIsAnsweredThroughTheOther(t *testing.T)
 		return err == nil && slices.ContainsFunc(res.Tools, func(tl *mcp.Tool) bool { return tl.Name == "worker_slow" })
 	})
 
-	type outcome struct {
-		res *mcp.CallToolResult
-		err error
-	}
-	called := make(chan outcome, 1)
+	mcpAnswer := make(chan string, 1)
 	go func() {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "worker_slow", Arguments: map[string]any{}})
-		called <- outcome{res, err}
+		switch {
+		case err != nil:
+			mcpAnswer <- "error: " + err.Error()
+		case res.IsError:
+			mcpAnswer <- "isError: " + texts(res)
+		default:
+			mcpAnswer <- texts(res)
+		}
 	}()
-	testkit.Eventually(t, "the tool to start", procs.StartTimeout, func() bool {
-		_, err := os.Stat(filepath.Join(dir, "started"))
-		return err == nil
+	restAnswer := make(chan string, 1)
+	go func() {
+		restAnswer <- restCall(ctx, "http://"+gwAddr, `{"client":"worker","tool":"slow","input":"{}"}`)
+	}()
+	runs := filepath.Join(dir, "runs")
+	testkit.Eventually(t, "both calls to run", procs.StartTimeout, func() bool {
+		ran, _ := os.ReadFile(runs)
+		return strings.Count(string(ran), "run") == 2
 	})
 	a.Proc.Kill()
 	t.Logf("mailbox replica A (%s) killed while the tool ran", a.Addr)
@@ -80,25 +91,48 @@ func TestAnMCPCallWhoseMailboxReplicaDiesIsAnsweredThroughTheOther(t *testing.T)
 		t.Fatal(err)
 	}
 
-	select {
-	case o := <-called:
-		if o.err != nil {
-			t.Fatalf("tools/call: %v", o.err)
+	for _, c := range []struct {
+		name   string
+		answer chan string
+		want   string
+	}{{"MCP tools/call", mcpAnswer, "done\n"}, {"POST /v1/call", restAnswer, `"stdout":"done\n"`}} {
+		select {
+		case got := <-c.answer:
+			if !strings.Contains(got, c.want) {
+				t.Errorf("%s answered %s; want the tool's output", c.name, got)
+			}
+		case <-ctx.Done():
+			t.Fatalf("%s was not answered within 2 minutes", c.name)
 		}
-		text := texts(o.res)
-		if o.res.IsError || text != "done\n" {
-			t.Fatalf("tools/call answered isError=%v %q; want the tool's output \"done\\n\"", o.res.IsError, text)
-		}
-	case <-ctx.Done():
-		t.Fatal("tools/call was not answered within 2 minutes")
 	}
-	runs, err := os.ReadFile(filepath.Join(dir, "runs"))
+	ran, err := os.ReadFile(runs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(string(runs), "run"); n != 1 {
-		t.Errorf("the tool ran %d times; want once", n)
+	if n := strings.Count(string(ran), "run"); n != 2 {
+		t.Errorf("the tool ran %d times for two calls; want once each", n)
 	}
+}
+
+// restCall posts body to the gateway's POST /v1/call as the driver and
+// returns the status and the reply's body, or the error.
+func restCall(ctx context.Context, base, body string) string {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/call", strings.NewReader(body))
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	req.Header.Set("Switchboard-Identity", "driver")
+	req.Header.Set("Switchboard-Grade", string(identity.Driver))
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	defer res.Body.Close()
+	out, err := io.ReadAll(res.Body)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	return fmt.Sprintf("%d %s", res.StatusCode, out)
 }
 
 // texts joins the text contents of a tool result.

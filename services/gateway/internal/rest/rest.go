@@ -51,7 +51,7 @@ func New(c Conns) (*runtime.ServeMux, error) {
 	if err := registryv1.RegisterRegistryServiceHandlerClient(ctx, mux, registryv1.NewRegistryServiceClient(c.Registry)); err != nil {
 		return nil, fmt.Errorf("registering the registry's REST routes: %w", err)
 	}
-	if err := mailboxv1.RegisterMailboxServiceHandlerClient(ctx, mux, mailboxv1.NewMailboxServiceClient(c.Mailbox)); err != nil {
+	if err := mailboxv1.RegisterMailboxServiceHandlerClient(ctx, mux, recoveringMailbox{mailboxv1.NewMailboxServiceClient(c.Mailbox)}); err != nil {
 		return nil, fmt.Errorf("registering the mailbox's REST routes: %w", err)
 	}
 	if err := bridgev1.RegisterBridgeServiceHandlerClient(ctx, mux, bridgev1.NewBridgeServiceClient(c.Bridge)); err != nil {
