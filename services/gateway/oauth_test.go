@@ -222,7 +222,14 @@ func TestOAuthRefusesTokensItMustNotTake(t *testing.T) {
 		// A token signed by the new key is taken without a restart: its
 		// unknown key id makes the gateway fetch the keys again.
 		accepted(t, fresh)
-		// The retired key is published no more, so its token is refused.
+		// The retired key is published no more, so its token is refused —
+		// once the key set holds what that fetch brought: go-oidc's
+		// RemoteKeySet lets a fetch's waiters go before it replaces its
+		// cached keys, so for a moment the retired key may still be there.
+		testkit.Eventually(t, "the retired key's token refused", 30*time.Second, func() bool {
+			st, _, _ := s.initializeWith(t, "/mcp/default", bearer(old))
+			return st != http.StatusOK
+		})
 		refused(t, old, http.StatusUnauthorized, `the access token's signature matches none of the keys `+p.Issuer+
 			` publishes now (its key id is "`+p.store.keyIDOf(t, old)+`"): it was signed by a retired key or by someone else; get a new token`, "invalid_token")
 	})
