@@ -185,7 +185,7 @@ func (b *Bounds) Register(fs *flag.FlagSet) {
 	fs.IntVar(&b.MaxQueued, "max-queued", 10_000, "invocations queued for one client before Invoke is refused")
 	fs.IntVar(&b.MaxSlots, "max-slots", 1_000_000, "invocations held in all before Invoke is refused")
 	fs.IntVar(&b.MaxCaptureBytes, "max-capture-bytes", 4<<20, "bytes of stdout and stderr one capture may hold")
-	fs.IntVar(&b.MaxClients, "max-clients", DefaultMaxClients, "clients with a queue (a JetStream consumer) at once; one unread for --ttl is forgotten")
+	fs.IntVar(&b.MaxClients, "max-clients", DefaultMaxClients, "clients with a queue (a JetStream consumer) at once; one unread for --ttl (a minute at least) is forgotten")
 	fs.IntVar(&b.MaxInputBytes, "max-input-bytes", DefaultMaxInputBytes, "bytes one invocation's input may hold")
 	fs.Int64Var(&b.MaxQueueBytes, "max-queue-bytes", 1<<30, "bytes of queued and handed invocations in all before Invoke is refused")
 	fs.Int64Var(&b.MaxHeldBytes, "max-held-bytes", DefaultMaxHeldBytes, "bytes of invocations (input, tool, cwd) and uncollected captures this replica holds in all before Invoke is refused")

@@ -3,6 +3,7 @@ package jsbox
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/grpc/codes"
@@ -46,11 +47,20 @@ func consumerInfo(ctx context.Context, cons jetstream.Consumer) (info *jetstream
 	return info, err
 }
 
+// minConsumerIdle is the least time a consumer without reads is kept. An
+// open read's pulls leave gaps between one pull request and the next, a
+// second or more on a loaded cluster, and JetStream forgets a consumer with
+// no pull waiting for its inactivity threshold: with a TTL of a second or
+// two, a read could find its consumer forgotten under it and deliver
+// nothing until it noticed, a heartbeat later.
+const minConsumerIdle = time.Minute
+
 // consumer declares (once per process) the durable consumer of client's
 // subject. Its AckWait is the lease, MaxDeliver unbounded (handOff counts
 // the hand-offs, less the deliveries given back unsent, and answers the
 // one past the cap in doubt, not handing it out), and it
-// is forgotten after a TTL without reads, like the invocations it held.
+// is forgotten after a TTL without reads (a minute at least), like the
+// invocations it held.
 //
 // Its state (what was delivered, what waits for an ack) is kept in the
 // NATS servers' memory, not on their disks: on a file store JetStream
@@ -77,7 +87,7 @@ func (b *Box) consumer(ctx context.Context, client string) (jetstream.Consumer, 
 		AckWait:           b.cfg.Lease,
 		MaxDeliver:        -1,
 		MaxAckPending:     max(b.cfg.MaxQueued, 1),
-		InactiveThreshold: b.cfg.TTL,
+		InactiveThreshold: max(b.cfg.TTL, minConsumerIdle),
 		PriorityPolicy:    jetstream.PriorityPolicyPinned,
 		PriorityGroups:    []string{readerGroup},
 		PinnedTTL:         b.cfg.Lease,

@@ -104,3 +104,33 @@ func handsOut(t *testing.T, read inflight.Read, id string) {
 		t.Errorf("handed %s, want %s", got[0].ID, id)
 	}
 }
+
+// A consumer outlives a short TTL by a minute at least: JetStream forgets a
+// consumer with no pull waiting for its inactivity threshold, and an open
+// read's pulls leave gaps of a second or more on a loaded machine — with
+// a TTL of a second, the consumer was forgotten under an open read, which
+// then delivered nothing (the three-node conformance run's expiry test
+// failed so, under make test).
+func TestAConsumerOutlivesAShortTTLByAMinute(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	bounds := storetest.Defaults
+	bounds.TTL = time.Second
+	box, nc := oneNodeBox(t, bounds)
+	read, err := box.OpenRead(ctx, "laptop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(read.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := js.Consumer(ctx, jsbox.QueueStream, "c-laptop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if idle := c.CachedInfo().Config.InactiveThreshold; idle < time.Minute {
+		t.Errorf("the consumer of a box with a 1 s TTL is forgotten after %v without a pull; want a minute at least", idle)
+	}
+}
