@@ -233,6 +233,15 @@ func (s *Service) Call(ctx context.Context, req *mailboxv1.CallRequest) (*mailbo
 		_ = grpc.SetTrailer(ctx, metadata.Pairs(mailboxcall.RefusedTrailer, "1")) // the failing path only: the hot one sends no trailer
 		return nil, err
 	}
+	if c == nil && waitCtx.Err() == nil {
+		// The wait ended before its time with no answer: this replica is
+		// shutting down (its drain closed the box). The invocation goes on
+		// in the store, so this is said as a broken connection is (no
+		// refused trailer): a caller holding the handle collects the
+		// capture through another replica, or this one once it is back.
+		return nil, status.Errorf(codes.Unavailable,
+			"the mailbox replica is shutting down while invocation %s runs; collect its capture through another replica: switchboard capture %s --wait 60s", p.ID, p.ID)
+	}
 	if c != nil {
 		s.changed(p.ID, mailboxv1.Phase_PHASE_COLLECTED, &mailboxv1.InvocationState{Poster: p.Poster, ExitCode: &c.ExitCode})
 	}

@@ -26,13 +26,35 @@ const slowTool = `[{"name": "slow", "description": "Runs until told to finish.",
   "command": ["sh", "-c", "echo run >> DIR/runs; while [ ! -f DIR/go ]; do sleep 0.05; done; echo done"]}]`
 
 // An MCP tools/call and a REST POST /v1/call whose mailbox replica is
-// killed (-9) while the tool runs are answered with the tool's output,
-// not with the broken connection: the invocations are in NATS, the host
+// killed (-9), or stopped as a rolling restart stops it (SIGTERM), while
+// the tool runs are answered with the tool's output, not with the broken
+// connection or "still running": the invocations are in NATS, the host
 // goes on with them and completes them through the other replica, and the
 // gateway collects each capture by the handle its Call named. The tool
 // runs once per call.
 func TestCallsWhoseMailboxReplicaDiesAreAnsweredThroughTheOther(t *testing.T) {
 	t.Parallel()
+	for _, c := range []struct {
+		name string
+		stop func(t *testing.T, r *procs.Replica)
+	}{
+		{"killed", func(_ *testing.T, r *procs.Replica) { r.Proc.Kill() }},
+		{"stopped with SIGTERM", func(t *testing.T, r *procs.Replica) {
+			if err := r.Proc.Stop(procs.StartTimeout); err != nil {
+				t.Errorf("the replica's exit on SIGTERM: %v", err)
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			callsThroughADyingReplica(t, c.stop)
+		})
+	}
+}
+
+// callsThroughADyingReplica runs the test above with the replica ended by
+// stop.
+func callsThroughADyingReplica(t *testing.T, stop func(*testing.T, *procs.Replica)) {
 	s := procs.NewSplit(t, procs.Options{Replicas: 2})
 	a, b := s.Mailboxes[0], s.Mailboxes[1]
 	// The host and the gateway first find replica A alone, so the call
@@ -84,8 +106,8 @@ func TestCallsWhoseMailboxReplicaDiesAreAnsweredThroughTheOther(t *testing.T) {
 		ran, _ := os.ReadFile(runs)
 		return strings.Count(string(ran), "run") == 2
 	})
-	a.Proc.Kill()
-	t.Logf("mailbox replica A (%s) killed while the tool ran", a.Addr)
+	stop(t, a)
+	t.Logf("mailbox replica A (%s) ended while the tool ran", a.Addr)
 	s.StartMailbox(1)
 	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
 		t.Fatal(err)

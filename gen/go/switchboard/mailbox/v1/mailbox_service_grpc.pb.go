@@ -78,7 +78,9 @@ type MailboxServiceClient interface {
 	// is also sent at once as the response header "switchboard-invocation",
 	// so a caller can cancel while it waits, or collect with Capture should
 	// its connection break; an error the mailbox answers after that header
-	// carries the trailer "switchboard-refused".
+	// carries the trailer "switchboard-refused". A replica shutting down
+	// while the call waits answers UNAVAILABLE without it, as a broken
+	// connection would: the invocation goes on, and Capture collects it.
 	Call(ctx context.Context, in *CallRequest, opts ...grpc.CallOption) (*CallResponse, error)
 	// Cancel is called by the driver that posted an invocation to abandon it.
 	// The host is told on its Follow stream, and the capture becomes exit_code
@@ -293,7 +295,9 @@ type MailboxServiceServer interface {
 	// is also sent at once as the response header "switchboard-invocation",
 	// so a caller can cancel while it waits, or collect with Capture should
 	// its connection break; an error the mailbox answers after that header
-	// carries the trailer "switchboard-refused".
+	// carries the trailer "switchboard-refused". A replica shutting down
+	// while the call waits answers UNAVAILABLE without it, as a broken
+	// connection would: the invocation goes on, and Capture collects it.
 	Call(context.Context, *CallRequest) (*CallResponse, error)
 	// Cancel is called by the driver that posted an invocation to abandon it.
 	// The host is told on its Follow stream, and the capture becomes exit_code
