@@ -2,6 +2,7 @@ package jsbox_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/switchboard-run/switchboard/kit/logging"
 	"github.com/switchboard-run/switchboard/kit/natsserver"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/jsbox"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/storetest"
@@ -82,9 +84,15 @@ func TestOnAThreeNodeCluster(t *testing.T) {
 		}
 		t.Cleanup(func() {
 			box.Close()
+			// The next test declares both anew, with its own bounds: what is
+			// left of this one (its consumers, its slots) must be gone.
 			ctx := context.Background()
-			_ = js.DeleteStream(ctx, jsbox.QueueStream)
-			_ = js.DeleteKeyValue(ctx, jsbox.SlotBucket)
+			for _, name := range []string{jsbox.QueueStream, "KV_" + jsbox.SlotBucket} {
+				testkit.Eventually(t, "the stream "+name+" deleted", 30*time.Second, func() bool {
+					err := js.DeleteStream(ctx, name)
+					return err == nil || errors.Is(err, jetstream.ErrStreamNotFound)
+				})
+			}
 			nc.Close()
 		})
 		return box
