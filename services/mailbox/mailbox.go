@@ -40,6 +40,7 @@ type Service struct {
 
 	bounds  Bounds
 	box     inflight.Store
+	kept    bool // box outlives this replica (JetStream): a waiting Call's invocation goes on without it
 	held    *held
 	watch   *watch.Tracker
 	reads   reads
@@ -83,7 +84,7 @@ func New(ctx context.Context, cfg Config, nc *nats.Conn, reg registryv1.Registry
 		if err != nil {
 			return nil, err
 		}
-		s.box = b
+		s.box, s.kept = b, true
 	}
 	h, err := newHeld(nc, cfg.Bounds, log)
 	if err != nil {

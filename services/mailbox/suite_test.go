@@ -22,6 +22,7 @@ type suite struct {
 	mb   mailboxv1.MailboxServiceClient
 	conn *grpc.ClientConn // the mailbox's connection, for calls the generated client cannot make
 	svc  *mailbox.Service
+	stop func() // shuts the server down as SIGTERM does
 }
 
 func newSuite(t testing.TB, tune ...func(*mailbox.Bounds)) *suite {
@@ -37,7 +38,7 @@ func newSuiteOn(t testing.TB, store mailbox.Store, tune ...func(*mailbox.Bounds)
 		f(&cfg)
 	}
 	s := mailboxtest.New(t, mailboxtest.Options{Mailbox: cfg, Store: store})
-	return &suite{reg: s.Registry, mb: s.Mailbox, conn: s.Conn, svc: s.Service}
+	return &suite{reg: s.Registry, mb: s.Mailbox, conn: s.Conn, svc: s.Service, stop: s.Stop}
 }
 
 var driver = testkit.As("driver", identity.Driver)

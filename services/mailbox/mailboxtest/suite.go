@@ -7,6 +7,7 @@ package mailboxtest
 import (
 	"context"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,7 +64,12 @@ type Suite struct {
 
 	bounds mailbox.Bounds
 	store  mailbox.Store
+	stop   func()
 }
+
+// Stop shuts the suite's server down as SIGTERM does: its drain ends every
+// read and every waiting call, then the server stops.
+func (s *Suite) Stop() { s.stop() }
 
 // New serves a suite until the test ends, once the mailbox's view of the
 // registry has synced.
@@ -123,9 +129,12 @@ func New(t testing.TB, o Options) *Suite {
 	s.Service.Start(ctx)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, lis) }()
-	t.Cleanup(func() {
+	s.stop = sync.OnceFunc(func() {
 		cancel()
 		<-done
+	})
+	t.Cleanup(func() {
+		s.stop()
 		conn.Close()
 		regSvc.Close()
 	})

@@ -80,7 +80,9 @@ type MailboxServiceClient interface {
 	// its connection break; an error the mailbox answers after that header
 	// carries the trailer "switchboard-refused". A replica shutting down
 	// while the call waits answers UNAVAILABLE without it, as a broken
-	// connection would: the invocation goes on, and Capture collects it.
+	// connection would: the invocation goes on, and Capture collects it (a
+	// mailbox keeping invocations in RAM, --store mem, loses it instead, and
+	// its answer carries the trailer).
 	Call(ctx context.Context, in *CallRequest, opts ...grpc.CallOption) (*CallResponse, error)
 	// Cancel is called by the driver that posted an invocation to abandon it.
 	// The host is told on its Follow stream, and the capture becomes exit_code
@@ -297,7 +299,9 @@ type MailboxServiceServer interface {
 	// its connection break; an error the mailbox answers after that header
 	// carries the trailer "switchboard-refused". A replica shutting down
 	// while the call waits answers UNAVAILABLE without it, as a broken
-	// connection would: the invocation goes on, and Capture collects it.
+	// connection would: the invocation goes on, and Capture collects it (a
+	// mailbox keeping invocations in RAM, --store mem, loses it instead, and
+	// its answer carries the trailer).
 	Call(context.Context, *CallRequest) (*CallResponse, error)
 	// Cancel is called by the driver that posted an invocation to abandon it.
 	// The host is told on its Follow stream, and the capture becomes exit_code

@@ -1,0 +1,72 @@
+package mailbox_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/mailboxcall"
+	"github.com/switchboard-run/switchboard/services/mailbox"
+	"github.com/switchboard-run/switchboard/services/mailbox/mailboxtest"
+)
+
+// A Call waiting when its replica shuts down (the drain SIGTERM starts) is
+// answered UNAVAILABLE naming its handle, at once, not with the handle
+// alone as if its time had run out. In JetStream the invocation goes on
+// without the replica, so the answer is shaped as a broken connection's
+// (no refused trailer) and its driver collects the capture elsewhere
+// (kit/mailboxcall); in RAM the invocation is lost with the replica, and
+// the answer is the mailbox's own, saying so — no driver waits to collect
+// what is gone.
+func TestACallWaitingAsItsReplicaShutsDown(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		store  mailbox.Store
+		broken bool
+		says   string
+	}{
+		{"nats", mailboxtest.StoreDefaults, true, "collect its capture through another replica"},
+		{"mem", mailbox.Store{Kind: mailbox.StoreMem}, false, "keeps invocations in RAM (--store mem)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := newSuiteOn(t, c.store)
+			s.advertise(t, "laptop", "echo")
+			stream, cancel := s.follow(t, "laptop")
+			defer cancel()
+			ctx, cancelCall := context.WithTimeout(driver, time.Minute)
+			defer cancelCall()
+			var header, trailer metadata.MD
+			answered := make(chan error, 1)
+			go func() {
+				_, err := s.mb.Call(ctx, &mailboxv1.CallRequest{Client: "laptop", Tool: "echo", Input: "{}"},
+					grpc.Header(&header), grpc.Trailer(&trailer))
+				answered <- err
+			}()
+			inv := next(t, stream).GetInvocation() // posted: the Call waits for its answer
+			if inv == nil {
+				t.Fatal("the host was handed no invocation")
+			}
+			s.stop()
+			err := <-answered
+			id := inv.GetInvocation()
+			if mailboxcall.Handle(header) != id {
+				t.Errorf("the Call's header named %q; want %s", mailboxcall.Handle(header), id)
+			}
+			if status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), id) || !strings.Contains(err.Error(), c.says) {
+				t.Fatalf("the Call answered %v; want UNAVAILABLE naming %s and saying %q", err, id, c.says)
+			}
+			if got := mailboxcall.Broken(err, trailer); got != c.broken {
+				t.Errorf("answered as a broken connection: %v; want %v (trailer %v)", got, c.broken, trailer)
+			}
+		})
+	}
+}
