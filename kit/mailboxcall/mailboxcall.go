@@ -53,6 +53,28 @@ func Broken(err error, trailer metadata.MD) bool {
 	return status.Code(err) == codes.Unavailable && len(trailer.Get(RefusedTrailer)) == 0
 }
 
+// Call makes mb's Call of req and, should its connection to the mailbox
+// break after the Call named its handle, collects the capture by that
+// handle (Recollect); broke, when set, is told so first. It answers as
+// Call does: the capture, or the handle alone when the time ran out first.
+func Call(ctx context.Context, mb mailboxv1.MailboxServiceClient, req *mailboxv1.CallRequest, broke func(id string, lost error),
+	opts ...grpc.CallOption) (*mailboxv1.CallResponse, error) {
+	var header, trailer metadata.MD
+	res, err := mb.Call(ctx, req, append(opts, grpc.Header(&header), grpc.Trailer(&trailer))...)
+	id := Handle(header)
+	if err == nil || id == "" || !Broken(err, trailer) {
+		return res, err
+	}
+	if broke != nil {
+		broke(id, err)
+	}
+	res, err = Recollect(ctx, mb, id, err)
+	if status.Code(err) == codes.DeadlineExceeded && res != nil {
+		return res, nil
+	}
+	return res, err
+}
+
 // Recollect collects the capture of invocation id, whose Call broke with
 // lost, under ctx (the call's own deadline): each Capture waits for the
 // answer (at most a minute, and not past the deadline) and for a ready

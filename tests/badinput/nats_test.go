@@ -3,7 +3,6 @@ package badinput
 import (
 	"context"
 	"errors"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -148,10 +147,7 @@ func mcpSession(t *testing.T, sp *procs.Split, tool string) func() error {
 	testkit.Eventually(t, tool+" listed by the MCP endpoint", procs.StartTimeout, func() bool {
 		if cs == nil {
 			var err error
-			if cs, err = mcp.NewClient(&mcp.Implementation{Name: "switchboard-badinput", Version: "1"}, nil).Connect(ctx,
-				&mcp.StreamableClientTransport{Endpoint: "http://" + sp.HTTPAddr + "/mcp",
-					HTTPClient: testkit.HeaderClient(http.Header{"Switchboard-Identity": {"driver"}, "Switchboard-Grade": {string(identity.Driver)}})},
-				&mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"}); err != nil {
+			if cs, err = procs.MCPDriver(ctx, "http://"+sp.HTTPAddr+"/mcp", "2026-07-28"); err != nil {
 				return false
 			}
 		}
@@ -164,13 +160,7 @@ func mcpSession(t *testing.T, sp *procs.Split, tool string) func() error {
 		if err != nil || !res.IsError {
 			return err
 		}
-		var out []string
-		for _, c := range res.Content {
-			if tc, ok := c.(*mcp.TextContent); ok {
-				out = append(out, tc.Text)
-			}
-		}
-		return errors.New(strings.Join(out, " "))
+		return errors.New(procs.Texts(res))
 	}
 }
 

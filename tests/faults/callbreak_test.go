@@ -72,10 +72,7 @@ func callsThroughADyingReplica(t *testing.T, stop func(*testing.T, *procs.Replic
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "switchboard-faults", Version: "1"}, nil).Connect(ctx,
-		&mcp.StreamableClientTransport{Endpoint: "http://" + gwAddr + "/mcp",
-			HTTPClient: testkit.HeaderClient(http.Header{"Switchboard-Identity": {"driver"}, "Switchboard-Grade": {string(identity.Driver)}})},
-		&mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	cs, err := procs.MCPDriver(ctx, "http://"+gwAddr+"/mcp", "2026-07-28")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,9 +89,9 @@ func callsThroughADyingReplica(t *testing.T, stop func(*testing.T, *procs.Replic
 		case err != nil:
 			mcpAnswer <- "error: " + err.Error()
 		case res.IsError:
-			mcpAnswer <- "isError: " + texts(res)
+			mcpAnswer <- "isError: " + procs.Texts(res)
 		default:
-			mcpAnswer <- texts(res)
+			mcpAnswer <- procs.Texts(res)
 		}
 	}()
 	restAnswer := make(chan string, 1)
@@ -155,15 +152,4 @@ func restCall(ctx context.Context, base, body string) string {
 		return "error: " + err.Error()
 	}
 	return fmt.Sprintf("%d %s", res.StatusCode, out)
-}
-
-// texts joins the text contents of a tool result.
-func texts(res *mcp.CallToolResult) string {
-	var out []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			out = append(out, tc.Text)
-		}
-	}
-	return strings.Join(out, "")
 }

@@ -20,6 +20,7 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/testkit"
+	"github.com/switchboard-run/switchboard/tests/internal/procs"
 )
 
 // targets are the clients every driver calls in turn: the tool host and
@@ -253,12 +254,9 @@ func refusal(code int, body []byte) error {
 // the endpoint at url, the same session throughout.
 func mcpDriver(t *testing.T, url, rev string) *driver {
 	t.Helper()
-	client := mcp.NewClient(&mcp.Implementation{Name: "switchboard-faults", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp",
-		HTTPClient: testkit.HeaderClient(http.Header{"Switchboard-Identity": {"driver"}, "Switchboard-Grade": {string(identity.Driver)}})},
-		&mcp.ClientSessionOptions{ProtocolVersion: rev})
+	cs, err := procs.MCPDriver(ctx, url+"/mcp", rev)
 	if err != nil {
 		t.Fatalf("an MCP session of %s through the front: %v", rev, err)
 	}
@@ -269,8 +267,8 @@ func mcpDriver(t *testing.T, url, rev string) *driver {
 			return "", "", err
 		}
 		if res.IsError {
-			return "", "", errors.New(texts(res))
+			return "", "", errors.New(procs.Texts(res))
 		}
-		return texts(res), "", nil
+		return procs.Texts(res), "", nil
 	}}
 }

@@ -7,9 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -66,20 +63,13 @@ func runCall(ctx context.Context, args []string, std IO) int {
 	if *cwd != "" {
 		req.Cwd = proto.String(*cwd)
 	}
-	mb := mailboxv1.NewMailboxServiceClient(conn.Mailbox())
-	var header, trailer metadata.MD
-	out, err := mb.Call(conn.Ctx(ctx), req, grpc.Header(&header), grpc.Trailer(&trailer))
-	if err != nil {
-		id := mailboxcall.Handle(header)
-		if id == "" || !mailboxcall.Broken(err, trailer) {
-			return fail(std, "call", rpcError(err))
-		}
-		// The reply was lost with the replica, not the call: collect it.
+	// A reply lost with its mailbox replica, not the call: it is collected.
+	out, err := mailboxcall.Call(conn.Ctx(ctx), mailboxv1.NewMailboxServiceClient(conn.Mailbox()), req, func(id string, lost error) {
 		fmt.Fprintf(std.Stderr, "switchboard call: the connection to the mailbox broke while %s ran (%s); collecting its capture\n",
-			id, status.Convert(err).Message())
-		if out, err = mailboxcall.Recollect(conn.Ctx(ctx), mb, id, err); err != nil && status.Code(err) != codes.DeadlineExceeded {
-			return fail(std, "call", rpcError(err))
-		}
+			id, status.Convert(lost).Message())
+	})
+	if err != nil {
+		return fail(std, "call", rpcError(err))
 	}
 	if out.Capture == nil {
 		fmt.Fprintf(std.Stderr, "switchboard call: %s is still running after %v; collect it later with: switchboard capture %s --wait 60s\n",
