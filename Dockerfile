@@ -5,7 +5,7 @@
 # (registry, mailbox, bridge, gateway, host, certs, health).
 # Build it with `make images`; docs/deploy.md says how to run it.
 
-FROM golang:1.26 AS build
+FROM golang:1.27.3 AS build
 WORKDIR /src
 COPY . .
 # Static binaries (CGO off): the final image has no C library.

@@ -1,6 +1,6 @@
 module github.com/switchboard-run/switchboard/gen
 
-go 1.26.0
+go 1.27.3
 
 require (
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.33.0
@@ -9,9 +9,9 @@ require (
 )
 
 require (
-	golang.org/x/net v0.61.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
-	golang.org/x/text v0.43.0 // indirect
+	golang.org/x/net v0.63.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+	golang.org/x/text v0.44.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20261026165753-2ffab32bce7e // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261019180522-ce908d29299b // indirect
 )

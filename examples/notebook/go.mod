@@ -1,3 +1,3 @@
 module github.com/switchboard-run/switchboard/examples/notebook
 
-go 1.26.0
+go 1.27.3

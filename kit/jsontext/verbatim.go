@@ -17,7 +17,7 @@ type Verbatim string
 
 // mark opens the stand-in that MarshalJSON writes for Marshal to replace:
 // a string whose first byte is 0xff. encoding/json never writes that byte
-// itself (it turns invalid UTF-8 in strings into \ufffd), so only a
+// itself (it turns invalid UTF-8 in strings into U+FFFD), so only a
 // Verbatim value can have put it there; the text follows in hex, which
 // cannot hold a quote.
 const mark = "\"\xff"
