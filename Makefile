@@ -8,7 +8,7 @@ BIN := $(CURDIR)/bin
 export GOTOOLCHAIN := go1.27.3
 export PATH := $(BIN):$(PATH)
 # Every module of go.work; `go test ./...` does not cross module boundaries.
-MODULES = $(shell go list -m -f '{{.Dir}}')
+MODULES = $(shell GOTOOLCHAIN=$(GOTOOLCHAIN) go list -m -f '{{.Dir}}')
 TOOLS_STAMP := $(BIN)/.tools-stamp
 # The binaries `make build` puts in bin/: the one CLI and each service alone.
 CMDS := ./cli/cmd/switchboard ./services/registry/cmd/registry ./services/mailbox/cmd/mailbox \
