@@ -22,23 +22,9 @@ func TestExampleFilesServeThroughARealSuite(t *testing.T) {
 	t.Parallel()
 	p := loadCompose(t, nil)
 	svcs := services(t, p)
-	local := localImagePath(t)
 	dir := t.TempDir()
 	toolsFile := localTools(t, svcs["example-host"], dir)
-
-	// The bridge's servers, each stdio command made local.
-	var mcp struct {
-		MCPServers map[string]map[string]any `json:"mcpServers"`
-	}
-	readJSON(t, mountSource(t, svcs["bridge"], "mcp-config"), &mcp)
-	for name, srv := range mcp.MCPServers {
-		if cmd, ok := srv["command"].(string); ok {
-			srv["command"] = local(cmd)
-		} else {
-			t.Fatalf("server %s is not a stdio server; the example runs inside the bridge's container", name)
-		}
-	}
-	mcpFile := writeJSON(t, filepath.Join(dir, "mcp.json"), mcp)
+	mcpFile := localMCPConfig(t, svcs["bridge"], dir)
 
 	// The host's client name is its certificate's CN in compose: its
 	// service name.
@@ -113,6 +99,25 @@ func localTools(t *testing.T, host *service, dir string) string {
 		argv[0] = local(argv[0].(string))
 	}
 	return writeJSON(t, filepath.Join(dir, "tools.json"), tools)
+}
+
+// localMCPConfig writes bridge's mcpServers file into dir, each stdio
+// command (a path in the image) replaced by the same program built here.
+func localMCPConfig(t *testing.T, bridge *service, dir string) string {
+	t.Helper()
+	local := localImagePath(t)
+	var mcp struct {
+		MCPServers map[string]map[string]any `json:"mcpServers"`
+	}
+	readJSON(t, mountSource(t, bridge, "mcp-config"), &mcp)
+	for name, srv := range mcp.MCPServers {
+		if cmd, ok := srv["command"].(string); ok {
+			srv["command"] = local(cmd)
+		} else {
+			t.Fatalf("server %s is not a stdio server; the example runs inside the bridge's container", name)
+		}
+	}
+	return writeJSON(t, filepath.Join(dir, "mcp.json"), mcp)
 }
 
 // callUntilAdvertised runs `switchboard call` until the tool is advertised

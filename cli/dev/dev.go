@@ -23,6 +23,7 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/certs"
 	"github.com/switchboard-run/switchboard/kit/grpcclient"
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/identity"
@@ -54,7 +55,11 @@ type Options struct {
 	// NATS, when it names servers, holds the state instead of the embedded
 	// server.
 	NATS natsconn.Config
-	Log  *slog.Logger
+	// NATSCerts is a directory `switchboard certs suite` wrote: with NATS,
+	// the registry, the mailbox and the bridge each connect as themselves,
+	// with the leaf of DIR/<service> (docs/security.md, "NATS").
+	NATSCerts string
+	Log       *slog.Logger
 	// Ready, when set, is called once everything listens, with the
 	// addresses actually bound (tests listen on port 0).
 	Ready func(grpcAddr, httpAddr string)
@@ -122,13 +127,13 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer stopNATS()
-	defer nc.Close()
+	defer nc.close()
 	regCfg := registry.Config{WatchBuffer: registry.DefaultWatchBuffer, MaxTools: registry.DefaultMaxTools,
 		NATS: o.NATS, Flags: process.Flags{Security: sec}, Telemetry: tel, Groups: o.Groups}
 	if old := filepath.Join(o.DataDir, "registry.db"); o.DataDir != "" && exists(old) {
 		regCfg.Import = old // an earlier version's store: copied in once, then renamed
 	}
-	reg, err := registry.New(ctx, regCfg, nc, log.With("service", "registry"))
+	reg, err := registry.New(ctx, regCfg, nc.registry, log.With("service", "registry"))
 	if err != nil {
 		return err
 	}
@@ -149,11 +154,11 @@ func Run(ctx context.Context, o Options) error {
 	regClient := registryv1.NewRegistryServiceClient(conn)
 	mbClient := mailboxv1.NewMailboxServiceClient(conn)
 
-	mb, err := mailbox.New(ctx, mailbox.Config{Bounds: o.Mailbox, Store: o.Store, NATS: o.NATS, Telemetry: tel}, nc, regClient, sec.Self("mailbox"), log.With("service", "mailbox"))
+	mb, err := mailbox.New(ctx, mailbox.Config{Bounds: o.Mailbox, Store: o.Store, NATS: o.NATS, Telemetry: tel}, nc.mailbox, regClient, sec.Self("mailbox"), log.With("service", "mailbox"))
 	if err != nil {
 		return err
 	}
-	br, err := bridge.New(ctx, bridge.Config{NATS: o.NATS, Flags: process.Flags{Security: sec}, Telemetry: tel}, nc, regClient, mbClient, log.With("service", "bridge"))
+	br, err := bridge.New(ctx, bridge.Config{NATS: o.NATS, Flags: process.Flags{Security: sec}, Telemetry: tel}, nc.bridge, regClient, mbClient, log.With("service", "bridge"))
 	if err != nil {
 		return err
 	}
@@ -201,25 +206,68 @@ func Run(ctx context.Context, o Options) error {
 	return g.Wait()
 }
 
+// conns are the NATS connections of the services that keep state: one
+// in-process connection for all three to the embedded server; with --nats,
+// one each, as itself.
+type conns struct{ registry, mailbox, bridge *nats.Conn }
+
+func (c conns) close() {
+	for _, nc := range []*nats.Conn{c.registry, c.mailbox, c.bridge} {
+		if nc != nil {
+			nc.Close()
+		}
+	}
+}
+
 // connectNATS starts the embedded NATS server under DataDir (unless o.NATS
 // names servers) and connects to it in process. stop shuts the embedded
 // server down once the services are done with it.
-func connectNATS(o Options, log *slog.Logger) (nc *nats.Conn, where string, stop func(), err error) {
+func connectNATS(o Options, log *slog.Logger) (nc conns, where string, stop func(), err error) {
 	if o.NATS.URLs != "" {
-		nc, err = o.NATS.Connect("switchboard dev", log)
+		nc, err = connectEach(o, log)
 		return nc, o.NATS.URLs, func() {}, err
+	}
+	if o.NATSCerts != "" {
+		return conns{}, "", nil, errors.New("--nats-certs names the certificates to present to --nats, which names no servers: the embedded NATS takes no certificate")
 	}
 	dir := filepath.Join(o.DataDir, "nats")
 	ns, err := natsserver.Start(natsserver.Options{Dir: dir, Log: log.With("service", "nats")})
 	if err != nil {
-		return nil, "", nil, err
+		return conns{}, "", nil, err
 	}
-	nc, err = o.NATS.Connect("switchboard dev", log, ns.InProcess())
+	one, err := o.NATS.Connect("switchboard dev", log, ns.InProcess())
 	if err != nil {
 		ns.Shutdown()
-		return nil, "", nil, err
+		return conns{}, "", nil, err
 	}
-	return nc, "embedded, storage in " + dir, ns.Shutdown, nil
+	return conns{one, one, one}, "embedded, storage in " + dir, ns.Shutdown, nil
+}
+
+// connectEach connects the registry, the mailbox and the bridge to the
+// servers of --nats, each on its own connection: with --nats-certs, each
+// presents its own leaf, and the suite's NATS gives each its own subjects
+// only (docs/security.md, "NATS").
+func connectEach(o Options, log *slog.Logger) (conns, error) {
+	if o.NATS.Cert != "" {
+		return conns{}, errors.New("switchboard dev connects the registry, the mailbox and the bridge to NATS each as itself: name the directory `switchboard certs suite` wrote with --nats-certs, not one certificate with --nats-tls-cert")
+	}
+	var c conns
+	for _, s := range []struct {
+		name string
+		nc   **nats.Conn
+	}{{"registry", &c.registry}, {"mailbox", &c.mailbox}, {"bridge", &c.bridge}} {
+		cfg := o.NATS
+		if o.NATSCerts != "" {
+			f := certs.DirFiles(filepath.Join(o.NATSCerts, s.name))
+			cfg.CA, cfg.Cert, cfg.Key = f.CA, f.Cert, f.Key
+		}
+		var err error
+		if *s.nc, err = cfg.Connect("switchboard dev "+s.name, log); err != nil {
+			c.close()
+			return conns{}, err
+		}
+	}
+	return c, nil
 }
 
 func exists(path string) bool {

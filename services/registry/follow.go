@@ -67,30 +67,47 @@ func (s *state) followRecords(ctx context.Context, synced chan struct{}) {
 }
 
 func (s *state) followPresence(ctx context.Context, synced chan struct{}) {
-	first := true
+	first, missing := true, false
 	for ctx.Err() == nil {
 		reads := map[string]*presence.Read{}
 		seen := map[string]time.Time{}
-		live := false
-		err := presence.Watch(ctx, s.presence, func(e presence.Event) {
-			if live {
-				s.applyPresence(e)
-				return
-			}
-			if e.Read != nil && e.Read.Held {
-				reads[e.Client] = e.Read
-			}
-			if !e.Seen.IsZero() {
-				seen[e.Client] = e.Seen
-			}
-		}, func() {
-			live = true
-			s.replacePresence(reads, seen, !first)
+		kv, err := s.presence.get(ctx)
+		if kv == nil && err == nil {
+			// No mailbox has declared the bucket yet: nobody holds a read.
 			if first {
-				first = false
+				first, missing = false, true
 				close(synced)
 			}
-		})
+			sleep(ctx, rewatchDelay)
+			continue
+		}
+		// A bucket declared after the view was taken as empty: what it
+		// holds is news, applied as it comes.
+		live := missing
+		missing = false
+		if err == nil {
+			err = presence.Watch(ctx, kv, func(e presence.Event) {
+				if live {
+					s.applyPresence(e)
+					return
+				}
+				if e.Read != nil && e.Read.Held {
+					reads[e.Client] = e.Read
+				}
+				if !e.Seen.IsZero() {
+					seen[e.Client] = e.Seen
+				}
+			}, func() {
+				if !live {
+					live = true
+					s.replacePresence(reads, seen, !first)
+				}
+				if first {
+					first = false
+					close(synced)
+				}
+			})
+		}
 		if ctx.Err() != nil {
 			return
 		}

@@ -200,7 +200,8 @@ func (e *env) presence(ttl ...time.Duration) *presence {
 	}
 	e.t.Cleanup(nc.Close)
 	js, _ := jetstream.New(nc)
-	kv, err := js.KeyValue(context.Background(), kitpresence.Bucket)
+	// The mailbox declares the bucket; the registry only reads it.
+	kv, err := kitpresence.Declare(context.Background(), js, 1)
 	if err != nil {
 		e.t.Fatal(err)
 	}

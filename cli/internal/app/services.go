@@ -48,6 +48,7 @@ func runDev(ctx context.Context, args []string, std IO) int {
 	o.Mailbox.Register(fs)
 	o.Store.Register(fs)
 	o.NATS.Register(fs)
+	fs.StringVar(&o.NATSCerts, "nats-certs", "", "with --nats: a directory `switchboard certs suite` wrote; the registry, the mailbox and the bridge each connect as themselves, with the leaf of <dir>/<service>")
 	// The log flags of every suite process; the security choice is not
 	// asked for: the embedded suite is always dev mode.
 	var lf process.Log
