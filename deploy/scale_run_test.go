@@ -65,7 +65,7 @@ func (l *loopback) args(s *service, health bool, via map[string]string) []string
 			// read; the programs run here are the test's own.
 			out = append(out, "--children-may-read-key")
 			continue
-		case k == "tls-ca" || k == "tls-cert" || k == "tls-key" || strings.HasPrefix(k, "nats-tls-"):
+		case k == "tls-ca" || k == "tls-cert" || k == "tls-key" || strings.HasPrefix(k, "nats-tls-") || strings.HasPrefix(k, "metrics-tls-"):
 			v = certsLocal(l.t, l.svcs["certs"], s, v, l.vol)
 		case k == "data":
 			v = filepath.Join(l.dir, s.name)

@@ -15,6 +15,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"golang.org/x/sync/errgroup"
@@ -49,9 +50,12 @@ type Options struct {
 	ToolsFile   string
 	ToolsClient string
 	// Groups is a tool groups file the registry sets at start.
-	Groups  string
-	Mailbox mailbox.Bounds
-	Store   mailbox.Store
+	Groups string
+	// MaxTokenTTL is the longest a token may work (the registry's
+	// --max-token-ttl; zero: registry.DefaultMaxTokenTTL).
+	MaxTokenTTL time.Duration
+	Mailbox     mailbox.Bounds
+	Store       mailbox.Store
 	// NATS, when it names servers, holds the state instead of the embedded
 	// server.
 	NATS natsconn.Config
@@ -94,6 +98,9 @@ func DefaultDataDir() string {
 
 // Run serves the suite until ctx ends.
 func Run(ctx context.Context, o Options) error {
+	if o.MaxTokenTTL == 0 {
+		o.MaxTokenTTL = registry.DefaultMaxTokenTTL
+	}
 	sec := process.Security{Dev: true}
 	log := o.Log
 	tel := o.Telemetry
@@ -128,7 +135,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	defer stopNATS()
 	defer nc.close()
-	regCfg := registry.Config{WatchBuffer: registry.DefaultWatchBuffer, MaxTools: registry.DefaultMaxTools,
+	regCfg := registry.Config{WatchBuffer: registry.DefaultWatchBuffer, MaxTools: registry.DefaultMaxTools, MaxTokenTTL: o.MaxTokenTTL,
 		NATS: o.NATS, Flags: process.Flags{Security: sec}, Telemetry: tel, Groups: o.Groups}
 	if old := filepath.Join(o.DataDir, "registry.db"); o.DataDir != "" && exists(old) {
 		regCfg.Import = old // an earlier version's store: copied in once, then renamed

@@ -185,7 +185,7 @@ func FromCertificate(cert *x509.Certificate) (Identity, error) {
 			`the client certificate of %q has OU "operator", a grade that is gone: mint it again with --grade driver or --grade admin`, name)
 	}
 	return Identity{}, status.Errorf(codes.Unauthenticated,
-		"the client certificate of %q names no grade: its OU must be one of host, driver, admin or service, and it has %s", name, ouList(ous))
+		"the client certificate of %q names no grade: its OU must be one of host, driver, admin, service or scrape, and it has %s", name, ouList(ous))
 }
 
 func ouList(ous []string) string {

@@ -3,6 +3,7 @@ package process
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"slices"
 	"strconv"
 	"time"
 
@@ -26,12 +28,18 @@ type Observe struct {
 	// NoCallMetrics is --call-metrics=false: no gRPC or HTTP call is
 	// counted (the services' own series still are). The zero value counts.
 	NoCallMetrics bool
+	// MetricsCert and MetricsKey are a serving leaf for the metrics
+	// listener, for a process whose own leaf serves nothing (a tool
+	// host's: only a service's leaf serves, kit/certs).
+	MetricsCert, MetricsKey string
 }
 
 // Register adds --metrics-addr and --debug-addr.
 func (o *Observe) Register(fs *flag.FlagSet) {
-	fs.StringVar(&o.MetricsAddr, "metrics-addr", "", "host:port to serve Prometheus metrics at /metrics (empty: none); outside dev mode only to a service or admin client certificate")
+	fs.StringVar(&o.MetricsAddr, "metrics-addr", "", "host:port to serve Prometheus metrics at /metrics (empty: none); outside dev mode only to a scrape or admin client certificate")
 	fs.StringVar(&o.DebugAddr, "debug-addr", "", "loopback host:port to serve net/http/pprof at /debug/pprof/ (empty: none)")
+	fs.StringVar(&o.MetricsCert, "metrics-tls-cert", "", "PEM certificate the metrics listener serves with, for a process whose own leaf does not serve (a tool host's: switchboard certs leaf --metrics-hosts mints one)")
+	fs.StringVar(&o.MetricsKey, "metrics-tls-key", "", "PEM key of --metrics-tls-cert")
 	fs.Var(negated{&o.NoCallMetrics}, "call-metrics", "count every gRPC and HTTP call (false: only the services' own series; what the benchmarks compare against)")
 }
 
@@ -97,11 +105,11 @@ func (o *Observe) Open(log *slog.Logger, tel *telemetry.Telemetry, dev bool, ser
 		mux := http.NewServeMux()
 		var h http.Handler = tel.MetricsHandler()
 		if !dev {
-			c, err := serverTLS()
-			if err != nil || c == nil {
+			c, err := o.metricsTLS(serverTLS)
+			if err != nil {
 				lis.Close()
 				obs.Close()
-				return nil, fmt.Errorf("--metrics-addr outside dev mode serves TLS with the process's certificate: %v", err)
+				return nil, err
 			}
 			h = telemetry.Scrapers(h)
 			lis = tls.NewListener(lis, c)
@@ -110,6 +118,32 @@ func (o *Observe) Open(log *slog.Logger, tel *telemetry.Telemetry, dev bool, ser
 		obs.serve(log, lis, mux, "metrics")
 	}
 	return obs, nil
+}
+
+// metricsTLS is what the metrics listener serves with outside dev mode:
+// the process's TLS, with its serving leaf (--metrics-tls-cert) when its own
+// does not serve.
+func (o *Observe) metricsTLS(serverTLS func() (*tls.Config, error)) (*tls.Config, error) {
+	c, err := serverTLS()
+	if err != nil || c == nil {
+		return nil, fmt.Errorf("--metrics-addr outside dev mode serves TLS and checks the scraper's certificate against the suite's CA: %v", err)
+	}
+	if (o.MetricsCert == "") != (o.MetricsKey == "") {
+		return nil, errors.New("--metrics-tls-cert and --metrics-tls-key go together")
+	}
+	if o.MetricsCert != "" {
+		pair, err := tls.LoadX509KeyPair(o.MetricsCert, o.MetricsKey)
+		if err != nil {
+			return nil, fmt.Errorf("--metrics-tls-cert/--metrics-tls-key: %w", err)
+		}
+		c = c.Clone()
+		c.Certificates = []tls.Certificate{pair}
+		return c, nil
+	}
+	if leaf := c.Certificates[0].Leaf; leaf != nil && !slices.Contains(leaf.ExtKeyUsage, x509.ExtKeyUsageServerAuth) {
+		return nil, fmt.Errorf("--metrics-addr serves TLS, but this process's certificate (CN=%s) is a client's and serves nothing: give the metrics listener a serving leaf with --metrics-tls-cert and --metrics-tls-key (switchboard certs leaf --metrics-hosts mints one)", leaf.Subject.CommonName)
+	}
+	return c, nil
 }
 
 func pprofMux() *http.ServeMux {

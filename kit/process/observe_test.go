@@ -44,8 +44,9 @@ func TestDebugAddrIsLoopbackOnly(t *testing.T) {
 }
 
 // Outside dev mode the metrics listener is TLS with the process's
-// certificate, and only a service or an admin certificate reads it.
-func TestProductionMetricsAreForServicesAndAdmins(t *testing.T) {
+// certificate, and only a scraper's or an admin's certificate reads it: a
+// service's does not (no service scrapes another).
+func TestProductionMetricsAreForScrapersAndAdmins(t *testing.T) {
 	t.Parallel()
 	pki := testkit.NewPKI(t)
 	serverTLS := pki.ServerTLS(t, "mailbox", "service")
@@ -61,9 +62,10 @@ func TestProductionMetricsAreForServicesAndAdmins(t *testing.T) {
 		want        int
 		says        string
 	}{
-		{"prometheus", "service", http.StatusOK, "go_goroutines"},
+		{"prometheus", "scrape", http.StatusOK, "go_goroutines"},
+		{"registry", "service", http.StatusForbidden, "registry is a service"},
 		{"ops", "admin", http.StatusOK, "go_goroutines"},
-		{"agent", "driver", http.StatusForbidden, "agent is a driver; metrics are served to a service or an admin"},
+		{"agent", "driver", http.StatusForbidden, "agent is a driver; metrics are served to a scraper (a certificate or token of grade scrape) or an admin"},
 		{"laptop", "host", http.StatusForbidden, "laptop is a host"},
 	} {
 		code, body := testkit.ScrapeStatus(t, url, pki.ClientTLS(t, c.name, c.grade), nil)
@@ -74,6 +76,32 @@ func TestProductionMetricsAreForServicesAndAdmins(t *testing.T) {
 	noCert := &tls.Config{RootCAs: serverTLS.ClientCAs, MinVersion: tls.VersionTLS13}
 	if code, body := testkit.ScrapeStatus(t, url, noCert, nil); code != http.StatusUnauthorized || !strings.Contains(body, "client certificate") {
 		t.Errorf("no certificate: %d %.100q, want 401 naming the certificate", code, body)
+	}
+}
+
+// A tool host's own leaf serves nothing, so its metrics listener refuses
+// to start with it, and serves with the serving leaf of --metrics-tls-cert.
+func TestAHostsMetricsListenerServesWithItsServingLeaf(t *testing.T) {
+	t.Parallel()
+	pki := testkit.NewPKI(t)
+	host := pki.Leaf(t, "laptop", "host")
+	hostTLS, err := host.ServerConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	serverTLS := func() (*tls.Config, error) { return hostTLS, nil }
+	o := process.Observe{MetricsAddr: "127.0.0.1:0"}
+	if _, err := o.Open(logging.Discard(), telemetry.NewMetrics(), false, serverTLS); err == nil || !strings.Contains(err.Error(), "--metrics-tls-cert") {
+		t.Fatalf("Open with a host's leaf = %v; want a refusal naming --metrics-tls-cert", err)
+	}
+	o.MetricsCert, o.MetricsKey = pki.Serving(t, "laptop", host)
+	obs, err := o.Open(logging.Discard(), telemetry.NewMetrics(), false, serverTLS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer obs.Close()
+	if code, body := testkit.ScrapeStatus(t, "https://"+obs.MetricsAddr+"/metrics", pki.ClientTLS(t, "prometheus", "scrape"), nil); code != http.StatusOK {
+		t.Fatalf("a scraper of the host's metrics: %d %.100q", code, body)
 	}
 }
 

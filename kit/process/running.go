@@ -34,6 +34,9 @@ type Running struct {
 
 	name     string
 	security *Security
+	// metricsKey is the metrics listener's own key (--metrics-tls-key), if
+	// any: kept from the children like the process's.
+	metricsKey string
 	// The TLS configs, each loaded once, then shared: after Confine the
 	// files may no longer be readable.
 	serverTLS, clientTLS func() (*tls.Config, error)

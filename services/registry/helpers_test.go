@@ -86,7 +86,7 @@ func start(t testing.TB, ns *natsserver.Server, pki *testkit.PKI, tune ...func(*
 		ns = startNATS(t)
 	}
 	dev := pki == nil
-	cfg := registry.Config{WatchBuffer: registry.DefaultWatchBuffer, MaxTools: registry.DefaultMaxTools}
+	cfg := registry.Config{WatchBuffer: registry.DefaultWatchBuffer, MaxTools: registry.DefaultMaxTools, MaxTokenTTL: registry.DefaultMaxTokenTTL}
 	cfg.NATS.Replicas = 1
 	cfg.Security.Dev = dev
 	for _, f := range tune {

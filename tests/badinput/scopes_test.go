@@ -28,7 +28,7 @@ var scopeRows = map[string]func(t *testing.T, s *suite){
 	"certificate-without-grade": func(t *testing.T, s *suite) {
 		p := productionRegistry(t)
 		_, err := p.as(t, "nobody", "").ListGrants(context.Background(), &registryv1.ListGrantsRequest{})
-		wantStatus(t, err, codes.Unauthenticated, `the client certificate of "nobody" names no grade: its OU must be one of host, driver, admin or service, and it has none`)
+		wantStatus(t, err, codes.Unauthenticated, `the client certificate of "nobody" names no grade: its OU must be one of host, driver, admin, service or scrape, and it has none`)
 	},
 	"assertion-out-of-scope": func(t *testing.T, s *suite) {
 		p := productionRegistry(t)

@@ -45,6 +45,7 @@ func runDev(ctx context.Context, args []string, std IO) int {
 	fs.StringVar(&o.ToolsFile, "tools", "", "a tools file to serve as a local tool host at start")
 	fs.StringVar(&o.ToolsClient, "tools-client", "local", "the client name the --tools host serves as")
 	fs.StringVar(&o.Groups, "groups", "", "a tool groups file (JSON, docs/mcp.md) to set at start")
+	fs.DurationVar(&o.MaxTokenTTL, "max-token-ttl", registry.DefaultMaxTokenTTL, "the longest a token may work: a longer --ttl is refused")
 	o.Mailbox.Register(fs)
 	o.Store.Register(fs)
 	o.NATS.Register(fs)
@@ -61,6 +62,9 @@ func runDev(ctx context.Context, args []string, std IO) int {
 			return 0
 		}
 		return fail(std, "dev", usageError{err})
+	}
+	if o.MaxTokenTTL <= 0 {
+		return fail(std, "dev", usagef("--max-token-ttl %v is not positive: a token must be able to work for some time", o.MaxTokenTTL))
 	}
 	log, err := lf.Logger(std.Stderr)
 	if err != nil {
