@@ -3,6 +3,7 @@ package process_test
 import (
 	"crypto/tls"
 	"flag"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -126,6 +127,68 @@ func TestCallMetricsFlag(t *testing.T) {
 		obs.Close()
 		if got := len(tel.ServerOptions()); got != c.options {
 			t.Errorf("%v: %d server options, want %d", c.args, got, c.options)
+		}
+	}
+}
+
+// The metrics and pprof listeners answer only the names they are dialed
+// by and no page of another origin: a page rebound to 127.0.0.1 could
+// otherwise read /debug/pprof/cmdline, start profiles, or read metrics
+// with a browser's certificate.
+func TestMetricsAndPprofRefuseForeignHostsAndOrigins(t *testing.T) {
+	t.Parallel()
+	pki := testkit.NewPKI(t)
+	serverTLS := pki.ServerTLS(t, "registry", "service")
+	dev := process.Observe{MetricsAddr: "127.0.0.1:0", DebugAddr: "127.0.0.1:0"}
+	devObs, err := dev.Open(logging.Discard(), telemetry.NewMetrics(), true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devObs.Close()
+	prod := process.Observe{MetricsAddr: "127.0.0.1:0", MetricsHosts: "registry.example"}
+	prodObs, err := prod.Open(logging.Discard(), telemetry.NewMetrics(), false, func() (*tls.Config, error) { return serverTLS, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prodObs.Close()
+	scraper := pki.ClientTLS(t, "prometheus", "scrape")
+	get := func(url, host, origin string, tlsCfg *tls.Config) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		if host != "" {
+			req.Host = host
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		c := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsCfg}}
+		defer c.CloseIdleConnections()
+		res, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	pprof := "http://" + devObs.DebugAddr + "/debug/pprof/cmdline"
+	for _, tc := range []struct {
+		name, url, host, origin string
+		tls                     *tls.Config
+		want                    int
+		says                    string
+	}{
+		{"pprof for loopback", pprof, "", "", nil, 200, ""},
+		{"pprof for a rebound name", pprof, "evil.example:8080", "", nil, 403, `this pprof listener does not answer to Host "evil.example:8080"`},
+		{"pprof for a page of another site", pprof, "", "http://evil.example", nil, 403, `this pprof listener refuses requests from Origin "http://evil.example": no page of another origin may call it`},
+		{"dev metrics for a rebound name", "http://" + devObs.MetricsAddr + "/metrics", "evil.example", "", nil, 403, "dev mode answers loopback names only"},
+		{"metrics for a name of its certificate", "https://" + prodObs.MetricsAddr + "/metrics", "localhost", "", scraper, 200, "go_goroutines"},
+		{"metrics for a name of --metrics-hosts", "https://" + prodObs.MetricsAddr + "/metrics", "registry.example:9090", "", scraper, 200, "go_goroutines"},
+		{"metrics for a rebound name, even with a scraper's certificate", "https://" + prodObs.MetricsAddr + "/metrics", "evil.example", "", scraper, 403,
+			`this metrics listener does not answer to Host "evil.example": it answers to localhost, 127.0.0.1, ::1, registry.example (add the name with --metrics-hosts)`},
+	} {
+		if code, body := get(tc.url, tc.host, tc.origin, tc.tls); code != tc.want || !strings.Contains(body, tc.says) {
+			t.Errorf("%s: %d %.200q; want %d saying %q", tc.name, code, body, tc.want, tc.says)
 		}
 	}
 }

@@ -18,13 +18,14 @@ import (
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/hostguard"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/mcptelemetry"
 	"github.com/switchboard-run/switchboard/kit/telemetry"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/act"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/bodylimit"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/console"
-	"github.com/switchboard-run/switchboard/services/gateway/internal/hostguard"
+
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httpauth"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/limits"
@@ -96,7 +97,8 @@ func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
 	g.health = newHealth(b.Registry, b.Mailbox, b.Bridge)
 	// Every route, /healthz included, answers only the names and pages it
 	// should: a probe sends a loopback Host, which every gateway answers.
-	guard, err := hostguard.New(cfg.Listen, list(cfg.HTTPHosts), list(cfg.HTTPOrigins), cfg.Security.Dev)
+	guard, err := hostguard.New(hostguard.Config{Listen: cfg.Listen, Hosts: list(cfg.HTTPHosts), Origins: list(cfg.HTTPOrigins),
+		Dev: cfg.Security.Dev, What: "this gateway", HostsFlag: "--http-hosts", OriginsFlag: "--http-origins", Refuse: httperr.Write})
 	if err != nil {
 		return nil, err
 	}
