@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-run/switchboard/kit/process"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
@@ -48,7 +49,7 @@ func TestExampleFilesServeThroughARealSuite(t *testing.T) {
 		{"the bridge's everything server answers a call", "everything_test_simple_text", `{}`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := callUntilAdvertised(t, bin, grpcAddr, tc.tool, tc.input)
+			got := callUntilAdvertised(t, bin, grpcAddr, filepath.Join(dir, "data", process.DevSecretFile), tc.tool, tc.input)
 			if tc.want != "" && got != tc.want {
 				t.Errorf("%s printed %q; want %q", tc.tool, got, tc.want)
 			}
@@ -120,15 +121,15 @@ func localMCPConfig(t *testing.T, bridge *service, dir string) string {
 	return writeJSON(t, filepath.Join(dir, "mcp.json"), mcp)
 }
 
-// callUntilAdvertised runs `switchboard call` until the tool is advertised
+// callUntilAdvertised runs `switchboard call` (with the dev suite's secret) until the tool is advertised
 // (the host and the bridge advertise just after the suite is up) and it
 // answers, failing the test after a bound. Polling is fine here: it is a
 // test waiting for processes to start.
-func callUntilAdvertised(t *testing.T, bin, addr, tool, input string) string {
+func callUntilAdvertised(t *testing.T, bin, addr, secret, tool, input string) string {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		cmd := exec.Command(bin, "call", "--addr", addr, "--as", "compose-test", tool, input)
+		cmd := exec.Command(bin, "call", "--addr", addr, "--dev-secret-file", secret, "--as", "compose-test", tool, input)
 		out, err := cmd.Output()
 		if err == nil {
 			return string(out)

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -67,6 +68,13 @@ type Options struct {
 	// Ready, when set, is called once everything listens, with the
 	// addresses actually bound (tests listen on port 0).
 	Ready func(grpcAddr, httpAddr string)
+	// Console receives the console's link, which carries the run's secret
+	// (the command's stderr; nil: discarded).
+	Console io.Writer
+	// Secret is the run's secret (docs/security.md, "Dev mode"); empty: one
+	// is drawn, as switchboard dev does. Either way it is written to
+	// DataDir/dev-secret for the run.
+	Secret string
 	// Observe are --metrics-addr and --debug-addr; the gateway serves the
 	// metrics at /metrics in any case.
 	Observe process.Observe
@@ -84,24 +92,22 @@ type Options struct {
 // largest gRPC message the suite carries fits, in flow-control windows.
 const innerLinkBuffer = 1 << 20
 
-// DefaultDataDir is where the suite keeps its state when --data is not
-// given: $XDG_DATA_HOME/switchboard, or ~/.local/share/switchboard.
-func DefaultDataDir() string {
-	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
-		return filepath.Join(d, "switchboard")
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".local", "share", "switchboard")
-	}
-	return ".data"
-}
-
 // Run serves the suite until ctx ends.
 func Run(ctx context.Context, o Options) error {
+	if o.Console == nil {
+		o.Console = io.Discard
+	}
 	if o.MaxTokenTTL == 0 {
 		o.MaxTokenTTL = registry.DefaultMaxTokenTTL
 	}
-	sec := process.Security{Dev: true}
+	// Dev mode takes a caller's word for who it is, but only from a caller
+	// that can read this run's secret (docs/security.md, "Dev mode").
+	secret, secretFile, err := process.WriteDevSecret(o.DataDir, o.Secret)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(secretFile)
+	sec := process.Security{Dev: true, DevSecret: secret}
 	log := o.Log
 	tel := o.Telemetry
 	if tel == nil {
@@ -153,6 +159,7 @@ func Run(ctx context.Context, o Options) error {
 	inner := bufconn.Listen(innerLinkBuffer)
 	defer inner.Close()
 	conn, err := grpcclient.Dial("passthrough:///switchboard-dev", nil, append(tel.DialOptions(),
+		grpc.WithPerRPCCredentials(identity.DevSecret(secret)),
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return inner.DialContext(ctx) }))...)
 	if err != nil {
 		return err
@@ -194,7 +201,11 @@ func Run(ctx context.Context, o Options) error {
 	g.Go(func() error { return gw.Serve(ctx, httpLis) })
 	log.Info("switchboard dev is up",
 		"grpc", grpcLis.Addr().String(), "http", "http://"+httpLis.Addr().String(), "nats", where, "store", o.Store.Kind,
-		"try", fmt.Sprintf("grpcurl -plaintext -H 'switchboard-identity: me' %s list", grpcLis.Addr()))
+		"secret", secretFile,
+		"try", fmt.Sprintf(`grpcurl -plaintext -H 'switchboard-identity: me' -H "switchboard-dev-secret: $(cat %s)" %s list`, secretFile, grpcLis.Addr()))
+	// The one place the secret itself is shown: a link that signs the
+	// console in, as notebook servers print theirs.
+	fmt.Fprintf(o.Console, "\nThe console, for this run only (the link carries its secret; keep it to yourself):\n\n    http://%s/console/#dev-secret=%s\n\n", httpLis.Addr(), secret)
 	// The extras advertise and follow: they start once the mailbox's view
 	// of the registry holds its first snapshot, so the invoke check sees
 	// their tools from the view.

@@ -11,7 +11,9 @@ import (
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/grpcclient"
+	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/mailbox"
 	"github.com/switchboard-run/switchboard/services/registry/registrytest"
 )
@@ -63,7 +65,7 @@ func serveWith(t *testing.T, o Options, check func(*grpc.ClientConn)) {
 	go func() { done <- Run(ctx, o) }()
 	select {
 	case addr := <-ready:
-		cc, err := grpcclient.Dial(addr, nil)
+		cc, err := grpcclient.Dial(addr, nil, grpc.WithPerRPCCredentials(identity.DevSecret(testkit.DevSecret(t, o.DataDir))))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -30,6 +30,9 @@ type Authenticator struct {
 	// Dev takes the identity from metadata instead of a client certificate.
 	// Dev-mode servers listen on loopback only (see package listen).
 	Dev bool
+	// DevSecret, when set, is the per-run secret a dev-mode call must carry
+	// (MetadataDevSecret) before its word is taken.
+	DevSecret string
 }
 
 // Authenticate returns the identity of the caller of the request in ctx.
@@ -48,6 +51,11 @@ func (a Authenticator) Authenticate(ctx context.Context) (Identity, error) {
 		return Identity{}, status.Error(codes.Unauthenticated, err.Error())
 	}
 	if a.Dev {
+		if a.DevSecret != "" {
+			if err := CheckDevSecret(metadata.ValueFromIncomingContext(ctx, MetadataDevSecret), a.DevSecret, fmt.Sprintf("the %q metadata key (HTTP header Switchboard-Dev-Secret)", MetadataDevSecret)); err != nil {
+				return Identity{}, status.Error(codes.Unauthenticated, err.Error())
+			}
+		}
 		if asserted == nil {
 			return Identity{}, status.Error(codes.Unauthenticated,
 				`no identity: in dev mode every call names its caller in the "switchboard-identity" metadata key (HTTP header Switchboard-Identity)`)

@@ -90,7 +90,7 @@ func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
 		return nil, err
 	}
 	registry := registryv1.NewRegistryServiceClient(b.Registry)
-	who := httpauth.Resolver{Dev: cfg.Security.Dev, Tokens: httpauth.RegistryTokens{Registry: registry, Self: b.Self},
+	who := httpauth.Resolver{Dev: cfg.Security.Dev, DevSecret: cfg.Security.DevSecret, Tokens: httpauth.RegistryTokens{Registry: registry, Self: b.Self},
 		Recheck: cmp.Or(cfg.TokenRecheck, DefaultTokenRecheck)}
 	mailbox := mailboxv1.NewMailboxServiceClient(b.Mailbox)
 	acts := act.Handler{Registry: registry, Mailbox: mailbox}

@@ -60,10 +60,10 @@ const collectWithin = 2 * time.Minute
 // startLoad runs drivers against the mailbox replicas at addrs, calling
 // the echo tool of clients in turn; driver d starts on replica d mod the
 // replicas and moves to the next one when its replica is unavailable.
-func startLoad(t *testing.T, drivers int, addrs, clients []string) *load {
+func startLoad(t *testing.T, drivers int, addrs, clients []string, dial ...grpc.DialOption) *load {
 	l := &load{t: t, clients: clients, refusals: map[string]int{}, stop: make(chan struct{})}
 	for _, a := range addrs {
-		l.replicas = append(l.replicas, mailboxv1.NewMailboxServiceClient(testkit.Dial(t, a)))
+		l.replicas = append(l.replicas, mailboxv1.NewMailboxServiceClient(testkit.Dial(t, a, dial...)))
 	}
 	for d := range drivers {
 		l.wg.Go(func() { l.drive(d) })
@@ -227,7 +227,7 @@ func (l *load) finish(replica mailboxv1.MailboxServiceClient) {
 // registry at reg, with a tool-host follower (the host's and the bridge's
 // core) on one connection to every mailbox address: when the replica it
 // follows dies it redials another, as a host behind a load balancer does.
-func echoHosts(t *testing.T, reg string, mailboxes []string, clients []string) {
+func echoHosts(t *testing.T, reg string, mailboxes []string, clients []string, dial ...grpc.DialOption) {
 	t.Helper()
 	r := manual.NewBuilderWithScheme("replicas")
 	var state resolver.State
@@ -235,13 +235,13 @@ func echoHosts(t *testing.T, reg string, mailboxes []string, clients []string) {
 		state.Addresses = append(state.Addresses, resolver.Address{Addr: a})
 	}
 	r.InitialState(state)
-	cc, err := grpcclient.Dial(r.Scheme()+":///mailbox", nil, grpc.WithResolvers(r))
+	cc, err := grpcclient.Dial(r.Scheme()+":///mailbox", nil, append(dial, grpc.WithResolvers(r))...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cc.Close() })
 	mb := mailboxv1.NewMailboxServiceClient(cc)
-	registry := registryv1.NewRegistryServiceClient(testkit.Dial(t, reg))
+	registry := registryv1.NewRegistryServiceClient(testkit.Dial(t, reg, dial...))
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	t.Cleanup(func() { stop(); wg.Wait() })

@@ -40,7 +40,7 @@ func runDev(ctx context.Context, args []string, std IO) int {
 	var o dev.Options
 	fs.StringVar(&o.GRPC, "grpc", ports.SuiteAddr, "gRPC address of every service (loopback only)")
 	fs.StringVar(&o.HTTP, "http", ports.GatewayAddr, "HTTP address of the gateway (loopback only)")
-	fs.StringVar(&o.DataDir, "data", dev.DefaultDataDir(), "directory of the embedded NATS server's storage (the suite's state)")
+	fs.StringVar(&o.DataDir, "data", process.DefaultDataDir(), "directory of the suite's state (the embedded NATS server's storage) and of this run's secret, dev-secret")
 	fs.StringVar(&o.MCPConfig, "mcp-config", "", "an mcpServers JSON file whose servers to mount at start")
 	fs.StringVar(&o.ToolsFile, "tools", "", "a tools file to serve as a local tool host at start")
 	fs.StringVar(&o.ToolsClient, "tools-client", "local", "the client name the --tools host serves as")
@@ -70,7 +70,7 @@ func runDev(ctx context.Context, args []string, std IO) int {
 	if err != nil {
 		return fail(std, "dev", err)
 	}
-	o.Log = log
+	o.Log, o.Console = log, std.Stderr
 	if err := dev.Run(ctx, o); err != nil {
 		return fail(std, "dev", err)
 	}
