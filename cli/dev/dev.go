@@ -56,7 +56,6 @@ type Options struct {
 	// --max-token-ttl; zero: registry.DefaultMaxTokenTTL).
 	MaxTokenTTL time.Duration
 	Mailbox     mailbox.Bounds
-	Store       mailbox.Store
 	// NATS, when it names servers, holds the state instead of the embedded
 	// server.
 	NATS natsconn.Config
@@ -168,7 +167,7 @@ func Run(ctx context.Context, o Options) error {
 	regClient := registryv1.NewRegistryServiceClient(conn)
 	mbClient := mailboxv1.NewMailboxServiceClient(conn)
 
-	mb, err := mailbox.New(ctx, mailbox.Config{Bounds: o.Mailbox, Store: o.Store, NATS: o.NATS, Telemetry: tel}, nc.mailbox, regClient, sec.Self("mailbox"), log.With("service", "mailbox"))
+	mb, err := mailbox.New(ctx, mailbox.Config{Bounds: o.Mailbox, NATS: o.NATS, Telemetry: tel}, nc.mailbox, regClient, sec.Self("mailbox"), log.With("service", "mailbox"))
 	if err != nil {
 		return err
 	}
@@ -200,7 +199,7 @@ func Run(ctx context.Context, o Options) error {
 	g.Go(func() error { return srv.Serve(ctx, inner) })
 	g.Go(func() error { return gw.Serve(ctx, httpLis) })
 	log.Info("switchboard dev is up",
-		"grpc", grpcLis.Addr().String(), "http", "http://"+httpLis.Addr().String(), "nats", where, "store", o.Store.Kind,
+		"grpc", grpcLis.Addr().String(), "http", "http://"+httpLis.Addr().String(), "nats", where,
 		"secret", secretFile,
 		"try", fmt.Sprintf(`grpcurl -plaintext -H 'switchboard-identity: me' -H "switchboard-dev-secret: $(cat %s)" %s list`, secretFile, grpcLis.Addr()))
 	// The one place the secret itself is shown: a link that signs the

@@ -37,7 +37,7 @@ const jsAPI = "$JS.API."
 // delete the stream), its acks and flow control, and for a bucket its
 // keys; for each bucket it reads, what a get and a watch send (info,
 // direct and stored gets, an ordered consumer and its flow control); its
-// core subjects; its own inbox.
+// core subjects; its own inbox, to read and to answer its peers in.
 func (u User) Expand() Permissions {
 	// The account's JetStream state (limits, usage; no stream's data): the
 	// client library asks it before it declares a bucket.
@@ -52,8 +52,11 @@ func (u User) Expand() Permissions {
 	for _, b := range u.Reads {
 		pub = append(pub, readStream(kvStream(b))...)
 	}
+	// Its own inbox: a replica answers another replica's request there.
+	inbox := Inbox(u.Name) + ".>"
+	pub = append(pub, inbox)
 	pub = append(pub, u.Core...)
-	sub := append([]string{Inbox(u.Name) + ".>"}, u.Core...)
+	sub := append([]string{inbox}, u.Core...)
 	return Permissions{Publish: pub, Subscribe: sub}
 }
 

@@ -29,11 +29,12 @@ type User struct {
 // Users is every NATS user of the suite. The gateway and the tool hosts
 // never connect to NATS, so they have no row.
 //
-// The mailbox's row holds both its store of today (SB_QUEUE, sb_slots) and
-// the partitioned store replacing it (SB_MBOX_0..3 on sb.rec.<k>.>), so
-// that the row need not change when the store does; its core subjects are
-// the replicas' messages to each other (sb.>, which its streams' subjects
-// are under too) and the invocation watch.
+// The mailbox's row holds its partitioned store (SB_MBOX_0..3 on
+// sb.rec.<k>.>) and the store it replaced (SB_QUEUE, sb_slots), which a
+// deployment may still hold until a mailbox of this version drains it; its
+// core subjects are the replicas' messages to each other (sb.>: sb.host.*,
+// sb.mbx.*, sb.find, sb.held.*; its streams' subjects are under it too) and
+// the invocation watch.
 var Users = []User{
 	{Name: "registry", Buckets: []string{"sb_registry"}, Reads: []string{"sb_presence"}},
 	{Name: "mailbox",

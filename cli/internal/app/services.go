@@ -47,7 +47,6 @@ func runDev(ctx context.Context, args []string, std IO) int {
 	fs.StringVar(&o.Groups, "groups", "", "a tool groups file (JSON, docs/mcp.md) to set at start")
 	fs.DurationVar(&o.MaxTokenTTL, "max-token-ttl", registry.DefaultMaxTokenTTL, "the longest a token may work: a longer --ttl is refused")
 	o.Mailbox.Register(fs)
-	o.Store.Register(fs)
 	o.NATS.Register(fs)
 	fs.StringVar(&o.NATSCerts, "nats-certs", "", "with --nats: a directory `switchboard certs suite` wrote; the registry, the mailbox and the bridge each connect as themselves, with the leaf of <dir>/<service>")
 	// The log flags of every suite process; the security choice is not
