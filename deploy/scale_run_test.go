@@ -173,6 +173,13 @@ func TestScaleSurvivesLosingANATSNodeAndAMailbox(t *testing.T) {
 	got, took := call("through mailbox-1 to a host on mailbox-2", l.addrs["registry-1:7731"], l.addrs["mailbox-1:7732"])
 	want(got, "through mailbox-1 to a host on mailbox-2")
 	t.Logf("first call answered %v after the host started (advertising included)", took)
+	// The replicas' requests to each other and their streams' consumers
+	// all passed under the services' NATS permissions (docs/security.md).
+	for name, n := range nodes {
+		if out := n.Output(); strings.Contains(out, "Violation") {
+			t.Errorf("NATS node %s refused the suite's own services something:\n%s", name, out)
+		}
+	}
 
 	nodes["nats-1"].Kill()
 	procs["mailbox-1"].Kill()
