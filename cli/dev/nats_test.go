@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
@@ -21,7 +22,8 @@ import (
 // With --nats naming the suite's own NATS (mutual TLS, a user per service)
 // and --nats-certs the directory `switchboard certs suite` writes, the
 // registry, the mailbox and the bridge each connect as themselves, under
-// their own subjects: a mounted server is advertised, routed and answers.
+// their own subjects: a mounted server is advertised, routed and answers a
+// call, and an invocation kept in the mailbox's store.
 func TestDevOnTheSuitesNATSConnectsEachServiceAsItself(t *testing.T) {
 	t.Parallel()
 	pki := testkit.NewPKI(t)
@@ -44,12 +46,24 @@ func TestDevOnTheSuitesNATSConnectsEachServiceAsItself(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(testkit.As("agent", identity.Driver), 30*time.Second)
 		defer cancel()
-		res, err := mailboxv1.NewMailboxServiceClient(cc).Call(ctx, &mailboxv1.CallRequest{Client: "everything", Tool: "test_simple_text", Input: `{}`})
-		if err != nil || res.GetCapture().GetStdout() != "This is a simple text response for testing." {
+		mb := mailboxv1.NewMailboxServiceClient(cc)
+		res, err := mb.Call(ctx, &mailboxv1.CallRequest{Client: "everything", Tool: "test_simple_text", Input: `{}`})
+		if err != nil || res.GetCapture().GetStdout() != simpleText {
 			t.Fatalf("Call = %v, %v", res, err)
+		}
+		// Invoke keeps a durable record in the mailbox's streams (sb.rec.*).
+		inv, err := mb.Invoke(ctx, &mailboxv1.InvokeRequest{Client: "everything", Tool: "test_simple_text", Input: `{}`})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := mb.Capture(ctx, &mailboxv1.CaptureRequest{Invocation: inv.GetInvocation(), Wait: durationpb.New(20 * time.Second)})
+		if err != nil || c.GetCapture().GetStdout() != simpleText {
+			t.Fatalf("Capture = %v, %v", c, err)
 		}
 	})
 }
+
+const simpleText = "This is a simple text response for testing."
 
 // One certificate for the three services is refused with a sentence
 // naming the flag to use instead, and so is --nats-certs without --nats.

@@ -131,15 +131,17 @@ func TestEachServiceReachesOnlyItsOwn(t *testing.T) {
 	}
 	declare(reg, "sb_registry")
 	presence := declare(mb, "sb_presence")
-	declare(mb, "sb_slots")
 	declare(br, "sb_mounts")
 	declare(br, "sb_mount_leases")
-	for _, s := range []jetstream.StreamConfig{{Name: "SB_QUEUE", Subjects: []string{"sb.queue.*"}},
-		{Name: "SB_MBOX_0", Subjects: []string{"sb.rec.0.>"}}} {
+	for _, s := range []jetstream.StreamConfig{{Name: "SB_MBOX_0", Subjects: []string{"sb.rec.0.>"}},
+		{Name: "SB_MBOX_3", Subjects: []string{"sb.rec.3.>"}, AllowDirect: true}} {
 		st, err := streams.Ensure(ctx, mb.js, s)
 		ok(t, "declaring "+s.Name, err)
-		_, err = mb.js.Publish(ctx, strings.TrimSuffix(strings.TrimSuffix(s.Subjects[0], ">"), "*")+"box", []byte("x"))
+		subject := strings.TrimSuffix(s.Subjects[0], ">") + "box.inv-1"
+		_, err = mb.js.Publish(ctx, subject, []byte("x"))
 		ok(t, "publishing into "+s.Name, err)
+		_, err = st.GetLastMsgForSubject(ctx, subject)
+		ok(t, "reading the last record of "+subject, err)
 		c, err := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "c-box", AckPolicy: jetstream.AckExplicitPolicy})
 		ok(t, "a consumer of "+s.Name, err)
 		batch, err := c.Fetch(1)
@@ -187,11 +189,26 @@ func TestEachServiceReachesOnlyItsOwn(t *testing.T) {
 	mb.refused(t, "the mailbox forging a token", "$KV.sb_registry.token.", put(mb, "sb_registry", "token.0a1b"))
 	reg.refused(t, "the registry forging a mount", "$KV.sb_mounts.mount.sh", put(reg, "sb_mounts", "mount.sh"))
 	mb.refused(t, "the mailbox forging a mount", "$KV.sb_mounts.mount.sh", put(mb, "sb_mounts", "mount.sh"))
-	br.refused(t, "the bridge writing a slot", "$KV.sb_slots.", put(br, "sb_slots", "inv-1"))
+	br.refused(t, "the bridge writing presence", "$KV.sb_presence.", put(br, "sb_presence", "read.box"))
+	mb.refused(t, "the mailbox declaring the store it replaced", "STREAM.CREATE.SB_QUEUE", func(ctx context.Context) error {
+		_, err := mb.js.CreateStream(ctx, jetstream.StreamConfig{Name: "SB_QUEUE", Subjects: []string{"sb.queue.*"}})
+		return err
+	})
+	br.refused(t, "the bridge reading the mailbox's records", "SB_MBOX_3", func(ctx context.Context) error {
+		st, err := br.js.Stream(ctx, "SB_MBOX_3")
+		if err == nil {
+			_, err = st.GetLastMsgForSubject(ctx, "sb.rec.3.box.inv-1")
+		}
+		return err
+	})
 	br.refused(t, "the bridge reading the registry's bucket", "KV_sb_registry", get(br, "sb_registry"))
 	reg.refused(t, "the registry reading the mounts", "KV_sb_mounts", get(reg, "sb_mounts"))
-	reg.refused(t, "the registry publishing into the mailbox's queue", "sb.queue.box", func(ctx context.Context) error {
-		_, err := reg.js.Publish(ctx, "sb.queue.box", []byte("x"))
+	reg.refused(t, "the registry publishing a record into the mailbox's store", "sb.rec.0.box.inv-2", func(ctx context.Context) error {
+		_, err := reg.js.Publish(ctx, "sb.rec.0.box.inv-2", []byte("x"))
+		return err
+	})
+	br.refused(t, "the bridge handing a mailbox replica an invocation", "sb.host.box", func(context.Context) error {
+		_, err := br.nc.Request("sb.host.box", []byte("{}"), time.Second)
 		return err
 	})
 	reg.refused(t, "the registry declaring a bucket of its own choosing", "KV_sb_new", func(ctx context.Context) error {

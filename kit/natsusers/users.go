@@ -29,18 +29,19 @@ type User struct {
 // Users is every NATS user of the suite. The gateway and the tool hosts
 // never connect to NATS, so they have no row.
 //
-// The mailbox's row holds its partitioned store (SB_MBOX_0..3 on
-// sb.rec.<k>.>) and the store it replaced (SB_QUEUE, sb_slots), which a
-// deployment may still hold until a mailbox of this version drains it; its
-// core subjects are the replicas' messages to each other (sb.>: sb.host.*,
-// sb.mbx.*, sb.find, sb.held.*; its streams' subjects are under it too) and
-// the invocation watch.
+// The mailbox's row is its store (services/mailbox/internal/box): the
+// partitions' streams SB_MBOX_0..3, whose records it publishes on
+// sb.rec.<k>.<client>.<id>; the presence bucket (reads' leases, replicas'
+// heartbeats); and its replicas' messages to each other: a client's
+// hand-offs (sb.host.<client>), one replica's (sb.mbx.<replica>), the
+// search for a client's reader (sb.find), the budgets' ledger
+// (sb.held.*) and the invocation watch.
 var Users = []User{
 	{Name: "registry", Buckets: []string{"sb_registry"}, Reads: []string{"sb_presence"}},
 	{Name: "mailbox",
-		Streams: []string{"SB_QUEUE", "SB_MBOX_0", "SB_MBOX_1", "SB_MBOX_2", "SB_MBOX_3"},
-		Buckets: []string{"sb_presence", "sb_slots"},
-		Core:    []string{"sb.>", "switchboard.mailbox.watch"}},
+		Streams: []string{"SB_MBOX_0", "SB_MBOX_1", "SB_MBOX_2", "SB_MBOX_3"},
+		Buckets: []string{"sb_presence"},
+		Core:    []string{"sb.rec.>", "sb.host.*", "sb.mbx.*", "sb.find", "sb.held.*", "switchboard.mailbox.watch"}},
 	{Name: "bridge", Buckets: []string{"sb_mounts", "sb_mount_leases"}},
 	// The NATS node's own leaf: its container's health check asks
 	// JetStream whether it serves ($JS.API.INFO, which every user may),
