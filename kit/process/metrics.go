@@ -8,8 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
-	"strings"
 
+	"github.com/switchboard-run/switchboard/kit/envflag"
 	"github.com/switchboard-run/switchboard/kit/hostguard"
 	"github.com/switchboard-run/switchboard/kit/listen"
 	"github.com/switchboard-run/switchboard/kit/telemetry"
@@ -22,7 +22,7 @@ import (
 func (o *Observe) openMetrics(log *slog.Logger, obs *Observing, tel *telemetry.Telemetry, dev bool, serverTLS func() (*tls.Config, error)) error {
 	var h http.Handler = tel.MetricsHandler()
 	var c *tls.Config
-	hosts := split(o.MetricsHosts)
+	hosts := envflag.List(o.MetricsHosts)
 	if !dev {
 		var err error
 		if c, err = o.metricsTLS(serverTLS); err != nil {
@@ -79,15 +79,4 @@ func (o *Observe) metricsTLS(serverTLS func() (*tls.Config, error)) (*tls.Config
 		return nil, fmt.Errorf("--metrics-addr serves TLS, but this process's certificate (CN=%s) is a client's and serves nothing: give the metrics listener a serving leaf with --metrics-tls-cert and --metrics-tls-key (switchboard certs leaf --metrics-hosts mints one)", leaf.Subject.CommonName)
 	}
 	return c, nil
-}
-
-// split reads a comma-separated list.
-func split(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }

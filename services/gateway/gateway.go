@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -18,6 +17,7 @@ import (
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/envflag"
 	"github.com/switchboard-run/switchboard/kit/hostguard"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/mcptelemetry"
@@ -97,7 +97,7 @@ func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
 	g.health = newHealth(b.Registry, b.Mailbox, b.Bridge)
 	// Every route, /healthz included, answers only the names and pages it
 	// should: a probe sends a loopback Host, which every gateway answers.
-	guard, err := hostguard.New(hostguard.Config{Listen: cfg.Listen, Hosts: list(cfg.HTTPHosts), Origins: list(cfg.HTTPOrigins),
+	guard, err := hostguard.New(hostguard.Config{Listen: cfg.Listen, Hosts: envflag.List(cfg.HTTPHosts), Origins: envflag.List(cfg.HTTPOrigins),
 		Dev: cfg.Security.Dev, What: "this gateway", HostsFlag: "--http-hosts", OriginsFlag: "--http-origins", Refuse: httperr.Write})
 	if err != nil {
 		return nil, err
@@ -221,17 +221,6 @@ func getOnly(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
-}
-
-// list splits a comma-separated flag value, dropping empty items.
-func list(s string) []string {
-	var out []string
-	for _, item := range strings.Split(s, ",") {
-		if item = strings.TrimSpace(item); item != "" {
-			out = append(out, item)
-		}
-	}
-	return out
 }
 
 // serveOpenAPI serves the document protoc-gen-openapiv2 generated.

@@ -39,11 +39,11 @@ func runCerts(ctx context.Context, args []string, std IO) int {
 		if _, err = parse(fset, args); err == nil {
 			var o *certs.Owner
 			if o, err = parseOwner("owner", *owner); err == nil {
-				names := split(*hosts)
+				names := envflag.List(*hosts)
 				if len(names) == 0 && *grade == certs.ServiceGrade {
 					names = []string{"localhost", "127.0.0.1"}
 				}
-				err = mintLeaf(*dir, *name, *grade, names, split(*metricsHosts), *validity, o, std)
+				err = mintLeaf(*dir, *name, *grade, names, envflag.List(*metricsHosts), *validity, o, std)
 			}
 		}
 	case "suite":
@@ -58,7 +58,7 @@ func runCerts(ctx context.Context, args []string, std IO) int {
 			if o, err = parseOwner("owner", *owner); err == nil {
 				if po, err = parseOwner("prometheus-owner", *promOwner); err == nil {
 					if counts, err = parseReplicas(*replicas); err == nil {
-						err = mintSuite(*dir, *admin, split(*hosts), counts, *validity, owners{services: o, prometheus: po}, std)
+						err = mintSuite(*dir, *admin, envflag.List(*hosts), counts, *validity, owners{services: o, prometheus: po}, std)
 					}
 				}
 			}
@@ -242,14 +242,4 @@ func fileName(name string) string {
 		}
 		return '_'
 	}, name)
-}
-
-func split(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }

@@ -47,7 +47,7 @@ func runNATS(ctx context.Context, args []string, std IO) int {
 	}
 	o := natsserver.Options{Dir: *data, Listen: *addr, Name: *name, Log: log}
 	if *cluster != "" {
-		o.Cluster = &natsserver.Cluster{Name: *cluster, Listen: *clusterListen, Routes: split(*routes)}
+		o.Cluster = &natsserver.Cluster{Name: *cluster, Listen: *clusterListen, Routes: envflag.List(*routes)}
 	}
 	if err := sec.Check(); err != nil {
 		return fail(std, "nats", err)

@@ -45,7 +45,7 @@ func runTokens(ctx context.Context, args []string, std IO) int {
 	reg := registryv1.NewRegistryServiceClient(conn.Registry())
 	switch sub {
 	case "create":
-		req := &registryv1.CreateTokenRequest{Identity: *name, Grade: *grade, Note: *note, Workspaces: split(*workspaces), Groups: split(*groups)}
+		req := &registryv1.CreateTokenRequest{Identity: *name, Grade: *grade, Note: *note, Workspaces: envflag.List(*workspaces), Groups: envflag.List(*groups)}
 		if *ttl != 0 {
 			req.Ttl = durationpb.New(*ttl)
 		}
