@@ -78,12 +78,14 @@ images: ## build the container image (needs a Docker engine)
 	docker build -t switchboard:dev .
 
 SOAK ?= 2m
-soak: build tools ## the long forms: load for $(SOAK), alone and under each fault (SOAK=10m make soak), the fault tests five times over, ten thousand parked hosts
+soak: build tools ## the long forms: load for $(SOAK), alone and under each fault (SOAK=10m make soak), the fault tests five times over, 10,000 and 100,000 parked hosts
 	SWITCHBOARD_SOAK=$(SOAK) go test -race -count=1 -timeout 60m -v -run 'TestDriversAndHostsLoseNothing|UnderLoadLosesNothing' ./tests/soak/
 	go test -race -count=5 -timeout 60m ./tests/faults/
 	# Ten thousand parked hosts at three copies (make test parks 300), without the race detector,
 	# which slows the test's in-process NATS cluster several times over (docs/scale.md).
 	SWITCHBOARD_SCALE_HOSTS=10000 go test -count=1 -timeout 30m -v -run TestParkedHosts ./tests/scale/
+	# The scale step at 100,000 hosts on one NATS node (make bench parks 10,000; docs/scale.md).
+	go run ./bench -only scale -scale-hosts 100000 -out bench/results-soak.json
 
 clean: ## remove bin/ and the dev data dir
 	rm -rf $(BIN) .data
