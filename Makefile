@@ -69,7 +69,8 @@ lint: tools vulncheck ## buf lint and format, gofmt; each module alone: go mod t
 
 # Fails on a vulnerability the code reaches (govulncheck's exit 3), in the
 # standard library of the pinned Go or in a dependency; one only imported is
-# reported, not failed on. docs/security.md says how to read a finding.
+# reported, not failed on. docs/architecture.md says where the database
+# comes from and how to take newer entries.
 vulncheck: tools $(VULNDB)/index/db.json ## govulncheck every module against the pinned vulnerability database, offline
 	@for dir in $(MODULES); do echo "govulncheck $${dir#$(CURDIR)/}"; \
 		govulncheck -C $$dir -db file://$(VULNDB) ./... || exit 1; done
@@ -94,13 +95,14 @@ images: ## build the container image (needs a Docker engine)
 	docker build -t switchboard:dev .
 
 SOAK ?= 2m
-soak: build tools ## the long forms: load for $(SOAK), alone and under each fault (SOAK=10m make soak), the fault tests five times over, a thousand parked hosts
+soak: build tools ## the long forms: load for $(SOAK), alone and under each fault (SOAK=10m make soak), the fault tests five times over, 10,000 and 100,000 parked hosts
 	SWITCHBOARD_SOAK=$(SOAK) go test -race -count=1 -timeout 60m -v -run 'TestDriversAndHostsLoseNothing|UnderLoadLosesNothing' ./tests/soak/
 	go test -race -count=5 -timeout 60m ./tests/faults/
-	# A thousand parked hosts (make test parks 200), and 300 with three copies of every stream; without
-	# the race detector, which slows the test's in-process NATS cluster several times over (docs/scale.md).
-	SWITCHBOARD_SCALE_HOSTS=1000 go test -count=1 -timeout 30m -v -run TestParkedHosts ./tests/scale/
-	SWITCHBOARD_SCALE_HOSTS=300 SWITCHBOARD_SCALE_NATS_REPLICAS=3 go test -count=1 -timeout 30m -v -run TestParkedHosts ./tests/scale/
+	# Ten thousand parked hosts at three copies (make test parks 300), without the race detector,
+	# which slows the test's in-process NATS cluster several times over (docs/scale.md).
+	SWITCHBOARD_SCALE_HOSTS=10000 go test -count=1 -timeout 30m -v -run TestParkedHosts ./tests/scale/
+	# The scale step at 100,000 hosts on one NATS node (make bench parks 10,000; docs/scale.md).
+	go run ./bench -only scale -scale-hosts 100000 -out bench/results-soak.json
 
 clean: ## remove bin/ and the dev data dir
 	rm -rf $(BIN) .data

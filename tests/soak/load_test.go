@@ -30,11 +30,12 @@ import (
 	"github.com/switchboard-run/switchboard/tests/internal/procs"
 )
 
-// load is drivers invoking echo tools as fast as they can through the
-// mailbox replicas, and collecting each capture with its handle, while
+// load is drivers calling echo tools as fast as they can through the
+// mailbox replicas — half invoking and collecting each capture with its
+// handle, half with Call, which waits for it — while
 // hosts answer; a test injects a fault meanwhile. Every invocation ends in
 // one of the counts: answered (collected once, its own input echoed),
-// refused (Invoke said why, in a sentence, and gave no handle), or lost (a
+// refused (Invoke or Call said why, in a sentence), or lost (a
 // handle that was never collected, or a failure without a sentence).
 // Collected twice is checked at the end: every collected handle must then
 // be absent.
@@ -85,8 +86,13 @@ func (l *load) drive(d int) {
 		default:
 		}
 		input := fmt.Sprintf(`{"driver":%d,"n":%d}`, d, n)
+		client := l.clients[(d+n)%len(l.clients)]
+		if d%2 == 1 {
+			l.call(dr, client, input)
+			continue
+		}
 		ctx, cancel := context.WithTimeout(procs.Driver(), 20*time.Second)
-		res, err := l.replicas[dr.at].Invoke(ctx, &mailboxv1.InvokeRequest{Client: l.clients[(d+n)%len(l.clients)], Tool: "echo", Input: input})
+		res, err := l.replicas[dr.at].Invoke(ctx, &mailboxv1.InvokeRequest{Client: client, Tool: "echo", Input: input})
 		cancel()
 		if err != nil {
 			l.refuse(input, err)
@@ -95,6 +101,28 @@ func (l *load) drive(d int) {
 		}
 		dr.backoff.Reset()
 		l.collect(dr, res.GetInvocation(), input)
+	}
+}
+
+// call makes one Call, the hand-off that writes nothing durable while its
+// host reads: answered with its input, or refused with a sentence (a call
+// its holding replica took down with it fails in band, saying so).
+func (l *load) call(dr *driver, client, input string) {
+	ctx, cancel := context.WithTimeout(procs.Driver(), 20*time.Second)
+	defer cancel()
+	res, err := l.replicas[dr.at].Call(ctx, &mailboxv1.CallRequest{Client: client, Tool: "echo", Input: input})
+	switch {
+	case err != nil:
+		l.refuse(input, err)
+		l.next(dr)
+	case res.GetCapture().GetStdout() != input:
+		l.lose("the call %s (%s) answered %v, not its input echoed", res.GetInvocation(), input, res.GetCapture())
+	default:
+		dr.backoff.Reset()
+		l.answered.Add(1)
+		l.mu.Lock()
+		l.collected = append(l.collected, res.GetInvocation())
+		l.mu.Unlock()
 	}
 }
 
