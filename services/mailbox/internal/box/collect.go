@@ -6,6 +6,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/switchboard-run/switchboard/kit/natsconn"
+
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
 
@@ -125,13 +127,13 @@ func (b *Box) collectRecord(ctx context.Context, r *rec, caller, key string, wai
 			return nil, nil, false
 		}
 		if !wait {
-			return nil, nil, true
+			return nil, nil, !b.reread(r)
 		}
 		b.mu.Lock()
 		ch := b.news(r.id)
 		b.mu.Unlock()
 		if !b.wait(ctx, ch) {
-			return nil, nil, true
+			return nil, nil, !b.reread(r) // no news: the record itself, should the view lag
 		}
 		return nil, nil, false
 	case stTaken:
@@ -166,6 +168,22 @@ func (b *Box) collectRecord(ctx context.Context, r *rec, caller, key string, wai
 		return nil, refused(err), true
 	}
 	return captureOf(full.body), nil, true
+}
+
+// reread reads r's record once, bounded by a request's time, and reports
+// whether it moved on from what the view holds (the view then hears it).
+// A wait that saw no news ends in one read, so a view lagging behind its
+// stream (a consumer being reset after a NATS node died) delays an answer
+// by one wait at most.
+func (b *Box) reread(r *rec) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), natsconn.RequestTimeout)
+	defer cancel()
+	full, err := b.recs.get(ctx, r.client, r.id)
+	if err != nil || (full != nil && full.rev <= r.rev) {
+		return false
+	}
+	b.heardAgain(r, full)
+	return true
 }
 
 // heardAgain updates the view from a record read whole (nil: gone).

@@ -49,6 +49,8 @@ type ask struct {
 	Reason  string            `json:"reason,omitempty"`
 	Keep    bool              `json:"keep,omitempty"`
 	Key     string            `json:"key,omitempty"`
+	Rev     uint64            `json:"rev,omitempty"`
+	Size    int               `json:"size,omitempty"`
 }
 
 // reply is the answer: an error's code and sentence, or the act's result.
@@ -130,6 +132,11 @@ func (b *Box) serve(m *nats.Msg) {
 		b.mu.Unlock()
 	case "post":
 		r.Held, err = b.take(a.Post)
+	case "queued": // a record posted elsewhere, told at once rather than through the view
+		b.mu.Lock()
+		b.hear(&rec{client: a.Post.Client, id: a.Post.ID, poster: a.Post.Poster, state: stQueued, size: a.Size, rev: a.Rev})
+		b.mu.Unlock()
+		return
 	case "release":
 		err = b.release(ctx, a.Client, a.Session)
 	case "complete":

@@ -2,6 +2,7 @@ package box
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"time"
@@ -60,11 +61,18 @@ func (b *Box) Post(ctx context.Context, p inflight.Post) error {
 	}
 	s.rev = rev
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if q := b.queues[p.Client]; q != nil && b.slots[p.ID] == nil {
+	q := b.queues[p.Client]
+	if q != nil && b.slots[p.ID] == nil {
 		b.add(q, s)
 	}
 	b.hear(&rec{client: p.Client, id: p.ID, poster: p.Poster, state: stQueued, size: s.size, rev: rev})
+	b.mu.Unlock()
+	if q == nil || q.sub == nil { // its home, if any, hears of it now, not when its view does
+		p.Input = ""
+		if data, err := json.Marshal(&ask{Op: "queued", From: b.name, Post: &p, Rev: rev, Size: s.size}); err == nil {
+			_ = b.nc.Publish(hostPrefix+p.Client, data)
+		}
+	}
 	return nil
 }
 

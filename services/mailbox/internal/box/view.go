@@ -2,6 +2,7 @@ package box
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -29,13 +30,19 @@ func (b *Box) follow(ctx context.Context, k int) {
 			if md, err := m.Metadata(); err == nil {
 				b.heard(m.Subject(), m.Headers(), md.Sequence.Stream)
 			}
-		})
+		}, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+			b.log.Debug("the view of a partition's records lags", "partition", k, "err", err)
+		}))
 		if err != nil {
 			return false, err
 		}
-		<-ctx.Done()
-		cc.Stop()
-		return true, nil
+		defer cc.Stop()
+		select { // the client resets the consumer itself; one that gave up is made anew
+		case <-ctx.Done():
+			return true, nil
+		case <-cc.Closed():
+			return false, fmt.Errorf("the view of partition %d stopped", k)
+		}
 	})
 }
 
