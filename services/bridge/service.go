@@ -32,6 +32,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/registryview"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/mcpconfig"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/mountstore"
+	"github.com/switchboard-run/switchboard/services/bridge/internal/openapi"
 )
 
 // Service is the bridge: every stored mount this replica runs, and the
@@ -188,6 +189,16 @@ func (s *Service) mount(ctx context.Context, client string, cfg *bridgev1.Server
 	}
 	if err := mcpconfig.Check(cfg); err != nil {
 		return nil, err
+	}
+	if t := cfg.GetOpenapi(); t != nil {
+		// A document that cannot be mounted is refused now, with its
+		// sentence, rather than stored to crash on every replica.
+		lctx, cancel := context.WithTimeout(ctx, s.timing.open)
+		_, err := openapi.Load(lctx, t, nil)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
 	}
 	s.mu.Lock()
 	closed := s.closed

@@ -120,7 +120,7 @@ func TestIncludeAndExcludeKeepTheOperationsTheyName(t *testing.T) {
 		{"an exclusion alone", nil, []string{"pets"}, "delete_pets_petId"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			api := load(t, &bridgev1.OpenApiTransport{Spec: testkit.PetStoreSpec, BaseUrl: "http://127.0.0.1:1/v1", Include: c.include, Exclude: c.exclude})
+			api := load(t, &bridgev1.OpenApiTransport{Spec: testkit.PetStoreSpec(t), BaseUrl: "http://127.0.0.1:1/v1", Include: c.include, Exclude: c.exclude})
 			var names []string
 			for _, tool := range api.Tools {
 				names = append(names, tool.GetName())
@@ -130,11 +130,11 @@ func TestIncludeAndExcludeKeepTheOperationsTheyName(t *testing.T) {
 			}
 		})
 	}
-	_, err := Load(context.Background(), &bridgev1.OpenApiTransport{Spec: testkit.PetStoreSpec, BaseUrl: "http://127.0.0.1:1", Include: []string{"getPets"}}, nil)
+	_, err := Load(context.Background(), &bridgev1.OpenApiTransport{Spec: testkit.PetStoreSpec(t), BaseUrl: "http://127.0.0.1:1", Include: []string{"getPets"}}, nil)
 	if err == nil || err.Error() != `include "getPets" names no operationId or tag of the document` {
 		t.Errorf("an include naming nothing: %v", err)
 	}
-	_, err = Load(context.Background(), &bridgev1.OpenApiTransport{Spec: testkit.PetStoreSpec, BaseUrl: "http://127.0.0.1:1", Include: []string{"adoptPet"}}, nil)
+	_, err = Load(context.Background(), &bridgev1.OpenApiTransport{Spec: testkit.PetStoreSpec(t), BaseUrl: "http://127.0.0.1:1", Include: []string{"adoptPet"}}, nil)
 	if err == nil || !strings.Contains(err.Error(), "the document gives no tool: no operation the filters keep can be called: \"adoptPet\"") {
 		t.Errorf("keeping only an operation the bridge cannot call: %v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	"github.com/switchboard-run/switchboard/kit/testkit"
@@ -75,13 +76,29 @@ func TestBadDocumentsAreRefusedWithSentences(t *testing.T) {
 // Whatever the document, Load answers with tools or a one-line sentence,
 // and never panics; the tools it gives have schemas that compile.
 func FuzzLoad(f *testing.F) {
-	f.Add(testkit.PetStoreSpec)
+	f.Add(testkit.PetStoreSpec(f))
 	f.Add(doc(""))
 	f.Add(`{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{"/x/{a}":{"parameters":[{"name":"a","in":"path","required":true,"schema":{"type":"array","items":{"type":"integer"}}}],"post":{"requestBody":{"content":{"application/json":{"schema":{"$ref":"#/components/schemas/R"}}}},"responses":{"default":{"description":"d"}}}}},"components":{"schemas":{"R":{"type":"object","nullable":true,"properties":{"r":{"$ref":"#/components/schemas/R"}}}}}}`)
 	f.Add(`swagger: "2.0"`)
 	f.Add(`openapi: 3.1.0`)
 	f.Fuzz(func(t *testing.T, spec string) {
-		api, err := Load(context.Background(), &bridgev1.OpenApiTransport{Spec: spec, BaseUrl: "https://api.example.com"}, nil)
+		type loaded struct {
+			api *API
+			err error
+		}
+		done := make(chan loaded, 1)
+		go func() {
+			api, err := Load(context.Background(), &bridgev1.OpenApiTransport{Spec: spec, BaseUrl: "https://api.example.com"}, nil)
+			done <- loaded{api, err}
+		}()
+		var api *API
+		var err error
+		select {
+		case l := <-done:
+			api, err = l.api, l.err
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Load has not answered after 10s; the document:\n%q", spec)
+		}
 		if err != nil {
 			if strings.ContainsAny(err.Error(), "\n\r") || err.Error() == "" {
 				t.Fatalf("a refusal that is not one line: %q", err)
