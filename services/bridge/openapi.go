@@ -13,6 +13,10 @@ import (
 	"github.com/switchboard-run/switchboard/services/bridge/internal/upstream"
 )
 
+// MaxInlineSpecBytes bounds an OpenAPI document sent with a mount; a
+// larger one is mounted by its URL.
+const MaxInlineSpecBytes = openapi.MaxInlineSpecBytes
+
 // startOpenAPI is the supervisor's StartFunc for an HTTP API described by
 // an OpenAPI document (docs/connectors.md): the document is read (fetched
 // again at each start when it is at a URL), its operations advertised, and

@@ -53,4 +53,3 @@ func stdioTransport(s *bridgev1.StdioTransport, stderr io.Writer) (mcp.Transport
 	// stderr is the server's log: kept as a tail, never read as an error.
 	return &mcpstdio.Transport{Command: cmd, TerminateDuration: terminateAfter, DecodeToolResults: true}, cmd, nil
 }
-
