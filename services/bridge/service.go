@@ -28,6 +28,7 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
+	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/names"
 	"github.com/switchboard-run/switchboard/kit/registryview"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/mcpconfig"
@@ -288,6 +289,20 @@ func (s *Service) ListServers(ctx context.Context, _ *bridgev1.ListServersReques
 	if err != nil {
 		return nil, err
 	}
+	entries, err := s.visibleEntries(ctx, sees)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]*bridgev1.ServerStatus, 0, len(entries))
+	for _, e := range entries {
+		rows = append(rows, e.status())
+	}
+	return &bridgev1.ListServersResponse{Servers: s.withRunners(ctx, rows)}, nil
+}
+
+// visibleEntries lists this replica's entries whose clients sit in a
+// workspace sees holds, sorted by client.
+func (s *Service) visibleEntries(ctx context.Context, sees identity.Workspaces) ([]*entry, error) {
 	s.mu.Lock()
 	entries := make([]*entry, 0, len(s.entries))
 	for _, e := range s.entries {
@@ -295,17 +310,17 @@ func (s *Service) ListServers(ctx context.Context, _ *bridgev1.ListServersReques
 	}
 	s.mu.Unlock()
 	slices.SortFunc(entries, func(a, b *entry) int { return strings.Compare(a.client, b.client) })
-	rows := make([]*bridgev1.ServerStatus, 0, len(entries))
+	out := entries[:0]
 	for _, e := range entries {
 		ok, err := s.view.Visible(ctx, e.client, sees)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
-			rows = append(rows, e.status())
+			out = append(out, e)
 		}
 	}
-	return &bridgev1.ListServersResponse{Servers: s.withRunners(ctx, rows)}, nil
+	return out, nil
 }
 
 // withRunners fills each row's running_on: an exclusive mount's lease

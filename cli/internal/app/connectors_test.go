@@ -1,0 +1,84 @@
+package app_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/testkit"
+)
+
+// TestConnectors runs `switchboard dev` and mounts what users arrive with:
+// an HTTP API from its OpenAPI document (a file, with its base URL), and
+// MCP Registry entries (a remote, served here by the conformance server
+// over Streamable HTTP; npm and PyPI packages, printed as the commands they
+// would run), then exports the workspace's mounts as server.json.
+func TestConnectors(t *testing.T) {
+	t.Parallel()
+	bin := testkit.Build(t, module+"cli/cmd/switchboard")
+	grpcAddr := testkit.FreeAddr(t)
+	testkit.Start(t, bin, "dev", "--grpc", grpcAddr, "--http", testkit.FreeAddr(t), "--data", filepath.Join(t.TempDir(), "data"))
+	testkit.WaitHealthy(t, grpcAddr, mailboxv1.MailboxService_ServiceDesc.ServiceName, 20*time.Second)
+	addr := "--addr=" + grpcAddr
+	ps := testkit.NewPetStore(t, "--api-key", "k-123")
+	root := testkit.RepoRoot(t)
+
+	out, stderr, code := run(t, bin, "openapi", "mount", "pets", addr, "--spec", filepath.Join(root, "examples", "petstore", "openapi.yaml"),
+		"--base-url", ps.URL+"/v1", "--exclude", "admin", "--api-key", "k-123")
+	if code != 0 || !regexp.MustCompile(`pets\s+openapi\s+running\s+4\s`).MatchString(out) ||
+		!strings.Contains(out, `"adoptPet" (POST /pets/{petId}/adoption): a form body`) {
+		t.Fatalf("openapi mount: exit %d\n%s%s", code, out, stderr)
+	}
+	if out, stderr, code := run(t, bin, "call", addr, "pets_listPets", `{"tag":["cat"]}`); code != 0 || out != `[{"id":2,"name":"Tom","tag":"cat"}]`+"\n" {
+		t.Errorf("call pets_listPets: exit %d %q %q", code, out, stderr)
+	}
+	if _, stderr, code := run(t, bin, "openapi", "mount", "bad", addr, "--spec", filepath.Join(root, "docker-compose.yml")); code != 1 ||
+		!strings.Contains(stderr, `mount "bad": the document has no "openapi" field naming its version`) {
+		t.Errorf("a file that is no document: exit %d %q", code, stderr)
+	}
+
+	conf := testkit.FreeAddr(t)
+	testkit.StartHTTP(t, testkit.Tool(t, "everything-server"), conf)
+	dir := t.TempDir()
+	entry := `{"name": "io.example/conformance", "description": "The SDK's conformance server", "version": "1.0.0",
+	  "remotes": [{"type": "streamable-http", "url": "http://` + conf + `/{path}",
+	    "variables": {"path": {"default": "mcp"}},
+	    "headers": [{"name": "X-Token", "isRequired": true, "isSecret": true}]}]}`
+	if err := os.WriteFile(filepath.Join(dir, "conformance.json"), []byte(entry), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := run(t, bin, "mcp", "import", addr, dir); code != 1 ||
+		stderr != "switchboard mcp import: nothing was mounted: server \"io.example/conformance\" needs the secret header \"X-Token\": set it with --set X-Token=…\n" {
+		t.Errorf("an import without its required header: exit %d %q", code, stderr)
+	}
+	out, stderr, code = run(t, bin, "mcp", "import", addr, dir, "--set", "X-Token=s3cret")
+	if code != 0 || !strings.Contains(out, "conformance: remote http://"+conf+"/mcp (X-Token: ***)") ||
+		!regexp.MustCompile(`conformance\s+http\s+running`).MatchString(out) || strings.Contains(out+stderr, "s3cret") {
+		t.Fatalf("mcp import: exit %d\n%s%s", code, out, stderr)
+	}
+	if out, _, code := run(t, bin, "call", addr, "conformance_test_simple_text", `{}`); code != 0 || !strings.Contains(out, "simple text response") {
+		t.Errorf("a call of the imported server: exit %d %q", code, out)
+	}
+	fixtures := filepath.Join(root, "services", "bridge", "serverjson", "testdata")
+	if out, stderr, code := run(t, bin, "mcp", "import", filepath.Join(fixtures, "npm.json"), "--dry-run", "--set", "FILES_TOKEN=s3cret", "--set", "root=/srv"); code != 0 ||
+		out != "files: FILES_CACHE=/tmp/files-cache FILES_TOKEN=*** npx -y @example/mcp-files@1.4.2 --log-level info /srv\n" {
+		t.Errorf("import npm.json --dry-run: exit %d %q %q", code, out, stderr)
+	}
+	if out, _, code := run(t, bin, "mcp", "import", filepath.Join(fixtures, "pypi.json"), "--dry-run"); code != 0 || out != "time: uvx mcp-server-time==0.6.2 --local-timezone UTC\n" {
+		t.Errorf("import pypi.json --dry-run: exit %d %q", code, out)
+	}
+	if _, stderr, code := run(t, bin, "mcp", "import", filepath.Join(fixtures, "pypi.json"), "--dry-run", "--set", "tz=UTC", "--set", "colour=red"); code != 1 ||
+		!strings.Contains(stderr, "--set colour names nothing the entries ask for") {
+		t.Errorf("a value nobody asks for: exit %d %q", code, stderr)
+	}
+
+	out, stderr, code = run(t, bin, "mcp", "export", addr, "--workspace", "default")
+	if code != 0 || !strings.Contains(out, `"name": "local.switchboard/conformance"`) || !strings.Contains(out, `"url": "http://`+conf+`/mcp"`) ||
+		strings.Contains(out, "s3cret") || !strings.Contains(stderr, "pets has no entry: an HTTP API mounted from its OpenAPI document is no MCP server") {
+		t.Errorf("mcp export: exit %d\n%s%s", code, out, stderr)
+	}
+}
