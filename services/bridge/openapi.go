@@ -50,15 +50,10 @@ type openapiRunner struct {
 
 func (r *openapiRunner) Run(ctx context.Context, inv *mailboxv1.Invocation) *mailboxv1.Capture {
 	m, tool := r.m, inv.GetTool()
+	defer m.busy()()
 	m.mu.Lock()
 	set := m.set
-	m.inFlight++
 	m.mu.Unlock()
-	defer func() {
-		m.mu.Lock()
-		m.inFlight--
-		m.mu.Unlock()
-	}()
 	if set == nil || !set.Has(tool) {
 		return capture.Failed(capture.ExitNotFound, "the API mounted as %q does not advertise a tool %q, so it was not called", m.client, tool)
 	}
@@ -81,6 +76,19 @@ func (r *openapiRunner) Err() error            { return nil }
 func (r *openapiRunner) Close() error {
 	r.client.CloseIdleConnections()
 	return nil
+}
+
+// busy counts a call in flight for ListServers until the returned func
+// is called.
+func (m *mount) busy() func() {
+	m.mu.Lock()
+	m.inFlight++
+	m.mu.Unlock()
+	return func() {
+		m.mu.Lock()
+		m.inFlight--
+		m.mu.Unlock()
+	}
 }
 
 // toolsOnly names what kind of mount client is, for a refusal of a

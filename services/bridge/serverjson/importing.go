@@ -112,17 +112,9 @@ func (r *resolver) remote(t Transport) (*bridgev1.ServerConfig, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	headers := map[string]string{}
-	var shown []string
-	for _, h := range t.Headers {
-		v, vShown, ok, err := r.value("header", h.Name, []string{h.Name}, h.Input, h.Variables)
-		if err != nil {
-			return nil, "", err
-		}
-		if ok {
-			headers[h.Name] = v
-			shown = append(shown, h.Name+": "+vShown)
-		}
+	headers, shown, err := r.keyValues("header", ": ", t.Headers)
+	if err != nil {
+		return nil, "", err
 	}
 	summary := "remote " + urlShown
 	if len(shown) > 0 {
@@ -136,17 +128,9 @@ func (r *resolver) pkg(p Package) (*bridgev1.ServerConfig, string, error) {
 	if p.Transport.Type != "stdio" {
 		return nil, "", fmt.Errorf("it serves %s on a port of its own once started; start it yourself and mount its URL", p.Transport.Type)
 	}
-	env := map[string]string{}
-	var envShown []string
-	for _, e := range p.EnvironmentVariables {
-		v, vShown, ok, err := r.value("environment variable", e.Name, []string{e.Name}, e.Input, e.Variables)
-		if err != nil {
-			return nil, "", err
-		}
-		if ok {
-			env[e.Name] = v
-			envShown = append(envShown, e.Name+"="+vShown)
-		}
+	env, envShown, err := r.keyValues("environment variable", "=", p.EnvironmentVariables)
+	if err != nil {
+		return nil, "", err
 	}
 	runtimeArgs, rShown, err := r.args(p.RuntimeArguments)
 	if err != nil {

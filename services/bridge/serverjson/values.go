@@ -110,6 +110,24 @@ func (r *resolver) template(text string, vars map[string]Input) (out, shown stri
 	return b.String(), sb.String(), nil
 }
 
+// keyValues resolves headers or environment variables to a map, and each
+// as shown ("NAME<sep>value", secrets masked).
+func (r *resolver) keyValues(kind, sep string, list []KeyValue) (map[string]string, []string, error) {
+	out := map[string]string{}
+	var shown []string
+	for _, kv := range list {
+		v, vShown, ok, err := r.value(kind, kv.Name, []string{kv.Name}, kv.Input, kv.Variables)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
+			out[kv.Name] = v
+			shown = append(shown, kv.Name+sep+vShown)
+		}
+	}
+	return out, shown, nil
+}
+
 // args resolves arguments to argv, and argv as shown (secrets masked).
 func (r *resolver) args(list []Argument) (argv, shown []string, err error) {
 	for _, a := range list {
