@@ -26,11 +26,12 @@ type Credentials struct {
 
 // Client returns a client that sends creds to home's origin only and
 // follows redirects only within it. what names the upstream in the
-// refusal of a redirect ("this server", "this API").
+// refusal of a redirect ("this server", "this API"). Its connections are
+// its own: closing its idle ones touches no other upstream's.
 func Client(home *url.URL, creds Credentials, what string) *http.Client {
 	origin := Origin(home)
 	return &http.Client{
-		Transport:     &withCredentials{creds: creds, origin: origin, base: http.DefaultTransport},
+		Transport:     &withCredentials{creds: creds, origin: origin, base: http.DefaultTransport.(*http.Transport).Clone()},
 		CheckRedirect: stayWithin(origin, what),
 	}
 }
@@ -88,4 +89,11 @@ func (w *withCredentials) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.URL.RawQuery = q.Encode()
 	}
 	return w.base.RoundTrip(req)
+}
+
+// CloseIdleConnections closes the client's idle connections.
+func (w *withCredentials) CloseIdleConnections() {
+	if c, ok := w.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
 }
