@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
 	"github.com/switchboard-run/switchboard/kit/follower"
@@ -76,6 +77,20 @@ func (r *openapiRunner) Err() error            { return nil }
 func (r *openapiRunner) Close() error {
 	r.client.CloseIdleConnections()
 	return nil
+}
+
+// checkDocument loads an API mount's document (a no-op for other kinds),
+// so a document that cannot be mounted is refused at Mount with its
+// sentence rather than stored to crash on every replica.
+func (s *Service) checkDocument(ctx context.Context, cfg *bridgev1.ServerConfig) error {
+	t := cfg.GetOpenapi()
+	if t == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timing.open)
+	defer cancel()
+	_, err := openapi.Load(ctx, t, nil)
+	return err
 }
 
 // busy counts a call in flight for ListServers until the returned func

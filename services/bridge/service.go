@@ -15,7 +15,6 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/nats-io/nats.go"
@@ -28,12 +27,10 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
-	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/names"
 	"github.com/switchboard-run/switchboard/kit/registryview"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/mcpconfig"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/mountstore"
-	"github.com/switchboard-run/switchboard/services/bridge/internal/openapi"
 )
 
 // Service is the bridge: every stored mount this replica runs, and the
@@ -191,15 +188,8 @@ func (s *Service) mount(ctx context.Context, client string, cfg *bridgev1.Server
 	if err := mcpconfig.Check(cfg); err != nil {
 		return nil, err
 	}
-	if t := cfg.GetOpenapi(); t != nil {
-		// A document that cannot be mounted is refused now, with its
-		// sentence, rather than stored to crash on every replica.
-		lctx, cancel := context.WithTimeout(ctx, s.timing.open)
-		_, err := openapi.Load(lctx, t, nil)
-		cancel()
-		if err != nil {
-			return nil, err
-		}
+	if err := s.checkDocument(ctx, cfg); err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	closed := s.closed
@@ -298,29 +288,6 @@ func (s *Service) ListServers(ctx context.Context, _ *bridgev1.ListServersReques
 		rows = append(rows, e.status())
 	}
 	return &bridgev1.ListServersResponse{Servers: s.withRunners(ctx, rows)}, nil
-}
-
-// visibleEntries lists this replica's entries whose clients sit in a
-// workspace sees holds, sorted by client.
-func (s *Service) visibleEntries(ctx context.Context, sees identity.Workspaces) ([]*entry, error) {
-	s.mu.Lock()
-	entries := make([]*entry, 0, len(s.entries))
-	for _, e := range s.entries {
-		entries = append(entries, e)
-	}
-	s.mu.Unlock()
-	slices.SortFunc(entries, func(a, b *entry) int { return strings.Compare(a.client, b.client) })
-	out := entries[:0]
-	for _, e := range entries {
-		ok, err := s.view.Visible(ctx, e.client, sees)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			out = append(out, e)
-		}
-	}
-	return out, nil
 }
 
 // withRunners fills each row's running_on: an exclusive mount's lease

@@ -103,7 +103,7 @@ func Load(ctx context.Context, t *bridgev1.OpenApiTransport, fetch *http.Client)
 // define makes the tool of one operation: its description, its input (the
 // parameters and `body`) and output schemas, and the input's validator.
 func define(doc *openapi3.T, op *operation, o *openapi3.Operation, params openapi3.Parameters, res reserved) (*registryv1.Tool, *jsonschema.Schema, error) {
-	if o.Callbacks != nil && len(o.Callbacks) > 0 {
+	if len(o.Callbacks) > 0 {
 		return nil, nil, fmt.Errorf("callbacks are not supported: the bridge cannot take the API's requests back")
 	}
 	in := newSchemas(doc)
