@@ -4,12 +4,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc/codes"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
@@ -83,8 +85,7 @@ func TestMountRefusesADocumentItCannotMount(t *testing.T) {
 }
 
 // A request that outlives the mount's call_timeout is stopped and
-// answered with exit code 124, as an MCP call is; calls beyond
-// max_in_flight wait for a slot.
+// answered with exit code 124, as an MCP call is.
 func TestAnAPIRequestPastItsTimeoutIsStopped(t *testing.T) {
 	t.Parallel()
 	s := newSuite(t, timing{})
@@ -103,5 +104,65 @@ func TestAnAPIRequestPastItsTimeoutIsStopped(t *testing.T) {
 	got := s.call(t, "slow", "wait", `{}`)
 	if got.GetExitCode() != 124 || !strings.Contains(got.GetStderr(), `the request of tool "wait" of "slow" was stopped`) {
 		t.Errorf("a request past its timeout = %v", got)
+	}
+}
+
+// An API mount sends at most max_in_flight requests at once, the others
+// waiting for a slot, and cuts each response at its max_result_chars.
+func TestAnAPIMountHonoursMaxInFlightAndMaxResultChars(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, timing{})
+	var mu sync.Mutex
+	running, most := 0, 0
+	started, release := make(chan struct{}, 10), make(chan struct{})
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		running++
+		most = max(most, running)
+		mu.Unlock()
+		defer func() { mu.Lock(); running--; mu.Unlock() }()
+		started <- struct{}{}
+		select {
+		case <-release:
+			w.Write([]byte(strings.Repeat("x", 2000)))
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { api.CloseClientConnections(); api.Close() }) // a held request ends with its connection
+	doc := `{"openapi":"3.1.0","info":{"title":"held","version":"1"},"paths":{"/hold":{"get":{"operationId":"hold","responses":{"200":{"description":"ok"}}}}}}`
+	cfg := openapiServer(&bridgev1.OpenApiTransport{Spec: doc, BaseUrl: api.URL})
+	cfg.MaxInFlight, cfg.MaxResultChars = 2, 500
+	s.mount(t, "held", cfg)
+	ids := []string{s.invoke(t, "held", "hold", `{}`), s.invoke(t, "held", "hold", `{}`), s.invoke(t, "held", "hold", `{}`)}
+	for range 2 {
+		select {
+		case <-started:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the API was not sent two requests")
+		}
+	}
+	select {
+	case <-started:
+		t.Fatal("a third request was sent with max_in_flight 2")
+	case <-time.After(200 * time.Millisecond):
+	}
+	if row := s.row(t, "held"); row.GetInFlight() != 2 {
+		t.Errorf("in_flight = %d, want 2", row.GetInFlight())
+	}
+	close(release)
+	want := strings.Repeat("x", 500) + "\n[truncated: the response body is longer than 500 characters; the rest was not read]"
+	for _, id := range ids {
+		res, err := s.mb.Capture(driver, &mailboxv1.CaptureRequest{Invocation: id, Wait: durationpb(20 * time.Second)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := res.GetCapture(); c.GetExitCode() != 0 || c.GetStdout() != want {
+			t.Errorf("capture of %s = exit %d, %d bytes of stdout; want 0 and %d", id, c.GetExitCode(), len(c.GetStdout()), len(want))
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if most != 2 {
+		t.Errorf("the API held %d requests at once; want 2", most)
 	}
 }

@@ -158,3 +158,47 @@ func TestAnExportImportsAsTheSameMount(t *testing.T) {
 		}
 	}
 }
+
+// Whatever the document, Parse and Import answer with entries and mounts or
+// a sentence, and never panic; a mount imported exports to an entry that
+// parses again.
+func FuzzParseAndImport(f *testing.F) {
+	for _, name := range []string{"remote.json", "npm.json", "pypi.json", "oci.json"} {
+		data, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte(`{"servers":[{"server":{"name":"a/b","remotes":[{"type":"streamable-http","url":"https://{h}/mcp","variables":{"h":{"isRequired":true}}}]}}]}`))
+	f.Add([]byte(`{"name":"a/b","packages":[{"registryType":"npm","identifier":"x","transport":{"type":"stdio"},"packageArguments":[{"type":"named","name":"--v","isRepeated":true,"value":"{v}"}]}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		servers, err := Parse(data)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("an empty refusal")
+			}
+			return
+		}
+		for _, s := range servers {
+			m, err := Import(s, Options{Values: map[string]string{"v": "1", "h": "example.com"}})
+			if err != nil {
+				if err.Error() == "" {
+					t.Fatal("an empty refusal")
+				}
+				continue
+			}
+			exported, err := Export(m.Client, m.Config, nil)
+			if err != nil {
+				continue // a mount server.json cannot describe
+			}
+			text, err := Encode(exported)
+			if err != nil {
+				t.Fatalf("Encode: %v", err)
+			}
+			if _, err := Parse([]byte(text)); err != nil {
+				t.Fatalf("the export of %q does not parse: %v\n%s", s.Name, err, text)
+			}
+		}
+	})
+}
