@@ -1,6 +1,8 @@
 package app_test
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -70,6 +72,15 @@ func TestConnectors(t *testing.T) {
 	}
 	if out, _, code := run(t, bin, "mcp", "import", filepath.Join(fixtures, "pypi.json"), "--dry-run"); code != 0 || out != "time: uvx mcp-server-time==0.6.2 --local-timezone UTC\n" {
 		t.Errorf("import pypi.json --dry-run: exit %d %q", code, out)
+	}
+	files := httptest.NewServer(http.FileServer(http.Dir(fixtures)))
+	t.Cleanup(files.Close)
+	if out, stderr, code := run(t, bin, "mcp", "import", files.URL+"/pypi.json", "--dry-run"); code != 0 || out != "time: uvx mcp-server-time==0.6.2 --local-timezone UTC\n" {
+		t.Errorf("import of a URL --dry-run: exit %d %q %q", code, out, stderr)
+	}
+	if _, stderr, code := run(t, bin, "mcp", "import", files.URL+"/gone.json", "--dry-run"); code != 1 ||
+		!strings.Contains(stderr, "reading "+files.URL+"/gone.json: the server answered 404 Not Found") {
+		t.Errorf("import of a URL that answers 404: exit %d %q", code, stderr)
 	}
 	if _, stderr, code := run(t, bin, "mcp", "import", filepath.Join(fixtures, "pypi.json"), "--dry-run", "--set", "tz=UTC", "--set", "colour=red"); code != 1 ||
 		!strings.Contains(stderr, "--set colour names nothing the entries ask for") {
