@@ -19,7 +19,8 @@ import (
 // An HTTP API mounted from its OpenAPI document through REST is a member
 // of the workspace like any host: its operations are listed with their
 // schemas and called through act, REST and MCP, each call the operation's
-// request to the real API.
+// request to the real API; an export of the workspace names why it has no
+// server.json entry.
 func TestAnOpenAPIMountIsListedAndCalledThroughActRESTAndMCP(t *testing.T) {
 	t.Parallel()
 	s := newSuite(t, options{})
@@ -70,6 +71,14 @@ func TestAnOpenAPIMountIsListedAndCalledThroughActRESTAndMCP(t *testing.T) {
 	if want := `"exit_code":1`; called.Status != http.StatusOK || !strings.Contains(string(called.Body), want) ||
 		!strings.Contains(string(called.Body), `/v1/pets/9 answered 404 Not Found\n{\"error\":\"no pet 9\"}`) {
 		t.Errorf("POST /v1/call = %d %s", called.Status, called.Body)
+	}
+
+	// REST: the workspace exported as server.json entries names why the API
+	// has none.
+	exported := do(t, s.Client, http.MethodGet, s.URL+"/v1/servers:export?workspace=default", ops, nil)
+	if exported.Status != http.StatusOK || !strings.Contains(string(exported.Body), `"client":"petstore"`) ||
+		!strings.Contains(string(exported.Body), "an HTTP API mounted from its OpenAPI document is no MCP server") {
+		t.Errorf("GET /v1/servers:export = %d %s", exported.Status, exported.Body)
 	}
 
 	// MCP: the presented tools with their schemas; a JSON object answer is
