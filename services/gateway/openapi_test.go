@@ -3,7 +3,9 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
@@ -131,4 +133,35 @@ func TestTheConsoleMountsAnOpenAPIDocument(t *testing.T) {
 		"tools left out (2)", `Done: mounted &#34;pets&#34; in workspace &#34;default&#34;.`)
 	refused := s.consolePost(t, "/console/api/servers", opsHeader, url.Values{"kind": {"openapi"}, "client": {"bad"}, "spec_url": {ps.URL + "/v1/pets"}})
 	mustStatus(t, "a URL that is no document", refused, http.StatusBadRequest, "the document")
+}
+
+// The console's bearer token is the bridge's to send: the API is sent it,
+// and no page shows it.
+func TestTheConsolesBearerTokenReachesTheAPIAndIsNeverShown(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, options{})
+	const doc = `{"openapi":"3.1.0","info":{"title":"who","version":"1"},"paths":{"/whoami":{"get":{"operationId":"whoami","responses":{"200":{"description":"ok"}}}}}}`
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/openapi.json" {
+			w.Write([]byte(doc))
+			return
+		}
+		fmt.Fprintf(w, "%q", r.Header.Get("Authorization"))
+	}))
+	t.Cleanup(api.Close)
+	mounted := s.consolePost(t, "/console/api/servers", opsHeader, url.Values{"kind": {"openapi"}, "client": {"who"},
+		"spec_url": {api.URL + "/openapi.json"}, "base_url": {api.URL}, "bearer_token": {"s3cret"}})
+	mustStatus(t, "mount", mounted, http.StatusOK, `data-server="who"`)
+	called := do(t, s.Client, http.MethodPost, s.URL+"/v1/call", as("ops", identity.Admin), []byte(`{"client":"who","tool":"whoami","input":"{}"}`))
+	if !strings.Contains(string(called.Body), `"stdout":"\"Bearer s3cret\""`) {
+		t.Errorf("POST /v1/call = %d %s; want the API sent the bearer token", called.Status, called.Body)
+	}
+	for _, page := range []string{"/console/api/servers", "/v1/servers"} {
+		if got := do(t, s.Client, http.MethodGet, s.URL+page, as("ops", identity.Admin), nil); got.Status != http.StatusOK || strings.Contains(string(got.Body), "s3cret") {
+			t.Errorf("GET %s = %d, showing the token: %t", page, got.Status, strings.Contains(string(got.Body), "s3cret"))
+		}
+	}
+	if strings.Contains(string(mounted.Body), "s3cret") {
+		t.Error("the mount's answer shows the token")
+	}
 }
