@@ -3,6 +3,8 @@ package openapi
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -173,5 +175,26 @@ func TestToolNamesAreSanitisedAndUnique(t *testing.T) {
 		if !strings.HasPrefix(got, c.want) || len(got) > maxName {
 			t.Errorf("name of %+v = %q; want %q", c.op, got, c.want)
 		}
+	}
+}
+
+// A document that names no server is served at "/" of where it was read
+// from, as OpenAPI says; given inline, it needs a base URL (refuse_test).
+func TestADocumentWithNoServerIsServedWhereItWasRead(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/docs/openapi.json" {
+			w.Write([]byte(doc("")))
+			return
+		}
+		w.Write([]byte(`"` + r.URL.Path + `"`))
+	}))
+	t.Cleanup(srv.Close)
+	api := load(t, &bridgev1.OpenApiTransport{SpecUrl: srv.URL + "/docs/openapi.json"})
+	if api.Base.String() != srv.URL {
+		t.Errorf("base = %v; want %s", api.Base, srv.URL)
+	}
+	if got := call(t, api, "a", `{}`); got.GetExitCode() != 0 || got.GetStdout() != `"/a"` {
+		t.Errorf("capture = %v", got)
 	}
 }

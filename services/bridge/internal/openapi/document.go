@@ -136,14 +136,17 @@ func version(data []byte) error {
 
 // baseURL is where the API's requests go: the override, else the
 // document's first server (its variables at their defaults), resolved
-// against the document's own URL when relative.
+// against the document's own URL when relative. A document read from a
+// URL that names no server is served at "/" there, as OpenAPI says.
 func baseURL(doc *openapi3.T, override string, specURL *url.URL) (*url.URL, error) {
 	raw := override
 	what := "base_url"
-	if raw == "" {
-		if len(doc.Servers) == 0 || doc.Servers[0] == nil {
+	if raw == "" && (len(doc.Servers) == 0 || doc.Servers[0] == nil) {
+		if specURL == nil {
 			return nil, errors.New("the document names no server: give a base URL (--base-url) for its requests")
 		}
+		raw, what = "/", "the document's default server URL"
+	} else if raw == "" {
 		s := doc.Servers[0]
 		raw, what = s.URL, "the document's server URL"
 		for name, v := range s.Variables {
