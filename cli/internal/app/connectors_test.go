@@ -23,7 +23,8 @@ func TestConnectors(t *testing.T) {
 	t.Parallel()
 	bin := testkit.Build(t, module+"cli/cmd/switchboard")
 	grpcAddr := testkit.FreeAddr(t)
-	testkit.Start(t, bin, "dev", "--grpc", grpcAddr, "--http", testkit.FreeAddr(t), "--data", filepath.Join(t.TempDir(), "data"))
+	httpAddr := testkit.FreeAddr(t)
+	testkit.Start(t, bin, "dev", "--grpc", grpcAddr, "--http", httpAddr, "--data", filepath.Join(t.TempDir(), "data"))
 	testkit.WaitHealthy(t, grpcAddr, mailboxv1.MailboxService_ServiceDesc.ServiceName, 20*time.Second)
 	addr := "--addr=" + grpcAddr
 	ps := testkit.NewPetStore(t, "--api-key", "k-123")
@@ -41,6 +42,17 @@ func TestConnectors(t *testing.T) {
 	if _, stderr, code := run(t, bin, "openapi", "mount", "bad", addr, "--spec", filepath.Join(root, "docker-compose.yml")); code != 1 ||
 		!strings.Contains(stderr, `mount "bad": the document has no "openapi" field naming its version`) {
 		t.Errorf("a file that is no document: exit %d %q", code, stderr)
+	}
+
+	// The suite's own REST API, from the document its gateway serves, as
+	// docs/connectors.md shows it.
+	testkit.WaitListening(t, httpAddr, 20*time.Second)
+	if out, stderr, code := run(t, bin, "openapi", "mount", "self", addr, "--spec", "http://"+httpAddr+"/openapi.json", "--include", "RegistryService",
+		"--api-key", "me", "--api-key-name", "Switchboard-Identity", "--api-key-in", "header"); code != 0 || !regexp.MustCompile(`self\s+openapi\s+running\s`).MatchString(out) {
+		t.Fatalf("openapi mount self: exit %d\n%s%s", code, out, stderr)
+	}
+	if out, stderr, code := run(t, bin, "call", addr, "self_RegistryService_ListClients", `{"workspace":"default"}`); code != 0 || !strings.Contains(out, `"client":"pets"`) {
+		t.Errorf("call self_RegistryService_ListClients: exit %d %q %q", code, out, stderr)
 	}
 
 	conf := testkit.FreeAddr(t)
