@@ -77,8 +77,9 @@ func TestTheEmbeddedSuiteRestartedUnderLoadLosesNothing(t *testing.T) {
 	t.Parallel()
 	d := procs.StartDev(t, "--presence-ttl", "3s")
 	addrs := []string{d.GRPCAddr}
-	echoHosts(t, d.GRPCAddr, addrs, hostNames())
-	l := startLoad(t, faultDrivers, addrs, hostNames())
+	secret := testkit.DevSecretFollowed(t, d.SecretFile) // each start draws another
+	echoHosts(t, d.GRPCAddr, addrs, hostNames(), secret)
+	l := startLoad(t, faultDrivers, addrs, hostNames(), secret)
 	l.phase(t, beforeFault, "before the suite is killed")
 	d.Proc.Kill()
 	d.Start()

@@ -45,7 +45,7 @@ func runOpenAPI(ctx context.Context, args []string, std IO) int {
 	if len(pos) != 1 || *spec == "" {
 		return fail(std, "openapi mount", usagef("%s", openapiUsage))
 	}
-	api := &bridgev1.OpenApiTransport{BaseUrl: *base, Include: split(*include), Exclude: split(*exclude)}
+	api := &bridgev1.OpenApiTransport{BaseUrl: *base, Include: envflag.List(*include), Exclude: envflag.List(*exclude)}
 	if err := specOf(*spec, api); err != nil {
 		return fail(std, "openapi mount", err)
 	}
