@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/testkit"
@@ -242,7 +243,13 @@ func cancelCall(t *testing.T, rev string) {
 	if got := within(t, slow.cancelled, 10*time.Second, "the cancellation on the follow stream"); got != inv.GetInvocation() {
 		t.Fatalf("the host was told %s was cancelled, but it runs %s", got, inv.GetInvocation())
 	}
-	// Cancel answered and removed the slot: nothing is left to collect.
+	// Cancel answered it, and the endpoint's Call took the answer: nothing
+	// is left to collect. (Asked by Status, which reads without taking, so
+	// the test never takes the answer from the Call it races.)
+	testkit.Eventually(t, "the cancelled invocation to be gone", 10*time.Second, func() bool {
+		_, err := s.Mailbox.Status(aliceCtx, &mailboxv1.StatusRequest{Invocation: inv.GetInvocation()})
+		return err != nil && strings.Contains(err.Error(), "is in flight")
+	})
 	if _, err := s.Mailbox.Capture(aliceCtx, collectWaiting(inv.GetInvocation())); err == nil || !strings.Contains(err.Error(), "is in flight") {
 		t.Fatalf("collecting a cancelled invocation: %v", err)
 	}
