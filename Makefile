@@ -31,7 +31,7 @@ browser: ## install /usr/bin/chromium with apt when it is missing (the console's
 		echo "installing chromium with apt for the console's browser test"; \
 		$$sudo apt-get update && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; fi
 
-$(TOOLS_STAMP): tools/go.mod tools/go.sum tools/buf/go.mod tools/buf/go.sum tools/vulndb/go.mod tools/vulndb/go.sum
+$(TOOLS_STAMP): tools/go.mod tools/go.sum tools/buf/go.mod tools/buf/go.sum tools/vulndb/go.mod tools/vulndb/go.sum $(wildcard tools/protoc-gen-openapi31/*.go)
 	@mkdir -p $(BIN)
 	cd tools && GOWORK=off GOBIN=$(BIN) go install tool
 	cd tools/buf && GOWORK=off GOBIN=$(BIN) go install tool

@@ -33,8 +33,8 @@ const (
 )
 
 // session returns client's running MCP session here, a plugin backend's
-// absence (nil, nil: it has no catalog), or the refusal naming why none
-// runs.
+// or an OpenAPI API's absence (nil, nil: it has no catalog), or the
+// refusal naming why none runs.
 func (s *Service) session(client string) (*upstream.Session, error) {
 	s.mu.Lock()
 	e := s.entries[client]
@@ -42,7 +42,7 @@ func (s *Service) session(client string) (*upstream.Session, error) {
 	if e == nil {
 		return nil, absent(client)
 	}
-	if e.cfg.GetPlugin() != nil {
+	if e.cfg.GetPlugin() != nil || e.cfg.GetOpenapi() != nil {
 		return nil, nil
 	}
 	m := e.mounted()
@@ -60,7 +60,7 @@ func (s *Service) session(client string) (*upstream.Session, error) {
 	return sess, nil
 }
 
-// listed is client's catalog; a plugin backend's is empty. A server the
+// listed is client's catalog; a plugin backend's or an API's is empty. A server the
 // caller of ctx may not see is absent.
 func (s *Service) listed(ctx context.Context, client string) (upstream.Catalog, error) {
 	if err := s.checkVisible(ctx, client); err != nil {
@@ -115,7 +115,7 @@ func (s *Service) ReadResource(ctx context.Context, req *bridgev1.ReadResourceRe
 		return nil, err
 	}
 	if sess == nil {
-		return nil, status.Errorf(codes.NotFound, "MCP server %q has no resource %q: it is a plugin backend, which serves tools only", client, uri)
+		return nil, status.Errorf(codes.NotFound, "MCP server %q has no resource %q: it is %s, which serves tools only", client, uri, s.toolsOnly(client))
 	}
 	if !listsResource(sess.Catalog(), uri) {
 		return nil, status.Errorf(codes.NotFound,

@@ -189,6 +189,9 @@ func (m *mount) start(ctx context.Context) (supervise.Run, error) {
 	if m.cfg.GetPlugin() != nil {
 		return m.startPlugin(ctx)
 	}
+	if m.cfg.GetOpenapi() != nil {
+		return m.startOpenAPI(ctx)
+	}
 	octx, cancel := context.WithTimeout(ctx, m.timing.open)
 	defer cancel()
 	sess, err := upstream.Open(octx, m.cfg, upstream.Options{
@@ -338,6 +341,8 @@ func transportName(cfg *bridgev1.ServerConfig) string {
 		return "stdio"
 	case *bridgev1.ServerConfig_Http:
 		return "http"
+	case *bridgev1.ServerConfig_Openapi:
+		return "openapi"
 	}
 	return "plugin"
 }

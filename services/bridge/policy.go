@@ -11,7 +11,8 @@ import (
 // too: the gateway's MCP endpoint lists them once, as itself, for every
 // session of a workspace, as it lists tools. Reading a resource and getting
 // a prompt are made on behalf of the MCP client that asked, so they take a
-// driver or an admin, as ListServers does.
+// driver or an admin, as ListServers does. An export shows how each server
+// is run (commands, URLs, the names of its secrets): admins only.
 var Policy = identity.Policy{
 	bridgev1.BridgeService_Mount_FullMethodName:                 {identity.Admin},
 	bridgev1.BridgeService_Unmount_FullMethodName:               {identity.Admin},
@@ -22,4 +23,5 @@ var Policy = identity.Policy{
 	bridgev1.BridgeService_WatchCatalog_FullMethodName:          {identity.Driver, identity.Admin, identity.Service},
 	bridgev1.BridgeService_ReadResource_FullMethodName:          {identity.Driver, identity.Admin},
 	bridgev1.BridgeService_GetPrompt_FullMethodName:             {identity.Driver, identity.Admin},
+	bridgev1.BridgeService_ExportServers_FullMethodName:         {identity.Admin},
 }

@@ -39,14 +39,7 @@ type mcpRunner struct {
 
 func (r mcpRunner) Run(ctx context.Context, inv *mailboxv1.Invocation) *mailboxv1.Capture {
 	m := r.m
-	m.mu.Lock()
-	m.inFlight++
-	m.mu.Unlock()
-	defer func() {
-		m.mu.Lock()
-		m.inFlight--
-		m.mu.Unlock()
-	}()
+	defer m.busy()()
 	if c, answer := m.serve(ctx, r.Session, inv); answer {
 		return c
 	}

@@ -15,7 +15,6 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/nats-io/nats.go"
@@ -189,6 +188,9 @@ func (s *Service) mount(ctx context.Context, client string, cfg *bridgev1.Server
 	if err := mcpconfig.Check(cfg); err != nil {
 		return nil, err
 	}
+	if err := s.checkDocument(ctx, cfg); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
@@ -277,22 +279,13 @@ func (s *Service) ListServers(ctx context.Context, _ *bridgev1.ListServersReques
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	entries := make([]*entry, 0, len(s.entries))
-	for _, e := range s.entries {
-		entries = append(entries, e)
+	entries, err := s.visibleEntries(ctx, sees)
+	if err != nil {
+		return nil, err
 	}
-	s.mu.Unlock()
-	slices.SortFunc(entries, func(a, b *entry) int { return strings.Compare(a.client, b.client) })
 	rows := make([]*bridgev1.ServerStatus, 0, len(entries))
 	for _, e := range entries {
-		ok, err := s.view.Visible(ctx, e.client, sees)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			rows = append(rows, e.status())
-		}
+		rows = append(rows, e.status())
 	}
 	return &bridgev1.ListServersResponse{Servers: s.withRunners(ctx, rows)}, nil
 }

@@ -2,6 +2,8 @@ package bridge
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -53,4 +55,27 @@ func (s *Service) checkVisible(ctx context.Context, client string) error {
 		return err
 	}
 	return s.visible(ctx, client, sees)
+}
+
+// visibleEntries lists this replica's entries whose clients sit in a
+// workspace sees holds, sorted by client.
+func (s *Service) visibleEntries(ctx context.Context, sees identity.Workspaces) ([]*entry, error) {
+	s.mu.Lock()
+	entries := make([]*entry, 0, len(s.entries))
+	for _, e := range s.entries {
+		entries = append(entries, e)
+	}
+	s.mu.Unlock()
+	slices.SortFunc(entries, func(a, b *entry) int { return strings.Compare(a.client, b.client) })
+	out := entries[:0]
+	for _, e := range entries {
+		ok, err := s.view.Visible(ctx, e.client, sees)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }

@@ -6,7 +6,7 @@
 // package mcpserve), and the process's Prometheus metrics (/metrics,
 // docs/observability.md). Every route, /healthz included, refuses a Host the
 // gateway does not answer to and an Origin it does not allow (package
-// hostguard). Every route but /healthz, /openapi.json and (in dev mode)
+// hostguard). Every route but /healthz, the OpenAPI documents and (in dev mode)
 // /metrics needs an identity: a client certificate, a bearer token, or (dev mode) the
 // Switchboard-Identity header; the gateway forwards it to the backends on
 // the caller's behalf.

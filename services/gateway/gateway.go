@@ -60,6 +60,20 @@ type Gateway struct {
 	handler http.Handler
 	health  *healthCheck
 	mcp     *mcpserve.Workspaces
+	// patterns are the routes registered on the gateway's own mux ("/" is
+	// the REST routes' mux), for the OpenAPI document's test.
+	patterns []string
+}
+
+// routes is the gateway's mux, keeping the patterns it was given.
+type routes struct {
+	*http.ServeMux
+	patterns []string
+}
+
+func (r *routes) Handle(pattern string, h http.Handler) {
+	r.ServeMux.Handle(pattern, h)
+	r.patterns = append(r.patterns, pattern)
 }
 
 // DefaultTokenRecheck is how soon a stream held open with a bearer token
@@ -85,7 +99,7 @@ func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
 	if g.tls, err = cfg.Security.ServerTLS(); err != nil {
 		return nil, fmt.Errorf("the gateway's TLS listener: %w", err)
 	}
-	routes, err := rest.New(rest.Conns{Registry: b.Registry, Mailbox: b.Mailbox, Bridge: b.Bridge})
+	generated, err := rest.New(rest.Conns{Registry: b.Registry, Mailbox: b.Mailbox, Bridge: b.Bridge})
 	if err != nil {
 		return nil, err
 	}
@@ -134,9 +148,10 @@ func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
 	lim.Count(tel)
 	mcpRoute := mcpWho.Middleware(lim.Wrap(isMCPCall, g.mcp))
 
-	mux := http.NewServeMux()
+	mux := &routes{ServeMux: http.NewServeMux()}
 	mux.Handle("/healthz", getOnly(g.health))
-	mux.Handle("/openapi.json", getOnly(http.HandlerFunc(serveOpenAPI)))
+	mux.Handle("/openapi.json", getOnly(document(gen.OpenAPI)))
+	mux.Handle("/openapi.v2.json", getOnly(document(gen.OpenAPIv2)))
 	mux.Handle("/metrics", getOnly(metricsRoute(tel, who)))
 	mux.Handle("/v1/act", who.Middleware(lim.Wrap(isActCall, acts)))
 	mux.Handle("/mcp", mcpRoute)
@@ -153,11 +168,12 @@ func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
 	// caller limited to groups is refused there too.
 	ops := &console.Console{Registry: registry, Mailbox: mailbox, Bridge: bridgev1.NewBridgeServiceClient(b.Bridge), Dev: cfg.Security.Dev}
 	mux.Handle(console.Prefix, ops.Handler(func(h http.Handler) http.Handler { return who.Middleware(ungrouped(h)) }))
-	mux.Handle("/", who.Middleware(ungrouped(lim.Wrap(isRESTCall, rest.Unbounded(routes)))))
+	mux.Handle("/", who.Middleware(ungrouped(lim.Wrap(isRESTCall, rest.Unbounded(generated)))))
+	g.patterns = mux.patterns
 	// Telemetry outermost: every request is counted and (when tracing) is
 	// a span, refusals by the guard and the body limit included, and the
 	// access log line inside it carries the span's ids.
-	g.handler = tel.HTTP(logRequests(log, guard.Wrap(bodylimit.Wrap(telemetry.Routed(mux)))))
+	g.handler = tel.HTTP(logRequests(log, guard.Wrap(bodylimit.Wrap(telemetry.Routed(mux.ServeMux)))))
 	return g, nil
 }
 
@@ -223,8 +239,11 @@ func getOnly(h http.Handler) http.Handler {
 	})
 }
 
-// serveOpenAPI serves the document protoc-gen-openapiv2 generated.
-func serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(gen.OpenAPI)
+// document serves one of the generated OpenAPI documents: 3.1 at
+// /openapi.json, Swagger 2.0 at /openapi.v2.json.
+func document(doc []byte) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(doc)
+	})
 }

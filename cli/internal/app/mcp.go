@@ -15,14 +15,19 @@ import (
 	"github.com/switchboard-run/switchboard/services/bridge"
 )
 
-// runMCP: switchboard mcp mount|unmount|ls|serve
+// runMCP: switchboard mcp mount|unmount|ls|import|export|serve
 func runMCP(ctx context.Context, args []string, std IO) int {
 	if len(args) == 0 {
-		return fail(std, "mcp", usagef("usage: switchboard mcp mount|unmount|ls|serve"))
+		return fail(std, "mcp", usagef("usage: switchboard mcp mount|unmount|ls|import|export|serve"))
 	}
 	sub, args := args[0], args[1:]
-	if sub == "serve" {
+	switch sub {
+	case "serve":
 		return runMCPServe(ctx, args, std)
+	case "import":
+		return runMCPImport(ctx, args, std)
+	case "export":
+		return runMCPExport(ctx, args, std)
 	}
 	fs := envflag.NewFlagSet("mcp "+sub, std.Stderr)
 	var rf remote.Flags
@@ -68,7 +73,7 @@ func runMCP(ctx context.Context, args []string, std IO) int {
 		}
 		printServers(std, res.GetServers()...)
 	default:
-		return fail(std, "mcp", usagef("unknown mcp command %q: want mount, unmount, ls or serve", sub))
+		return fail(std, "mcp", usagef("unknown mcp command %q: want mount, unmount, ls, import, export or serve", sub))
 	}
 	return 0
 }

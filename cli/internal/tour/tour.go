@@ -20,6 +20,18 @@ type Step struct {
 // Background reports whether the step starts a process that keeps running.
 func (s Step) Background() bool { return strings.HasSuffix(strings.TrimSpace(s.Command), "&") }
 
+// Listens is the address a background step's command serves on (its
+// `--listen HOST:PORT`), or "" when it names none.
+func (s Step) Listens() string {
+	f := strings.Fields(s.Command)
+	for i, w := range f[:max(len(f)-1, 0)] {
+		if w == "--listen" {
+			return f[i+1]
+		}
+	}
+	return ""
+}
+
 // Steps returns the tour's steps in order.
 func Steps(readme string) []Step {
 	var steps []Step

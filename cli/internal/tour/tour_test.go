@@ -95,14 +95,20 @@ func TestReadmeTour(t *testing.T) {
 
 // script runs every step in one bash session (so variables carry from one
 // step to the next), recording each step's output and exit code. After a
-// step that starts a background process, it waits until a client is
-// present, as a person would wait for the host to connect.
+// step that starts a background process, it waits as a person would: for
+// the address it listens on to take connections, or else for a client to
+// be present (the host connected).
 func script(steps []Step, dir string) string {
 	var b strings.Builder
 	b.WriteString("set +e\ntrap 'kill $(jobs -p) 2>/dev/null' EXIT\n")
 	for i, st := range steps {
 		if st.Background() {
 			fmt.Fprintf(&b, "%s >>bg.log 2>&1 &\n", strings.TrimSuffix(strings.TrimSpace(st.Command), "&"))
+			if addr := st.Listens(); addr != "" {
+				host, port, _ := strings.Cut(addr, ":")
+				fmt.Fprintf(&b, "for i in $(seq 600); do (echo >/dev/tcp/%s/%s) 2>/dev/null && break; sleep 0.1; done\n", host, port)
+				continue
+			}
 			b.WriteString("for i in $(seq 100); do bin/switchboard clients 2>/dev/null | grep -q ' true ' && break; sleep 0.1; done\n")
 			continue
 		}

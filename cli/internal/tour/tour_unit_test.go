@@ -13,3 +13,16 @@ func TestStepsAndMatching(t *testing.T) {
 		t.Fatal("Matches is wrong")
 	}
 }
+
+func TestABackgroundStepNamesTheAddressItListensOn(t *testing.T) {
+	t.Parallel()
+	for cmd, want := range map[string]string{
+		"bin/petstore --listen 127.0.0.1:8090 &": "127.0.0.1:8090",
+		"bin/switchboard host --dev &":           "",
+		"bin/x --listen":                         "",
+	} {
+		if got := (Step{Command: cmd}).Listens(); got != want {
+			t.Errorf("Listens(%q) = %q, want %q", cmd, got, want)
+		}
+	}
+}

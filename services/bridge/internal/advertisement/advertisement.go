@@ -9,6 +9,7 @@
 package advertisement
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -191,18 +192,24 @@ func (noLoader) Load(url string) (any, error) {
 }
 
 func compiles(schema []byte) error {
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(schema)))
+	_, err := Compile(schema)
+	return err
+}
+
+// Compile compiles a JSON Schema (2020-12 unless it says otherwise) that
+// refers to nothing outside itself, for a caller that validates with it.
+func Compile(schema []byte) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	c := jsonschema.NewCompiler()
 	c.UseLoader(noLoader{})
 	const loc = "mem:///schema.json"
 	if err := c.AddResource(loc, doc); err != nil {
-		return err
+		return nil, err
 	}
-	_, err = c.Compile(loc)
-	return err
+	return c.Compile(loc)
 }
 
 // cut shortens s to at most n characters, ending with "…" when cut.

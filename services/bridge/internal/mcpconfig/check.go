@@ -62,8 +62,12 @@ func Check(cfg *bridgev1.ServerConfig) error {
 		if cfg.MaxInFlight > 1 {
 			return fmt.Errorf("max_in_flight is %d, but a plugin backend takes one call at a time: give 0 or 1", cfg.MaxInFlight)
 		}
+	case *bridgev1.ServerConfig_Openapi:
+		if err := checkOpenAPI(t.Openapi); err != nil {
+			return err
+		}
 	default:
-		return errors.New("no transport: give a command (stdio), a url (Streamable HTTP) or a plugin manifest")
+		return errors.New("no transport: give a command (stdio), a url (Streamable HTTP), a plugin manifest or an OpenAPI document")
 	}
 	for _, n := range []struct {
 		name string
@@ -115,6 +119,27 @@ func checkManifest(m *bridgev1.PluginManifest) error {
 			return fmt.Errorf("tool %q is listed twice in the manifest", t.GetName())
 		}
 		seen[t.GetName()] = true
+	}
+	return nil
+}
+
+// checkOpenAPI refuses an API mount that names no document or two; the
+// document itself is checked when it is loaded (internal/openapi).
+func checkOpenAPI(t *bridgev1.OpenApiTransport) error {
+	switch {
+	case t == nil || (t.Spec == "" && t.SpecUrl == ""):
+		return errors.New("the OpenAPI mount names no document: give its text (spec) or a URL to read it from (spec_url)")
+	case t.Spec != "" && t.SpecUrl != "":
+		return errors.New("the OpenAPI mount gives both spec and spec_url: give one document")
+	case t.SpecUrl != "":
+		if err := CheckURL(t.SpecUrl); err != nil {
+			return fmt.Errorf("spec_url: %w", err)
+		}
+	}
+	if t.BaseUrl != "" {
+		if err := CheckURL(t.BaseUrl); err != nil {
+			return fmt.Errorf("base_url: %w", err)
+		}
 	}
 	return nil
 }

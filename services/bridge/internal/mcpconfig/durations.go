@@ -38,6 +38,9 @@ func checkDurations(cfg *bridgev1.ServerConfig) error {
 	if cfg.GetPlugin() != nil && (cfg.GetPingInterval() != nil || cfg.GetPingTimeout() != nil) {
 		return fmt.Errorf("ping_interval and ping_timeout are for MCP servers; a plugin backend is not pinged")
 	}
+	if cfg.GetOpenapi() != nil && (cfg.GetPingInterval() != nil || cfg.GetPingTimeout() != nil) {
+		return fmt.Errorf("ping_interval and ping_timeout are for MCP servers; an HTTP API is not pinged")
+	}
 	return nil
 }
 

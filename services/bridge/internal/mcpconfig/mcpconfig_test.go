@@ -187,7 +187,7 @@ func TestCheckRefusesMountConfigs(t *testing.T) {
 		want string
 	}{
 		{"no config", nil, "no config: say how to reach the server"},
-		{"no transport", &bridgev1.ServerConfig{}, "no transport: give a command (stdio), a url (Streamable HTTP) or a plugin manifest"},
+		{"no transport", &bridgev1.ServerConfig{}, "no transport: give a command (stdio), a url (Streamable HTTP), a plugin manifest or an OpenAPI document"},
 		{"an empty stdio", &bridgev1.ServerConfig{Transport: &bridgev1.ServerConfig_Stdio{}}, "the command is empty: name the program that runs the server"},
 		{"an empty http", &bridgev1.ServerConfig{Transport: &bridgev1.ServerConfig_Http{}}, "the http transport is empty: give the server's url"},
 		{"an empty plugin manifest", &bridgev1.ServerConfig{Transport: &bridgev1.ServerConfig_Plugin{}}, "the plugin manifest is empty: give the backend's command and tools"},

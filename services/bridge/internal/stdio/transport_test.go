@@ -141,16 +141,25 @@ done`
 }
 
 // Close unblocks a Read waiting on a server that writes nothing, and a
-// server that ignores its stdin closing and SIGTERM is killed.
+// server that ignores its stdin closing and SIGTERM is killed. Each grace
+// is long enough for a loaded machine to run and reap the process (50ms
+// was not, at a load of 18 on 2 cores); the first is only an upper bound.
 func TestCloseUnblocksARead(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct{ name, script, ended string }{
-		{"a server that exits when its stdin closes", "exec cat >/dev/null", "exit status 0"},
-		{"a server that ignores its stdin and SIGTERM", "trap '' TERM; exec sleep 600", "signal: killed"},
+	for _, tc := range []struct {
+		name, script, ended string
+		grace               time.Duration
+	}{
+		{"a server that exits when its stdin closes", "exec cat >/dev/null", "exit status 0", 30 * time.Second},
+		{"a server that ignores its stdin and SIGTERM", "trap '' TERM; exec sleep 600", "signal: killed", time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c, cmd := connect(t, tc.script, 0)
+			cmd := exec.Command("/bin/sh", "-c", tc.script)
+			c, err := (&Transport{Command: cmd, TerminateDuration: tc.grace}).Connect(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
 			read := make(chan error, 1)
 			go func() {
 				_, err := c.Read(context.Background())

@@ -44,30 +44,61 @@ type Console struct {
 // need none, since they carry no data.
 func (c *Console) Handler(authed func(http.Handler) http.Handler) http.Handler {
 	api := http.NewServeMux()
-	api.HandleFunc("GET /console/api/whoami", c.whoami)
-	api.HandleFunc("GET /console/api/workspaces", page("workspaces", c.workspaces))
-	api.HandleFunc("GET /console/api/workspaces/{workspace}", page("workspace", c.workspace))
-	api.HandleFunc("GET /console/api/workspaces/{workspace}/live", c.workspaceLive)
-	api.HandleFunc("GET /console/api/tools/{name}", page("tool", c.tool))
-	api.HandleFunc("POST /console/api/tools/{name}/invoke", action("posted", c.invoke))
-	api.HandleFunc("GET /console/api/invocations", c.invocations)
-	api.HandleFunc("GET /console/api/invocations/live", c.invocationsLive)
-	api.HandleFunc("GET /console/api/invocations/{invocation}/live", c.captureLive)
-	api.HandleFunc("GET /console/api/servers", page("servers", c.servers))
-	api.HandleFunc("GET /console/api/servers/live", c.serversLive)
-	api.HandleFunc("POST /console/api/servers", action("server-list", c.mount))
-	api.HandleFunc("POST /console/api/servers/{client}/unmount", action("server-list", c.unmount))
-	api.HandleFunc("GET /console/api/tokens", page("tokens", c.tokens))
-	api.HandleFunc("POST /console/api/tokens", action("tokens", c.createToken))
-	api.HandleFunc("POST /console/api/tokens/{id}/revoke", action("tokens", c.revokeToken))
+	for _, r := range c.apiRoutes() {
+		api.HandleFunc(r.pattern, r.h)
+	}
 	api.HandleFunc("/console/api/", notFound)
 
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /console/{$}", c.shell)
-	mux.Handle("GET /console/static/", static())
+	mux.HandleFunc(shellPattern, c.shell)
+	mux.Handle(staticPattern, static())
 	mux.Handle("/console/api/", authed(api))
 	mux.HandleFunc("/console/", notFound)
 	return secured(mux)
+}
+
+// The page and its assets, which need no identity.
+const (
+	shellPattern  = "GET /console/{$}"
+	staticPattern = "GET /console/static/"
+)
+
+// route is one of the console's API routes.
+type route struct {
+	pattern string
+	h       http.HandlerFunc
+}
+
+// apiRoutes are the routes that act as the signed-in caller.
+func (c *Console) apiRoutes() []route {
+	return []route{
+		{"GET /console/api/whoami", c.whoami},
+		{"GET /console/api/workspaces", page("workspaces", c.workspaces)},
+		{"GET /console/api/workspaces/{workspace}", page("workspace", c.workspace)},
+		{"GET /console/api/workspaces/{workspace}/live", c.workspaceLive},
+		{"GET /console/api/tools/{name}", page("tool", c.tool)},
+		{"POST /console/api/tools/{name}/invoke", action("posted", c.invoke)},
+		{"GET /console/api/invocations", c.invocations},
+		{"GET /console/api/invocations/live", c.invocationsLive},
+		{"GET /console/api/invocations/{invocation}/live", c.captureLive},
+		{"GET /console/api/servers", page("servers", c.servers)},
+		{"GET /console/api/servers/live", c.serversLive},
+		{"POST /console/api/servers", action("server-list", c.mount)},
+		{"POST /console/api/servers/{client}/unmount", action("server-list", c.unmount)},
+		{"GET /console/api/tokens", page("tokens", c.tokens)},
+		{"POST /console/api/tokens", action("tokens", c.createToken)},
+		{"POST /console/api/tokens/{id}/revoke", action("tokens", c.revokeToken)},
+	}
+}
+
+// Patterns lists every route the console serves ("METHOD /path"), so a
+// test can hold the OpenAPI document to them.
+func Patterns() []string {
+	out := []string{shellPattern, staticPattern}
+	for _, r := range (&Console{}).apiRoutes() {
+		out = append(out, r.pattern)
+	}
+	return out
 }
 
 // secured sets the headers every console answer carries: scripts and

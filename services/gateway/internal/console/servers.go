@@ -64,13 +64,27 @@ func (c *Console) serversLive(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// mount mounts a stdio MCP server as the caller (the bridge admits
-// admins only) and, when the form names a workspace, registers its client
-// there, so its tools are listed.
+// mount mounts a stdio MCP server, or an HTTP API from its OpenAPI
+// document (kind "openapi"), as the caller (the bridge admits admins only)
+// and, when the form names a workspace, registers its client there, so its
+// tools are listed.
 func (c *Console) mount(ctx context.Context, _ *http.Request, f url.Values) (any, error) {
 	client := strings.TrimSpace(f.Get("client"))
-	stdio := &bridgev1.StdioTransport{Command: strings.TrimSpace(f.Get("command")), Args: lines(f.Get("args"))}
-	if _, err := c.Bridge.Mount(ctx, &bridgev1.MountRequest{Client: client, Config: &bridgev1.ServerConfig{Transport: &bridgev1.ServerConfig_Stdio{Stdio: stdio}}}); err != nil {
+	cfg := &bridgev1.ServerConfig{}
+	switch kind := f.Get("kind"); kind {
+	case "", "stdio":
+		cfg.Transport = &bridgev1.ServerConfig_Stdio{Stdio: &bridgev1.StdioTransport{Command: strings.TrimSpace(f.Get("command")), Args: lines(f.Get("args"))}}
+	case "openapi":
+		api := &bridgev1.OpenApiTransport{SpecUrl: strings.TrimSpace(f.Get("spec_url")), BaseUrl: strings.TrimSpace(f.Get("base_url")),
+			Include: splitList(f.Get("include")), Exclude: splitList(f.Get("exclude"))}
+		if tok := strings.TrimSpace(f.Get("bearer_token")); tok != "" {
+			api.Auth = &bridgev1.OpenApiAuth{BearerToken: tok}
+		}
+		cfg.Transport = &bridgev1.ServerConfig_Openapi{Openapi: api}
+	default:
+		return nil, badForm("kind %q is not a kind of mount the console makes: stdio or openapi", kind)
+	}
+	if _, err := c.Bridge.Mount(ctx, &bridgev1.MountRequest{Client: client, Config: cfg}); err != nil {
 		return nil, err
 	}
 	c.serverBeat.beat()

@@ -23,6 +23,59 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// ApiKeyLocation is where an API key is sent.
+type ApiKeyLocation int32
+
+const (
+	// API_KEY_LOCATION_UNSPECIFIED takes the place from the document.
+	ApiKeyLocation_API_KEY_LOCATION_UNSPECIFIED ApiKeyLocation = 0
+	// API_KEY_LOCATION_HEADER sends it in a request header.
+	ApiKeyLocation_API_KEY_LOCATION_HEADER ApiKeyLocation = 1
+	// API_KEY_LOCATION_QUERY sends it in the query string.
+	ApiKeyLocation_API_KEY_LOCATION_QUERY ApiKeyLocation = 2
+)
+
+// Enum value maps for ApiKeyLocation.
+var (
+	ApiKeyLocation_name = map[int32]string{
+		0: "API_KEY_LOCATION_UNSPECIFIED",
+		1: "API_KEY_LOCATION_HEADER",
+		2: "API_KEY_LOCATION_QUERY",
+	}
+	ApiKeyLocation_value = map[string]int32{
+		"API_KEY_LOCATION_UNSPECIFIED": 0,
+		"API_KEY_LOCATION_HEADER":      1,
+		"API_KEY_LOCATION_QUERY":       2,
+	}
+)
+
+func (x ApiKeyLocation) Enum() *ApiKeyLocation {
+	p := new(ApiKeyLocation)
+	*p = x
+	return p
+}
+
+func (x ApiKeyLocation) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ApiKeyLocation) Descriptor() protoreflect.EnumDescriptor {
+	return file_switchboard_bridge_v1_bridge_proto_enumTypes[0].Descriptor()
+}
+
+func (ApiKeyLocation) Type() protoreflect.EnumType {
+	return &file_switchboard_bridge_v1_bridge_proto_enumTypes[0]
+}
+
+func (x ApiKeyLocation) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ApiKeyLocation.Descriptor instead.
+func (ApiKeyLocation) EnumDescriptor() ([]byte, []int) {
+	return file_switchboard_bridge_v1_bridge_proto_rawDescGZIP(), []int{0}
+}
+
 // State is where a mounted server is in its life.
 type State int32
 
@@ -82,11 +135,11 @@ func (x State) String() string {
 }
 
 func (State) Descriptor() protoreflect.EnumDescriptor {
-	return file_switchboard_bridge_v1_bridge_proto_enumTypes[0].Descriptor()
+	return file_switchboard_bridge_v1_bridge_proto_enumTypes[1].Descriptor()
 }
 
 func (State) Type() protoreflect.EnumType {
-	return &file_switchboard_bridge_v1_bridge_proto_enumTypes[0]
+	return &file_switchboard_bridge_v1_bridge_proto_enumTypes[1]
 }
 
 func (x State) Number() protoreflect.EnumNumber {
@@ -95,7 +148,7 @@ func (x State) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use State.Descriptor instead.
 func (State) EnumDescriptor() ([]byte, []int) {
-	return file_switchboard_bridge_v1_bridge_proto_rawDescGZIP(), []int{0}
+	return file_switchboard_bridge_v1_bridge_proto_rawDescGZIP(), []int{1}
 }
 
 // CatalogChange is what a WatchCatalog event says changed.
@@ -149,11 +202,11 @@ func (x CatalogChange) String() string {
 }
 
 func (CatalogChange) Descriptor() protoreflect.EnumDescriptor {
-	return file_switchboard_bridge_v1_bridge_proto_enumTypes[1].Descriptor()
+	return file_switchboard_bridge_v1_bridge_proto_enumTypes[2].Descriptor()
 }
 
 func (CatalogChange) Type() protoreflect.EnumType {
-	return &file_switchboard_bridge_v1_bridge_proto_enumTypes[1]
+	return &file_switchboard_bridge_v1_bridge_proto_enumTypes[2]
 }
 
 func (x CatalogChange) Number() protoreflect.EnumNumber {
@@ -162,7 +215,7 @@ func (x CatalogChange) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use CatalogChange.Descriptor instead.
 func (CatalogChange) EnumDescriptor() ([]byte, []int) {
-	return file_switchboard_bridge_v1_bridge_proto_rawDescGZIP(), []int{1}
+	return file_switchboard_bridge_v1_bridge_proto_rawDescGZIP(), []int{2}
 }
 
 // ServerConfig says how to reach one upstream tool server and how to host it.
@@ -177,6 +230,7 @@ type ServerConfig struct {
 	//	*ServerConfig_Stdio
 	//	*ServerConfig_Http
 	//	*ServerConfig_Plugin
+	//	*ServerConfig_Openapi
 	Transport isServerConfig_Transport `protobuf_oneof:"transport"`
 	// trust passes the server's tool annotations (hints such as readOnlyHint)
 	// through to the advertisement; untrusted servers' annotations are dropped,
@@ -186,8 +240,9 @@ type ServerConfig struct {
 	AllowTools []string `protobuf:"bytes,5,rep,name=allow_tools,json=allowTools,proto3" json:"allow_tools,omitempty"`
 	// deny_tools never advertises these upstream tool names.
 	DenyTools []string `protobuf:"bytes,6,rep,name=deny_tools,json=denyTools,proto3" json:"deny_tools,omitempty"`
-	// max_in_flight bounds concurrent invocations sent upstream; 0 means the
-	// default (8). Plugin backends always take one call at a time.
+	// max_in_flight bounds concurrent invocations sent upstream (MCP calls or
+	// an API's HTTP requests); 0 means the default (8). Plugin backends always
+	// take one call at a time.
 	MaxInFlight int32 `protobuf:"varint,7,opt,name=max_in_flight,json=maxInFlight,proto3" json:"max_in_flight,omitempty"`
 	// max_tools bounds the advertised tools; 0 means the default (128).
 	MaxTools int32 `protobuf:"varint,8,opt,name=max_tools,json=maxTools,proto3" json:"max_tools,omitempty"`
@@ -195,7 +250,8 @@ type ServerConfig struct {
 	// means the default (5).
 	CrashLimit int32 `protobuf:"varint,9,opt,name=crash_limit,json=crashLimit,proto3" json:"crash_limit,omitempty"`
 	// max_result_chars caps a capture's stdout and stderr each; 0 means the
-	// default (100,000). A cut result ends with a marker saying so.
+	// default (100,000). A cut result ends with a marker saying so. An API's
+	// response body is read to at most four bytes a character of it.
 	MaxResultChars int32 `protobuf:"varint,10,opt,name=max_result_chars,json=maxResultChars,proto3" json:"max_result_chars,omitempty"`
 	// call_timeout bounds one call to the server when the invocation sets no
 	// shorter timeout of its own; absent or zero: 10 minutes. At the deadline
@@ -203,7 +259,7 @@ type ServerConfig struct {
 	// cancel) and answered with exit code 124 and a sentence.
 	CallTimeout *durationpb.Duration `protobuf:"bytes,11,opt,name=call_timeout,json=callTimeout,proto3" json:"call_timeout,omitempty"`
 	// ping_interval is how often an MCP server is sent a ping; absent or zero:
-	// 30 seconds. Unused for a plugin backend.
+	// 30 seconds. Refused for a plugin backend and an OpenAPI API.
 	PingInterval *durationpb.Duration `protobuf:"bytes,12,opt,name=ping_interval,json=pingInterval,proto3" json:"ping_interval,omitempty"`
 	// ping_timeout is how long a ping may go unanswered before the server
 	// counts as crashed (the supervisor restarts it, within crash_limit);
@@ -278,6 +334,15 @@ func (x *ServerConfig) GetPlugin() *PluginManifest {
 	if x != nil {
 		if x, ok := x.Transport.(*ServerConfig_Plugin); ok {
 			return x.Plugin
+		}
+	}
+	return nil
+}
+
+func (x *ServerConfig) GetOpenapi() *OpenApiTransport {
+	if x != nil {
+		if x, ok := x.Transport.(*ServerConfig_Openapi); ok {
+			return x.Openapi
 		}
 	}
 	return nil
@@ -379,11 +444,20 @@ type ServerConfig_Plugin struct {
 	Plugin *PluginManifest `protobuf:"bytes,3,opt,name=plugin,proto3,oneof"`
 }
 
+type ServerConfig_Openapi struct {
+	// openapi calls an HTTP API an OpenAPI 3.0 or 3.1 document describes:
+	// each operation is a tool, and the bridge makes the request when it is
+	// called (docs/connectors.md).
+	Openapi *OpenApiTransport `protobuf:"bytes,15,opt,name=openapi,proto3,oneof"`
+}
+
 func (*ServerConfig_Stdio) isServerConfig_Transport() {}
 
 func (*ServerConfig_Http) isServerConfig_Transport() {}
 
 func (*ServerConfig_Plugin) isServerConfig_Transport() {}
+
+func (*ServerConfig_Openapi) isServerConfig_Transport() {}
 
 // StdioTransport is a command to run. No shell is involved.
 type StdioTransport struct {
@@ -619,19 +693,309 @@ func (x *PluginManifest) GetCallTimeout() *durationpb.Duration {
 	return nil
 }
 
+// OpenApiTransport is an HTTP API described by an OpenAPI 3.0 or 3.1
+// document. Each operation the filters keep is a tool: named by its
+// operationId (else its method and path), its input the operation's path,
+// query and header parameters and its JSON body (`body`).
+type OpenApiTransport struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// spec is the document's text, JSON or YAML, stored with the mount (a
+	// stored mount is at most 1 MiB). Give spec or spec_url, not both.
+	Spec string `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
+	// spec_url is an http(s) URL the bridge reads the document from at each
+	// start (at most 8 MiB; no credentials are sent with it). A relative
+	// server URL in the document is resolved against it.
+	SpecUrl string `protobuf:"bytes,2,opt,name=spec_url,json=specUrl,proto3" json:"spec_url,omitempty"`
+	// base_url replaces the document's first server URL: where every request,
+	// and the credentials, go. Without it the document must name a server.
+	BaseUrl string `protobuf:"bytes,3,opt,name=base_url,json=baseUrl,proto3" json:"base_url,omitempty"`
+	// include, when non-empty, keeps only the operations whose operationId or
+	// one of whose tags it lists.
+	Include []string `protobuf:"bytes,4,rep,name=include,proto3" json:"include,omitempty"`
+	// exclude leaves out the operations whose operationId or one of whose
+	// tags it lists; it wins over include.
+	Exclude []string `protobuf:"bytes,5,rep,name=exclude,proto3" json:"exclude,omitempty"`
+	// auth is the bridge's own credentials for the API, sent only to the
+	// base URL's origin (never on a redirect elsewhere) and never over plain
+	// http except to loopback.
+	Auth          *OpenApiAuth `protobuf:"bytes,6,opt,name=auth,proto3" json:"auth,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpenApiTransport) Reset() {
+	*x = OpenApiTransport{}
+	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpenApiTransport) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpenApiTransport) ProtoMessage() {}
+
+func (x *OpenApiTransport) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpenApiTransport.ProtoReflect.Descriptor instead.
+func (*OpenApiTransport) Descriptor() ([]byte, []int) {
+	return file_switchboard_bridge_v1_bridge_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *OpenApiTransport) GetSpec() string {
+	if x != nil {
+		return x.Spec
+	}
+	return ""
+}
+
+func (x *OpenApiTransport) GetSpecUrl() string {
+	if x != nil {
+		return x.SpecUrl
+	}
+	return ""
+}
+
+func (x *OpenApiTransport) GetBaseUrl() string {
+	if x != nil {
+		return x.BaseUrl
+	}
+	return ""
+}
+
+func (x *OpenApiTransport) GetInclude() []string {
+	if x != nil {
+		return x.Include
+	}
+	return nil
+}
+
+func (x *OpenApiTransport) GetExclude() []string {
+	if x != nil {
+		return x.Exclude
+	}
+	return nil
+}
+
+func (x *OpenApiTransport) GetAuth() *OpenApiAuth {
+	if x != nil {
+		return x.Auth
+	}
+	return nil
+}
+
+// OpenApiAuth is how the bridge authenticates to an API. bearer_token and
+// basic both use the Authorization header: give at most one of them.
+type OpenApiAuth struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// bearer_token is sent as `Authorization: Bearer <token>`.
+	BearerToken string `protobuf:"bytes,1,opt,name=bearer_token,json=bearerToken,proto3" json:"bearer_token,omitempty"`
+	// basic is sent as `Authorization: Basic …`.
+	Basic *BasicAuth `protobuf:"bytes,2,opt,name=basic,proto3" json:"basic,omitempty"`
+	// api_key is sent in a header or a query parameter on every request.
+	ApiKey        *ApiKey `protobuf:"bytes,3,opt,name=api_key,json=apiKey,proto3" json:"api_key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OpenApiAuth) Reset() {
+	*x = OpenApiAuth{}
+	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpenApiAuth) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpenApiAuth) ProtoMessage() {}
+
+func (x *OpenApiAuth) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpenApiAuth.ProtoReflect.Descriptor instead.
+func (*OpenApiAuth) Descriptor() ([]byte, []int) {
+	return file_switchboard_bridge_v1_bridge_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *OpenApiAuth) GetBearerToken() string {
+	if x != nil {
+		return x.BearerToken
+	}
+	return ""
+}
+
+func (x *OpenApiAuth) GetBasic() *BasicAuth {
+	if x != nil {
+		return x.Basic
+	}
+	return nil
+}
+
+func (x *OpenApiAuth) GetApiKey() *ApiKey {
+	if x != nil {
+		return x.ApiKey
+	}
+	return nil
+}
+
+// BasicAuth is HTTP basic authentication's user and password.
+type BasicAuth struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// username is the user's name.
+	Username string `protobuf:"bytes,1,opt,name=username,proto3" json:"username,omitempty"`
+	// password is the user's password.
+	Password      string `protobuf:"bytes,2,opt,name=password,proto3" json:"password,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BasicAuth) Reset() {
+	*x = BasicAuth{}
+	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BasicAuth) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BasicAuth) ProtoMessage() {}
+
+func (x *BasicAuth) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BasicAuth.ProtoReflect.Descriptor instead.
+func (*BasicAuth) Descriptor() ([]byte, []int) {
+	return file_switchboard_bridge_v1_bridge_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *BasicAuth) GetUsername() string {
+	if x != nil {
+		return x.Username
+	}
+	return ""
+}
+
+func (x *BasicAuth) GetPassword() string {
+	if x != nil {
+		return x.Password
+	}
+	return ""
+}
+
+// ApiKey is an API key and where the API takes it.
+type ApiKey struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// value is the key.
+	Value string `protobuf:"bytes,1,opt,name=value,proto3" json:"value,omitempty"`
+	// name is the header or query parameter that carries it; empty: the name
+	// of the document's one apiKey security scheme.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// in is where it goes; unspecified: where the document's one apiKey
+	// security scheme says.
+	In            ApiKeyLocation `protobuf:"varint,3,opt,name=in,proto3,enum=switchboard.bridge.v1.ApiKeyLocation" json:"in,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApiKey) Reset() {
+	*x = ApiKey{}
+	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApiKey) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApiKey) ProtoMessage() {}
+
+func (x *ApiKey) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApiKey.ProtoReflect.Descriptor instead.
+func (*ApiKey) Descriptor() ([]byte, []int) {
+	return file_switchboard_bridge_v1_bridge_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ApiKey) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+func (x *ApiKey) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ApiKey) GetIn() ApiKeyLocation {
+	if x != nil {
+		return x.In
+	}
+	return ApiKeyLocation_API_KEY_LOCATION_UNSPECIFIED
+}
+
 // ServerStatus is one mounted server as ListServers shows it.
 type ServerStatus struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// client is the client identity the server is hosted under.
 	Client string `protobuf:"bytes,1,opt,name=client,proto3" json:"client,omitempty"`
-	// transport is "stdio", "http" or "plugin".
+	// transport is "stdio", "http", "plugin" or "openapi".
 	Transport string `protobuf:"bytes,2,opt,name=transport,proto3" json:"transport,omitempty"`
 	// state is the supervisor's state.
 	State State `protobuf:"varint,3,opt,name=state,proto3,enum=switchboard.bridge.v1.State" json:"state,omitempty"`
-	// protocol_version is the MCP revision the SDK negotiated; empty for
-	// plugins and before the first session.
+	// protocol_version is the MCP revision the SDK negotiated (an OpenAPI
+	// API's: its document's `openapi` version); empty for plugins and before
+	// the first session.
 	ProtocolVersion string `protobuf:"bytes,4,opt,name=protocol_version,json=protocolVersion,proto3" json:"protocol_version,omitempty"`
-	// server_name is the name the server reported at initialisation.
+	// server_name is the name the server reported at initialisation (an
+	// OpenAPI API's: its document's info.title).
 	ServerName string `protobuf:"bytes,5,opt,name=server_name,json=serverName,proto3" json:"server_name,omitempty"`
 	// server_version is the version the server reported at initialisation.
 	ServerVersion string `protobuf:"bytes,6,opt,name=server_version,json=serverVersion,proto3" json:"server_version,omitempty"`
@@ -667,7 +1031,7 @@ type ServerStatus struct {
 
 func (x *ServerStatus) Reset() {
 	*x = ServerStatus{}
-	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[4]
+	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -679,7 +1043,7 @@ func (x *ServerStatus) String() string {
 func (*ServerStatus) ProtoMessage() {}
 
 func (x *ServerStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[4]
+	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -692,7 +1056,7 @@ func (x *ServerStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerStatus.ProtoReflect.Descriptor instead.
 func (*ServerStatus) Descriptor() ([]byte, []int) {
-	return file_switchboard_bridge_v1_bridge_proto_rawDescGZIP(), []int{4}
+	return file_switchboard_bridge_v1_bridge_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ServerStatus) GetClient() string {
@@ -831,7 +1195,7 @@ type Resource struct {
 
 func (x *Resource) Reset() {
 	*x = Resource{}
-	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[5]
+	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -843,7 +1207,7 @@ func (x *Resource) String() string {
 func (*Resource) ProtoMessage() {}
 
 func (x *Resource) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[5]
+	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -856,7 +1220,7 @@ func (x *Resource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Resource.ProtoReflect.Descriptor instead.
 func (*Resource) Descriptor() ([]byte, []int) {
-	return file_switchboard_bridge_v1_bridge_proto_rawDescGZIP(), []int{5}
+	return file_switchboard_bridge_v1_bridge_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Resource) GetUri() string {
@@ -896,7 +1260,7 @@ type ResourceTemplate struct {
 
 func (x *ResourceTemplate) Reset() {
 	*x = ResourceTemplate{}
-	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[6]
+	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -908,7 +1272,7 @@ func (x *ResourceTemplate) String() string {
 func (*ResourceTemplate) ProtoMessage() {}
 
 func (x *ResourceTemplate) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[6]
+	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -921,7 +1285,7 @@ func (x *ResourceTemplate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceTemplate.ProtoReflect.Descriptor instead.
 func (*ResourceTemplate) Descriptor() ([]byte, []int) {
-	return file_switchboard_bridge_v1_bridge_proto_rawDescGZIP(), []int{6}
+	return file_switchboard_bridge_v1_bridge_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ResourceTemplate) GetUriTemplate() string {
@@ -959,7 +1323,7 @@ type Prompt struct {
 
 func (x *Prompt) Reset() {
 	*x = Prompt{}
-	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[7]
+	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -971,7 +1335,7 @@ func (x *Prompt) String() string {
 func (*Prompt) ProtoMessage() {}
 
 func (x *Prompt) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[7]
+	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -984,7 +1348,7 @@ func (x *Prompt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Prompt.ProtoReflect.Descriptor instead.
 func (*Prompt) Descriptor() ([]byte, []int) {
-	return file_switchboard_bridge_v1_bridge_proto_rawDescGZIP(), []int{7}
+	return file_switchboard_bridge_v1_bridge_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Prompt) GetName() string {
@@ -1026,7 +1390,7 @@ type ResourceContents struct {
 
 func (x *ResourceContents) Reset() {
 	*x = ResourceContents{}
-	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[8]
+	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1038,7 +1402,7 @@ func (x *ResourceContents) String() string {
 func (*ResourceContents) ProtoMessage() {}
 
 func (x *ResourceContents) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[8]
+	mi := &file_switchboard_bridge_v1_bridge_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1051,7 +1415,7 @@ func (x *ResourceContents) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceContents.ProtoReflect.Descriptor instead.
 func (*ResourceContents) Descriptor() ([]byte, []int) {
-	return file_switchboard_bridge_v1_bridge_proto_rawDescGZIP(), []int{8}
+	return file_switchboard_bridge_v1_bridge_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ResourceContents) GetUri() string {
@@ -1129,11 +1493,12 @@ var File_switchboard_bridge_v1_bridge_proto protoreflect.FileDescriptor
 
 const file_switchboard_bridge_v1_bridge_proto_rawDesc = "" +
 	"\n" +
-	"\"switchboard/bridge/v1/bridge.proto\x12\x15switchboard.bridge.v1\x1a\x1egoogle/protobuf/duration.proto\x1a&switchboard/registry/v1/registry.proto\"\x93\x05\n" +
+	"\"switchboard/bridge/v1/bridge.proto\x12\x15switchboard.bridge.v1\x1a\x1egoogle/protobuf/duration.proto\x1a&switchboard/registry/v1/registry.proto\"\xd8\x05\n" +
 	"\fServerConfig\x12=\n" +
 	"\x05stdio\x18\x01 \x01(\v2%.switchboard.bridge.v1.StdioTransportH\x00R\x05stdio\x12:\n" +
 	"\x04http\x18\x02 \x01(\v2$.switchboard.bridge.v1.HttpTransportH\x00R\x04http\x12?\n" +
-	"\x06plugin\x18\x03 \x01(\v2%.switchboard.bridge.v1.PluginManifestH\x00R\x06plugin\x12\x14\n" +
+	"\x06plugin\x18\x03 \x01(\v2%.switchboard.bridge.v1.PluginManifestH\x00R\x06plugin\x12C\n" +
+	"\aopenapi\x18\x0f \x01(\v2'.switchboard.bridge.v1.OpenApiTransportH\x00R\aopenapi\x12\x14\n" +
 	"\x05trust\x18\x04 \x01(\bR\x05trust\x12\x1f\n" +
 	"\vallow_tools\x18\x05 \x03(\tR\n" +
 	"allowTools\x12\x1d\n" +
@@ -1174,7 +1539,25 @@ const file_switchboard_bridge_v1_bridge_proto_rawDesc = "" +
 	"\fcall_timeout\x18\a \x01(\v2\x19.google.protobuf.DurationR\vcallTimeout\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb1\x04\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc8\x01\n" +
+	"\x10OpenApiTransport\x12\x12\n" +
+	"\x04spec\x18\x01 \x01(\tR\x04spec\x12\x19\n" +
+	"\bspec_url\x18\x02 \x01(\tR\aspecUrl\x12\x19\n" +
+	"\bbase_url\x18\x03 \x01(\tR\abaseUrl\x12\x18\n" +
+	"\ainclude\x18\x04 \x03(\tR\ainclude\x12\x18\n" +
+	"\aexclude\x18\x05 \x03(\tR\aexclude\x126\n" +
+	"\x04auth\x18\x06 \x01(\v2\".switchboard.bridge.v1.OpenApiAuthR\x04auth\"\xa0\x01\n" +
+	"\vOpenApiAuth\x12!\n" +
+	"\fbearer_token\x18\x01 \x01(\tR\vbearerToken\x126\n" +
+	"\x05basic\x18\x02 \x01(\v2 .switchboard.bridge.v1.BasicAuthR\x05basic\x126\n" +
+	"\aapi_key\x18\x03 \x01(\v2\x1d.switchboard.bridge.v1.ApiKeyR\x06apiKey\"C\n" +
+	"\tBasicAuth\x12\x1a\n" +
+	"\busername\x18\x01 \x01(\tR\busername\x12\x1a\n" +
+	"\bpassword\x18\x02 \x01(\tR\bpassword\"i\n" +
+	"\x06ApiKey\x12\x14\n" +
+	"\x05value\x18\x01 \x01(\tR\x05value\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x125\n" +
+	"\x02in\x18\x03 \x01(\x0e2%.switchboard.bridge.v1.ApiKeyLocationR\x02in\"\xb1\x04\n" +
 	"\fServerStatus\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\tR\x06client\x12\x1c\n" +
 	"\ttransport\x18\x02 \x01(\tR\ttransport\x122\n" +
@@ -1223,7 +1606,11 @@ const file_switchboard_bridge_v1_bridge_proto_rawDesc = "" +
 	"\x04blob\x18\x04 \x01(\fH\x00R\x04blob\x12\x1c\n" +
 	"\ttruncated\x18\x05 \x01(\bR\ttruncated\x12\x12\n" +
 	"\x04meta\x18\x06 \x01(\tR\x04metaB\t\n" +
-	"\acontent*\xa0\x01\n" +
+	"\acontent*k\n" +
+	"\x0eApiKeyLocation\x12 \n" +
+	"\x1cAPI_KEY_LOCATION_UNSPECIFIED\x10\x00\x12\x1b\n" +
+	"\x17API_KEY_LOCATION_HEADER\x10\x01\x12\x1a\n" +
+	"\x16API_KEY_LOCATION_QUERY\x10\x02*\xa0\x01\n" +
 	"\x05State\x12\x15\n" +
 	"\x11STATE_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
@@ -1254,44 +1641,54 @@ func file_switchboard_bridge_v1_bridge_proto_rawDescGZIP() []byte {
 	return file_switchboard_bridge_v1_bridge_proto_rawDescData
 }
 
-var file_switchboard_bridge_v1_bridge_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_switchboard_bridge_v1_bridge_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_switchboard_bridge_v1_bridge_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_switchboard_bridge_v1_bridge_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_switchboard_bridge_v1_bridge_proto_goTypes = []any{
-	(State)(0),                  // 0: switchboard.bridge.v1.State
-	(CatalogChange)(0),          // 1: switchboard.bridge.v1.CatalogChange
-	(*ServerConfig)(nil),        // 2: switchboard.bridge.v1.ServerConfig
-	(*StdioTransport)(nil),      // 3: switchboard.bridge.v1.StdioTransport
-	(*HttpTransport)(nil),       // 4: switchboard.bridge.v1.HttpTransport
-	(*PluginManifest)(nil),      // 5: switchboard.bridge.v1.PluginManifest
-	(*ServerStatus)(nil),        // 6: switchboard.bridge.v1.ServerStatus
-	(*Resource)(nil),            // 7: switchboard.bridge.v1.Resource
-	(*ResourceTemplate)(nil),    // 8: switchboard.bridge.v1.ResourceTemplate
-	(*Prompt)(nil),              // 9: switchboard.bridge.v1.Prompt
-	(*ResourceContents)(nil),    // 10: switchboard.bridge.v1.ResourceContents
-	nil,                         // 11: switchboard.bridge.v1.StdioTransport.EnvEntry
-	nil,                         // 12: switchboard.bridge.v1.HttpTransport.HeadersEntry
-	nil,                         // 13: switchboard.bridge.v1.PluginManifest.EnvEntry
-	(*durationpb.Duration)(nil), // 14: google.protobuf.Duration
-	(*v1.Tool)(nil),             // 15: switchboard.registry.v1.Tool
+	(ApiKeyLocation)(0),         // 0: switchboard.bridge.v1.ApiKeyLocation
+	(State)(0),                  // 1: switchboard.bridge.v1.State
+	(CatalogChange)(0),          // 2: switchboard.bridge.v1.CatalogChange
+	(*ServerConfig)(nil),        // 3: switchboard.bridge.v1.ServerConfig
+	(*StdioTransport)(nil),      // 4: switchboard.bridge.v1.StdioTransport
+	(*HttpTransport)(nil),       // 5: switchboard.bridge.v1.HttpTransport
+	(*PluginManifest)(nil),      // 6: switchboard.bridge.v1.PluginManifest
+	(*OpenApiTransport)(nil),    // 7: switchboard.bridge.v1.OpenApiTransport
+	(*OpenApiAuth)(nil),         // 8: switchboard.bridge.v1.OpenApiAuth
+	(*BasicAuth)(nil),           // 9: switchboard.bridge.v1.BasicAuth
+	(*ApiKey)(nil),              // 10: switchboard.bridge.v1.ApiKey
+	(*ServerStatus)(nil),        // 11: switchboard.bridge.v1.ServerStatus
+	(*Resource)(nil),            // 12: switchboard.bridge.v1.Resource
+	(*ResourceTemplate)(nil),    // 13: switchboard.bridge.v1.ResourceTemplate
+	(*Prompt)(nil),              // 14: switchboard.bridge.v1.Prompt
+	(*ResourceContents)(nil),    // 15: switchboard.bridge.v1.ResourceContents
+	nil,                         // 16: switchboard.bridge.v1.StdioTransport.EnvEntry
+	nil,                         // 17: switchboard.bridge.v1.HttpTransport.HeadersEntry
+	nil,                         // 18: switchboard.bridge.v1.PluginManifest.EnvEntry
+	(*durationpb.Duration)(nil), // 19: google.protobuf.Duration
+	(*v1.Tool)(nil),             // 20: switchboard.registry.v1.Tool
 }
 var file_switchboard_bridge_v1_bridge_proto_depIdxs = []int32{
-	3,  // 0: switchboard.bridge.v1.ServerConfig.stdio:type_name -> switchboard.bridge.v1.StdioTransport
-	4,  // 1: switchboard.bridge.v1.ServerConfig.http:type_name -> switchboard.bridge.v1.HttpTransport
-	5,  // 2: switchboard.bridge.v1.ServerConfig.plugin:type_name -> switchboard.bridge.v1.PluginManifest
-	14, // 3: switchboard.bridge.v1.ServerConfig.call_timeout:type_name -> google.protobuf.Duration
-	14, // 4: switchboard.bridge.v1.ServerConfig.ping_interval:type_name -> google.protobuf.Duration
-	14, // 5: switchboard.bridge.v1.ServerConfig.ping_timeout:type_name -> google.protobuf.Duration
-	11, // 6: switchboard.bridge.v1.StdioTransport.env:type_name -> switchboard.bridge.v1.StdioTransport.EnvEntry
-	12, // 7: switchboard.bridge.v1.HttpTransport.headers:type_name -> switchboard.bridge.v1.HttpTransport.HeadersEntry
-	13, // 8: switchboard.bridge.v1.PluginManifest.env:type_name -> switchboard.bridge.v1.PluginManifest.EnvEntry
-	15, // 9: switchboard.bridge.v1.PluginManifest.tools:type_name -> switchboard.registry.v1.Tool
-	14, // 10: switchboard.bridge.v1.PluginManifest.call_timeout:type_name -> google.protobuf.Duration
-	0,  // 11: switchboard.bridge.v1.ServerStatus.state:type_name -> switchboard.bridge.v1.State
-	12, // [12:12] is the sub-list for method output_type
-	12, // [12:12] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	4,  // 0: switchboard.bridge.v1.ServerConfig.stdio:type_name -> switchboard.bridge.v1.StdioTransport
+	5,  // 1: switchboard.bridge.v1.ServerConfig.http:type_name -> switchboard.bridge.v1.HttpTransport
+	6,  // 2: switchboard.bridge.v1.ServerConfig.plugin:type_name -> switchboard.bridge.v1.PluginManifest
+	7,  // 3: switchboard.bridge.v1.ServerConfig.openapi:type_name -> switchboard.bridge.v1.OpenApiTransport
+	19, // 4: switchboard.bridge.v1.ServerConfig.call_timeout:type_name -> google.protobuf.Duration
+	19, // 5: switchboard.bridge.v1.ServerConfig.ping_interval:type_name -> google.protobuf.Duration
+	19, // 6: switchboard.bridge.v1.ServerConfig.ping_timeout:type_name -> google.protobuf.Duration
+	16, // 7: switchboard.bridge.v1.StdioTransport.env:type_name -> switchboard.bridge.v1.StdioTransport.EnvEntry
+	17, // 8: switchboard.bridge.v1.HttpTransport.headers:type_name -> switchboard.bridge.v1.HttpTransport.HeadersEntry
+	18, // 9: switchboard.bridge.v1.PluginManifest.env:type_name -> switchboard.bridge.v1.PluginManifest.EnvEntry
+	20, // 10: switchboard.bridge.v1.PluginManifest.tools:type_name -> switchboard.registry.v1.Tool
+	19, // 11: switchboard.bridge.v1.PluginManifest.call_timeout:type_name -> google.protobuf.Duration
+	8,  // 12: switchboard.bridge.v1.OpenApiTransport.auth:type_name -> switchboard.bridge.v1.OpenApiAuth
+	9,  // 13: switchboard.bridge.v1.OpenApiAuth.basic:type_name -> switchboard.bridge.v1.BasicAuth
+	10, // 14: switchboard.bridge.v1.OpenApiAuth.api_key:type_name -> switchboard.bridge.v1.ApiKey
+	0,  // 15: switchboard.bridge.v1.ApiKey.in:type_name -> switchboard.bridge.v1.ApiKeyLocation
+	1,  // 16: switchboard.bridge.v1.ServerStatus.state:type_name -> switchboard.bridge.v1.State
+	17, // [17:17] is the sub-list for method output_type
+	17, // [17:17] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_bridge_v1_bridge_proto_init() }
@@ -1303,8 +1700,9 @@ func file_switchboard_bridge_v1_bridge_proto_init() {
 		(*ServerConfig_Stdio)(nil),
 		(*ServerConfig_Http)(nil),
 		(*ServerConfig_Plugin)(nil),
+		(*ServerConfig_Openapi)(nil),
 	}
-	file_switchboard_bridge_v1_bridge_proto_msgTypes[8].OneofWrappers = []any{
+	file_switchboard_bridge_v1_bridge_proto_msgTypes[12].OneofWrappers = []any{
 		(*ResourceContents_Text)(nil),
 		(*ResourceContents_Blob)(nil),
 	}
@@ -1313,8 +1711,8 @@ func file_switchboard_bridge_v1_bridge_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_bridge_v1_bridge_proto_rawDesc), len(file_switchboard_bridge_v1_bridge_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   12,
+			NumEnums:      3,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -901,6 +901,165 @@ func (x *WatchCatalogResponse) GetClient() string {
 	return ""
 }
 
+// ExportServersRequest names the workspace whose servers to export.
+type ExportServersRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// workspace limits the export to the servers whose clients are its
+	// members; empty: every server the caller may see.
+	Workspace     string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportServersRequest) Reset() {
+	*x = ExportServersRequest{}
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportServersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportServersRequest) ProtoMessage() {}
+
+func (x *ExportServersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportServersRequest.ProtoReflect.Descriptor instead.
+func (*ExportServersRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_bridge_v1_bridge_service_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ExportServersRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+// ExportServersResponse is one entry per mounted server, sorted by client.
+type ExportServersResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// servers holds each server's entry, or why it has none.
+	Servers       []*ExportedServer `protobuf:"bytes,1,rep,name=servers,proto3" json:"servers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportServersResponse) Reset() {
+	*x = ExportServersResponse{}
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportServersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportServersResponse) ProtoMessage() {}
+
+func (x *ExportServersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportServersResponse.ProtoReflect.Descriptor instead.
+func (*ExportServersResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_bridge_v1_bridge_service_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ExportServersResponse) GetServers() []*ExportedServer {
+	if x != nil {
+		return x.Servers
+	}
+	return nil
+}
+
+// ExportedServer is one mounted server as a server.json entry.
+type ExportedServer struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// client is the mounted server's client name.
+	Client string `protobuf:"bytes,1,opt,name=client,proto3" json:"client,omitempty"`
+	// server_json is the entry as JSON text; empty when the server cannot be
+	// described as one (skipped says why).
+	ServerJson string `protobuf:"bytes,2,opt,name=server_json,json=serverJson,proto3" json:"server_json,omitempty"`
+	// skipped says, in a sentence, why the server has no entry: a plugin
+	// backend, an OpenAPI API, or a command that is no registry package.
+	Skipped       string `protobuf:"bytes,3,opt,name=skipped,proto3" json:"skipped,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportedServer) Reset() {
+	*x = ExportedServer{}
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportedServer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportedServer) ProtoMessage() {}
+
+func (x *ExportedServer) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportedServer.ProtoReflect.Descriptor instead.
+func (*ExportedServer) Descriptor() ([]byte, []int) {
+	return file_switchboard_bridge_v1_bridge_service_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ExportedServer) GetClient() string {
+	if x != nil {
+		return x.Client
+	}
+	return ""
+}
+
+func (x *ExportedServer) GetServerJson() string {
+	if x != nil {
+		return x.ServerJson
+	}
+	return ""
+}
+
+func (x *ExportedServer) GetSkipped() string {
+	if x != nil {
+		return x.Skipped
+	}
+	return ""
+}
+
 var File_switchboard_bridge_v1_bridge_service_proto protoreflect.FileDescriptor
 
 const file_switchboard_bridge_v1_bridge_service_proto_rawDesc = "" +
@@ -949,7 +1108,16 @@ const file_switchboard_bridge_v1_bridge_service_proto_rawDesc = "" +
 	"\x13WatchCatalogRequest\"l\n" +
 	"\x14WatchCatalogResponse\x12<\n" +
 	"\x06change\x18\x01 \x01(\x0e2$.switchboard.bridge.v1.CatalogChangeR\x06change\x12\x16\n" +
-	"\x06client\x18\x02 \x01(\tR\x06client2\xae\a\n" +
+	"\x06client\x18\x02 \x01(\tR\x06client\"4\n" +
+	"\x14ExportServersRequest\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\"X\n" +
+	"\x15ExportServersResponse\x12?\n" +
+	"\aservers\x18\x01 \x03(\v2%.switchboard.bridge.v1.ExportedServerR\aservers\"c\n" +
+	"\x0eExportedServer\x12\x16\n" +
+	"\x06client\x18\x01 \x01(\tR\x06client\x12\x1f\n" +
+	"\vserver_json\x18\x02 \x01(\tR\n" +
+	"serverJson\x12\x18\n" +
+	"\askipped\x18\x03 \x01(\tR\askipped2\x9a\b\n" +
 	"\rBridgeService\x12R\n" +
 	"\x05Mount\x12#.switchboard.bridge.v1.MountRequest\x1a$.switchboard.bridge.v1.MountResponse\x12X\n" +
 	"\aUnmount\x12%.switchboard.bridge.v1.UnmountRequest\x1a&.switchboard.bridge.v1.UnmountResponse\x12d\n" +
@@ -959,7 +1127,8 @@ const file_switchboard_bridge_v1_bridge_service_proto_rawDesc = "" +
 	"\fReadResource\x12*.switchboard.bridge.v1.ReadResourceRequest\x1a+.switchboard.bridge.v1.ReadResourceResponse\x12d\n" +
 	"\vListPrompts\x12).switchboard.bridge.v1.ListPromptsRequest\x1a*.switchboard.bridge.v1.ListPromptsResponse\x12^\n" +
 	"\tGetPrompt\x12'.switchboard.bridge.v1.GetPromptRequest\x1a(.switchboard.bridge.v1.GetPromptResponse\x12i\n" +
-	"\fWatchCatalog\x12*.switchboard.bridge.v1.WatchCatalogRequest\x1a+.switchboard.bridge.v1.WatchCatalogResponse0\x01BNZLgithub.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1;bridgev1b\x06proto3"
+	"\fWatchCatalog\x12*.switchboard.bridge.v1.WatchCatalogRequest\x1a+.switchboard.bridge.v1.WatchCatalogResponse0\x01\x12j\n" +
+	"\rExportServers\x12+.switchboard.bridge.v1.ExportServersRequest\x1a,.switchboard.bridge.v1.ExportServersResponseBNZLgithub.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1;bridgev1b\x06proto3"
 
 var (
 	file_switchboard_bridge_v1_bridge_service_proto_rawDescOnce sync.Once
@@ -973,7 +1142,7 @@ func file_switchboard_bridge_v1_bridge_service_proto_rawDescGZIP() []byte {
 	return file_switchboard_bridge_v1_bridge_service_proto_rawDescData
 }
 
-var file_switchboard_bridge_v1_bridge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_switchboard_bridge_v1_bridge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_switchboard_bridge_v1_bridge_service_proto_goTypes = []any{
 	(*MountRequest)(nil),                  // 0: switchboard.bridge.v1.MountRequest
 	(*MountResponse)(nil),                 // 1: switchboard.bridge.v1.MountResponse
@@ -993,49 +1162,55 @@ var file_switchboard_bridge_v1_bridge_service_proto_goTypes = []any{
 	(*GetPromptResponse)(nil),             // 15: switchboard.bridge.v1.GetPromptResponse
 	(*WatchCatalogRequest)(nil),           // 16: switchboard.bridge.v1.WatchCatalogRequest
 	(*WatchCatalogResponse)(nil),          // 17: switchboard.bridge.v1.WatchCatalogResponse
-	nil,                                   // 18: switchboard.bridge.v1.GetPromptRequest.ArgumentsEntry
-	(*ServerConfig)(nil),                  // 19: switchboard.bridge.v1.ServerConfig
-	(*ServerStatus)(nil),                  // 20: switchboard.bridge.v1.ServerStatus
-	(*Resource)(nil),                      // 21: switchboard.bridge.v1.Resource
-	(*ResourceTemplate)(nil),              // 22: switchboard.bridge.v1.ResourceTemplate
-	(*ResourceContents)(nil),              // 23: switchboard.bridge.v1.ResourceContents
-	(*Prompt)(nil),                        // 24: switchboard.bridge.v1.Prompt
-	(CatalogChange)(0),                    // 25: switchboard.bridge.v1.CatalogChange
+	(*ExportServersRequest)(nil),          // 18: switchboard.bridge.v1.ExportServersRequest
+	(*ExportServersResponse)(nil),         // 19: switchboard.bridge.v1.ExportServersResponse
+	(*ExportedServer)(nil),                // 20: switchboard.bridge.v1.ExportedServer
+	nil,                                   // 21: switchboard.bridge.v1.GetPromptRequest.ArgumentsEntry
+	(*ServerConfig)(nil),                  // 22: switchboard.bridge.v1.ServerConfig
+	(*ServerStatus)(nil),                  // 23: switchboard.bridge.v1.ServerStatus
+	(*Resource)(nil),                      // 24: switchboard.bridge.v1.Resource
+	(*ResourceTemplate)(nil),              // 25: switchboard.bridge.v1.ResourceTemplate
+	(*ResourceContents)(nil),              // 26: switchboard.bridge.v1.ResourceContents
+	(*Prompt)(nil),                        // 27: switchboard.bridge.v1.Prompt
+	(CatalogChange)(0),                    // 28: switchboard.bridge.v1.CatalogChange
 }
 var file_switchboard_bridge_v1_bridge_service_proto_depIdxs = []int32{
-	19, // 0: switchboard.bridge.v1.MountRequest.config:type_name -> switchboard.bridge.v1.ServerConfig
-	20, // 1: switchboard.bridge.v1.MountResponse.server:type_name -> switchboard.bridge.v1.ServerStatus
-	20, // 2: switchboard.bridge.v1.UnmountResponse.server:type_name -> switchboard.bridge.v1.ServerStatus
-	20, // 3: switchboard.bridge.v1.ListServersResponse.servers:type_name -> switchboard.bridge.v1.ServerStatus
-	21, // 4: switchboard.bridge.v1.ListResourcesResponse.resources:type_name -> switchboard.bridge.v1.Resource
-	22, // 5: switchboard.bridge.v1.ListResourceTemplatesResponse.templates:type_name -> switchboard.bridge.v1.ResourceTemplate
-	23, // 6: switchboard.bridge.v1.ReadResourceResponse.contents:type_name -> switchboard.bridge.v1.ResourceContents
-	24, // 7: switchboard.bridge.v1.ListPromptsResponse.prompts:type_name -> switchboard.bridge.v1.Prompt
-	18, // 8: switchboard.bridge.v1.GetPromptRequest.arguments:type_name -> switchboard.bridge.v1.GetPromptRequest.ArgumentsEntry
-	25, // 9: switchboard.bridge.v1.WatchCatalogResponse.change:type_name -> switchboard.bridge.v1.CatalogChange
-	0,  // 10: switchboard.bridge.v1.BridgeService.Mount:input_type -> switchboard.bridge.v1.MountRequest
-	2,  // 11: switchboard.bridge.v1.BridgeService.Unmount:input_type -> switchboard.bridge.v1.UnmountRequest
-	4,  // 12: switchboard.bridge.v1.BridgeService.ListServers:input_type -> switchboard.bridge.v1.ListServersRequest
-	6,  // 13: switchboard.bridge.v1.BridgeService.ListResources:input_type -> switchboard.bridge.v1.ListResourcesRequest
-	8,  // 14: switchboard.bridge.v1.BridgeService.ListResourceTemplates:input_type -> switchboard.bridge.v1.ListResourceTemplatesRequest
-	10, // 15: switchboard.bridge.v1.BridgeService.ReadResource:input_type -> switchboard.bridge.v1.ReadResourceRequest
-	12, // 16: switchboard.bridge.v1.BridgeService.ListPrompts:input_type -> switchboard.bridge.v1.ListPromptsRequest
-	14, // 17: switchboard.bridge.v1.BridgeService.GetPrompt:input_type -> switchboard.bridge.v1.GetPromptRequest
-	16, // 18: switchboard.bridge.v1.BridgeService.WatchCatalog:input_type -> switchboard.bridge.v1.WatchCatalogRequest
-	1,  // 19: switchboard.bridge.v1.BridgeService.Mount:output_type -> switchboard.bridge.v1.MountResponse
-	3,  // 20: switchboard.bridge.v1.BridgeService.Unmount:output_type -> switchboard.bridge.v1.UnmountResponse
-	5,  // 21: switchboard.bridge.v1.BridgeService.ListServers:output_type -> switchboard.bridge.v1.ListServersResponse
-	7,  // 22: switchboard.bridge.v1.BridgeService.ListResources:output_type -> switchboard.bridge.v1.ListResourcesResponse
-	9,  // 23: switchboard.bridge.v1.BridgeService.ListResourceTemplates:output_type -> switchboard.bridge.v1.ListResourceTemplatesResponse
-	11, // 24: switchboard.bridge.v1.BridgeService.ReadResource:output_type -> switchboard.bridge.v1.ReadResourceResponse
-	13, // 25: switchboard.bridge.v1.BridgeService.ListPrompts:output_type -> switchboard.bridge.v1.ListPromptsResponse
-	15, // 26: switchboard.bridge.v1.BridgeService.GetPrompt:output_type -> switchboard.bridge.v1.GetPromptResponse
-	17, // 27: switchboard.bridge.v1.BridgeService.WatchCatalog:output_type -> switchboard.bridge.v1.WatchCatalogResponse
-	19, // [19:28] is the sub-list for method output_type
-	10, // [10:19] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	22, // 0: switchboard.bridge.v1.MountRequest.config:type_name -> switchboard.bridge.v1.ServerConfig
+	23, // 1: switchboard.bridge.v1.MountResponse.server:type_name -> switchboard.bridge.v1.ServerStatus
+	23, // 2: switchboard.bridge.v1.UnmountResponse.server:type_name -> switchboard.bridge.v1.ServerStatus
+	23, // 3: switchboard.bridge.v1.ListServersResponse.servers:type_name -> switchboard.bridge.v1.ServerStatus
+	24, // 4: switchboard.bridge.v1.ListResourcesResponse.resources:type_name -> switchboard.bridge.v1.Resource
+	25, // 5: switchboard.bridge.v1.ListResourceTemplatesResponse.templates:type_name -> switchboard.bridge.v1.ResourceTemplate
+	26, // 6: switchboard.bridge.v1.ReadResourceResponse.contents:type_name -> switchboard.bridge.v1.ResourceContents
+	27, // 7: switchboard.bridge.v1.ListPromptsResponse.prompts:type_name -> switchboard.bridge.v1.Prompt
+	21, // 8: switchboard.bridge.v1.GetPromptRequest.arguments:type_name -> switchboard.bridge.v1.GetPromptRequest.ArgumentsEntry
+	28, // 9: switchboard.bridge.v1.WatchCatalogResponse.change:type_name -> switchboard.bridge.v1.CatalogChange
+	20, // 10: switchboard.bridge.v1.ExportServersResponse.servers:type_name -> switchboard.bridge.v1.ExportedServer
+	0,  // 11: switchboard.bridge.v1.BridgeService.Mount:input_type -> switchboard.bridge.v1.MountRequest
+	2,  // 12: switchboard.bridge.v1.BridgeService.Unmount:input_type -> switchboard.bridge.v1.UnmountRequest
+	4,  // 13: switchboard.bridge.v1.BridgeService.ListServers:input_type -> switchboard.bridge.v1.ListServersRequest
+	6,  // 14: switchboard.bridge.v1.BridgeService.ListResources:input_type -> switchboard.bridge.v1.ListResourcesRequest
+	8,  // 15: switchboard.bridge.v1.BridgeService.ListResourceTemplates:input_type -> switchboard.bridge.v1.ListResourceTemplatesRequest
+	10, // 16: switchboard.bridge.v1.BridgeService.ReadResource:input_type -> switchboard.bridge.v1.ReadResourceRequest
+	12, // 17: switchboard.bridge.v1.BridgeService.ListPrompts:input_type -> switchboard.bridge.v1.ListPromptsRequest
+	14, // 18: switchboard.bridge.v1.BridgeService.GetPrompt:input_type -> switchboard.bridge.v1.GetPromptRequest
+	16, // 19: switchboard.bridge.v1.BridgeService.WatchCatalog:input_type -> switchboard.bridge.v1.WatchCatalogRequest
+	18, // 20: switchboard.bridge.v1.BridgeService.ExportServers:input_type -> switchboard.bridge.v1.ExportServersRequest
+	1,  // 21: switchboard.bridge.v1.BridgeService.Mount:output_type -> switchboard.bridge.v1.MountResponse
+	3,  // 22: switchboard.bridge.v1.BridgeService.Unmount:output_type -> switchboard.bridge.v1.UnmountResponse
+	5,  // 23: switchboard.bridge.v1.BridgeService.ListServers:output_type -> switchboard.bridge.v1.ListServersResponse
+	7,  // 24: switchboard.bridge.v1.BridgeService.ListResources:output_type -> switchboard.bridge.v1.ListResourcesResponse
+	9,  // 25: switchboard.bridge.v1.BridgeService.ListResourceTemplates:output_type -> switchboard.bridge.v1.ListResourceTemplatesResponse
+	11, // 26: switchboard.bridge.v1.BridgeService.ReadResource:output_type -> switchboard.bridge.v1.ReadResourceResponse
+	13, // 27: switchboard.bridge.v1.BridgeService.ListPrompts:output_type -> switchboard.bridge.v1.ListPromptsResponse
+	15, // 28: switchboard.bridge.v1.BridgeService.GetPrompt:output_type -> switchboard.bridge.v1.GetPromptResponse
+	17, // 29: switchboard.bridge.v1.BridgeService.WatchCatalog:output_type -> switchboard.bridge.v1.WatchCatalogResponse
+	19, // 30: switchboard.bridge.v1.BridgeService.ExportServers:output_type -> switchboard.bridge.v1.ExportServersResponse
+	21, // [21:31] is the sub-list for method output_type
+	11, // [11:21] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_bridge_v1_bridge_service_proto_init() }
@@ -1050,7 +1225,7 @@ func file_switchboard_bridge_v1_bridge_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_bridge_v1_bridge_service_proto_rawDesc), len(file_switchboard_bridge_v1_bridge_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -28,14 +28,15 @@ const (
 	BridgeService_ListPrompts_FullMethodName           = "/switchboard.bridge.v1.BridgeService/ListPrompts"
 	BridgeService_GetPrompt_FullMethodName             = "/switchboard.bridge.v1.BridgeService/GetPrompt"
 	BridgeService_WatchCatalog_FullMethodName          = "/switchboard.bridge.v1.BridgeService/WatchCatalog"
+	BridgeService_ExportServers_FullMethodName         = "/switchboard.bridge.v1.BridgeService/ExportServers"
 )
 
 // BridgeServiceClient is the client API for BridgeService service.
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// BridgeService mounts MCP servers and JSON-lines plugin backends as tool
-// hosts: each mounted server is its own client identity, its tools are
+// BridgeService mounts MCP servers, JSON-lines plugin backends and
+// OpenAPI-described HTTP APIs as tool hosts: each mounted server is its own client identity, its tools are
 // advertised under it, and its invocations are served from the mailbox.
 // A caller sees a mounted server only when its client sits in a workspace
 // the caller may see (docs/security.md, "Mounted servers"); any other is
@@ -80,6 +81,12 @@ type BridgeServiceClient interface {
 	// polling; each event is of a server the caller may see as it comes. It starts with one SYNCED event and lasts until the caller
 	// ends it or the replica drains. Changes nothing.
 	WatchCatalog(ctx context.Context, in *WatchCatalogRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchCatalogResponse], error)
+	// ExportServers is called by admins to describe mounted servers as
+	// entries of the MCP Registry's server.json (docs/connectors.md): the
+	// servers whose clients sit in the workspace named, or every server the
+	// caller sees when none is. Values of headers and environment variables
+	// are never exported, only their names. Changes nothing.
+	ExportServers(ctx context.Context, in *ExportServersRequest, opts ...grpc.CallOption) (*ExportServersResponse, error)
 }
 
 type bridgeServiceClient struct {
@@ -189,12 +196,22 @@ func (c *bridgeServiceClient) WatchCatalog(ctx context.Context, in *WatchCatalog
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type BridgeService_WatchCatalogClient = grpc.ServerStreamingClient[WatchCatalogResponse]
 
+func (c *bridgeServiceClient) ExportServers(ctx context.Context, in *ExportServersRequest, opts ...grpc.CallOption) (*ExportServersResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ExportServersResponse)
+	err := c.cc.Invoke(ctx, BridgeService_ExportServers_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // BridgeServiceServer is the server API for BridgeService service.
 // All implementations must embed UnimplementedBridgeServiceServer
 // for forward compatibility.
 //
-// BridgeService mounts MCP servers and JSON-lines plugin backends as tool
-// hosts: each mounted server is its own client identity, its tools are
+// BridgeService mounts MCP servers, JSON-lines plugin backends and
+// OpenAPI-described HTTP APIs as tool hosts: each mounted server is its own client identity, its tools are
 // advertised under it, and its invocations are served from the mailbox.
 // A caller sees a mounted server only when its client sits in a workspace
 // the caller may see (docs/security.md, "Mounted servers"); any other is
@@ -239,6 +256,12 @@ type BridgeServiceServer interface {
 	// polling; each event is of a server the caller may see as it comes. It starts with one SYNCED event and lasts until the caller
 	// ends it or the replica drains. Changes nothing.
 	WatchCatalog(*WatchCatalogRequest, grpc.ServerStreamingServer[WatchCatalogResponse]) error
+	// ExportServers is called by admins to describe mounted servers as
+	// entries of the MCP Registry's server.json (docs/connectors.md): the
+	// servers whose clients sit in the workspace named, or every server the
+	// caller sees when none is. Values of headers and environment variables
+	// are never exported, only their names. Changes nothing.
+	ExportServers(context.Context, *ExportServersRequest) (*ExportServersResponse, error)
 	mustEmbedUnimplementedBridgeServiceServer()
 }
 
@@ -275,6 +298,9 @@ func (UnimplementedBridgeServiceServer) GetPrompt(context.Context, *GetPromptReq
 }
 func (UnimplementedBridgeServiceServer) WatchCatalog(*WatchCatalogRequest, grpc.ServerStreamingServer[WatchCatalogResponse]) error {
 	return status.Error(codes.Unimplemented, "method WatchCatalog not implemented")
+}
+func (UnimplementedBridgeServiceServer) ExportServers(context.Context, *ExportServersRequest) (*ExportServersResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ExportServers not implemented")
 }
 func (UnimplementedBridgeServiceServer) mustEmbedUnimplementedBridgeServiceServer() {}
 func (UnimplementedBridgeServiceServer) testEmbeddedByValue()                       {}
@@ -452,6 +478,24 @@ func _BridgeService_WatchCatalog_Handler(srv interface{}, stream grpc.ServerStre
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type BridgeService_WatchCatalogServer = grpc.ServerStreamingServer[WatchCatalogResponse]
 
+func _BridgeService_ExportServers_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ExportServersRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BridgeServiceServer).ExportServers(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BridgeService_ExportServers_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BridgeServiceServer).ExportServers(ctx, req.(*ExportServersRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // BridgeService_ServiceDesc is the grpc.ServiceDesc for BridgeService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -490,6 +534,10 @@ var BridgeService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetPrompt",
 			Handler:    _BridgeService_GetPrompt_Handler,
+		},
+		{
+			MethodName: "ExportServers",
+			Handler:    _BridgeService_ExportServers_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

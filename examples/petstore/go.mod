@@ -1,0 +1,3 @@
+module github.com/switchboard-run/switchboard/examples/petstore
+
+go 1.27.3
