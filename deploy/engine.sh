@@ -72,9 +72,9 @@ export SWITCHBOARD_ENGINE=$engine
 
 if [ "$engine" = podman ]; then
 	# Docker's compose CLI reaches podman through its Docker API socket,
-	# served for as long as COMMAND runs.
+	# served for as long as COMMAND runs (its log: bin/podman-service.log).
 	dir=$(mktemp -d)
-	podman system service --time=0 "unix://$dir/podman.sock" &
+	podman system service --time=0 "unix://$dir/podman.sock" 2>"$root/bin/podman-service.log" &
 	service=$!
 	trap 'kill $service; wait $service 2>/dev/null; rm -rf "$dir"' EXIT
 	export DOCKER_HOST=unix://$dir/podman.sock
