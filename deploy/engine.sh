@@ -77,6 +77,7 @@ if [ "$engine" = podman ]; then
 	podman system service --time=0 "unix://$dir/podman.sock" 2>"$root/bin/podman-service.log" &
 	service=$!
 	trap 'kill $service; wait $service 2>/dev/null; rm -rf "$dir"' EXIT
+	trap 'exit 130' INT TERM # through the EXIT trap: the service stops too
 	export DOCKER_HOST=unix://$dir/podman.sock
 	for _ in $(seq 100); do [ -S "$dir/podman.sock" ] && break; sleep 0.1; done
 fi
