@@ -30,6 +30,7 @@ type project struct {
 	env  []string
 	// Host ports the test picks for the gateways (SWITCHBOARD_HTTP_PORT, _2).
 	http, http2 string
+	ids         map[string]string // service → its container's id
 }
 
 // fixedPorts are the host ports the compose files publish on 127.0.0.1
@@ -42,7 +43,7 @@ var fixedPorts = []string{"7731", "7732", "7733", "7741", "7742", "7743"}
 func newProject(t *testing.T, file string) *project {
 	eng := testkit.ContainerEngine(t)
 	root := testkit.RepoRoot(t)
-	p := &project{t: t, eng: eng, file: filepath.Join(root, file)}
+	p := &project{t: t, eng: eng, file: filepath.Join(root, file), ids: map[string]string{}}
 	p.http, p.http2 = freePort(t), freePort(t)
 	p.env = append(os.Environ(), "SWITCHBOARD_IMAGE="+eng.Image, "SWITCHBOARD_HTTP_PORT="+p.http, "SWITCHBOARD_HTTP_PORT_2="+p.http2)
 	var cfg struct{ Name string }
@@ -141,13 +142,17 @@ func (p *project) healthy(service string) {
 	})
 }
 
-// container is the id of service's container.
+// container is the id of service's container, which a restart keeps.
 func (p *project) container(service string) string {
 	p.t.Helper()
+	if id, ok := p.ids[service]; ok {
+		return id
+	}
 	id := strings.TrimSpace(p.compose("ps", "-a", "-q", service))
 	if id == "" || strings.Contains(id, "\n") {
 		p.t.Fatalf("compose ps %s: %q; want one container", service, id)
 	}
+	p.ids[service] = id
 	return id
 }
 
