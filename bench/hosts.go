@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
@@ -109,6 +111,24 @@ func serveEvents(client string, recv func() (*mailboxv1.FollowResponse, error), 
 			}
 		}
 	}()
+	return nil
+}
+
+// invokeCapture is one durable round trip: an Invoke, then a Capture that
+// waits for the answer.
+func invokeCapture(ctx context.Context, mb mailboxv1.MailboxServiceClient, client, input string) error {
+	dctx := identity.As(ctx, driver)
+	res, err := mb.Invoke(dctx, &mailboxv1.InvokeRequest{Client: client, Tool: "echo", Input: input})
+	if err != nil {
+		return err
+	}
+	c, err := mb.Capture(dctx, &mailboxv1.CaptureRequest{Invocation: res.GetInvocation(), Wait: durationpb.New(time.Minute)})
+	if err != nil {
+		return err
+	}
+	if c.GetCapture().GetStdout() != input {
+		return fmt.Errorf("invoke then capture: stdout %q, want the input back", c.GetCapture().GetStdout())
+	}
 	return nil
 }
 

@@ -120,11 +120,10 @@ func parked(ctx context.Context, r *report, s *suite) error {
 	return nil
 }
 
-// queuedBytes measures what one queued invocation of 1 KiB input costs
-// beyond the input itself, for each store: 100,000 Invokes through the
-// service's own handler, on a NATS server of the bench's own. The RAM store
-// is measured as heap (read after a GC before and after); the JetStream
-// store as the bytes NATS keeps for it (queue stream and slot bucket).
+// queuedBytes measures what one durable invocation of 1 KiB input costs
+// beyond the input itself: 100,000 Invokes through the service's own
+// handler, for clients that are not reading, on a NATS server of the
+// bench's own, as the bytes NATS keeps for them.
 func queuedBytes(ctx context.Context, r *report, s *suite) error {
 	const n, clients = 100_000, 20
 	names := make([]string, clients)
@@ -135,70 +134,58 @@ func queuedBytes(ctx context.Context, r *report, s *suite) error {
 		}
 	}
 	input := `{"pad":"` + strings.Repeat("x", 1024-10) + `"}`
-	for _, kind := range []string{mailbox.StoreMem, mailbox.StoreNATS} {
-		err := testkit.Session(func(t testkit.TB) error {
-			ns := testkit.NATS(t)
-			nc, err := nats.Connect("", ns.InProcess())
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
-			cfg := mailbox.Config{Bounds: mailbox.Bounds{TTL: time.Hour, MaxQueued: n, MaxSlots: 2 * n, MaxCaptureBytes: 1 << 20},
-				Store: mailbox.Store{Kind: kind}}
-			svc, err := mailbox.New(ctx, cfg, nc, s.reg, identity.Self{Dev: true, Identity: identity.Identity{Name: "bench-mailbox", Grade: identity.Service}}, logging.Discard())
-			if err != nil {
-				return err
-			}
-			// Called in process, past the authentication that gives a dev-mode
-			// driver every workspace: give it that here.
-			all := identity.AllWorkspaces()
-			dev := driver
-			dev.Workspaces = &all
-			dctx := identity.NewContext(ctx, dev)
-			svcCtx, cancel := context.WithCancel(ctx)
-			defer cancel()
-			svc.Start(svcCtx)
-			<-svc.Synced()
-			before, err := stored(ctx, nc, kind)
-			if err != nil {
-				return err
-			}
-			for i := range n {
-				req := &mailboxv1.InvokeRequest{Client: names[i%clients], Tool: "echo", Input: strings.Clone(input)}
-				if _, err := svc.Invoke(dctx, req); err != nil {
-					return fmt.Errorf("queueing invocation %d in the %s store: %w", i, kind, err)
-				}
-			}
-			after, err := stored(ctx, nc, kind)
-			if err != nil {
-				return err
-			}
-			per := float64(after-before)/n - float64(len(input))
-			key := "bytes_per_queued_invocation_" + kind
-			r.plain(key, per)
-			r.check(key, per, 2048, true)
-			runtime.KeepAlive(svc)
-			return nil
-		})
+	return testkit.Session(func(t testkit.TB) error {
+		ns := testkit.NATS(t)
+		nc, err := nats.Connect("", ns.InProcess())
 		if err != nil {
 			return err
 		}
-	}
-	return nil
+		defer nc.Close()
+		cfg := mailbox.Config{Bounds: mailbox.Bounds{TTL: time.Hour, MaxQueued: n, MaxSlots: 2 * n, MaxCaptureBytes: 1 << 20}}
+		svc, err := mailbox.New(ctx, cfg, nc, s.reg, identity.Self{Dev: true, Identity: identity.Identity{Name: "bench-mailbox", Grade: identity.Service}}, logging.Discard())
+		if err != nil {
+			return err
+		}
+		// Called in process, past the authentication that gives a dev-mode
+		// driver every workspace: give it that here.
+		all := identity.AllWorkspaces()
+		dev := driver
+		dev.Workspaces = &all
+		dctx := identity.NewContext(ctx, dev)
+		svcCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		svc.Start(svcCtx)
+		<-svc.Synced()
+		before, err := stored(ctx, nc)
+		if err != nil {
+			return err
+		}
+		for i := range n {
+			req := &mailboxv1.InvokeRequest{Client: names[i%clients], Tool: "echo", Input: strings.Clone(input)}
+			if _, err := svc.Invoke(dctx, req); err != nil {
+				return fmt.Errorf("queueing invocation %d: %w", i, err)
+			}
+		}
+		after, err := stored(ctx, nc)
+		if err != nil {
+			return err
+		}
+		per := float64(after-before)/n - float64(len(input))
+		r.plain("bytes_per_queued_invocation_nats", per)
+		r.check("bytes_per_queued_invocation_nats", per, 2048, true)
+		runtime.KeepAlive(svc)
+		return nil
+	})
 }
 
-// stored is what the store of kind holds now: the heap for RAM, NATS's
-// bytes for JetStream.
-func stored(ctx context.Context, nc *nats.Conn, kind string) (uint64, error) {
-	if kind == mailbox.StoreMem {
-		return heap(), nil
-	}
+// stored is the bytes NATS keeps for the durable invocations.
+func stored(ctx context.Context, nc *nats.Conn) (uint64, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return 0, err
 	}
 	var total uint64
-	for _, name := range []string{"SB_QUEUE", "KV_sb_slots"} {
+	for _, name := range mailbox.DurableStreams() {
 		st, err := js.Stream(ctx, name)
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			continue

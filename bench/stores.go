@@ -16,9 +16,9 @@ import (
 )
 
 // stores measures the mailbox round trip of the embedded suite
-// (`switchboard dev`, its own process) with each store: JetStream on the
-// in-process NATS (the default) and RAM (--store mem), each against the
-// echo floor measured in the same run. The JetStream store is measured a
+// (`switchboard dev`, its own process, its NATS in process) against the
+// echo floor measured in the same run: a Call, which writes nothing
+// durable, and a durable Invoke then a waiting Capture. It is measured a
 // second time, in a fresh suite, with a host that answers with a unary
 // Complete each, as hosts did before Serve: what answering on the read's
 // stream buys, in one run.
@@ -28,10 +28,10 @@ func stores(ctx context.Context, r *report, t testkit.TB, bin, dir string, echo 
 	for _, run := range []struct {
 		name, store string
 		how         answering
-	}{{"nats", "nats", onServe}, {"nats_unary_complete", "nats", withComplete}, {"mem", "mem", onServe}} {
+	}{{"nats", "nats", onServe}, {"nats_unary_complete", "nats", withComplete}} {
 		grpcAddr, httpAddr, debugAddr := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
 		p := testkit.Start(t, bin, "dev", "--grpc", grpcAddr, "--http", httpAddr, "--data", filepath.Join(dir, "store-"+run.name),
-			"--store", run.store, "--debug-addr", debugAddr, "--log-level", "warn")
+			"--debug-addr", debugAddr, "--log-level", "warn")
 		conn := healthy(t, grpcAddr, mailboxv1.MailboxService_ServiceDesc.ServiceName)
 		s := &suite{reg: registryv1.NewRegistryServiceClient(conn), mb: mailboxv1.NewMailboxServiceClient(conn)}
 		if err := advertiseEcho(ctx, s.reg, "store-host"); err != nil {
@@ -52,10 +52,16 @@ func stores(ctx context.Context, r *report, t testkit.TB, bin, dir string, echo 
 		}
 		r.rate("embedded_"+run.name+"_round_trips_per_sec_64", tp)
 		switch run.name {
-		case "nats": // the JetStream store's targets
+		case "nats": // the targets
 			serve, serveTP = rt, tp
-			r.ratio("embedded_nats_p50_ratio", rt.p50(), echo.p50(), 3.5, true)
-			r.check("embedded_nats_throughput_ratio_64", tp/echoTP64, 0.2, false)
+			r.ratio("embedded_nats_p50_ratio", rt.p50(), echo.p50(), 2.5, true)
+			r.check("embedded_nats_throughput_ratio_64", tp/echoTP64, 0.4, false)
+			durable, err := sample(ctx, r.warm, r.samples, func(ctx context.Context) error { return invokeCapture(ctx, s.mb, "store-host", smallInput) })
+			if err != nil {
+				return fmt.Errorf("a durable invoke and its capture: %w", err)
+			}
+			r.latency("embedded_invoke_capture_round_trip", durable)
+			r.ratio("embedded_invoke_capture_over_call_p50", durable.p50(), rt.p50(), 1.6, true)
 			if r.profile != "" {
 				err := profileUnderLoad(ctx, debugAddr, r.profile, "store-", 64, func(ctx context.Context, _ int) error { return do(ctx) })
 				if err != nil {
@@ -65,9 +71,6 @@ func stores(ctx context.Context, r *report, t testkit.TB, bin, dir string, echo 
 		case "nats_unary_complete": // no target: what Serve buys
 			r.figure("embedded_nats_serve_over_unary_p50", float64(serve.p50())/float64(rt.p50()))
 			r.figure("embedded_nats_serve_over_unary_throughput_64", serveTP/tp)
-		case "mem": // the RAM store keeps its own
-			r.ratio("embedded_mem_p50_ratio", rt.p50(), echo.p50(), 3, true)
-			r.check("embedded_mem_throughput_ratio_64", tp/echoTP64, 0.25, false)
 		}
 		if err := p.Stop(10 * time.Second); err != nil {
 			return fmt.Errorf("stopping the %s suite: %w", run.name, err)

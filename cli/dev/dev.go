@@ -50,7 +50,6 @@ type Options struct {
 	// Groups is a tool groups file the registry sets at start.
 	Groups  string
 	Mailbox mailbox.Bounds
-	Store   mailbox.Store
 	// NATS, when it names servers, holds the state instead of the embedded
 	// server.
 	NATS natsconn.Config
@@ -149,7 +148,7 @@ func Run(ctx context.Context, o Options) error {
 	regClient := registryv1.NewRegistryServiceClient(conn)
 	mbClient := mailboxv1.NewMailboxServiceClient(conn)
 
-	mb, err := mailbox.New(ctx, mailbox.Config{Bounds: o.Mailbox, Store: o.Store, NATS: o.NATS, Telemetry: tel}, nc, regClient, sec.Self("mailbox"), log.With("service", "mailbox"))
+	mb, err := mailbox.New(ctx, mailbox.Config{Bounds: o.Mailbox, NATS: o.NATS, Telemetry: tel}, nc, regClient, sec.Self("mailbox"), log.With("service", "mailbox"))
 	if err != nil {
 		return err
 	}
@@ -181,7 +180,7 @@ func Run(ctx context.Context, o Options) error {
 	g.Go(func() error { return srv.Serve(ctx, inner) })
 	g.Go(func() error { return gw.Serve(ctx, httpLis) })
 	log.Info("switchboard dev is up",
-		"grpc", grpcLis.Addr().String(), "http", "http://"+httpLis.Addr().String(), "nats", where, "store", o.Store.Kind,
+		"grpc", grpcLis.Addr().String(), "http", "http://"+httpLis.Addr().String(), "nats", where,
 		"try", fmt.Sprintf("grpcurl -plaintext -H 'switchboard-identity: me' %s list", grpcLis.Addr()))
 	// The extras advertise and follow: they start once the mailbox's view
 	// of the registry holds its first snapshot, so the invoke check sees

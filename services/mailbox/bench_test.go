@@ -4,9 +4,6 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/switchboard-run/switchboard/services/mailbox"
-	"github.com/switchboard-run/switchboard/services/mailbox/mailboxtest"
-
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
 	"github.com/switchboard-run/switchboard/kit/testkit"
@@ -16,13 +13,7 @@ import (
 // that answers at once, over loopback gRPC in one process. `make bench`
 // measures the same across processes against an echo floor.
 func BenchmarkCallRoundTrip(b *testing.B) {
-	for _, kind := range []string{mailbox.StoreNATS, mailbox.StoreMem} {
-		b.Run(kind, func(b *testing.B) {
-			store := mailboxtest.StoreDefaults
-			store.Kind = kind
-			callRoundTrip(b, newSuiteOn(b, store))
-		})
-	}
+	callRoundTrip(b, newSuite(b))
 }
 
 func callRoundTrip(b *testing.B, s *suite) {
@@ -37,10 +28,10 @@ func callRoundTrip(b *testing.B, s *suite) {
 }
 
 // BenchmarkCall16 is the same round trip with 16 callers at once on the
-// JetStream store, as the bench's grpc_call_cpu_ms_per_call measures it:
+// suite's store, as the bench's grpc_call_cpu_ms_per_call measures it:
 // profile it (-cpuprofile, -memprofile) to see what a routed call costs.
 func BenchmarkCall16(b *testing.B) {
-	s := newSuiteOn(b, mailboxtest.StoreDefaults)
+	s := newSuite(b)
 	defer answering(b, s)()
 	b.SetParallelism(16 / runtime.GOMAXPROCS(0))
 	b.ReportAllocs()

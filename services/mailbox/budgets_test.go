@@ -19,29 +19,16 @@ import (
 	"github.com/switchboard-run/switchboard/services/mailbox/mailboxtest"
 )
 
-// The byte budgets and read batches (docs/security.md), on both stores:
-// the accounting is the service's, the hand-offs the store's.
-var stores = map[string]mailbox.Store{
-	"nats": mailboxtest.StoreDefaults,
-	"mem":  {Kind: mailbox.StoreMem, Lease: 30 * time.Second, PresenceTTL: 15 * time.Second},
-}
-
-func eachStore(t *testing.T, f func(t *testing.T, store mailbox.Store)) {
-	for name, store := range stores {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			f(t, store)
-		})
-	}
-}
+// The byte budgets and read batches (docs/security.md): the accounting is
+// the service's, the hand-offs the store's.
 
 // jsonOf is an input of n bytes of JSON text.
 func jsonOf(n int) string { return `"` + strings.Repeat("x", n-2) + `"` }
 
 func TestAFloodPastAPostersBudgetIsRefusedWhileOthersPost(t *testing.T) {
 	t.Parallel()
-	eachStore(t, func(t *testing.T, store mailbox.Store) {
-		s := newSuiteOn(t, store, func(b *mailbox.Bounds) { b.MaxInputBytes, b.MaxPosterBytes = 16<<10, 100<<10 })
+	func() {
+		s := newSuite(t, func(b *mailbox.Bounds) { b.MaxInputBytes, b.MaxPosterBytes = 16<<10, 100<<10 })
 		s.advertise(t, "laptop", "echo")
 		alice, bob := testkit.As("alice", identity.Driver), testkit.As("bob", identity.Driver)
 		var ids []string
@@ -65,13 +52,13 @@ func TestAFloodPastAPostersBudgetIsRefusedWhileOthersPost(t *testing.T) {
 		if _, err := s.mb.Invoke(alice, &mailboxv1.InvokeRequest{Client: "laptop", Tool: "echo", Input: jsonOf(16 << 10)}); err != nil {
 			t.Fatalf("after a cancel: %v", err)
 		}
-	})
+	}()
 }
 
 func TestAClientsBudgetCountsItsCaptureUntilCollected(t *testing.T) {
 	t.Parallel()
-	eachStore(t, func(t *testing.T, store mailbox.Store) {
-		s := newSuiteOn(t, store, func(b *mailbox.Bounds) { b.MaxInputBytes, b.MaxClientBytes = 16<<10, 64<<10 })
+	func() {
+		s := newSuite(t, func(b *mailbox.Bounds) { b.MaxInputBytes, b.MaxClientBytes = 16<<10, 64<<10 })
 		s.advertise(t, "laptop", "echo")
 		s.advertise(t, "desk", "echo")
 		id := s.invoke(t, "laptop", "echo", "{}")
@@ -90,12 +77,12 @@ func TestAClientsBudgetCountsItsCaptureUntilCollected(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.invoke(t, "laptop", "echo", jsonOf(8<<10)) // collected: released
-	})
+	}()
 }
 
 func TestBytesAreReleasedWhenTheInvocationExpires(t *testing.T) {
 	t.Parallel()
-	s := newSuiteOn(t, stores["mem"], func(b *mailbox.Bounds) {
+	s := newSuite(t, func(b *mailbox.Bounds) {
 		b.TTL, b.MaxInputBytes, b.MaxHeldBytes = time.Second, 16<<10, 20<<10
 	})
 	s.advertise(t, "laptop", "echo")
@@ -129,8 +116,8 @@ func invokesSoon(t *testing.T, mb mailboxv1.MailboxServiceClient, what string) {
 // message limit, each invocation once and as its first hand-off.
 func TestA20MiBBacklogIsReadInBoundedBatches(t *testing.T) {
 	t.Parallel()
-	eachStore(t, func(t *testing.T, store mailbox.Store) {
-		s := newSuiteOn(t, store)
+	func() {
+		s := newSuite(t)
 		s.advertise(t, "laptop", "echo")
 		posted := map[string]bool{}
 		for range 20 {
@@ -164,7 +151,7 @@ func TestA20MiBBacklogIsReadInBoundedBatches(t *testing.T) {
 				t.Fatalf("capture of %s: %v, %v; want the host's, with no hand-off sentence", id, c, err)
 			}
 		}
-	})
+	}()
 }
 
 // failingSend is a Follow stream whose connection broke: every invocation
@@ -185,8 +172,8 @@ func (f failingSend) Send(ev *mailboxv1.FollowResponse) error {
 
 func TestAFollowSendThatFailsCountsNoHandOff(t *testing.T) {
 	t.Parallel()
-	eachStore(t, func(t *testing.T, store mailbox.Store) {
-		s := newSuiteOn(t, store)
+	func() {
+		s := newSuite(t)
 		s.advertise(t, "laptop", "echo")
 		id := s.invoke(t, "laptop", "echo", "{}")
 		ctx := identity.NewContext(context.Background(), identity.Identity{Name: "laptop", Grade: identity.Host})
@@ -205,7 +192,7 @@ func TestAFollowSendThatFailsCountsNoHandOff(t *testing.T) {
 		if err != nil || receipt.GetCapture().GetStderr() != "" {
 			t.Fatalf("receipt %v, %v; want the host's capture, with no hand-off sentence", receipt, err)
 		}
-	})
+	}()
 }
 
 // TestACancelThroughAnotherReplicaReleasesTheBytes: the budgets are

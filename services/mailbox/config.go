@@ -29,9 +29,7 @@ type Config struct {
 	Registry string
 	// Bounds bound what the mailbox holds.
 	Bounds
-	// Store is where the invocations live.
-	Store Store
-	// NATS is where the state lives (the JetStream store, read leases).
+	// NATS is where the state lives (durable invocations, presence).
 	NATS natsconn.Config
 	// Flags are dev mode or mutual TLS, and the log.
 	process.Flags
@@ -45,55 +43,21 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Listen, "listen", DefaultListen, "gRPC listen address")
 	fs.StringVar(&c.Registry, "registry", DefaultRegistry, "the registry's gRPC address; replicas: several, comma-separated, or a DNS name resolving to several")
 	c.Bounds.Register(fs)
-	c.Store.Register(fs)
 	c.NATS.Register(fs)
 	c.Flags.Register(fs)
 }
 
-// DefaultMaxClients bounds the clients with a queue at once.
-const DefaultMaxClients = 100_000
-
 // DefaultMaxInputBytes bounds an input: well under the 16 MiB message
 // limit, so a queue holds many, and a model's tool call is far smaller.
 const DefaultMaxInputBytes = 1 << 20
-
-// defaultLease is how long a hand-off outlives a silent replica.
-const defaultLease = 30 * time.Second
-
-// Store kinds.
-const (
-	StoreNATS = "nats"
-	StoreMem  = "mem"
-)
-
-// Store is where the invocations live. `switchboard dev` takes it as flags
-// too.
-type Store struct {
-	// Kind is StoreNATS (JetStream: shared by replicas, kept across
-	// restarts) or StoreMem (RAM: one replica, forgotten on restart).
-	Kind string
-	// Lease is how long a hand-off lasts without word from the replica
-	// that made it.
-	Lease time.Duration
-	// PresenceTTL is how long a client stays present after its replica
-	// stops refreshing its read (the replica died).
-	PresenceTTL time.Duration
-}
-
-// Register adds --store, --lease and --presence-ttl.
-func (s *Store) Register(fs *flag.FlagSet) {
-	fs.StringVar(&s.Kind, "store", StoreNATS, "where invocations live: nats (JetStream: shared by replicas, kept across restarts) or mem (RAM: one replica, lost on restart)")
-	fs.DurationVar(&s.Lease, "lease", defaultLease, "how long a hand-off lasts when the replica that made it stops answering; then the invocation is handed out again")
-	fs.DurationVar(&s.PresenceTTL, "presence-ttl", presence.DefaultTTL, "how long a host stays present after its mailbox replica stops answering")
-}
 
 // withDefaults fills what zero bounds leave out with the flags' defaults.
 func (b Bounds) withDefaults() Bounds {
 	if b.MaxInputBytes == 0 {
 		b.MaxInputBytes = DefaultMaxInputBytes
 	}
-	if b.MaxClients == 0 {
-		b.MaxClients = DefaultMaxClients
+	if b.PresenceTTL == 0 {
+		b.PresenceTTL = presence.DefaultTTL
 	}
 	for _, d := range []struct {
 		v   *int64
@@ -114,34 +78,6 @@ func (b Bounds) withDefaults() Bounds {
 	return b
 }
 
-// withDefaults fills what a zero Store leaves out with the flags' defaults.
-func (s Store) withDefaults() Store {
-	if s.Kind == "" {
-		s.Kind = StoreNATS
-	}
-	if s.Lease == 0 {
-		s.Lease = defaultLease
-	}
-	if s.PresenceTTL == 0 {
-		s.PresenceTTL = presence.DefaultTTL
-	}
-	return s
-}
-
-func (s Store) check() error {
-	var errs []error
-	if s.Kind != StoreNATS && s.Kind != StoreMem {
-		errs = append(errs, fmt.Errorf("--store %q: want nats or mem", s.Kind))
-	}
-	if s.Lease < 3*time.Second {
-		errs = append(errs, fmt.Errorf("--lease %v is below 3s: a lease is renewed every third of it", s.Lease))
-	}
-	if s.PresenceTTL < 3*time.Second {
-		errs = append(errs, fmt.Errorf("--presence-ttl %v is below 3s: a read key is renewed every third of it", s.PresenceTTL))
-	}
-	return errors.Join(errs...)
-}
-
 // Bounds bound the mailbox. `switchboard dev` takes them as flags too.
 type Bounds struct {
 	// TTL is how long an uncollected slot lives.
@@ -154,11 +90,11 @@ type Bounds struct {
 	MaxCaptureBytes int
 	// MaxInputBytes bounds one invocation's input.
 	MaxInputBytes int
-	// MaxClients bounds the clients the JetStream store keeps a queue
-	// consumer for at once.
-	MaxClients int
-	// MaxQueueBytes bounds the bytes of every queued and handed
-	// invocation together (the JetStream store; 0 is no bound).
+	// PresenceTTL is how long this replica's hosts stay present after it
+	// stops answering (its heartbeat's TTL).
+	PresenceTTL time.Duration
+	// MaxQueueBytes bounds the bytes of every durable invocation together
+	// (0 is no bound).
 	MaxQueueBytes int64
 	// MaxHeldBytes bounds what every invocation holds together, from
 	// Invoke until its capture is collected (package budget), on this
@@ -183,11 +119,11 @@ type Bounds struct {
 func (b *Bounds) Register(fs *flag.FlagSet) {
 	fs.DurationVar(&b.TTL, "ttl", time.Hour, "how long an uncollected invocation is kept")
 	fs.IntVar(&b.MaxQueued, "max-queued", 10_000, "invocations queued for one client before Invoke is refused")
-	fs.IntVar(&b.MaxSlots, "max-slots", 1_000_000, "invocations held in all before Invoke is refused")
+	fs.IntVar(&b.MaxSlots, "max-slots", 1_000_000, "invocations one replica holds in memory, and the durable ones in all, before Invoke is refused")
 	fs.IntVar(&b.MaxCaptureBytes, "max-capture-bytes", 4<<20, "bytes of stdout and stderr one capture may hold")
-	fs.IntVar(&b.MaxClients, "max-clients", DefaultMaxClients, "clients with a queue (a JetStream consumer) at once; one unread for --ttl (a minute at least) is forgotten")
+	fs.DurationVar(&b.PresenceTTL, "presence-ttl", presence.DefaultTTL, "how long a host stays present after its mailbox replica stops answering")
 	fs.IntVar(&b.MaxInputBytes, "max-input-bytes", DefaultMaxInputBytes, "bytes one invocation's input may hold")
-	fs.Int64Var(&b.MaxQueueBytes, "max-queue-bytes", 1<<30, "bytes of queued and handed invocations in all before Invoke is refused")
+	fs.Int64Var(&b.MaxQueueBytes, "max-queue-bytes", 1<<30, "bytes of durable invocations (Invoke, Tasks, the backlog) in all before Invoke is refused")
 	fs.Int64Var(&b.MaxHeldBytes, "max-held-bytes", DefaultMaxHeldBytes, "bytes of invocations (input, tool, cwd) and uncollected captures this replica holds in all before Invoke is refused")
 	fs.Int64Var(&b.MaxPosterBytes, "max-poster-bytes", DefaultMaxPosterBytes, "bytes of invocations and uncollected captures one driver may hold before its Invoke is refused")
 	fs.Int64Var(&b.MaxClientBytes, "max-client-bytes", DefaultMaxClientBytes, "bytes of invocations and uncollected captures addressed to one client before Invoke to it is refused")
@@ -231,6 +167,9 @@ func (b Bounds) check() error {
 		if bud.n < int64(b.MaxInputBytes) {
 			errs = append(errs, fmt.Errorf("%s %d is below --max-input-bytes %d: no invocation at that bound could be posted", bud.flag, bud.n, b.MaxInputBytes))
 		}
+	}
+	if b.PresenceTTL < 3*time.Second {
+		errs = append(errs, fmt.Errorf("--presence-ttl %v is below 3s: the heartbeat is renewed every third of it", b.PresenceTTL))
 	}
 	if b.MaxReadRows < 1 {
 		errs = append(errs, fmt.Errorf("--max-read-rows %d: a read hands out at least one invocation", b.MaxReadRows))

@@ -3,34 +3,28 @@
 // collect; hosts read (long poll or stream) and complete. Delivery is
 // at-least-once with leases; the invocation id is the idempotency key.
 //
-// The invocations live in a store: NATS JetStream by default (package
-// jsbox), shared by any number of mailbox replicas and kept across
-// restarts, or RAM (`--store mem`, package slots) for one replica that may
-// forget. Reads are held under leases in the presence bucket either way.
+// The invocations live in package box: in a replica's memory while both
+// ends are connected, in NATS JetStream where a promise needs it, shared by
+// any number of mailbox replicas (docs/architecture.md, "Where state lives").
 package mailbox
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
-	"os"
+	"strconv"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/prometheus/client_golang/prometheus"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/presence"
 	"github.com/switchboard-run/switchboard/kit/registryview"
 	"github.com/switchboard-run/switchboard/kit/telemetry"
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/box"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
-	"github.com/switchboard-run/switchboard/services/mailbox/internal/jsbox"
-	"github.com/switchboard-run/switchboard/services/mailbox/internal/slots"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/watch"
 )
 
@@ -40,33 +34,23 @@ type Service struct {
 
 	bounds  Bounds
 	box     inflight.Store
-	kept    bool // box outlives this replica (JetStream): a waiting Call's invocation goes on without it
 	held    *held
 	watch   *watch.Tracker
-	reads   reads
+	reads   prometheus.Gauge // the reads held open
 	view    *registryview.View
 	log     *slog.Logger
 	metrics *metrics
 	tel     *telemetry.Telemetry // a Serve stream's complete spans
 }
 
-// New returns the mailbox: its store within cfg's bounds (on nc's
-// JetStream, or in RAM), its read leases, and a view of reg's tools that
-// Start follows, calling as self.
+// New returns the mailbox: its store within cfg's bounds on nc, and a view
+// of reg's tools that Start follows, calling as self.
 func New(ctx context.Context, cfg Config, nc *nats.Conn, reg registryv1.RegistryServiceClient, self identity.Self, log *slog.Logger) (*Service, error) {
-	cfg.Store, cfg.Bounds = cfg.Store.withDefaults(), cfg.Bounds.withDefaults()
-	if err := errors.Join(cfg.Store.check(), cfg.Bounds.check()); err != nil {
+	cfg.Bounds = cfg.Bounds.withDefaults()
+	if err := cfg.Bounds.check(); err != nil {
 		return nil, err
 	}
 	if err := fitsNATS(nc, cfg.Bounds); err != nil {
-		return nil, err
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return nil, err
-	}
-	kv, err := presence.Declare(ctx, js, cfg.NATS.Replicas)
-	if err != nil {
 		return nil, err
 	}
 	tel := cfg.Telemetry
@@ -74,18 +58,12 @@ func New(ctx context.Context, cfg Config, nc *nats.Conn, reg registryv1.Registry
 		tel = telemetry.NewMetrics()
 	}
 	s := &Service{bounds: cfg.Bounds, view: registryview.New(reg, self, log), log: log, metrics: newMetrics(tel), tel: tel}
-	if cfg.Store.Kind == StoreMem {
-		s.box = slots.New(slots.Config{TTL: cfg.TTL, MaxQueued: cfg.MaxQueued, MaxSlots: cfg.MaxSlots, MaxCaptureBytes: cfg.MaxCaptureBytes,
-			Answered: s.answered})
-	} else {
-		b, err := jsbox.New(ctx, nc, jsbox.Config{TTL: cfg.TTL, Lease: cfg.Store.Lease, MaxQueued: cfg.MaxQueued, MaxSlots: cfg.MaxSlots,
-			MaxQueueBytes: cfg.MaxQueueBytes, MaxCaptureBytes: cfg.MaxCaptureBytes, Replicas: cfg.NATS.Replicas, MaxClients: cfg.MaxClients,
-			Answered: s.answered}, log)
-		if err != nil {
-			return nil, err
-		}
-		s.box, s.kept = b, true
+	b, err := box.New(ctx, nc, box.Config{TTL: cfg.TTL, MaxQueued: cfg.MaxQueued, MaxSlots: cfg.MaxSlots, MaxQueueBytes: cfg.MaxQueueBytes,
+		MaxCaptureBytes: cfg.MaxCaptureBytes, Replicas: cfg.NATS.Replicas, PresenceTTL: cfg.PresenceTTL, Answered: s.answered}, log)
+	if err != nil {
+		return nil, err
 	}
+	s.box = b
 	h, err := newHeld(nc, cfg.Bounds, log)
 	if err != nil {
 		s.box.Close()
@@ -97,11 +75,19 @@ func New(ctx context.Context, cfg Config, nc *nats.Conn, reg registryv1.Registry
 		s.held.close()
 		return nil, fmt.Errorf("listening for the other replicas' invocation changes: %w", err)
 	}
-	if d, ok := s.box.(depther); ok {
-		tel.Registry.MustRegister(newDepthCollector(d))
-	}
-	s.reads = reads{store: s.box, leases: presence.NewLeases(js, kv, replicaName(), cfg.Store.PresenceTTL), gauge: s.metrics.reads}
+	tel.Registry.MustRegister(newDepthCollector(b))
+	s.reads = s.metrics.reads
 	return s, nil
+}
+
+// DurableStreams names the JetStream streams that hold the durable
+// invocations, one per partition.
+func DurableStreams() []string {
+	out := make([]string, box.Partitions)
+	for k := range out {
+		out[k] = box.StreamPrefix + strconv.Itoa(k)
+	}
+	return out
 }
 
 // natsHeadroom is what a stored record adds to the input or capture it
@@ -117,15 +103,6 @@ func fitsNATS(nc *nats.Conn, b Bounds) error {
 			nc.ConnectedUrlRedacted(), got, b.MaxCaptureBytes, b.MaxInputBytes, need)
 	}
 	return nil
-}
-
-// replicaName names this process in the presence bucket: the host and a
-// random suffix, so two replicas on one host differ.
-func replicaName() string {
-	host, _ := os.Hostname()
-	var b [3]byte
-	_, _ = rand.Read(b[:])
-	return fmt.Sprintf("mailbox@%s-%s", host, hex.EncodeToString(b[:]))
 }
 
 // Start follows the registry's watch stream until ctx ends.

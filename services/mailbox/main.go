@@ -34,7 +34,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer lis.Close()
 	if cfg.NATS.URLs == "" {
-		return errors.New("the mailbox keeps its reads (and, with --store nats, its invocations) in NATS: name its servers with --nats nats://host:4222 (switchboard dev runs one in process)")
+		return errors.New("the mailbox keeps its reads, its durable invocations and its talk between replicas in NATS: name its servers with --nats nats://host:4222 (switchboard dev runs one in process)")
 	}
 	nc, err := p.NATS(cfg.NATS)
 	if err != nil {
@@ -49,6 +49,6 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	svc.Register(srv)
 	svc.Start(ctx)
 	p.Log.Info("mailbox listening", "grpc", lis.Addr().String(), "registry", cfg.Registry, "dev", cfg.Security.Dev,
-		"store", cfg.Store.Kind, "nats", nc.ConnectedUrlRedacted())
+		"nats", nc.ConnectedUrlRedacted())
 	return srv.Serve(ctx, lis)
 }

@@ -167,11 +167,11 @@ func TestReportAndStatusRefusals(t *testing.T) {
 }
 
 // TestNotesCountInTheBudgets: what a slot's notes hold counts against its
-// poster's budget until the capture is collected, on both stores.
+// poster's budget until the capture is collected.
 func TestNotesCountInTheBudgets(t *testing.T) {
 	t.Parallel()
-	eachStore(t, func(t *testing.T, store mailbox.Store) {
-		s := newSuiteOn(t, store, func(b *mailbox.Bounds) { b.MaxInputBytes, b.MaxPosterBytes = 1<<10, 10<<10 })
+	func() {
+		s := newSuite(t, func(b *mailbox.Bounds) { b.MaxInputBytes, b.MaxPosterBytes = 1<<10, 10<<10 })
 		s.advertise(t, "laptop", "echo")
 		id := s.invoke(t, "laptop", "echo", "{}") // 6 bytes: input and tool
 		for range 10 {                            // 10 × (1,000 + the note's 48)
@@ -194,5 +194,5 @@ func TestNotesCountInTheBudgets(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.invoke(t, "laptop", "echo", "{}") // released with the collection
-	})
+	}()
 }

@@ -231,19 +231,11 @@ func (s *Service) Call(ctx context.Context, req *mailboxv1.CallRequest) (*mailbo
 	s.held.settled(p.ID, p.Poster, c != nil || err != nil, err)
 	if err == nil && c == nil && waitCtx.Err() == nil {
 		// The wait ended before its time with no answer: this replica is
-		// shutting down (its drain closed the box).
-		if s.kept {
-			// In JetStream the invocation goes on without this replica,
-			// so this is said as a broken connection is (no refused
-			// trailer): a caller holding the handle collects the capture
-			// through another replica, or this one once it is back.
-			return nil, status.Errorf(codes.Unavailable,
-				"the mailbox replica is shutting down while invocation %s runs; collect its capture through another replica: switchboard capture %s --wait 60s", p.ID, p.ID)
-		}
-		// In RAM (--store mem) the invocation goes with the replica: the
-		// answer is the mailbox's own.
-		err = status.Errorf(codes.Unavailable,
-			"the mailbox is shutting down, and it keeps invocations in RAM (--store mem): invocation %s is lost with it, though its host may have run it", p.ID)
+		// shutting down (its drain closed the box). Said as a broken
+		// connection is (no refused trailer): a durable invocation goes on
+		// without this replica, and a call held by another replica too.
+		return nil, status.Errorf(codes.Unavailable,
+			"the mailbox replica is shutting down while invocation %s runs; collect its capture through another replica: switchboard capture %s --wait 60s", p.ID, p.ID)
 	}
 	if err != nil {
 		_ = grpc.SetTrailer(ctx, metadata.Pairs(mailboxcall.RefusedTrailer, "1")) // the failing path only: the hot one sends no trailer

@@ -13,32 +13,26 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/mailboxcall"
-	"github.com/switchboard-run/switchboard/services/mailbox"
-	"github.com/switchboard-run/switchboard/services/mailbox/mailboxtest"
 )
 
 // A Call waiting when its replica shuts down (the drain SIGTERM starts) is
 // answered UNAVAILABLE naming its handle, at once, not with the handle
-// alone as if its time had run out. In JetStream the invocation goes on
-// without the replica, so the answer is shaped as a broken connection's
-// (no refused trailer) and its driver collects the capture elsewhere
-// (kit/mailboxcall); in RAM the invocation is lost with the replica, and
-// the answer is the mailbox's own, saying so — no driver waits to collect
-// what is gone.
+// alone as if its time had run out. The drain writes what the replica held
+// in memory to the records first, so the answer is shaped as a broken
+// connection's (no refused trailer) and its driver collects the capture
+// elsewhere (kit/mailboxcall).
 func TestACallWaitingAsItsReplicaShutsDown(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		name   string
-		store  mailbox.Store
 		broken bool
 		says   string
 	}{
-		{"nats", mailboxtest.StoreDefaults, true, "collect its capture through another replica"},
-		{"mem", mailbox.Store{Kind: mailbox.StoreMem}, false, "keeps invocations in RAM (--store mem)"},
+		{"nats", true, "collect its capture through another replica"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			s := newSuiteOn(t, c.store)
+			s := newSuite(t)
 			s.advertise(t, "laptop", "echo")
 			stream, cancel := s.follow(t, "laptop")
 			defer cancel()

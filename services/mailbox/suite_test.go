@@ -27,17 +27,11 @@ type suite struct {
 
 func newSuite(t testing.TB, tune ...func(*mailbox.Bounds)) *suite {
 	t.Helper()
-	return newSuiteOn(t, mailboxtest.StoreDefaults, tune...)
-}
-
-// newSuiteOn is newSuite with the invocations in store.
-func newSuiteOn(t testing.TB, store mailbox.Store, tune ...func(*mailbox.Bounds)) *suite {
-	t.Helper()
 	cfg := mailboxtest.Defaults
 	for _, f := range tune {
 		f(&cfg)
 	}
-	s := mailboxtest.New(t, mailboxtest.Options{Mailbox: cfg, Store: store})
+	s := mailboxtest.New(t, mailboxtest.Options{Mailbox: cfg})
 	return &suite{reg: s.Registry, mb: s.Mailbox, conn: s.Conn, svc: s.Service, stop: s.Stop}
 }
 

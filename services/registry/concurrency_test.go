@@ -160,13 +160,10 @@ func TestConcurrentAdvertisersAndWatchers(t *testing.T) {
 	errs := make(chan error, clients+2)
 	report := func(p *presence, i int, open bool) bool {
 		if !open {
-			p.held[client(i)].Release()
+			_ = p.held[client(i)].Release(context.Background())
 			return true
 		}
-		l, err := p.leases.Acquire(context.Background(), client(i), session(i))
-		if err == nil {
-			err = l.Hold(context.Background())
-		}
+		l, err := p.leases.Acquire(context.Background(), client(i), session(i), anyone)
 		if err != nil {
 			errs <- fmt.Errorf("presence of %s: %w", client(i), err)
 			return false

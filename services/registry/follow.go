@@ -69,23 +69,17 @@ func (s *state) followRecords(ctx context.Context, synced chan struct{}) {
 func (s *state) followPresence(ctx context.Context, synced chan struct{}) {
 	first := true
 	for ctx.Err() == nil {
-		reads := map[string]*presence.Read{}
-		seen := map[string]time.Time{}
+		table := presence.NewTable()
 		live := false
 		err := presence.Watch(ctx, s.presence, func(e presence.Event) {
 			if live {
-				s.applyPresence(e)
+				s.applyPresence(table, e)
 				return
 			}
-			if e.Read != nil && e.Read.Held {
-				reads[e.Client] = e.Read
-			}
-			if !e.Seen.IsZero() {
-				seen[e.Client] = e.Seen
-			}
+			table.Apply(e)
 		}, func() {
 			live = true
-			s.replacePresence(reads, seen, !first)
+			s.replacePresence(table.All(), !first)
 			if first {
 				first = false
 				close(synced)
@@ -163,24 +157,21 @@ func (s *state) applyRecord(c records.Change) {
 }
 
 // applyPresence applies one live change of the presence bucket.
-func (s *state) applyPresence(e presence.Event) {
+func (s *state) applyPresence(table *presence.Table, e presence.Event) {
+	changes := table.Apply(e)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !e.Seen.IsZero() {
-		s.touch(e.Client, e.Seen)
-		return
-	}
-	was := s.present[e.Client] != nil
-	if e.Read != nil && e.Read.Held {
-		s.present[e.Client] = e.Read
-	} else if e.Read != nil {
-		return // opening: not present until the mailbox holds it
-	} else {
-		delete(s.present, e.Client)
-		s.touch(e.Client, e.At) // a read that timed out: last heard of then
-	}
-	if now := s.present[e.Client] != nil; now != was {
-		s.publishPresence(e.Client, now)
+	for _, c := range changes {
+		was := s.present[c.Client] != nil
+		if c.Present != nil {
+			s.present[c.Client] = c.Present
+		} else {
+			delete(s.present, c.Client)
+		}
+		s.touch(c.Client, c.Seen)
+		if now := c.Present != nil; now != was {
+			s.publishPresence(c.Client, now)
+		}
 	}
 }
 
@@ -264,12 +255,15 @@ func (s *state) replaceRecords(v *view, again bool) {
 }
 
 // replacePresence puts a presence snapshot in force.
-func (s *state) replacePresence(reads map[string]*presence.Read, seen map[string]time.Time, again bool) {
+func (s *state) replacePresence(all []presence.Change, again bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.present = reads
-	for client, t := range seen {
-		s.touch(client, t)
+	s.present = map[string]*presence.Read{}
+	for _, c := range all {
+		if c.Present != nil {
+			s.present[c.Client] = c.Present
+		}
+		s.touch(c.Client, c.Seen)
 	}
 	if again {
 		s.hub.LoseAll("the registry's view of presence was rebuilt after NATS was lost")

@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -181,8 +183,8 @@ func (e *env) register(ws, client string) bool {
 }
 
 // presence writes reads into the presence bucket as one mailbox replica
-// does, over a NATS connection of its own: closing that connection is the
-// replica dying.
+// does, over a NATS connection of its own with a heartbeat of its own:
+// closing that connection is the replica dying.
 type presence struct {
 	t      testing.TB
 	nc     *nats.Conn
@@ -190,7 +192,9 @@ type presence struct {
 	held   map[string]*kitpresence.Lease
 }
 
-// presence returns a writer whose reads outlive its last refresh by ttl
+var replicas atomic.Int64
+
+// presence returns a writer whose heartbeat outlives it by ttl
 // (kitpresence.DefaultTTL when zero).
 func (e *env) presence(ttl ...time.Duration) *presence {
 	e.t.Helper()
@@ -208,36 +212,46 @@ func (e *env) presence(ttl ...time.Duration) *presence {
 	if len(ttl) > 0 {
 		d = ttl[0]
 	}
-	return &presence{t: e.t, nc: nc, leases: kitpresence.NewLeases(js, kv, "test", d), held: map[string]*kitpresence.Lease{}}
+	name := fmt.Sprintf("test-%d", replicas.Add(1))
+	beat, err := kitpresence.Beat(context.Background(), js, kv, name, "a test's replica", d)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() {
+		if !nc.IsClosed() {
+			beat.Stop()
+		}
+	})
+	return &presence{t: e.t, nc: nc, leases: kitpresence.NewLeases(kv, name), held: map[string]*kitpresence.Lease{}}
 }
+
+// anyone lets an acquire take a read from whichever replica holds it.
+func anyone(*kitpresence.Read) (bool, error) { return true, nil }
 
 // send opens or closes client's read.
 func (p *presence) send(client string, open bool, session string) {
 	p.t.Helper()
 	if !open {
 		if l := p.held[client]; l != nil {
-			l.Release()
+			_ = l.Release(context.Background())
 			delete(p.held, client)
 		}
 		return
 	}
-	l, err := p.leases.Acquire(context.Background(), client, session)
-	if err == nil {
-		err = l.Hold(context.Background())
-	}
+	l, err := p.leases.Acquire(context.Background(), client, session, anyone)
 	if err != nil {
 		p.t.Fatalf("opening the read of %s: %v", client, err)
 	}
 	p.held[client] = l
 	p.t.Cleanup(func() {
-		if p.held[client] == l {
-			l.Release()
+		if p.held[client] == l && !p.nc.IsClosed() {
+			_ = l.Release(context.Background())
 		}
 	})
 }
 
-// die closes the writer's connection without releasing anything: its reads
-// time out.
+// die closes the writer's connection without releasing anything: its
+// heartbeat times out, and its reads with it.
 func (p *presence) die() { p.nc.Close() }
 
 // watcher is an open WatchTools stream.

@@ -34,9 +34,8 @@ func TestKillingAGatewayABridgeAndAMailboxInTurnUnderLoadLosesNoCall(t *testing.
 	t.Parallel()
 	nodes := testkit.NATSCluster(t, 3)
 	url := testkit.URLs(nodes)
-	// --lease 5s: invocations a killed replica had taken come back in
-	// 5 s, not the default 30.
-	s := procs.NewSplit(t, procs.Options{NATS: url, Replicas: 2, Args: []string{"--nats-replicas", "3"}, MailboxArgs: []string{"--lease", "5s"}})
+	// --presence-ttl 3s: a killed replica's hosts show absent within 3 s.
+	s := procs.NewSplit(t, procs.Options{NATS: url, Replicas: 2, Args: []string{"--nats-replicas", "3"}, MailboxArgs: []string{"--presence-ttl", "3s"}})
 	a, b := s.Mailboxes[0], s.Mailboxes[1]
 	kv := presenceBucket(t, url)
 

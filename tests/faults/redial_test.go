@@ -33,7 +33,7 @@ func TestAHostGivenTwoReplicasMovesToTheSurvivorLosingAndDuplicatingNothing(t *t
 	ns := testkit.NATS(t)
 	// Invocations A had taken from the queue and not yet handed to the
 	// host come back when their lease ends: 5 s here, 30 s by default.
-	s := procs.NewSplit(t, procs.Options{NATS: ns.ClientURL(), Replicas: 2, MailboxArgs: []string{"--lease", "5s"}})
+	s := procs.NewSplit(t, procs.Options{NATS: ns.ClientURL(), Replicas: 2, MailboxArgs: []string{"--presence-ttl", "3s"}})
 	a, b := s.Mailboxes[0], s.Mailboxes[1]
 	kv := presenceBucket(t, ns.ClientURL())
 

@@ -36,8 +36,8 @@ func watchReads(t *testing.T, url string) *reads {
 }
 
 func (r *reads) apply(e presence.Event) {
-	if !e.Seen.IsZero() {
-		return
+	if e.Client == "" {
+		return // a replica's heartbeat
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

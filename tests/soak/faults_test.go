@@ -37,7 +37,7 @@ func hostNames() []string {
 // refused with a sentence.
 func TestAMailboxReplicaKilledUnderLoadLosesNothing(t *testing.T) {
 	t.Parallel()
-	s := procs.NewSplit(t, procs.Options{Replicas: 2, MailboxArgs: []string{"--lease", "5s", "--presence-ttl", "3s"}})
+	s := procs.NewSplit(t, procs.Options{Replicas: 2, MailboxArgs: []string{"--presence-ttl", "3s"}})
 	addrs := []string{s.Mailboxes[0].Addr, s.Mailboxes[1].Addr}
 	echoHosts(t, s.RegAddr, addrs, hostNames())
 	l := startLoad(t, faultDrivers, addrs, hostNames())
@@ -56,7 +56,7 @@ func TestANATSNodeShutDownUnderLoadLosesNothing(t *testing.T) {
 	t.Parallel()
 	nodes := testkit.NATSCluster(t, 3)
 	s := procs.NewSplit(t, procs.Options{NATS: testkit.URLs(nodes), Replicas: 2, Args: []string{"--nats-replicas", "3"},
-		MailboxArgs: []string{"--lease", "5s", "--presence-ttl", "3s"}})
+		MailboxArgs: []string{"--presence-ttl", "3s"}})
 	addrs := []string{s.Mailboxes[0].Addr, s.Mailboxes[1].Addr}
 	echoHosts(t, s.RegAddr, addrs, hostNames())
 	l := startLoad(t, faultDrivers, addrs, hostNames())
@@ -74,7 +74,7 @@ func TestANATSNodeShutDownUnderLoadLosesNothing(t *testing.T) {
 // refused with a sentence.
 func TestTheEmbeddedSuiteRestartedUnderLoadLosesNothing(t *testing.T) {
 	t.Parallel()
-	d := procs.StartDev(t, "--lease", "5s", "--presence-ttl", "3s")
+	d := procs.StartDev(t, "--presence-ttl", "3s")
 	addrs := []string{d.GRPCAddr}
 	echoHosts(t, d.GRPCAddr, addrs, hostNames())
 	l := startLoad(t, faultDrivers, addrs, hostNames())

@@ -46,7 +46,6 @@ func runDev(ctx context.Context, args []string, std IO) int {
 	fs.StringVar(&o.ToolsClient, "tools-client", "local", "the client name the --tools host serves as")
 	fs.StringVar(&o.Groups, "groups", "", "a tool groups file (JSON, docs/mcp.md) to set at start")
 	o.Mailbox.Register(fs)
-	o.Store.Register(fs)
 	o.NATS.Register(fs)
 	// The log flags of every suite process; the security choice is not
 	// asked for: the embedded suite is always dev mode.

@@ -32,9 +32,6 @@ import (
 type Options struct {
 	// Mailbox bounds the mailbox; zero bounds take Defaults.
 	Mailbox mailbox.Bounds
-	// Store is where the invocations live; zero takes StoreDefaults (the
-	// JetStream store).
-	Store mailbox.Store
 	// Policy is the grade policy of the services Register adds.
 	Policy identity.Policy
 	// Register adds more services to the server before it serves; conn
@@ -49,9 +46,6 @@ type Options struct {
 // Defaults are the mailbox bounds of a suite built with zero bounds.
 var Defaults = mailbox.Bounds{TTL: time.Hour, MaxQueued: 10_000, MaxSlots: 100_000, MaxCaptureBytes: 4 << 20}
 
-// StoreDefaults are the store of a suite built with a zero store.
-var StoreDefaults = mailbox.Store{Kind: mailbox.StoreNATS, Lease: 30 * time.Second, PresenceTTL: 15 * time.Second}
-
 // Suite is the running registry and mailbox (and whatever Register added).
 type Suite struct {
 	// NATS is the suite's NATS server, in process.
@@ -63,7 +57,6 @@ type Suite struct {
 	Service  *mailbox.Service
 
 	bounds mailbox.Bounds
-	store  mailbox.Store
 	stop   func()
 }
 
@@ -108,12 +101,8 @@ func New(t testing.TB, o Options) *Suite {
 	if bounds == (mailbox.Bounds{}) {
 		bounds = Defaults
 	}
-	store := o.Store
-	if store == (mailbox.Store{}) {
-		store = StoreDefaults
-	}
-	s.bounds, s.store = bounds, store
-	s.Service, err = mailbox.New(context.Background(), mailbox.Config{Bounds: bounds, Store: store, NATS: one, Flags: process.Flags{Security: sec}, Telemetry: o.Telemetry},
+	s.bounds = bounds
+	s.Service, err = mailbox.New(context.Background(), mailbox.Config{Bounds: bounds, NATS: one, Flags: process.Flags{Security: sec}, Telemetry: o.Telemetry},
 		nc, s.Registry, sec.Self("mailbox"), log)
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +147,7 @@ func (s *Suite) Replica(t testing.TB) mailboxv1.MailboxServiceClient {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	svc, err := mailbox.New(context.Background(), mailbox.Config{Bounds: s.bounds, Store: s.store, NATS: natsconn.Config{Replicas: 1},
+	svc, err := mailbox.New(context.Background(), mailbox.Config{Bounds: s.bounds, NATS: natsconn.Config{Replicas: 1},
 		Flags: process.Flags{Security: sec}}, nc, s.Registry, sec.Self("mailbox"), log)
 	if err != nil {
 		t.Fatal(err)

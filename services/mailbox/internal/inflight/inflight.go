@@ -1,5 +1,4 @@
-// Package inflight is the mailbox's vocabulary, whatever store keeps the
-// invocations (RAM in package slots, JetStream in package jsbox): what an
+// Package inflight is the mailbox's vocabulary: what an
 // invocation and a capture are, how handles are minted, and the sentences
 // of docs/design.md §3, byte for byte. Hosts and drivers — and the models
 // behind them — read those sentences, so they are contract, not prose.
@@ -125,6 +124,20 @@ func NewID() string {
 	return "inv-" + hex.EncodeToString(b[:])
 }
 
+// IsID reports whether id has a handle's shape: `inv-` and 32 lower-case
+// hex digits. Only such a string is ever put in a NATS subject.
+func IsID(id string) bool {
+	if len(id) != 36 || id[:4] != "inv-" {
+		return false
+	}
+	for _, c := range id[4:] {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // Absent is the one answer for a handle that is unknown, expired, answered
 // already, or addressed to (or posted by) someone else: absent, never
 // "forbidden", so a handle reveals nothing about who holds it.
@@ -226,9 +239,9 @@ const (
 // Stores call it under their locks: it must only count (or hand off).
 type Answered func(id, client string, posted time.Time, c Capture, by Answer)
 
-// Read is a client's hold on its queue, whatever store keeps the queue: it
-// is held by a Follow stream for as long as the stream lives, or by an
-// Invocations long poll for the length of one hold.
+// Read is a client's hold on its queue: it is held by a Follow stream for
+// as long as the stream lives, or by an Invocations long poll for the
+// length of one hold.
 type Read interface {
 	// Take hands out the invocations waiting, oldest first, as many as fit
 	// room, and returns the cancellations to tell the host (none when
@@ -237,8 +250,7 @@ type Read interface {
 	Take(withCancels bool, room *Room) ([]Invocation, []string)
 	// Unsent gives back invocations Take handed out that never reached the
 	// host (the stream's send failed): their hand-off is uncounted, and
-	// they go back to the front of the queue (the RAM box at once, the
-	// JetStream box when the read ends).
+	// they go back to the front of the queue.
 	Unsent(invs []Invocation)
 	// Wake is signalled when there may be something to Take.
 	Wake() <-chan struct{}
@@ -256,16 +268,15 @@ type Read interface {
 	Close()
 }
 
-// Store keeps the invocations in flight: the RAM box (package slots) or the
-// JetStream box (package jsbox). Both answer with the sentences above, and
-// one conformance suite (package storetest) holds them to the same rules.
+// Store keeps the invocations in flight (package box), with the sentences
+// above; one conformance suite (package storetest) holds it to the rules.
 type Store interface {
-	// Post queues an invocation; a reader parked on its client's queue gets
-	// it at once.
+	// Post queues a durable invocation (an Invoke): it survives any one
+	// process's death. A reader parked on its client's queue gets it at once.
 	Post(ctx context.Context, p Post) error
-	// OpenRead opens client's read; a second read of the same client on the
-	// same store is refused.
-	OpenRead(ctx context.Context, client string) (Read, error)
+	// OpenRead opens client's read for session; a second read of the same
+	// client, on any replica, is refused unless it is of the same session.
+	OpenRead(ctx context.Context, client, session string) (Read, error)
 	// Complete stores the capture of an invocation addressed to caller and
 	// returns it as stored.
 	Complete(ctx context.Context, caller, id string, c Capture) (Capture, error)
@@ -277,7 +288,8 @@ type Store interface {
 	// Await waits until the invocation is answered or ctx ends.
 	Await(ctx context.Context, caller, id string) (*Capture, error)
 	// Call posts p and awaits its answer until wait ends (the post itself
-	// is bounded by ctx): Post then Await, with nothing missed between.
+	// is bounded by ctx), writing nothing durable while its client's host
+	// reads: if the replica holding it dies, the call fails in band.
 	Call(ctx, wait context.Context, p Post) (*Capture, error)
 	// Cancel answers an invocation posted by caller as cancelled and
 	// removes it; with keep, the slot stays answered with the cancelled

@@ -23,7 +23,7 @@ func post(t *testing.T, s inflight.Store, client, tool string) string {
 
 func open(t *testing.T, s inflight.Store, client string) inflight.Read {
 	t.Helper()
-	r, err := s.OpenRead(ctx, client)
+	r, err := s.OpenRead(ctx, client, "")
 	if err != nil {
 		t.Fatal(err)
 	}

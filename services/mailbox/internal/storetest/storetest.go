@@ -1,7 +1,7 @@
 // Package storetest is the conformance suite of the mailbox's stores: the
 // rules of docs/design.md §3 that a store keeps (the lease, the hand-off cap,
 // read-once, cancel, expiry, the bounds and every sentence), run against the
-// RAM box and against the JetStream box on one node and on a cluster.
+// box on one NATS node and on a three-node cluster.
 package storetest
 
 import (
@@ -103,7 +103,7 @@ func aHostThatDiesGetsTheInvocationAgain(t *testing.T, o Open) {
 func aSecondReaderIsRefused(t *testing.T, o Open) {
 	s := o(t, Defaults)
 	r := open(t, s, "laptop")
-	_, err := s.OpenRead(ctx, "laptop")
+	_, err := s.OpenRead(ctx, "laptop", "")
 	want := `invocations: "laptop" is already holding this engine's follow-class read — one machine's queue has one reader`
 	if status.Code(err) != codes.FailedPrecondition || status.Convert(err).Message() != want {
 		t.Fatalf("second reader: %v", err)

@@ -21,60 +21,62 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// StoredSlot is an invocation's slot as the mailbox's JetStream store keeps
-// it: one key of the slot bucket, named by the invocation id. Written and
-// read by mailbox replicas only; the input travels in the queue message.
-type StoredSlot struct {
+// StoredInvocation is a durable invocation as the mailbox keeps it in NATS
+// JetStream: the latest message on the subject
+// sb.rec.<partition>.<client>.<invocation id> of the stream
+// SB_MBOX_<partition>. Written and read by mailbox replicas only; the
+// message's headers repeat what every replica's view of the records needs
+// (docs/architecture.md, "Where state lives").
+type StoredInvocation struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// client is the addressee: only it may complete the invocation.
-	Client string `protobuf:"bytes,1,opt,name=client,proto3" json:"client,omitempty"`
 	// poster is the driver: only it may collect or cancel.
-	Poster string `protobuf:"bytes,2,opt,name=poster,proto3" json:"poster,omitempty"`
+	Poster string `protobuf:"bytes,1,opt,name=poster,proto3" json:"poster,omitempty"`
 	// tool is the advertised tool name.
-	Tool string `protobuf:"bytes,3,opt,name=tool,proto3" json:"tool,omitempty"`
-	// handoffs counts the hand-offs to the client's host, written at each
-	// one: a delivery that never reached the host is not counted.
-	Handoffs int32 `protobuf:"varint,4,opt,name=handoffs,proto3" json:"handoffs,omitempty"`
-	// capture is set once the invocation is answered.
-	Capture *Capture `protobuf:"bytes,5,opt,name=capture,proto3" json:"capture,omitempty"`
-	// taken_by is the retry key of the collection that took the capture; the
-	// slot then lives a minute more, for a retry of that collection only.
-	TakenBy string `protobuf:"bytes,6,opt,name=taken_by,json=takenBy,proto3" json:"taken_by,omitempty"`
-	// deadline is when the driver's timeout runs out, in Unix nanoseconds; 0
-	// when it set none.
+	Tool string `protobuf:"bytes,2,opt,name=tool,proto3" json:"tool,omitempty"`
+	// input is the tool's input as JSON text; dropped once answered.
+	Input string `protobuf:"bytes,3,opt,name=input,proto3" json:"input,omitempty"`
+	// cwd is the subject's working directory, when the driver set one.
+	Cwd *string `protobuf:"bytes,4,opt,name=cwd,proto3,oneof" json:"cwd,omitempty"`
+	// trace_context is the posting call's W3C trace context.
+	TraceContext map[string]string `protobuf:"bytes,5,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// timeout is the driver's timeout in nanoseconds; 0 when it set none.
+	Timeout int64 `protobuf:"varint,6,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	// deadline is when that timeout runs out, in Unix nanoseconds; 0: none.
 	Deadline int64 `protobuf:"varint,7,opt,name=deadline,proto3" json:"deadline,omitempty"`
-	// timeout is the driver's timeout in nanoseconds, for the host's
-	// sentence; 0 when it set none.
-	Timeout int64 `protobuf:"varint,8,opt,name=timeout,proto3" json:"timeout,omitempty"`
-	// posted_unix_ms is when the invocation was posted (Unix milliseconds),
-	// for the invoke-to-capture latency the replica that stores the answer
-	// measures; 0 in slots written before it was kept.
-	PostedUnixMs int64 `protobuf:"varint,11,opt,name=posted_unix_ms,json=postedUnixMs,proto3" json:"posted_unix_ms,omitempty"`
-	// notes are the latest progress notes of its host (at most 16, oldest
-	// first); none until the host reports, so a slot nobody reports on is
-	// written no more often than before.
-	Notes []*ProgressNote `protobuf:"bytes,12,rep,name=notes,proto3" json:"notes,omitempty"`
-	// cancelled marks a capture written by its poster's cancel, kept with
-	// CancelRequest.keep so that Status reads the phase as cancelled.
-	Cancelled     bool `protobuf:"varint,13,opt,name=cancelled,proto3" json:"cancelled,omitempty"`
+	// posted_unix_ms is when the invocation was posted (Unix milliseconds).
+	PostedUnixMs int64 `protobuf:"varint,8,opt,name=posted_unix_ms,json=postedUnixMs,proto3" json:"posted_unix_ms,omitempty"`
+	// handoffs counts the hand-offs to the client's host that may have
+	// happened: written when a replica lets the invocation go, and raised by
+	// one for every replica that died holding it, never below the true count.
+	Handoffs int32 `protobuf:"varint,9,opt,name=handoffs,proto3" json:"handoffs,omitempty"`
+	// capture is set once the invocation is answered.
+	Capture *Capture `protobuf:"bytes,10,opt,name=capture,proto3" json:"capture,omitempty"`
+	// cancelled marks a capture its poster's cancel wrote (kept with
+	// CancelRequest.keep, so Status reads the phase as cancelled).
+	Cancelled bool `protobuf:"varint,11,opt,name=cancelled,proto3" json:"cancelled,omitempty"`
+	// taken_by is the retry key of the collection that took the capture; the
+	// record then lives a minute more, for a retry of that collection only.
+	TakenBy string `protobuf:"bytes,12,opt,name=taken_by,json=takenBy,proto3" json:"taken_by,omitempty"`
+	// notes are the latest progress notes its host reported (at most 16).
+	Notes         []*ProgressNote `protobuf:"bytes,13,rep,name=notes,proto3" json:"notes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *StoredSlot) Reset() {
-	*x = StoredSlot{}
+func (x *StoredInvocation) Reset() {
+	*x = StoredInvocation{}
 	mi := &file_switchboard_mailbox_v1_mailbox_store_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *StoredSlot) String() string {
+func (x *StoredInvocation) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*StoredSlot) ProtoMessage() {}
+func (*StoredInvocation) ProtoMessage() {}
 
-func (x *StoredSlot) ProtoReflect() protoreflect.Message {
+func (x *StoredInvocation) ProtoReflect() protoreflect.Message {
 	mi := &file_switchboard_mailbox_v1_mailbox_store_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -86,178 +88,126 @@ func (x *StoredSlot) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use StoredSlot.ProtoReflect.Descriptor instead.
-func (*StoredSlot) Descriptor() ([]byte, []int) {
+// Deprecated: Use StoredInvocation.ProtoReflect.Descriptor instead.
+func (*StoredInvocation) Descriptor() ([]byte, []int) {
 	return file_switchboard_mailbox_v1_mailbox_store_proto_rawDescGZIP(), []int{0}
 }
 
-func (x *StoredSlot) GetClient() string {
-	if x != nil {
-		return x.Client
-	}
-	return ""
-}
-
-func (x *StoredSlot) GetPoster() string {
+func (x *StoredInvocation) GetPoster() string {
 	if x != nil {
 		return x.Poster
 	}
 	return ""
 }
 
-func (x *StoredSlot) GetTool() string {
+func (x *StoredInvocation) GetTool() string {
 	if x != nil {
 		return x.Tool
 	}
 	return ""
 }
 
-func (x *StoredSlot) GetHandoffs() int32 {
+func (x *StoredInvocation) GetInput() string {
 	if x != nil {
-		return x.Handoffs
-	}
-	return 0
-}
-
-func (x *StoredSlot) GetCapture() *Capture {
-	if x != nil {
-		return x.Capture
-	}
-	return nil
-}
-
-func (x *StoredSlot) GetTakenBy() string {
-	if x != nil {
-		return x.TakenBy
+		return x.Input
 	}
 	return ""
 }
 
-func (x *StoredSlot) GetDeadline() int64 {
-	if x != nil {
-		return x.Deadline
+func (x *StoredInvocation) GetCwd() string {
+	if x != nil && x.Cwd != nil {
+		return *x.Cwd
 	}
-	return 0
+	return ""
 }
 
-func (x *StoredSlot) GetTimeout() int64 {
+func (x *StoredInvocation) GetTraceContext() map[string]string {
+	if x != nil {
+		return x.TraceContext
+	}
+	return nil
+}
+
+func (x *StoredInvocation) GetTimeout() int64 {
 	if x != nil {
 		return x.Timeout
 	}
 	return 0
 }
 
-func (x *StoredSlot) GetPostedUnixMs() int64 {
+func (x *StoredInvocation) GetDeadline() int64 {
+	if x != nil {
+		return x.Deadline
+	}
+	return 0
+}
+
+func (x *StoredInvocation) GetPostedUnixMs() int64 {
 	if x != nil {
 		return x.PostedUnixMs
 	}
 	return 0
 }
 
-func (x *StoredSlot) GetNotes() []*ProgressNote {
+func (x *StoredInvocation) GetHandoffs() int32 {
 	if x != nil {
-		return x.Notes
-	}
-	return nil
-}
-
-func (x *StoredSlot) GetCancelled() bool {
-	if x != nil {
-		return x.Cancelled
-	}
-	return false
-}
-
-// StoredAnswer is what a mailbox replica announces on core NATS when it
-// stores a capture, to the replicas whose callers wait for it.
-type StoredAnswer struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// revision is the slot's revision once answered: a waiter takes the slot
-	// at that revision, so exactly one collector gets the capture.
-	Revision uint64 `protobuf:"varint,1,opt,name=revision,proto3" json:"revision,omitempty"`
-	// capture is the stored capture.
-	Capture *Capture `protobuf:"bytes,2,opt,name=capture,proto3" json:"capture,omitempty"`
-	// poster is the invocation's poster: every replica keeps the answers it
-	// hears for a while, so that the poster's collection that comes after
-	// its answer takes the slot without reading it first.
-	Poster        string `protobuf:"bytes,3,opt,name=poster,proto3" json:"poster,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *StoredAnswer) Reset() {
-	*x = StoredAnswer{}
-	mi := &file_switchboard_mailbox_v1_mailbox_store_proto_msgTypes[1]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *StoredAnswer) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*StoredAnswer) ProtoMessage() {}
-
-func (x *StoredAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_mailbox_v1_mailbox_store_proto_msgTypes[1]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use StoredAnswer.ProtoReflect.Descriptor instead.
-func (*StoredAnswer) Descriptor() ([]byte, []int) {
-	return file_switchboard_mailbox_v1_mailbox_store_proto_rawDescGZIP(), []int{1}
-}
-
-func (x *StoredAnswer) GetRevision() uint64 {
-	if x != nil {
-		return x.Revision
+		return x.Handoffs
 	}
 	return 0
 }
 
-func (x *StoredAnswer) GetCapture() *Capture {
+func (x *StoredInvocation) GetCapture() *Capture {
 	if x != nil {
 		return x.Capture
 	}
 	return nil
 }
 
-func (x *StoredAnswer) GetPoster() string {
+func (x *StoredInvocation) GetCancelled() bool {
 	if x != nil {
-		return x.Poster
+		return x.Cancelled
+	}
+	return false
+}
+
+func (x *StoredInvocation) GetTakenBy() string {
+	if x != nil {
+		return x.TakenBy
 	}
 	return ""
+}
+
+func (x *StoredInvocation) GetNotes() []*ProgressNote {
+	if x != nil {
+		return x.Notes
+	}
+	return nil
 }
 
 var File_switchboard_mailbox_v1_mailbox_store_proto protoreflect.FileDescriptor
 
 const file_switchboard_mailbox_v1_mailbox_store_proto_rawDesc = "" +
 	"\n" +
-	"*switchboard/mailbox/v1/mailbox_store.proto\x12\x16switchboard.mailbox.v1\x1a$switchboard/mailbox/v1/mailbox.proto\"\xf8\x02\n" +
-	"\n" +
-	"StoredSlot\x12\x16\n" +
-	"\x06client\x18\x01 \x01(\tR\x06client\x12\x16\n" +
-	"\x06poster\x18\x02 \x01(\tR\x06poster\x12\x12\n" +
-	"\x04tool\x18\x03 \x01(\tR\x04tool\x12\x1a\n" +
-	"\bhandoffs\x18\x04 \x01(\x05R\bhandoffs\x129\n" +
-	"\acapture\x18\x05 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acapture\x12\x19\n" +
-	"\btaken_by\x18\x06 \x01(\tR\atakenBy\x12\x1a\n" +
-	"\bdeadline\x18\a \x01(\x03R\bdeadline\x12\x18\n" +
-	"\atimeout\x18\b \x01(\x03R\atimeout\x12$\n" +
-	"\x0eposted_unix_ms\x18\v \x01(\x03R\fpostedUnixMs\x12:\n" +
-	"\x05notes\x18\f \x03(\v2$.switchboard.mailbox.v1.ProgressNoteR\x05notes\x12\x1c\n" +
-	"\tcancelled\x18\r \x01(\bR\tcancelled\"}\n" +
-	"\fStoredAnswer\x12\x1a\n" +
-	"\brevision\x18\x01 \x01(\x04R\brevision\x129\n" +
-	"\acapture\x18\x02 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acapture\x12\x16\n" +
-	"\x06poster\x18\x03 \x01(\tR\x06posterBPZNgithub.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1;mailboxv1b\x06proto3"
+	"*switchboard/mailbox/v1/mailbox_store.proto\x12\x16switchboard.mailbox.v1\x1a$switchboard/mailbox/v1/mailbox.proto\"\xbd\x04\n" +
+	"\x10StoredInvocation\x12\x16\n" +
+	"\x06poster\x18\x01 \x01(\tR\x06poster\x12\x12\n" +
+	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x14\n" +
+	"\x05input\x18\x03 \x01(\tR\x05input\x12\x15\n" +
+	"\x03cwd\x18\x04 \x01(\tH\x00R\x03cwd\x88\x01\x01\x12_\n" +
+	"\rtrace_context\x18\x05 \x03(\v2:.switchboard.mailbox.v1.StoredInvocation.TraceContextEntryR\ftraceContext\x12\x18\n" +
+	"\atimeout\x18\x06 \x01(\x03R\atimeout\x12\x1a\n" +
+	"\bdeadline\x18\a \x01(\x03R\bdeadline\x12$\n" +
+	"\x0eposted_unix_ms\x18\b \x01(\x03R\fpostedUnixMs\x12\x1a\n" +
+	"\bhandoffs\x18\t \x01(\x05R\bhandoffs\x129\n" +
+	"\acapture\x18\n" +
+	" \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acapture\x12\x1c\n" +
+	"\tcancelled\x18\v \x01(\bR\tcancelled\x12\x19\n" +
+	"\btaken_by\x18\f \x01(\tR\atakenBy\x12:\n" +
+	"\x05notes\x18\r \x03(\v2$.switchboard.mailbox.v1.ProgressNoteR\x05notes\x1a?\n" +
+	"\x11TraceContextEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
+	"\x04_cwdBPZNgithub.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1;mailboxv1b\x06proto3"
 
 var (
 	file_switchboard_mailbox_v1_mailbox_store_proto_rawDescOnce sync.Once
@@ -273,15 +223,15 @@ func file_switchboard_mailbox_v1_mailbox_store_proto_rawDescGZIP() []byte {
 
 var file_switchboard_mailbox_v1_mailbox_store_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
 var file_switchboard_mailbox_v1_mailbox_store_proto_goTypes = []any{
-	(*StoredSlot)(nil),   // 0: switchboard.mailbox.v1.StoredSlot
-	(*StoredAnswer)(nil), // 1: switchboard.mailbox.v1.StoredAnswer
-	(*Capture)(nil),      // 2: switchboard.mailbox.v1.Capture
-	(*ProgressNote)(nil), // 3: switchboard.mailbox.v1.ProgressNote
+	(*StoredInvocation)(nil), // 0: switchboard.mailbox.v1.StoredInvocation
+	nil,                      // 1: switchboard.mailbox.v1.StoredInvocation.TraceContextEntry
+	(*Capture)(nil),          // 2: switchboard.mailbox.v1.Capture
+	(*ProgressNote)(nil),     // 3: switchboard.mailbox.v1.ProgressNote
 }
 var file_switchboard_mailbox_v1_mailbox_store_proto_depIdxs = []int32{
-	2, // 0: switchboard.mailbox.v1.StoredSlot.capture:type_name -> switchboard.mailbox.v1.Capture
-	3, // 1: switchboard.mailbox.v1.StoredSlot.notes:type_name -> switchboard.mailbox.v1.ProgressNote
-	2, // 2: switchboard.mailbox.v1.StoredAnswer.capture:type_name -> switchboard.mailbox.v1.Capture
+	1, // 0: switchboard.mailbox.v1.StoredInvocation.trace_context:type_name -> switchboard.mailbox.v1.StoredInvocation.TraceContextEntry
+	2, // 1: switchboard.mailbox.v1.StoredInvocation.capture:type_name -> switchboard.mailbox.v1.Capture
+	3, // 2: switchboard.mailbox.v1.StoredInvocation.notes:type_name -> switchboard.mailbox.v1.ProgressNote
 	3, // [3:3] is the sub-list for method output_type
 	3, // [3:3] is the sub-list for method input_type
 	3, // [3:3] is the sub-list for extension type_name
@@ -295,6 +245,7 @@ func file_switchboard_mailbox_v1_mailbox_store_proto_init() {
 		return
 	}
 	file_switchboard_mailbox_v1_mailbox_proto_init()
+	file_switchboard_mailbox_v1_mailbox_store_proto_msgTypes[0].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

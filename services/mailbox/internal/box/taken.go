@@ -1,11 +1,11 @@
-package slots
+package box
 
 import "time"
 
-// Captures taken with a retry key are kept a while after their slot is
-// removed, for a retry of that collection whose reply was lost: the RAM
-// box's side of inflight.Store's retry keys. Bounded in count and bytes;
-// past either bound the oldest go first.
+// Captures taken from this replica's memory with a retry key are kept a
+// while, for a retry of that collection whose reply was lost (a record
+// keeps its own, stTaken). Bounded in count and bytes; past either bound
+// the oldest go first.
 
 // retryGrace is how long a capture taken with a retry key is kept.
 const retryGrace = time.Minute

@@ -1,0 +1,199 @@
+package box
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/protobuf/proto"
+
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
+)
+
+// Complete answers an invocation addressed to caller and returns the
+// capture as kept (with the hand-off prefix, when it has one).
+func (b *Box) Complete(ctx context.Context, caller, id string, c Capture) (Capture, error) {
+	return b.complete(ctx, caller, id, c, false)
+}
+
+// complete answers id here when this replica holds it, else through the
+// client's home (unless local), else in its record.
+func (b *Box) complete(ctx context.Context, caller, id string, c Capture, local bool) (Capture, error) {
+	if n := len(c.Stdout) + len(c.Stderr); n > b.cfg.MaxCaptureBytes {
+		return Capture{}, inflight.TooLarge(n, b.cfg.MaxCaptureBytes)
+	}
+	for {
+		b.mu.Lock()
+		s := b.slots[id]
+		if s != nil && s.client == caller {
+			if ch := s.writing; ch != nil {
+				b.mu.Unlock()
+				<-ch
+				continue
+			}
+			if s.state == answered {
+				b.mu.Unlock()
+				return Capture{}, inflight.Absent(id)
+			}
+			c = inflight.Rehanded(c, s.client, s.handoffs)
+			if s.rev == 0 {
+				b.unlist(s)
+				b.answer(s, c, inflight.ByHost)
+				b.mu.Unlock()
+				return c, nil
+			}
+			b.writing(s)
+			purge := s.collectors > 0
+			b.mu.Unlock()
+			return c, b.settle(ctx, s, c, inflight.ByHost, purge)
+		}
+		home := b.queues[caller] != nil
+		r := b.view[id]
+		b.mu.Unlock()
+		if !local && !home {
+			rep, err := b.request(ctx, hostPrefix+caller, &ask{Op: "complete", Caller: caller, ID: id, Capture: &c})
+			if err == nil {
+				return *rep.Capture, nil
+			}
+			if !errors.Is(err, errNoHome) {
+				return Capture{}, err
+			}
+		}
+		if r == nil {
+			found, err := b.lookup(ctx, id)
+			if err != nil {
+				return Capture{}, err
+			}
+			if !found {
+				return Capture{}, inflight.Absent(id)
+			}
+			continue
+		}
+		if r.client != caller || r.state != stQueued {
+			return Capture{}, inflight.Absent(id)
+		}
+		got, err := b.answerRecord(ctx, r, func(body *mailboxv1.StoredInvocation) Capture {
+			return inflight.Rehanded(c, caller, body.GetHandoffs())
+		}, inflight.ByHost)
+		if err != errConflict {
+			return got, err
+		}
+	}
+}
+
+// writing marks s as being written, off its queue's lists. Called locked.
+func (b *Box) writing(s *slot) {
+	b.unlist(s)
+	s.writing = make(chan struct{})
+}
+
+// settle gives a durable slot (marked writing) its capture: written to its
+// record first — removed there when purge says a collection here waits for
+// it, which then takes it from memory. A record changed meanwhile (a cancel
+// elsewhere) wins: the slot goes and the answer is refused.
+func (b *Box) settle(ctx context.Context, s *slot, c Capture, by inflight.Answer, purge bool) error {
+	var rev uint64
+	var err error
+	if purge {
+		err = b.recs.remove(ctx, s.client, s.id, s.poster, s.rev)
+	} else {
+		body := s.stored()
+		body.Capture, body.Input, body.Cancelled = captureProto(&c), "", by == inflight.ByCancel
+		state := stAnswered
+		if by == inflight.ByCancel {
+			state = stCancelled
+		}
+		rev, err = b.recs.put(ctx, s.client, s.id, state, body, s.rev, b.cfg.TTL)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	close(s.writing)
+	s.writing = nil
+	switch {
+	case err == nil && purge:
+		s.rev = 0
+		b.answer(s, c, by)
+		if by == inflight.ByCancel && s.collectors == 0 { // a cancel nobody waits for: gone
+			b.remove(s)
+		}
+	case err == nil:
+		b.answered(s, c, by)
+		b.remove(s)
+		b.hear(&rec{client: s.client, id: s.id, poster: s.poster, state: stAnswered, rev: rev})
+	case errors.Is(err, errConflict):
+		b.remove(s)
+		return inflight.Absent(s.id)
+	default: // NATS out of reach: still handed, for the host to answer again
+		if q := b.queues[s.client]; q != nil && b.slots[s.id] == s {
+			q.handed.pushBack(s)
+		}
+		return refused(err)
+	}
+	return nil
+}
+
+// answer gives s, off its queue's lists, its capture in memory and wakes
+// whoever waits for it. Called locked.
+func (b *Box) answer(s *slot, c Capture, by inflight.Answer) {
+	s.state, s.capture = answered, &c
+	b.answered(s, c, by)
+	b.notify(s.id)
+	if q := b.queues[s.client]; q != nil {
+		b.dropQueue(q)
+	}
+}
+
+// answered tells the Answered hook. Called locked.
+func (b *Box) answered(s *slot, c Capture, by inflight.Answer) {
+	if b.cfg.Answered != nil {
+		b.cfg.Answered(s.id, s.client, s.posted, c, by)
+	}
+}
+
+// answerRecord answers a durable invocation that no replica holds, in its
+// record, with the capture capture makes of it; errConflict when the
+// record moved on meanwhile (look again).
+func (b *Box) answerRecord(ctx context.Context, r *rec, capture func(*mailboxv1.StoredInvocation) Capture, by inflight.Answer) (Capture, error) {
+	full, err := b.recs.get(ctx, r.client, r.id)
+	if err != nil {
+		return Capture{}, refused(err)
+	}
+	if full == nil || full.state != stQueued || full.rev != r.rev {
+		b.heardAgain(r, full)
+		return Capture{}, errConflict
+	}
+	c := capture(full.body)
+	body := proto.CloneOf(full.body)
+	body.Capture, body.Input, body.Cancelled = captureProto(&c), "", by == inflight.ByCancel
+	state := stAnswered
+	if by == inflight.ByCancel {
+		state = stCancelled
+	}
+	rev, err := b.recs.put(ctx, r.client, r.id, state, body, r.rev, b.cfg.TTL)
+	if err != nil {
+		if err != errConflict {
+			err = refused(err)
+		}
+		return Capture{}, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.hear(&rec{client: r.client, id: r.id, poster: r.poster, state: state, rev: rev})
+	if b.cfg.Answered != nil {
+		b.cfg.Answered(r.id, r.client, postedOf(full.body), c, by)
+	}
+	return c, nil
+}
+
+// timeoutRecord answers a queued record whose driver's timeout ran out
+// before any host took it.
+func (b *Box) timeoutRecord(ctx context.Context, r *rec) error {
+	_, err := b.answerRecord(ctx, r, func(body *mailboxv1.StoredInvocation) Capture {
+		return inflight.TimedOut(r.id, r.client, timeOf(body.GetDeadline()))
+	}, inflight.ByTimeout)
+	if err == errConflict {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,206 @@
+package box
+
+import (
+	"context"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
+)
+
+// Collect returns the capture of an invocation posted by caller (taking
+// it), or nil while it runs, waiting up to wait for the answer first. With
+// a retry key, a Collect with the same key within a minute gets the capture
+// again.
+func (b *Box) Collect(ctx context.Context, caller, id string, wait time.Duration, retryKey string) (*Capture, error) {
+	if wait > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, wait)
+		defer cancel()
+	}
+	return b.collect(ctx, caller, id, wait > 0, retryKey, false)
+}
+
+// Await waits until the invocation is answered or ctx ends; it returns the
+// capture (taking it) or nil when ctx ended first.
+func (b *Box) Await(ctx context.Context, caller, id string) (*Capture, error) {
+	return b.collect(ctx, caller, id, true, "", false)
+}
+
+// collect looks for id here, then in its record, then (unless local: asked
+// by another replica) in the other replicas' memory.
+func (b *Box) collect(ctx context.Context, caller, id string, wait bool, key string, local bool) (*Capture, error) {
+	for {
+		b.mu.Lock()
+		if b.closed {
+			b.mu.Unlock()
+			return nil, nil
+		}
+		s := b.slots[id]
+		if s != nil && s.poster == caller {
+			if s.state == answered && s.writing == nil { // in memory only: a durable answer is in its record
+				b.remove(s)
+				if key != "" {
+					b.taken.keep(b.cfg.Clock.Now(), id, caller, key, *s.capture)
+				}
+				b.mu.Unlock()
+				return s.capture, nil
+			}
+			if !wait && s.writing == nil {
+				b.mu.Unlock()
+				return nil, nil
+			}
+			// Counted while it waits, so that an answer or a cancel leaves
+			// the capture here for it.
+			s.collectors++
+			ch := b.news(id)
+			if s.writing != nil {
+				ch = s.writing
+			}
+			b.mu.Unlock()
+			if !b.wait(ctx, ch) {
+				wait = false // one more look, without waiting
+			}
+			b.mu.Lock()
+			s.collectors--
+			b.mu.Unlock()
+			continue
+		}
+		again := b.taken.again(b.cfg.Clock.Now(), id, caller, key)
+		r := b.view[id]
+		b.mu.Unlock()
+		switch {
+		case again != nil:
+			return again, nil
+		case r != nil:
+			c, err, done := b.collectRecord(ctx, r, caller, key, wait)
+			if done {
+				return c, err
+			}
+			wait = c == nil && err == nil && wait
+			continue
+		}
+		if found, err := b.lookup(ctx, id); err != nil || found {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if home := b.elsewhere(ctx, id, local); home != "" {
+			w := time.Duration(0)
+			if wait {
+				w = untilDeadline(ctx)
+			}
+			r, err := b.request(ctx, mbxPrefix+home, &ask{Op: "collect", Caller: caller, ID: id, Wait: w, Key: key})
+			if err != nil {
+				return nil, err
+			}
+			return r.Capture, nil
+		}
+		return nil, inflight.Absent(id)
+	}
+}
+
+// collectRecord collects a durable invocation: taken when answered,
+// answered itself when its timeout ran out before any host took it.
+// done is false when the caller should look again (after a wait, when
+// asked to wait and wait returned true in c == nil && err == nil).
+func (b *Box) collectRecord(ctx context.Context, r *rec, caller, key string, wait bool) (c *Capture, err error, done bool) {
+	if r.poster != caller {
+		return nil, inflight.Absent(r.id), true
+	}
+	switch r.state {
+	case stQueued:
+		if r.due != 0 && inflight.Past(time.Unix(0, r.due), b.cfg.Clock.Now()) {
+			if err := b.timeoutRecord(ctx, r); err != nil {
+				return nil, err, true
+			}
+			return nil, nil, false
+		}
+		if !wait {
+			return nil, nil, true
+		}
+		b.mu.Lock()
+		ch := b.news(r.id)
+		b.mu.Unlock()
+		if !b.wait(ctx, ch) {
+			return nil, nil, true
+		}
+		return nil, nil, false
+	case stTaken:
+		full, err := b.recs.get(ctx, r.client, r.id)
+		if err != nil {
+			return nil, refused(err), true
+		}
+		if full == nil || key == "" || full.body.GetTakenBy() != key {
+			return nil, inflight.Absent(r.id), true
+		}
+		return captureOf(full.body), nil, true
+	}
+	full, err := b.recs.get(ctx, r.client, r.id)
+	switch {
+	case err != nil:
+		return nil, refused(err), true
+	case full == nil || full.rev != r.rev:
+		b.heardAgain(r, full)
+		return nil, nil, false
+	}
+	if key != "" {
+		body := proto.CloneOf(full.body)
+		body.TakenBy = key
+		_, err = b.recs.put(ctx, r.client, r.id, stTaken, body, r.rev, retryGrace)
+	} else {
+		err = b.recs.remove(ctx, r.client, r.id, r.poster, r.rev)
+	}
+	if err == errConflict {
+		return nil, nil, false
+	}
+	if err != nil {
+		return nil, refused(err), true
+	}
+	return captureOf(full.body), nil, true
+}
+
+// heardAgain updates the view from a record read whole (nil: gone).
+func (b *Box) heardAgain(was, now *rec) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if now == nil {
+		now = &rec{client: was.client, id: was.id, state: stRemoved, rev: was.rev + 1}
+	}
+	b.hear(now)
+}
+
+// lookup asks the records for an id this replica's view has not heard
+// of (posted a moment ago through another replica), and hears it.
+func (b *Box) lookup(ctx context.Context, id string) (bool, error) {
+	r, err := b.recs.find(ctx, id)
+	if err != nil {
+		return false, refused(err)
+	}
+	if r == nil {
+		return false, nil
+	}
+	b.mu.Lock()
+	b.hear(r)
+	b.mu.Unlock()
+	return true, nil
+}
+
+// elsewhere names the replica whose memory holds id, unless asked by
+// another replica already.
+func (b *Box) elsewhere(ctx context.Context, id string, local bool) string {
+	if local {
+		return ""
+	}
+	return b.locate(ctx, id)
+}
+
+// untilDeadline is what is left of ctx (30 s when it has no deadline).
+func untilDeadline(ctx context.Context) time.Duration {
+	if d, ok := ctx.Deadline(); ok {
+		return max(time.Until(d), time.Millisecond)
+	}
+	return 30 * time.Second
+}

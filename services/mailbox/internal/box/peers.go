@@ -1,0 +1,203 @@
+package box
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/switchboard-run/switchboard/kit/natsconn"
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
+)
+
+// Replicas ask each other over core NATS (docs/architecture.md, "Where
+// state lives"): a client's home on sb.host.<client>, one replica on
+// sb.mbx.<replica>, and every replica on sb.find.
+const (
+	hostPrefix  = "sb.host."
+	mbxPrefix   = "sb.mbx."
+	findSubject = "sb.find"
+	// findWait bounds a lookup's wait for a replica that does not answer.
+	findWait = 2 * time.Second
+	// pingEvery is how often a call waiting at another replica asks whether
+	// that replica still lives.
+	pingEvery = time.Second
+)
+
+// errNoHome says nobody answered: no replica is home to the client, or the
+// replica asked is gone.
+var errNoHome = errors.New("no replica answered")
+
+// ask is one replica's request of another: an act, as the Store method of
+// the same name takes it, done there without asking further.
+type ask struct {
+	Op      string            `json:"op"`
+	From    string            `json:"from,omitempty"`
+	Client  string            `json:"client,omitempty"`
+	ID      string            `json:"id,omitempty"`
+	Caller  string            `json:"caller,omitempty"`
+	Session string            `json:"session,omitempty"`
+	Post    *inflight.Post    `json:"post,omitempty"`
+	Wait    time.Duration     `json:"wait,omitempty"`
+	After   int64             `json:"after,omitempty"`
+	Capture *inflight.Capture `json:"capture,omitempty"`
+	Note    *inflight.Note    `json:"note,omitempty"`
+	Reason  string            `json:"reason,omitempty"`
+	Keep    bool              `json:"keep,omitempty"`
+	Key     string            `json:"key,omitempty"`
+}
+
+// reply is the answer: an error's code and sentence, or the act's result.
+type reply struct {
+	Code    codes.Code        `json:"code,omitempty"`
+	Message string            `json:"message,omitempty"`
+	Replica string            `json:"replica,omitempty"`
+	Held    bool              `json:"held,omitempty"`
+	Capture *inflight.Capture `json:"capture,omitempty"`
+	State   *inflight.State   `json:"state,omitempty"`
+	Seq     int64             `json:"seq,omitempty"`
+	Bytes   int               `json:"bytes,omitempty"`
+}
+
+func (r *reply) err() error {
+	if r.Code == codes.OK {
+		return nil
+	}
+	return status.Error(r.Code, r.Message)
+}
+
+// request asks subj and decodes the reply; errNoHome when nobody listens.
+func (b *Box) request(ctx context.Context, subj string, a *ask) (*reply, error) {
+	a.From = b.name
+	data, err := json.Marshal(a)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := ctx.Deadline(); !ok || a.Wait == 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, natsconn.RequestTimeout+a.Wait)
+		defer cancel()
+	}
+	m, err := b.nc.RequestWithContext(ctx, subj, data)
+	switch {
+	case errors.Is(err, nats.ErrNoResponders):
+		return nil, errNoHome
+	case err != nil:
+		return nil, status.Errorf(codes.Unavailable, "the mailbox could not reach its other replicas over NATS (%v); try again in a moment", err)
+	}
+	var r reply
+	if err := json.Unmarshal(m.Data, &r); err != nil {
+		return nil, err
+	}
+	return &r, r.err()
+}
+
+// dispatch serves what other replicas ask, each on a goroutine of its own
+// (an await holds its answer until the invocation's).
+func (b *Box) dispatch(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case m := <-b.inbox:
+			go b.serve(m)
+		}
+	}
+}
+
+func (b *Box) serve(m *nats.Msg) {
+	var a ask
+	if json.Unmarshal(m.Data, &a) != nil || a.From == b.name {
+		return // not ours, or our own lookup
+	}
+	ctx := context.Background()
+	if a.Wait > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, a.Wait)
+		defer cancel()
+	}
+	r := &reply{Replica: b.name}
+	var err error
+	switch a.Op {
+	case "ping":
+	case "find":
+		b.mu.Lock()
+		r.Held = b.slots[a.ID] != nil
+		b.mu.Unlock()
+	case "post":
+		r.Held, err = b.take(a.Post)
+	case "release":
+		err = b.release(ctx, a.Client, a.Session)
+	case "complete":
+		var c Capture
+		if c, err = b.complete(ctx, a.Caller, a.ID, *a.Capture, true); err == nil {
+			r.Capture = &c
+		}
+	case "report":
+		r.Seq, r.Bytes, err = b.report(ctx, a.Caller, a.ID, *a.Note, true)
+	case "collect":
+		r.Capture, err = b.collect(ctx, a.Caller, a.ID, a.Wait > 0, a.Key, true)
+	case "status":
+		var st inflight.State
+		if st, err = b.status(ctx, a.Caller, a.ID, a.After, a.Wait, true); err == nil {
+			r.State = &st
+		}
+	case "cancel":
+		var c Capture
+		if c, err = b.cancel(ctx, a.Caller, a.ID, a.Reason, a.Keep, true); err == nil {
+			r.Capture = &c
+		}
+	default:
+		return
+	}
+	if err != nil {
+		st := status.Convert(err)
+		r.Code, r.Message = st.Code(), st.Message()
+	}
+	data, _ := json.Marshal(r)
+	_ = m.Respond(data)
+}
+
+// locate asks every other replica whether its memory holds id, and returns
+// the one that does ("" when none).
+func (b *Box) locate(ctx context.Context, id string) string {
+	b.mu.Lock()
+	n := len(b.replicas)
+	b.mu.Unlock()
+	if n == 0 || !inflight.IsID(id) {
+		return ""
+	}
+	inbox := b.nc.NewInbox()
+	sub, err := b.nc.SubscribeSync(inbox)
+	if err != nil {
+		return ""
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	data, _ := json.Marshal(&ask{Op: "find", From: b.name, ID: id})
+	if b.nc.PublishRequest(findSubject, inbox, data) != nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, findWait)
+	defer cancel()
+	for range n {
+		m, err := sub.NextMsgWithContext(ctx)
+		if err != nil {
+			return ""
+		}
+		var r reply
+		if json.Unmarshal(m.Data, &r) == nil && r.Held {
+			return r.Replica
+		}
+	}
+	return ""
+}
+
+// alive asks replica whether it still lives.
+func (b *Box) alive(ctx context.Context, replica string) bool {
+	_, err := b.request(ctx, mbxPrefix+replica, &ask{Op: "ping"})
+	return !errors.Is(err, errNoHome)
+}

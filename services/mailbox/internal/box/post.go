@@ -1,0 +1,199 @@
+package box
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
+)
+
+// newSlot is p as this replica holds it.
+func (b *Box) newSlot(p inflight.Post) *slot {
+	now := b.cfg.Clock.Now()
+	s := &slot{id: p.ID, client: p.Client, poster: p.Poster, tool: p.Tool, input: p.Input, cwd: p.Cwd, trace: p.Trace,
+		posted: now, expires: now.Add(b.cfg.TTL).UnixNano(), timeout: p.Timeout, deadline: p.Deadline}
+	s.size = len(s.input) + len(s.tool)
+	if s.cwd != nil {
+		s.size += len(*s.cwd)
+	}
+	return s
+}
+
+// admit refuses a post past the bounds: this replica's memory, and the
+// client's invocations here or in the backlog. Called locked.
+func (b *Box) admit(client string) error {
+	switch {
+	case b.closed:
+		return inflight.ErrShuttingDown
+	case len(b.slots) >= b.cfg.MaxSlots:
+		return inflight.BoxFull(len(b.slots))
+	}
+	n := len(b.backlog[client])
+	if q := b.queues[client]; q != nil {
+		n = max(n, q.pending.n+q.handed.n)
+	}
+	if n >= b.cfg.MaxQueued {
+		return inflight.QueueFull(client, n)
+	}
+	return nil
+}
+
+// Post queues a durable invocation (an Invoke, a Task): its record is
+// written before the post returns, and a host reading here gets it at
+// once; one reading elsewhere hears of it through its replica's view.
+func (b *Box) Post(ctx context.Context, p inflight.Post) error {
+	s := b.newSlot(p)
+	b.mu.Lock()
+	err := b.admit(p.Client)
+	b.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	rev, err := b.recs.put(ctx, p.Client, p.ID, stQueued, s.stored(), 0, b.cfg.TTL)
+	if err != nil {
+		return refused(err)
+	}
+	s.rev = rev
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if q := b.queues[p.Client]; q != nil && b.slots[p.ID] == nil {
+		b.add(q, s)
+	}
+	b.hear(&rec{client: p.Client, id: p.ID, poster: p.Poster, state: stQueued, size: s.size, rev: rev})
+	return nil
+}
+
+// Call posts p and waits for its answer until wait ends, writing nothing
+// durable while its client's host reads: in memory here when the host
+// reads here, handed to the replica it reads through otherwise, and to
+// the backlog only when it reads nowhere.
+func (b *Box) Call(ctx, wait context.Context, p inflight.Post) (*Capture, error) {
+	b.mu.Lock()
+	if q := b.queues[p.Client]; q != nil {
+		if err := b.admit(p.Client); err != nil {
+			b.mu.Unlock()
+			return nil, err
+		}
+		b.add(q, b.newSlot(p))
+		b.mu.Unlock()
+		return b.collect(wait, p.Poster, p.ID, true, "", true)
+	}
+	b.mu.Unlock()
+	r, err := b.request(ctx, hostPrefix+p.Client, &ask{Op: "post", Post: &p})
+	switch {
+	case err == nil && r.Held:
+		return b.awaitAt(wait, r.Replica, p)
+	case err == nil || errors.Is(err, errNoHome):
+		if err := b.Post(ctx, p); err != nil {
+			return nil, err
+		}
+		return b.collect(wait, p.Poster, p.ID, true, "", true)
+	}
+	return nil, err
+}
+
+// take queues a call another replica posted for a client this replica is
+// home to; false when it is not (the poster then writes it to the backlog).
+func (b *Box) take(p *inflight.Post) (bool, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	q := b.queues[p.Client]
+	if q == nil || q.sub == nil {
+		return false, nil
+	}
+	if err := b.admit(p.Client); err != nil {
+		return false, err
+	}
+	b.add(q, b.newSlot(*p))
+	return true, nil
+}
+
+// awaitAt waits for the answer of a call held by replica home, asking every
+// second whether home still lives. If it died, the call's record (written
+// if its host moved meanwhile) still answers it; otherwise the call fails
+// in band, naming the handle. An answer that arrives after the caller gave
+// up is kept here, for its collection.
+func (b *Box) awaitAt(ctx context.Context, home string, p inflight.Post) (*Capture, error) {
+	type result struct {
+		c   *Capture
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		for {
+			w := 30 * time.Second
+			if d, ok := ctx.Deadline(); ok {
+				w = min(w, time.Until(d))
+			}
+			// Not bound to ctx: an answer taken at home must reach here.
+			r, err := b.request(context.Background(), mbxPrefix+home, &ask{Op: "collect", Caller: p.Poster, ID: p.ID, Wait: max(w, time.Millisecond)})
+			if err != nil || r.Capture != nil || ctx.Err() != nil {
+				var c *Capture
+				if r != nil {
+					c = r.Capture
+				}
+				got <- result{c, err}
+				return
+			}
+		}
+	}()
+	tick := time.NewTicker(pingEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case r := <-got:
+			switch {
+			case errors.Is(r.err, errNoHome):
+				return b.orphaned(ctx, p.Poster, p.ID)
+			case r.c != nil && ctx.Err() != nil:
+				b.keep(p, *r.c)
+				return nil, nil
+			}
+			return r.c, r.err
+		case <-tick.C:
+			if ctx.Err() == nil && !b.alive(ctx, home) {
+				return b.orphaned(ctx, p.Poster, p.ID)
+			}
+		}
+	}
+}
+
+// keep holds an answer taken for a caller that gave up, for its collection.
+func (b *Box) keep(p inflight.Post, c Capture) {
+	s := b.newSlot(p)
+	s.state, s.capture = answered, &c
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.slots[s.id] = s
+	b.expiry.pushBack(s)
+	b.armSweep()
+	b.notify(s.id)
+}
+
+// orphaned answers a call whose holder died: from its record, if it has one.
+func (b *Box) orphaned(ctx context.Context, caller, id string) (*Capture, error) {
+	if r, err := b.recs.find(ctx, id); err == nil && r != nil {
+		b.mu.Lock()
+		b.hear(r)
+		b.mu.Unlock()
+		return b.collect(ctx, caller, id, true, "", true)
+	}
+	return nil, status.Errorf(codes.Unavailable,
+		"the mailbox replica holding invocation %s died before it was answered; its host may have run it — read the world before acting again", id)
+}
+
+// refused is a failed write of a record, as the poster hears it.
+func refused(err error) error {
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	if strings.Contains(err.Error(), "maximum") {
+		return status.Errorf(codes.ResourceExhausted, "the mailbox's durable store is full (%v); collect captures or wait for some to be answered", err)
+	}
+	return status.Errorf(codes.Unavailable, "the mailbox cannot reach NATS right now (%v); try again in a moment", err)
+}

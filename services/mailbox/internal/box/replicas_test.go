@@ -1,0 +1,243 @@
+package box_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/switchboard-run/switchboard/kit/testkit"
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/box"
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/storetest"
+)
+
+// What replicas do for each other: two (or three) boxes on one NATS, each
+// on a connection of its own, as separate processes would be.
+
+type called struct {
+	c   *inflight.Capture
+	err error
+}
+
+// call starts a Call of client's echo on b, waiting up to a minute.
+func call(b *box.Box, client string) (string, <-chan called) {
+	id := inflight.NewID()
+	out := make(chan called, 1)
+	go func() {
+		wait, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		c, err := b.Call(ctx, wait, inflight.Post{ID: id, Client: client, Poster: "driver", Tool: "echo", Input: `{"n":1}`})
+		out <- called{c, err}
+	}()
+	return id, out
+}
+
+func openRead(t *testing.T, b *box.Box, client, session string) inflight.Read {
+	t.Helper()
+	r, err := b.OpenRead(ctx, client, session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	return r
+}
+
+// takeOne waits until r hands out one invocation.
+func takeOne(t *testing.T, r inflight.Read) inflight.Invocation {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		if got, _ := r.Take(true, storetest.Roomy()); len(got) > 0 {
+			return got[0]
+		}
+		select {
+		case <-r.Wake():
+		case <-deadline:
+			t.Fatal("nothing was handed out")
+		}
+	}
+}
+
+func result(t *testing.T, ch <-chan called) called {
+	t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call never returned")
+	}
+	return called{}
+}
+
+// records counts the messages of the box's streams.
+func records(t *testing.T, url string) uint64 {
+	t.Helper()
+	js := testkit.JetStream(t, url)
+	var n uint64
+	for k := range box.Partitions {
+		s, err := js.Stream(ctx, box.StreamPrefix+strconv.Itoa(k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := s.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += info.State.Msgs
+	}
+	return n
+}
+
+func TestACallToAConnectedHostWritesNothingDurable(t *testing.T) {
+	t.Parallel()
+	url := testkit.NATS(t).ClientURL()
+	a, _ := replica(t, url, storetest.Defaults, 1)
+	b, _ := replica(t, url, storetest.Defaults, 1)
+	r := openRead(t, b, "laptop", "s")
+	for _, via := range []*box.Box{a, b} { // through another replica, and through the host's own
+		id, out := call(via, "laptop")
+		inv := takeOne(t, r)
+		if inv.ID != id || inv.Delivery != 1 {
+			t.Fatalf("handed %+v, want %s once", inv, id)
+		}
+		if _, err := b.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "hi"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := result(t, out); got.err != nil || got.c == nil || got.c.Stdout != "hi" {
+			t.Fatalf("call: %+v %v", got.c, got.err)
+		}
+	}
+	if n := records(t, url); n != 0 {
+		t.Fatalf("%d records were written for calls to a connected host; want none", n)
+	}
+}
+
+func TestACallWhoseHoldingReplicaDiesFailsInBand(t *testing.T) {
+	t.Parallel()
+	url := testkit.NATS(t).ClientURL()
+	a, _ := replica(t, url, storetest.Defaults, 1)
+	b, bConn := replica(t, url, storetest.Defaults, 1)
+	r := openRead(t, b, "laptop", "s")
+	id, out := call(a, "laptop")
+	takeOne(t, r)
+	bConn.Close() // b dies with the call in its memory
+	got := result(t, out)
+	if status.Code(got.err) != codes.Unavailable || !strings.Contains(got.err.Error(), id) || !strings.Contains(got.err.Error(), "may have run it") {
+		t.Fatalf("call: %+v %v; want UNAVAILABLE naming %s and saying it may have run", got.c, got.err, id)
+	}
+}
+
+func TestAnInvokeSurvivesTheReplicaHoldingIt(t *testing.T) {
+	t.Parallel()
+	url := testkit.NATS(t).ClientURL()
+	a, _ := replica(t, url, storetest.Defaults, 1)
+	b, bConn := replica(t, url, storetest.Defaults, 1)
+	r := openRead(t, b, "laptop", "s")
+	id := inflight.NewID()
+	if err := a.Post(ctx, inflight.Post{ID: id, Client: "laptop", Poster: "driver", Tool: "echo", Input: `{}`}); err != nil {
+		t.Fatal(err)
+	}
+	if inv := takeOne(t, r); inv.ID != id || inv.Delivery != 1 {
+		t.Fatalf("handed %+v", inv)
+	}
+	bConn.Close() // b dies having handed it out, and wrote nothing of it
+	r2 := openRead(t, a, "laptop", "s")
+	if inv := takeOne(t, r2); inv.ID != id || inv.Delivery != 2 {
+		t.Fatalf("after b died, handed %+v; want %s as the second hand-off", inv, id)
+	}
+	if _, err := a.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "done"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := a.Collect(ctx, "driver", id, 10*time.Second, "")
+	if err != nil || c == nil || c.Stdout != "done" || !strings.Contains(c.Stderr, `handed to "laptop" 2 times`) {
+		t.Fatalf("collect: %+v %v; want the capture with the two-hand-off warning", c, err)
+	}
+}
+
+func TestAHostMovingReplicasTakesItsCallsAlong(t *testing.T) {
+	t.Parallel()
+	url := testkit.NATS(t).ClientURL()
+	a, _ := replica(t, url, storetest.Defaults, 1)
+	b, _ := replica(t, url, storetest.Defaults, 1)
+	onB := openRead(t, b, "laptop", "s")
+	id, out := call(a, "laptop")
+	takeOne(t, onB)
+	if _, err := a.OpenRead(ctx, "laptop", "other"); status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("a read of another session while b holds one: %v, want the second-reader refusal", err)
+	}
+	onA := openRead(t, a, "laptop", "s") // the same host, redialed through a
+	select {
+	case <-onB.Ended():
+	case <-time.After(10 * time.Second):
+		t.Fatal("b's read did not end when the host read through a")
+	}
+	if inv := takeOne(t, onA); inv.ID != id || inv.Delivery != 2 {
+		t.Fatalf("on a: %+v; want %s as the second hand-off", inv, id)
+	}
+	if _, err := a.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "moved"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := result(t, out); got.err != nil || got.c == nil || got.c.Stdout != "moved" {
+		t.Fatalf("call: %+v %v", got.c, got.err)
+	}
+}
+
+func TestActsByHandleReachTheReplicaHoldingACall(t *testing.T) {
+	t.Parallel()
+	url := testkit.NATS(t).ClientURL()
+	a, _ := replica(t, url, storetest.Defaults, 1)
+	b, _ := replica(t, url, storetest.Defaults, 1)
+	c, _ := replica(t, url, storetest.Defaults, 1)
+	r := openRead(t, b, "laptop", "s")
+	id, out := call(a, "laptop")
+	takeOne(t, r)
+	if _, _, err := b.Report(ctx, "laptop", id, inflight.NewNote(1, nil, "half", time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.Status(ctx, "driver", id, 0, 0)
+	if err != nil || st.Phase != inflight.HandedOut || len(st.Notes) != 1 || st.Notes[0].Message != "half" {
+		t.Fatalf("status through a third replica: %+v %v", st, err)
+	}
+	if _, err := c.Cancel(ctx, "driver", id, "stop", false); err != nil {
+		t.Fatal(err)
+	}
+	if got := result(t, out); got.err != nil || got.c == nil || got.c.ExitCode != inflight.ExitCancelled {
+		t.Fatalf("the cancelled call: %+v %v", got.c, got.err)
+	}
+}
+
+func TestParkedHostsAddNoJetStreamConsumer(t *testing.T) {
+	t.Parallel()
+	url := testkit.NATS(t).ClientURL()
+	b, _ := replica(t, url, storetest.Defaults, 1)
+	consumers := func() int {
+		js := testkit.JetStream(t, url)
+		n := 0
+		for name := range js.StreamNames(ctx).Name() {
+			s, err := js.Stream(ctx, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			info, err := s.Info(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += info.State.Consumers
+		}
+		return n
+	}
+	openRead(t, b, "host-first", "s")
+	before := consumers()
+	for i := range 1000 {
+		openRead(t, b, fmt.Sprint("host-", i), "s")
+	}
+	if after := consumers(); after != before {
+		t.Fatalf("%d consumers with one host reading, %d with 1,001: a host must cost no consumer", before, after)
+	}
+}

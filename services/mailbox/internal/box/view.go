@@ -1,0 +1,206 @@
+package box
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/switchboard-run/switchboard/kit/presence"
+	"github.com/switchboard-run/switchboard/kit/retry"
+)
+
+// follow keeps this replica's view of partition k's records: an ordered
+// consumer of their headers only, so no input travels to a replica that
+// does not hand it out. It is what brings a durable invocation to the
+// replica its host reads through, and an answer to the poster's waits.
+func (b *Box) follow(ctx context.Context, k int) {
+	loop := retry.Loop{Policy: rewatch}
+	_ = loop.Forever(ctx, func(ctx context.Context) (bool, error) {
+		c, err := b.js.OrderedConsumer(ctx, StreamPrefix+itoa(k), jetstream.OrderedConsumerConfig{
+			DeliverPolicy: jetstream.DeliverLastPerSubjectPolicy, HeadersOnly: true})
+		if err != nil {
+			return false, err
+		}
+		cc, err := c.Consume(func(m jetstream.Msg) {
+			if md, err := m.Metadata(); err == nil {
+				b.heard(m.Subject(), m.Headers(), md.Sequence.Stream)
+			}
+		})
+		if err != nil {
+			return false, err
+		}
+		<-ctx.Done()
+		cc.Stop()
+		return true, nil
+	})
+}
+
+// heard applies one record's change to the view, and to the slot this
+// replica holds of it.
+func (b *Box) heard(subj string, h nats.Header, seq uint64) {
+	r, ok := parse(subj, h, seq)
+	if !ok {
+		return
+	}
+	if h.Get(markerReason) != "" {
+		r.state = stRemoved // expired
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.hear(r)
+}
+
+// hear applies r, unless the view has a later revision. Called locked.
+func (b *Box) hear(r *rec) {
+	old := b.view[r.id]
+	if old != nil && old.rev >= r.rev {
+		return
+	}
+	if old != nil {
+		delete(b.backlog[old.client], old.id)
+	}
+	if r.state == stRemoved {
+		delete(b.view, r.id)
+	} else {
+		b.view[r.id] = r
+	}
+	if r.state == stQueued {
+		if b.backlog[r.client] == nil {
+			b.backlog[r.client] = map[string]*rec{}
+		}
+		b.backlog[r.client][r.id] = r
+	}
+	if len(b.backlog[r.client]) == 0 {
+		delete(b.backlog, r.client)
+	}
+	s := b.slots[r.id]
+	switch {
+	case s != nil && s.rev != 0 && s.rev < r.rev && s.writing == nil:
+		// Answered, cancelled or removed elsewhere: its host hears of a cancel.
+		if q := b.queues[s.client]; q != nil && q.handed.has(s) && q.reader != nil {
+			q.reader.cancelled(s.id)
+		}
+		b.remove(s)
+	case s == nil && r.state == stQueued:
+		if q := b.queues[r.client]; q != nil {
+			b.addStub(q, r)
+		}
+	}
+	b.notify(r.id)
+}
+
+// addStub queues a durable invocation heard of for a client this replica
+// is home to; its input is read when a read takes it.
+func (b *Box) addStub(q *queue, r *rec) {
+	if r.body == nil {
+		s := &slot{id: r.id, client: r.client, poster: r.poster, size: r.size, rev: r.rev, posted: b.cfg.Clock.Now()}
+		s.expires = s.posted.Add(b.cfg.TTL).UnixNano()
+		b.add(q, s)
+		return
+	}
+	s := slotOf(r, b.cfg.TTL)
+	s.handoffs += q.bumped(s.posted)
+	b.add(q, s)
+}
+
+// bumped is the hand-off a record posted at t gets when this replica took
+// its client from one that died: it may have handed it out unrecorded.
+func (q *queue) bumped(t time.Time) int32 {
+	if !q.bump.IsZero() && t.Before(q.bump) {
+		return 1
+	}
+	return 0
+}
+
+// watchReplicas keeps the set of the other live replicas, from their
+// heartbeats: a lookup that no replica's memory answers waits for them all.
+func (b *Box) watchReplicas(ctx context.Context, kv jetstream.KeyValue, synced func()) {
+	loop := retry.Loop{Policy: rewatch}
+	_ = loop.Forever(ctx, func(ctx context.Context) (bool, error) {
+		w, err := kv.Watch(ctx, presence.ReplicaKey("*"))
+		if err != nil {
+			return false, err
+		}
+		defer func() { _ = w.Stop() }()
+		for e := range w.Updates() {
+			if e == nil {
+				synced() // the snapshot's end
+				continue
+			}
+			name := strings.TrimPrefix(e.Key(), presence.ReplicaKey(""))
+			b.mu.Lock()
+			if e.Operation() == jetstream.KeyValuePut && name != b.name {
+				b.replicas[name] = true
+			} else {
+				delete(b.replicas, name)
+			}
+			b.mu.Unlock()
+		}
+		return true, ctx.Err()
+	})
+}
+
+// watchConnection ends every read when NATS is lost: another replica may
+// take this one's hosts meanwhile, and two homes for a client would split
+// its hand-offs. When NATS is back, what is left of a client not reading
+// goes to its record, for whichever replica its host reads through now.
+func (b *Box) watchConnection(ctx context.Context) {
+	ch := b.nc.StatusChanged(nats.DISCONNECTED, nats.CONNECTED)
+	defer b.nc.RemoveStatusListener(ch)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case st := <-ch:
+			if st == nats.DISCONNECTED {
+				b.orphan()
+			} else {
+				b.rehome(ctx)
+			}
+		}
+	}
+}
+
+// orphan ends every read and stops hearing for its clients.
+func (b *Box) orphan() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, q := range b.queues {
+		if q.reader != nil {
+			q.reader.end()
+		}
+		if q.sub != nil {
+			_ = q.sub.Unsubscribe()
+			q.sub = nil
+		}
+	}
+}
+
+// rehome writes what orphaned clients left here to their records, and
+// drops them.
+func (b *Box) rehome(ctx context.Context) {
+	b.mu.Lock()
+	var left []*queue
+	for _, q := range b.queues {
+		if q.sub == nil && q.reader == nil {
+			left = append(left, q)
+		}
+	}
+	b.mu.Unlock()
+	for _, q := range left {
+		if err := b.spill(ctx, q); err != nil {
+			b.log.Warn("a client's invocations stay in this replica's memory", "client", q.client, "err", err)
+		}
+	}
+}
+
+// rewatch is how soon a broken watch of NATS is opened again: the view is
+// what hands durable invocations out, so it comes back in well under a
+// second once NATS does.
+var rewatch = retry.Policy{Base: 100 * time.Millisecond, Max: 2 * time.Second, Multiplier: 2, Jitter: 0.2, Stable: 10 * time.Second}
+
+func itoa(k int) string { return strconv.Itoa(k) }
