@@ -20,8 +20,8 @@ import (
 )
 
 // faultBound bounds how long the load may take to go on after a fault: a
-// lost replica's hand-offs come back after the mailbox's --lease (30 s in
-// the compose files), and a NATS node's streams elect new leaders.
+// lost replica's hand-offs go out again, a NATS node's streams elect new
+// leaders, and a node cut off is given up on after its clients' pings.
 const faultBound = 3 * time.Minute
 
 // docker-compose.scale.yml comes up healthy, and under a small load it
