@@ -78,6 +78,9 @@ func TestEngineComposeScaledDeploymentLosesNothingUnderFaults(t *testing.T) {
 	}
 	goOn := func(when string, since time.Time) {
 		t.Helper()
+		if !since.IsZero() {
+			t.Logf("%s at %s", when, since.Format("15:04:05.000"))
+		}
 		for _, d := range drivers {
 			if !since.IsZero() {
 				t.Logf("%s: %s answered a call begun after it %v later", when, d.Name, d.FirstAnswerAfter(t, "", since, faultBound))

@@ -174,7 +174,7 @@ func (d *Driver) Tally(t *testing.T, ran map[string]int) {
 		case !r.settled:
 			t.Errorf("%s: the call %s to %s never settled", d.Name, r.text, client)
 		case errors.Is(r.refusal, ErrLost):
-			t.Errorf("%s: the call %s to %s was lost: %v", d.Name, r.text, client, r.refusal)
+			t.Errorf("%s: the call %s to %s, begun %s, was lost: %v", d.Name, r.text, client, r.began.Format("15:04:05.000"), r.refusal)
 		case r.refusal != nil && strings.TrimSpace(r.refusal.Error()) == "":
 			t.Errorf("%s: the call %s to %s was refused with no sentence", d.Name, r.text, client)
 		case r.refusal != nil:
