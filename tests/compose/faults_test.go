@@ -2,9 +2,11 @@ package compose
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/certs"
 	"github.com/switchboard-run/switchboard/kit/grpcclient"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/tests/internal/drill"
@@ -126,6 +129,9 @@ func TestEngineComposeScaledDeploymentLosesNothingUnderFaults(t *testing.T) {
 	ran := drill.Runs(t, runs)
 	for _, d := range drivers {
 		d.Tally(t, ran)
+		for _, id := range d.Lost() {
+			t.Logf("%s: %s, asked after again once the load stopped: %s", d.Name, id, askAfter(t, admin, "https://localhost:"+p.http, id))
+		}
 	}
 }
 
@@ -189,4 +195,17 @@ func runningSolo(bridges map[string]bridgev1.BridgeServiceClient) string {
 		}
 	}
 	return ""
+}
+
+// askAfter collects invocation id through the gateway at url, waiting up
+// to 30 s: what became of a lost call, for whoever reads the failure.
+func askAfter(t *testing.T, admin certs.Files, url, id string) string {
+	res, err := httpsClient(t, admin).Post(url+"/v1/act", "application/json",
+		strings.NewReader(`{"op":"capture","invocation":"`+id+`","wait":"30s"}`))
+	if err != nil {
+		return err.Error()
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(res.Body, 4096))
+	return res.Status + " " + string(body)
 }

@@ -161,6 +161,20 @@ func (d *Driver) FirstAnswerAfter(t *testing.T, client string, since time.Time, 
 	return first.Round(time.Millisecond)
 }
 
+// Lost is the invocations of the calls lost with a handle (the way in
+// showed one), for a test to ask after them once the load has stopped.
+func (d *Driver) Lost() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []string
+	for _, r := range d.calls {
+		if r.settled && errors.Is(r.refusal, ErrLost) && r.id != "" {
+			out = append(out, r.id)
+		}
+	}
+	return out
+}
+
 // Tally checks every call of a stopped driver: answered with its own
 // input, a counted target's invocations (where the way in shows them) run
 // once (ran counts the runs by invocation), or refused with a sentence.
