@@ -27,7 +27,8 @@ func main() {
 	window := flag.Duration("window", 3*time.Second, "how long each throughput run lasts")
 	echoAddr := flag.String("serve-echo", "", "internal: serve the echo floor on this address")
 	only := flag.String("only", "", "run only the steps whose name holds this text (the echo floor always runs)")
-	scaleHosts := flag.Int("scale-hosts", 1000, "hosts the scale step parks on one mailbox replica")
+	scaleHosts := flag.Int("scale-hosts", 10_000, "hosts the scale step parks on one mailbox replica with one NATS node (make soak: 100,000)")
+	scaleHostsR3 := flag.Int("scale-hosts-r3", 10_000, "hosts the scale step parks on one mailbox replica over a three-node NATS cluster")
 	scaleQueued := flag.Int("scale-queued", 10000, "invocations of 1 KiB the scale step queues")
 	suiteEnv := flag.String("suite-env", "", "NAME=value,… added to the environment of the MCP endpoint step's suite (GOGC=400 to see what the collector costs)")
 	profile := flag.String("profile", "", "save CPU and allocation profiles of the suite under the MCP endpoint's load and the JetStream store's 64 drivers in this directory")
@@ -43,7 +44,7 @@ func main() {
 	}
 	r := newReport(*warm, *samples, *window)
 	r.only = *only
-	r.scaleHosts, r.scaleQueued = *scaleHosts, *scaleQueued
+	r.scaleHosts, r.scaleHostsR3, r.scaleQueued = *scaleHosts, *scaleHostsR3, *scaleQueued
 	r.profile = *profile
 	if *suiteEnv != "" {
 		r.suiteEnv = strings.Split(*suiteEnv, ",")
@@ -139,7 +140,7 @@ func measure(ctx context.Context, t testkit.TB, r *report) error {
 		{"1,000 parked hosts", func() error { return parked(ctx, r, s) }},
 		{"bytes per queued invocation", func() error { return queuedBytes(ctx, r, s) }},
 		{"scale: parked hosts, queued invocations and calls on one machine", func() error {
-			return scaleOut(ctx, r, bins, r.scaleHosts, r.scaleQueued)
+			return scaleOut(ctx, r, bins, r.scaleHosts, r.scaleHostsR3, r.scaleQueued)
 		}},
 	}
 	for i, st := range steps {

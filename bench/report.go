@@ -19,7 +19,7 @@ type report struct {
 	warm, samples int
 	window        time.Duration
 	// scaleHosts and scaleQueued size the scale step.
-	scaleHosts, scaleQueued int
+	scaleHosts, scaleHostsR3, scaleQueued int
 
 	keys   []string
 	values map[string]any

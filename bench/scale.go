@@ -19,16 +19,16 @@ import (
 )
 
 // scaleOut measures how far one machine goes (docs/scale.md): hosts parked
-// on one mailbox replica, invocations queued for clients nobody reads, and
-// round trips with every host parked — with NATS as processes of its own
-// (`switchboard nats`), so that what each part holds is its own RSS. It
-// runs on one NATS node (R1) and on a three-node cluster (R3), where every
-// client's consumer is a Raft group of its own.
-func scaleOut(ctx context.Context, r *report, bins map[string]string, hosts, queued int) error {
-	for _, nodes := range []int{1, 3} {
-		err := testkit.Session(func(t testkit.TB) error { return scaleOn(ctx, r, t, bins, nodes, hosts, queued) })
+// on one mailbox replica, calls with every host parked against calls with
+// one, and invocations queued for clients nobody reads — with NATS as
+// processes of its own (`switchboard nats`), so that what each part holds
+// is its own RSS. It runs on one NATS node (R1, hostsR1 hosts) and on a
+// three-node cluster (R3, hostsR3 hosts).
+func scaleOut(ctx context.Context, r *report, bins map[string]string, hostsR1, hostsR3, queued int) error {
+	for _, run := range []struct{ nodes, hosts int }{{1, hostsR1}, {3, hostsR3}} {
+		err := testkit.Session(func(t testkit.TB) error { return scaleOn(ctx, r, t, bins, run.nodes, run.hosts, queued) })
 		if err != nil {
-			return fmt.Errorf("on %d NATS node(s): %w", nodes, err)
+			return fmt.Errorf("on %d NATS node(s): %w", run.nodes, err)
 		}
 	}
 	return nil
@@ -69,20 +69,36 @@ func scaleOn(ctx context.Context, r *report, t testkit.TB, bins map[string]strin
 	p.registry = testkit.Start(t, bins["registry"], append([]string{"--dev", "--listen", regAddr}, flags...)...)
 	reg := registryv1.NewRegistryServiceClient(healthy(t, regAddr, ""))
 	p.mailbox = testkit.Start(t, bins["mailbox"], append([]string{"--dev", "--listen", mbAddr, "--registry", regAddr}, flags...)...)
-	mb := mailboxv1.NewMailboxServiceClient(healthy(t, mbAddr, mailboxv1.MailboxService_ServiceDesc.ServiceName))
+	// Hosts read over connections of their own, a thousand streams each, as
+	// many machines would; drivers call over one more.
+	mbs := make([]mailboxv1.MailboxServiceClient, hosts/1000+1)
+	for i := range mbs {
+		mbs[i] = mailboxv1.NewMailboxServiceClient(healthy(t, mbAddr, mailboxv1.MailboxService_ServiceDesc.ServiceName))
+	}
+	drivers := mailboxv1.NewMailboxServiceClient(healthy(t, mbAddr, mailboxv1.MailboxService_ServiceDesc.ServiceName))
 	key := func(s string) string { return fmt.Sprintf("scale_r%d_%s", nodes, s) }
 
 	// One host first: the streams and buckets exist, so what follows is
-	// what a host adds.
-	if err := parkHosts(ctx, reg, mb, "scale-first", 1, 1); err != nil {
+	// what a host adds; and the calls to it are the floor of the calls
+	// with every host parked.
+	if err := parkHosts(ctx, reg, mbs, "scale-first", 1, 1); err != nil {
 		return err
+	}
+	one := func(ctx context.Context) error { return call(ctx, drivers, "scale-first-0", smallInput) }
+	lat1, err := sample(ctx, r.warm, r.samples, one)
+	if err != nil {
+		return fmt.Errorf("calls with one host parked: %w", err)
+	}
+	tp1, err := throughput(ctx, 64, r.window, one)
+	if err != nil {
+		return fmt.Errorf("calls with one host parked: %w", err)
 	}
 	n0, reg0, mb0, err := p.rss()
 	if err != nil {
 		return err
 	}
 	began := time.Now()
-	if err := parkHosts(ctx, reg, mb, "scale-host", hosts, 16); err != nil {
+	if err := parkHosts(ctx, reg, mbs, "scale-host", hosts, 64); err != nil {
 		return err
 	}
 	took := time.Since(began)
@@ -90,18 +106,36 @@ func scaleOn(ctx context.Context, r *report, t testkit.TB, bins map[string]strin
 	if err != nil {
 		return err
 	}
+	perHost := func(a, b int64) float64 { return float64((b - a) / int64(hosts)) }
 	r.rate(key("hosts_parked_per_sec"), float64(hosts)/took.Seconds())
-	r.plain(key("nats_bytes_per_parked_host"), float64((n1-n0)/int64(hosts)))
-	r.plain(key("mailbox_bytes_per_parked_host"), float64((mb1-mb0)/int64(hosts)))
-	r.plain(key("registry_bytes_per_parked_host"), float64((reg1-reg0)/int64(hosts)))
+	r.plain(key("nats_bytes_per_parked_host"), perHost(n0, n1))
+	r.plain(key("mailbox_bytes_per_parked_host"), perHost(mb0, mb1))
+	r.plain(key("registry_bytes_per_parked_host"), perHost(reg0, reg1))
+	all := perHost(n0+reg0+mb0, n1+reg1+mb1)
+	r.plain(key("bytes_per_parked_host"), all)
 
-	tp, err := throughput(ctx, 64, r.window, func(ctx context.Context) error {
-		return call(ctx, mb, fmt.Sprintf("scale-host-%d", rand.IntN(hosts)), smallInput)
-	})
+	anyHost := func(ctx context.Context) error {
+		return call(ctx, drivers, fmt.Sprintf("scale-host-%d", rand.IntN(hosts)), smallInput)
+	}
+	latN, err := sample(ctx, r.warm, r.samples, anyHost)
 	if err != nil {
 		return fmt.Errorf("calls with %d hosts parked: %w", hosts, err)
 	}
-	r.rate(key(fmt.Sprintf("round_trips_per_sec_64_over_%d_parked", hosts)), tp)
+	tpN, err := throughput(ctx, 64, r.window, anyHost)
+	if err != nil {
+		return fmt.Errorf("calls with %d hosts parked: %w", hosts, err)
+	}
+	r.latency(key("call_1_parked"), lat1)
+	r.latency(key(fmt.Sprintf("call_%d_parked", hosts)), latN)
+	r.rate(key("round_trips_per_sec_64_over_1_parked"), tp1)
+	r.rate(key(fmt.Sprintf("round_trips_per_sec_64_over_%d_parked", hosts)), tpN)
+	if nodes == 1 {
+		r.check(key("bytes_per_parked_host"), all, 32<<10, true)
+		r.ratio(key("call_p99_ratio"), latN.p99(), lat1.p99(), 2, true)
+	} else {
+		r.check(key("hosts_parked_per_sec"), float64(hosts)/took.Seconds(), 500, false)
+		r.check(key("round_trips_ratio_64"), tpN/tp1, 0.8, false)
+	}
 
 	// Queued: 1 KiB inputs for 100 clients that advertise and never read.
 	const unread = 100
@@ -117,7 +151,7 @@ func scaleOn(ctx context.Context, r *report, t testkit.TB, bins map[string]strin
 	input := `{"pad":"` + strings.Repeat("x", 1024-10) + `"}`
 	began = time.Now()
 	if err := each(queued, 16, func(i int) error {
-		_, err := mb.Invoke(identity.As(ctx, driver), &mailboxv1.InvokeRequest{Client: fmt.Sprintf("scale-unread-%d", i%unread), Tool: "echo", Input: input})
+		_, err := drivers.Invoke(identity.As(ctx, driver), &mailboxv1.InvokeRequest{Client: fmt.Sprintf("scale-unread-%d", i%unread), Tool: "echo", Input: input})
 		return err
 	}); err != nil {
 		return fmt.Errorf("queueing: %w", err)
@@ -161,14 +195,14 @@ func natsNodes(t testkit.TB, bin, dir string, nodes int, p *scaleProcs) []string
 }
 
 // parkHosts advertises and parks n answering hosts named prefix-i, workers
-// at a time.
-func parkHosts(ctx context.Context, reg registryv1.RegistryServiceClient, mb mailboxv1.MailboxServiceClient, prefix string, n, workers int) error {
+// at a time, host i reading over mbs[i/1000].
+func parkHosts(ctx context.Context, reg registryv1.RegistryServiceClient, mbs []mailboxv1.MailboxServiceClient, prefix string, n, workers int) error {
 	return each(n, workers, func(i int) error {
 		c := fmt.Sprintf("%s-%d", prefix, i)
 		if err := advertiseEcho(ctx, reg, c); err != nil {
 			return fmt.Errorf("advertising %s: %w", c, err)
 		}
-		return follow(ctx, mb, c, onServe)
+		return follow(ctx, mbs[(i/1000)%len(mbs)], c, onServe)
 	})
 }
 

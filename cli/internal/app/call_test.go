@@ -195,61 +195,82 @@ func TestCallAgainstASplitDeployment(t *testing.T) {
 }
 
 // TestCallCollectsItsCaptureWhenItsMailboxReplicaDies kills (-9) the
-// mailbox replica a `switchboard call` waits on while the tool runs: the
+// mailbox replica a `switchboard call` waits on while the tool runs. When
+// the host reads through another replica, the call is held there: the
 // call prints the tool's output and exits 0, having collected the capture
-// by its handle through the other replica; the tool runs once.
+// by its handle. When the killed replica held the call itself (its host
+// read there), the call is lost with it: the call says so, naming the
+// handle and that the tool may have run, and exits non-zero. The tool runs
+// once either way.
 func TestCallCollectsItsCaptureWhenItsMailboxReplicaDies(t *testing.T) {
 	t.Parallel()
 	bin := testkit.Build(t, module+"cli/cmd/switchboard")
-	dir := t.TempDir()
-	toolsFile := filepath.Join(dir, "tools.json")
-	slow := `[{"name":"slow","description":"","input_schema":{"type":"object"},
-	  "command":["sh","-c","echo run >> DIR/runs; touch DIR/started; while [ ! -f DIR/go ]; do sleep 0.05; done; echo done"]}]`
-	if err := os.WriteFile(toolsFile, []byte(strings.ReplaceAll(slow, "DIR", dir)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	reg, a, b := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
-	ns := testkit.NATS(t)
-	testkit.Start(t, bin, "registry", "--dev", "--listen", reg, "--nats", ns.ClientURL())
-	testkit.WaitHealthy(t, reg, "", 20*time.Second)
-	mailbox := func(addr string) *testkit.Proc {
-		p := testkit.Start(t, bin, "mailbox", "--dev", "--listen", addr, "--registry", reg, "--nats", ns.ClientURL())
-		testkit.WaitHealthy(t, addr, "", 20*time.Second)
-		return p
-	}
-	// Replica B starts only after A is killed: the call and the host's
-	// read are both on A.
-	first := mailbox(a)
-	both := []string{"--registry", reg, "--mailbox", a + "," + b}
-	testkit.Start(t, bin, append([]string{"host", "--dev", "--client", "box", "--tools", toolsFile}, both...)...)
-	testkit.Eventually(t, "box_slow to be listed", 20*time.Second, func() bool {
-		out, _, _ := run(t, bin, append([]string{"tools"}, both...)...)
-		return strings.Contains(out, "box_slow")
-	})
-
-	var out, errOut bytes.Buffer
-	call := exec.Command(bin, append([]string{"call", "box_slow", "--timeout", "60s"}, both...)...)
-	call.Stdout, call.Stderr = &out, &errOut
-	if err := call.Start(); err != nil {
-		t.Fatal(err)
-	}
-	testkit.Eventually(t, "the tool to start", 20*time.Second, func() bool {
-		_, err := os.Stat(filepath.Join(dir, "started"))
-		return err == nil
-	})
-	first.Kill()
-	mailbox(b)
-	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := call.Wait(); err != nil || out.String() != "done\n" {
-		t.Fatalf("switchboard call: %v, stdout %q, stderr %q; want the tool's output and exit 0", err, out.String(), errOut.String())
-	}
-	if !strings.Contains(errOut.String(), "the connection to the mailbox broke while inv-") {
-		t.Errorf("stderr %q does not say the connection broke", errOut.String())
-	}
-	runs, err := os.ReadFile(filepath.Join(dir, "runs"))
-	if err != nil || strings.Count(string(runs), "run") != 1 {
-		t.Errorf("the tool's runs: %q, %v; want one", runs, err)
+	for _, c := range []struct {
+		name      string
+		hostOnB   bool
+		wantOut   string
+		wantError string
+	}{
+		{"the host reads through another replica", true, "done\n", ""},
+		{"the killed replica held the call", false, "", "may have run it"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			toolsFile := filepath.Join(dir, "tools.json")
+			slow := `[{"name":"slow","description":"","input_schema":{"type":"object"},
+			  "command":["sh","-c","echo run >> DIR/runs; touch DIR/started; while [ ! -f DIR/go ]; do sleep 0.05; done; echo done"]}]`
+			if err := os.WriteFile(toolsFile, []byte(strings.ReplaceAll(slow, "DIR", dir)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			reg, a, b := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
+			ns := testkit.NATS(t)
+			testkit.Start(t, bin, "registry", "--dev", "--listen", reg, "--nats", ns.ClientURL())
+			testkit.WaitHealthy(t, reg, "", 20*time.Second)
+			mailbox := func(addr string) *testkit.Proc {
+				p := testkit.Start(t, bin, "mailbox", "--dev", "--listen", addr, "--registry", reg, "--nats", ns.ClientURL())
+				testkit.WaitHealthy(t, addr, "", 20*time.Second)
+				return p
+			}
+			// The call goes through A alone; the host reads through B, or A.
+			first := mailbox(a)
+			hostAt := a
+			if c.hostOnB {
+				mailbox(b)
+				hostAt = b
+			}
+			testkit.Start(t, bin, "host", "--dev", "--client", "box", "--tools", toolsFile, "--registry", reg, "--mailbox", hostAt)
+			viaA := []string{"--registry", reg, "--mailbox", a}
+			testkit.Eventually(t, "box_slow to be listed", 20*time.Second, func() bool {
+				out, _, _ := run(t, bin, append([]string{"tools"}, viaA...)...)
+				return strings.Contains(out, "box_slow")
+			})
+			var out, errOut bytes.Buffer
+			call := exec.Command(bin, append([]string{"call", "box_slow", "--timeout", "60s"}, viaA...)...)
+			call.Stdout, call.Stderr = &out, &errOut
+			if err := call.Start(); err != nil {
+				t.Fatal(err)
+			}
+			testkit.Eventually(t, "the tool to start", 20*time.Second, func() bool {
+				_, err := os.Stat(filepath.Join(dir, "started"))
+				return err == nil
+			})
+			first.Kill()
+			mailbox(a) // a new replica where the call's driver can find it
+			if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			err := call.Wait()
+			if out.String() != c.wantOut || (err == nil) != (c.wantError == "") || !strings.Contains(errOut.String(), c.wantError) {
+				t.Fatalf("switchboard call: %v, stdout %q, stderr %q; want stdout %q and an error saying %q", err, out.String(), errOut.String(), c.wantOut, c.wantError)
+			}
+			if !strings.Contains(errOut.String(), "the connection to the mailbox broke while inv-") {
+				t.Errorf("stderr %q does not say the connection broke", errOut.String())
+			}
+			runs, err := os.ReadFile(filepath.Join(dir, "runs"))
+			if err != nil || strings.Count(string(runs), "run") != 1 {
+				t.Errorf("the tool's runs: %q, %v; want one", runs, err)
+			}
+		})
 	}
 }

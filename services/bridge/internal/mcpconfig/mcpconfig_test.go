@@ -73,7 +73,7 @@ func TestParseRefusesWithASentence(t *testing.T) {
 		name, file, want string
 	}{
 		{"not JSON", `{"mcpServers":`, `the file ends before its JSON is complete`},
-		{"a syntax error", `{"mcpServers" 1}`, `the file is not valid JSON: expected colon after object key`},
+		{"a syntax error", `{"mcpServers" 1}`, `the file is not valid JSON: invalid character '1' after object key`},
 		{"not an object", `[]`, `the file is not a JSON object`},
 		{"trailing data", `{"mcpServers":{}} {}`, `the file has data after its closing brace`},
 		{"no mcpServers", `{}`, `missing field "mcpServers"`},

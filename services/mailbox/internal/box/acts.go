@@ -8,6 +8,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/switchboard-run/switchboard/kit/natsconn"
+
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
@@ -37,6 +39,13 @@ func (b *Box) cancel(ctx context.Context, caller, id, reason string, keep, local
 				}
 				b.mu.Unlock()
 				return c, nil
+			}
+			if s.input == "" && s.rev != 0 && keep { // a stub: its record first
+				b.mu.Unlock()
+				if err := b.fill(ctx, s); err != nil {
+					return Capture{}, err
+				}
+				continue
 			}
 			c := inflight.Cancelled(id, reason)
 			if q := b.queues[s.client]; q != nil && q.handed.has(s) && q.reader != nil {
@@ -145,6 +154,10 @@ func (b *Box) report(ctx context.Context, caller, id string, n inflight.Note, lo
 		var seq int64
 		s.notes, seq = inflight.AddNote(s.notes, n)
 		b.notify(id)
+		if s.rev != 0 && s.input != "" { // a durable one's notes outlive the replicas (a Task's status)
+			body, rev := s.stored(), s.rev
+			go b.keepNotes(s, body, rev)
+		}
 		return seq, inflight.NotesBytes(s.notes), nil
 	}
 	home := b.queues[caller] != nil
@@ -159,6 +172,30 @@ func (b *Box) report(ctx context.Context, caller, id string, n inflight.Note, lo
 		}
 	}
 	return b.reportRecord(ctx, caller, id, n)
+}
+
+// keepNotes writes a durable slot's notes to its record; a write that loses
+// to an answer or a cancel is dropped (the record says more than the notes).
+func (b *Box) keepNotes(s *slot, body *mailboxv1.StoredInvocation, rev uint64) {
+	ctx, cancel := context.WithTimeout(context.Background(), natsconn.RequestTimeout)
+	defer cancel()
+	newRev, err := b.recs.put(ctx, s.client, s.id, stQueued, body, rev, b.cfg.TTL)
+	for tries := 0; err == errConflict && tries < 3; tries++ { // another note's write came first
+		full, gerr := b.recs.get(ctx, s.client, s.id)
+		if gerr != nil || full == nil || full.state != stQueued || len(full.body.GetNotes()) > len(body.GetNotes()) {
+			return
+		}
+		newRev, err = b.recs.put(ctx, s.client, s.id, stQueued, body, full.rev, b.cfg.TTL)
+	}
+	if err != nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if s.rev < newRev {
+		s.rev, s.recorded = newRev, body.GetHandoffs()
+	}
+	b.hear(&rec{client: s.client, id: s.id, poster: s.poster, state: stQueued, size: s.size, rev: newRev})
 }
 
 // reportRecord keeps a note in the record of an invocation no replica

@@ -36,6 +36,13 @@ func (b *Box) complete(ctx context.Context, caller, id string, c Capture, local 
 				b.mu.Unlock()
 				return Capture{}, inflight.Absent(id)
 			}
+			if s.input == "" && s.rev != 0 { // a stub: its record first
+				b.mu.Unlock()
+				if err := b.fill(ctx, s); err != nil {
+					return Capture{}, err
+				}
+				continue
+			}
 			c = inflight.Rehanded(c, s.client, s.handoffs)
 			if s.rev == 0 {
 				b.unlist(s)
@@ -93,18 +100,28 @@ func (b *Box) writing(s *slot) {
 // it, which then takes it from memory. A record changed meanwhile (a cancel
 // elsewhere) wins: the slot goes and the answer is refused.
 func (b *Box) settle(ctx context.Context, s *slot, c Capture, by inflight.Answer, purge bool) error {
-	var rev uint64
+	body := s.stored()
+	body.Capture, body.Input, body.Cancelled = captureProto(&c), "", by == inflight.ByCancel
+	state := stAnswered
+	if by == inflight.ByCancel {
+		state = stCancelled
+	}
+	rev, at := uint64(0), s.rev
 	var err error
-	if purge {
-		err = b.recs.remove(ctx, s.client, s.id, s.poster, s.rev)
-	} else {
-		body := s.stored()
-		body.Capture, body.Input, body.Cancelled = captureProto(&c), "", by == inflight.ByCancel
-		state := stAnswered
-		if by == inflight.ByCancel {
-			state = stCancelled
+	for range 5 { // a write of its notes may have moved the record on: again at the latest
+		if purge {
+			err = b.recs.remove(ctx, s.client, s.id, s.poster, at)
+		} else {
+			rev, err = b.recs.put(ctx, s.client, s.id, state, body, at, b.cfg.TTL)
 		}
-		rev, err = b.recs.put(ctx, s.client, s.id, state, body, s.rev, b.cfg.TTL)
+		if err != errConflict {
+			break
+		}
+		full, gerr := b.recs.get(ctx, s.client, s.id)
+		if gerr != nil || full == nil || full.state != stQueued {
+			break // answered or cancelled elsewhere: that wins
+		}
+		at = full.rev
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

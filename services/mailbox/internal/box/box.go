@@ -239,11 +239,13 @@ func (b *Box) queueOf(client string) *queue {
 	q := b.queues[client]
 	if q == nil {
 		q = &queue{client: client, pending: list{at: queueLinks}, handed: list{at: queueLinks}}
+		b.queues[client] = q
+	}
+	if q.sub == nil { // new, or orphaned while NATS was away
 		var err error
 		if q.sub, err = b.nc.ChanSubscribe(hostPrefix+client, b.inbox); err != nil {
 			b.log.Warn("a client's hand-offs cannot be heard here; its posts go to the backlog", "client", client, "err", err)
 		}
-		b.queues[client] = q
 	}
 	return q
 }

@@ -14,7 +14,7 @@ import (
 
 // newSlot is p as this replica holds it.
 func (b *Box) newSlot(p inflight.Post) *slot {
-	now := b.cfg.Clock.Now()
+	now := b.cfg.Clock.Now().Truncate(time.Millisecond) // as a record keeps it
 	s := &slot{id: p.ID, client: p.Client, poster: p.Poster, tool: p.Tool, input: p.Input, cwd: p.Cwd, trace: p.Trace,
 		posted: now, expires: now.Add(b.cfg.TTL).UnixNano(), timeout: p.Timeout, deadline: p.Deadline}
 	s.size = len(s.input) + len(s.tool)

@@ -63,7 +63,6 @@ func (b *Box) OpenRead(ctx context.Context, client, session string) (inflight.Re
 		_ = lease.Release(ctx)
 		return nil, inflight.SecondReader(client)
 	}
-	flush := q.reader == nil && q.lease == nil // a new home: its subscription is sent below
 	r := &Read{box: b, q: q, session: session, wake: make(chan struct{}, 1), ended: make(chan struct{})}
 	q.reader, q.lease = r, lease
 	if bump {
@@ -90,12 +89,10 @@ func (b *Box) OpenRead(ctx context.Context, client, session string) (inflight.Re
 		r.signal()
 	}
 	b.mu.Unlock()
-	if flush {
-		// The server knows this replica is home before the read is open, so
-		// a call posted once the host is present comes here, not to the
-		// backlog (on one NATS node; a cluster hears of it a moment later).
-		_ = b.nc.FlushTimeout(natsconn.RequestTimeout)
-	}
+	// The server knows this replica is home before the read is open, so a
+	// call posted once the host is present comes here, not to the backlog
+	// (on one NATS node; a cluster's other nodes hear of it a moment later).
+	_ = b.nc.FlushTimeout(natsconn.RequestTimeout)
 	for _, s := range capped {
 		b.giveUp(ctx, s, inflight.InDoubt(s.client, s.handoffs), inflight.ByCap)
 	}
@@ -159,6 +156,10 @@ func (b *Box) release(ctx context.Context, client, session string) error {
 // client's home: its host reads elsewhere now, or this replica lost NATS.
 func (b *Box) spill(ctx context.Context, q *queue) error {
 	b.mu.Lock()
+	if q.reader != nil { // a read opened here meanwhile: the client stays
+		b.mu.Unlock()
+		return nil
+	}
 	var moving []*slot
 	for _, l := range []*list{&q.handed, &q.pending} {
 		for s := l.head; s != nil; s = l.head {

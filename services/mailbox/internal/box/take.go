@@ -77,23 +77,35 @@ func (r *Read) load(n int) {
 	}
 	b.mu.Unlock()
 	for _, s := range stubs {
-		full, err := b.recs.get(context.Background(), s.client, s.id)
-		if err != nil {
-			continue
-		}
-		b.mu.Lock()
-		switch {
-		case b.slots[s.id] != s || !r.q.pending.has(s):
-		case full == nil || full.state != stQueued:
-			b.remove(s)
-		default:
-			got := slotOf(full, b.cfg.TTL)
-			s.tool, s.input, s.cwd, s.trace, s.timeout, s.deadline = got.tool, got.input, got.cwd, got.trace, got.timeout, got.deadline
-			s.posted, s.expires, s.notes, s.rev, s.recorded = got.posted, got.expires, got.notes, full.rev, got.handoffs
-			s.handoffs = got.handoffs + r.q.bumped(got.posted)
-		}
-		b.mu.Unlock()
+		_ = b.fill(context.Background(), s)
 	}
+}
+
+// fill reads a stub's record into it (a durable invocation heard of through
+// the view); a stub whose record is answered or gone goes.
+func (b *Box) fill(ctx context.Context, s *slot) error {
+	full, err := b.recs.get(ctx, s.client, s.id)
+	if err != nil {
+		return refused(err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case b.slots[s.id] != s || s.input != "":
+	case full == nil || full.state != stQueued:
+		b.remove(s)
+		return inflight.Absent(s.id)
+	default:
+		got := slotOf(full, b.cfg.TTL)
+		s.tool, s.input, s.cwd, s.trace, s.timeout, s.deadline = got.tool, got.input, got.cwd, got.trace, got.timeout, got.deadline
+		s.posted, s.expires, s.notes, s.rev, s.recorded = got.posted, got.expires, got.notes, full.rev, got.handoffs
+		bump := int32(0)
+		if q := b.queues[s.client]; q != nil {
+			bump = q.bumped(got.posted)
+		}
+		s.handoffs = got.handoffs + bump
+	}
+	return nil
 }
 
 // Unsent puts invocations Take handed out back at the front of the queue,

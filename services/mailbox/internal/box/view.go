@@ -79,6 +79,8 @@ func (b *Box) hear(r *rec) {
 	}
 	s := b.slots[r.id]
 	switch {
+	case s != nil && s.rev != 0 && s.rev < r.rev && r.state == stQueued:
+		s.rev = r.rev // written again (its notes, its hand-offs): the revision to write at
 	case s != nil && s.rev != 0 && s.rev < r.rev && s.writing == nil:
 		// Answered, cancelled or removed elsewhere: its host hears of a cancel.
 		if q := b.queues[s.client]; q != nil && q.handed.has(s) && q.reader != nil {
