@@ -91,8 +91,8 @@ func (d *Driver) Start() {
 	}
 }
 
-// CallTimeout bounds one call: long enough for a busy machine and an
-// invocation handed out again after a mailbox's lease.
+// CallTimeout bounds one call: long enough for a busy machine and a
+// host moving to a surviving mailbox replica.
 const CallTimeout = 45 * time.Second
 
 // settle makes r's call, again while it is refused with "try again".
