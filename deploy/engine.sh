@@ -37,14 +37,16 @@ write_podman_conf() {
 	EOF
 }
 
-install_podman() {
+# apt_install PACKAGE...: as root on a Debian machine; elsewhere it says
+# what to install and stops.
+apt_install() {
 	if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
-		say "no working container engine: install Docker (with its compose plugin) or podman, or run this as root on a Debian machine to have podman installed"
+		say "no working container engine: install Docker (with its compose plugin) or podman and runc, or run this as root on a Debian machine to have them installed"
 		exit 1
 	fi
-	say "no working container engine: installing podman and runc with apt"
+	say "no working container engine: installing $* with apt"
 	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc >/dev/null
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
 }
 
 # runs: can ENGINE start a container of the image just built?
@@ -55,11 +57,12 @@ if command -v docker >/dev/null && docker info >/dev/null 2>&1; then
 	engine=docker
 else
 	engine=podman
-	command -v podman >/dev/null || install_podman
+	command -v podman >/dev/null || apt_install podman runc
 fi
 make -s images-prebuilt ENGINE="$engine"
 if ! runs "$engine"; then
 	if [ "$engine" = podman ] && [ "$(id -u)" = 0 ] && [ ! -e "$podman_conf" ]; then
+		command -v runc >/dev/null || apt_install runc
 		write_podman_conf
 	fi
 	if ! runs "$engine"; then
