@@ -59,7 +59,7 @@ func mcpEndpoint(ctx context.Context, r *report, t testkit.TB, bin, dir, server 
 		"--debug-addr", debugAddr, "--log-level", "warn")
 	defer p.Stop(10 * time.Second)
 	pid := p.Cmd.Process.Pid
-	conn := healthy(t, grpcAddr, bridgev1.BridgeService_ServiceDesc.ServiceName)
+	conn, secret := healthyDev(t, grpcAddr, bridgev1.BridgeService_ServiceDesc.ServiceName, filepath.Join(dir, "endpoint"))
 	defer conn.Close()
 	s := &suite{reg: registryv1.NewRegistryServiceClient(conn), mb: mailboxv1.NewMailboxServiceClient(conn),
 		br: bridgev1.NewBridgeServiceClient(conn)}
@@ -92,7 +92,7 @@ func mcpEndpoint(ctx context.Context, r *report, t testkit.TB, bin, dir, server 
 	for _, era := range []struct{ key, rev string }{{"mcp_endpoint", ""}, {"mcp_endpoint_sessions", "2025-11-25"}} {
 		sessions := make([]*mcp.ClientSession, endpointSessions)
 		for i := range sessions {
-			if sessions[i], err = endpointSession(ctx, base, era.rev); err != nil {
+			if sessions[i], err = endpointSession(ctx, base, era.rev, secret); err != nil {
 				return err
 			}
 			defer sessions[i].Close()
@@ -129,7 +129,7 @@ func mcpEndpoint(ctx context.Context, r *report, t testkit.TB, bin, dir, server 
 			r.figure(era.key+"_cpu_ms_per_call", tp.cpuMsPerCall())
 		}
 	}
-	if err := routedCPU(ctx, r, s, base, pid); err != nil {
+	if err := routedCPU(ctx, r, s, base, secret, pid); err != nil {
 		return err
 	}
 	// What the collector's settings cost in memory: the suite's peak RSS
@@ -144,8 +144,9 @@ func mcpEndpoint(ctx context.Context, r *report, t testkit.TB, bin, dir, server 
 
 // routedCPU reports the suite's CPU per routed call of /v1/act invoke then
 // capture, POST /v1/call and gRPC Call, at 16 callers, to a host in this
-// process that completes every invocation at once.
-func routedCPU(ctx context.Context, r *report, s *suite, base string, pid int) error {
+// process that completes every invocation at once; the HTTP calls carry
+// the dev suite's secret.
+func routedCPU(ctx context.Context, r *report, s *suite, base, secret string, pid int) error {
 	if err := advertiseEcho(ctx, s.reg, "cpu-host"); err != nil {
 		return err
 	}
@@ -154,7 +155,7 @@ func routedCPU(ctx context.Context, r *report, s *suite, base string, pid int) e
 	if err := follow(hctx, s.mb, "cpu-host", onServe); err != nil {
 		return err
 	}
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	client := &http.Client{Transport: testkit.WithHeaders(http.Header{"Switchboard-Dev-Secret": {secret}}, &http.Transport{MaxIdleConnsPerHost: 64})}
 	post := func(ctx context.Context, path, body string) (map[string]json.RawMessage, error) {
 		out, code, b, err := postJSON(ctx, client, base+path, body)
 		if err == nil && code != http.StatusOK {
@@ -209,10 +210,11 @@ func routedCPU(ctx context.Context, r *report, s *suite, base string, pid int) e
 }
 
 // endpointSession opens an MCP session on the endpoint as the bench's
-// driver, in the revision rev names (empty: the client's newest).
-func endpointSession(ctx context.Context, base, rev string) (*mcp.ClientSession, error) {
+// driver, with the dev suite's secret, in the revision rev names (empty:
+// the client's newest).
+func endpointSession(ctx context.Context, base, rev, secret string) (*mcp.ClientSession, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "switchboard-bench", Version: "1"}, nil)
-	h := http.Header{"Switchboard-Identity": {driver.Name}}
+	h := http.Header{"Switchboard-Identity": {driver.Name}, "Switchboard-Dev-Secret": {secret}}
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp",
 		HTTPClient: testkit.HeaderClient(h)}, &mcp.ClientSessionOptions{ProtocolVersion: rev})
 	if err != nil {

@@ -57,7 +57,7 @@ func floorAndMailbox(ctx context.Context, r *report, s *suite, echoConn *grpc.Cl
 		return fmt.Errorf("mailbox round trip: %w", err)
 	}
 	r.latency("mailbox_round_trip", rt)
-	r.ratio("mailbox_p50_ratio", rt.p50(), echoLat.p50(), 3.5, true)
+	r.ratio("mailbox_p50_ratio", rt.p50(), echoLat.p50(), 3, true)
 
 	for _, n := range []int{1, 16, 64, 256} {
 		echoTP, err := throughput(echoCtx, n, r.window, func(ctx context.Context) error { return echo(ctx, echoConn, msg) })

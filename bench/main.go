@@ -99,7 +99,7 @@ func measure(ctx context.Context, t testkit.TB, r *report) error {
 	testkit.Start(t, self, "-serve-echo", addr["echo"])
 	echoConn := healthy(t, addr["echo"], "bench.Echo")
 	testkit.Start(t, bins["switchboard"], "dev", "--grpc", addr["dev"], "--http", addr["dev-http"], "--data", dir+"/dev-data", "--log-level", "warn")
-	devConn := healthy(t, addr["dev"], "switchboard.bridge.v1.BridgeService")
+	devConn, _ := healthyDev(t, addr["dev"], "switchboard.bridge.v1.BridgeService", dir+"/dev-data")
 
 	time.Sleep(time.Second) // let the services settle before reading idle RSS
 	for _, p := range []struct {

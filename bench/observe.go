@@ -57,7 +57,7 @@ func observability(ctx context.Context, r *report, t testkit.TB, bin, dir, serve
 		}
 		args := append([]string{"dev", "--grpc", grpcAddr, "--http", httpAddr, "--data", filepath.Join(dir, "observe-"+m.name), "--log-level", "warn"}, m.flags...)
 		testkit.StartEnv(t, env, bin, args...)
-		conn := healthy(t, grpcAddr, bridgev1.BridgeService_ServiceDesc.ServiceName)
+		conn, _ := healthyDev(t, grpcAddr, bridgev1.BridgeService_ServiceDesc.ServiceName, filepath.Join(dir, "observe-"+m.name))
 		s := &suite{reg: registryv1.NewRegistryServiceClient(conn), mb: mailboxv1.NewMailboxServiceClient(conn), br: bridgev1.NewBridgeServiceClient(conn)}
 		if err := advertiseEcho(ctx, s.reg, "observe-host"); err != nil {
 			return err

@@ -33,6 +33,15 @@ func healthy(t testkit.TB, addr, service string) *grpc.ClientConn {
 	return cc
 }
 
+// healthyDev is healthy for `switchboard dev` with its state in data: the
+// connection carries the run's secret, which it returns for HTTP calls.
+func healthyDev(t testkit.TB, addr, service, data string) (*grpc.ClientConn, string) {
+	t.Helper()
+	testkit.WaitHealthy(t, addr, service, startupTimeout)
+	secret := testkit.DevSecret(t, data)
+	return testkit.DialDev(t, addr, secret), secret
+}
+
 // httpHealthy waits until the gateway at base answers /healthz with 200.
 func httpHealthy(t testkit.TB, base string) {
 	t.Helper()

@@ -32,7 +32,7 @@ func stores(ctx context.Context, r *report, t testkit.TB, bin, dir string, echo 
 		grpcAddr, httpAddr, debugAddr := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
 		p := testkit.Start(t, bin, "dev", "--grpc", grpcAddr, "--http", httpAddr, "--data", filepath.Join(dir, "store-"+run.name),
 			"--debug-addr", debugAddr, "--log-level", "warn")
-		conn := healthy(t, grpcAddr, mailboxv1.MailboxService_ServiceDesc.ServiceName)
+		conn, _ := healthyDev(t, grpcAddr, mailboxv1.MailboxService_ServiceDesc.ServiceName, filepath.Join(dir, "store-"+run.name))
 		s := &suite{reg: registryv1.NewRegistryServiceClient(conn), mb: mailboxv1.NewMailboxServiceClient(conn)}
 		if err := advertiseEcho(ctx, s.reg, "store-host"); err != nil {
 			return err

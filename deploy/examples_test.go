@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-run/switchboard/kit/process"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
@@ -22,23 +23,9 @@ func TestExampleFilesServeThroughARealSuite(t *testing.T) {
 	t.Parallel()
 	p := loadCompose(t, nil)
 	svcs := services(t, p)
-	local := localImagePath(t)
 	dir := t.TempDir()
 	toolsFile := localTools(t, svcs["example-host"], dir)
-
-	// The bridge's servers, each stdio command made local.
-	var mcp struct {
-		MCPServers map[string]map[string]any `json:"mcpServers"`
-	}
-	readJSON(t, mountSource(t, svcs["bridge"], "mcp-config"), &mcp)
-	for name, srv := range mcp.MCPServers {
-		if cmd, ok := srv["command"].(string); ok {
-			srv["command"] = local(cmd)
-		} else {
-			t.Fatalf("server %s is not a stdio server; the example runs inside the bridge's container", name)
-		}
-	}
-	mcpFile := writeJSON(t, filepath.Join(dir, "mcp.json"), mcp)
+	mcpFile := localMCPConfig(t, svcs["bridge"], dir)
 
 	// The host's client name is its certificate's CN in compose: its
 	// service name.
@@ -62,7 +49,7 @@ func TestExampleFilesServeThroughARealSuite(t *testing.T) {
 		{"the bridge's everything server answers a call", "everything_test_simple_text", `{}`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := callUntilAdvertised(t, bin, grpcAddr, tc.tool, tc.input)
+			got := callUntilAdvertised(t, bin, grpcAddr, filepath.Join(dir, "data", process.DevSecretFile), tc.tool, tc.input)
 			if tc.want != "" && got != tc.want {
 				t.Errorf("%s printed %q; want %q", tc.tool, got, tc.want)
 			}
@@ -115,15 +102,34 @@ func localTools(t *testing.T, host *service, dir string) string {
 	return writeJSON(t, filepath.Join(dir, "tools.json"), tools)
 }
 
-// callUntilAdvertised runs `switchboard call` until the tool is advertised
+// localMCPConfig writes bridge's mcpServers file into dir, each stdio
+// command (a path in the image) replaced by the same program built here.
+func localMCPConfig(t *testing.T, bridge *service, dir string) string {
+	t.Helper()
+	local := localImagePath(t)
+	var mcp struct {
+		MCPServers map[string]map[string]any `json:"mcpServers"`
+	}
+	readJSON(t, mountSource(t, bridge, "mcp-config"), &mcp)
+	for name, srv := range mcp.MCPServers {
+		if cmd, ok := srv["command"].(string); ok {
+			srv["command"] = local(cmd)
+		} else {
+			t.Fatalf("server %s is not a stdio server; the example runs inside the bridge's container", name)
+		}
+	}
+	return writeJSON(t, filepath.Join(dir, "mcp.json"), mcp)
+}
+
+// callUntilAdvertised runs `switchboard call` (with the dev suite's secret) until the tool is advertised
 // (the host and the bridge advertise just after the suite is up) and it
 // answers, failing the test after a bound. Polling is fine here: it is a
 // test waiting for processes to start.
-func callUntilAdvertised(t *testing.T, bin, addr, tool, input string) string {
+func callUntilAdvertised(t *testing.T, bin, addr, secret, tool, input string) string {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		cmd := exec.Command(bin, "call", "--addr", addr, "--as", "compose-test", tool, input)
+		cmd := exec.Command(bin, "call", "--addr", addr, "--dev-secret-file", secret, "--as", "compose-test", tool, input)
 		out, err := cmd.Output()
 		if err == nil {
 			return string(out)

@@ -230,11 +230,12 @@ func (s *service) mountAt(path string) (types.ServiceVolumeConfig, bool) {
 // formatPort prints a container port as --listen spells it.
 func formatPort(p uint32) string { return strconv.FormatUint(uint64(p), 10) }
 
-// certFiles are the files of the service's --tls-* and --nats-tls-* flags:
+// certFiles are the files of the service's --tls-*, --nats-tls-* and
+// --metrics-tls-* flags:
 // every piece of key material it reads.
 func (s *service) certFiles() []string {
 	var files []string
-	for _, f := range []string{"tls-ca", "tls-cert", "tls-key", "nats-tls-ca", "nats-tls-cert", "nats-tls-key"} {
+	for _, f := range []string{"tls-ca", "tls-cert", "tls-key", "nats-tls-ca", "nats-tls-cert", "nats-tls-key", "metrics-tls-cert", "metrics-tls-key"} {
 		if v := s.flags[f]; v != "" {
 			files = append(files, v)
 		}

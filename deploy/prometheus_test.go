@@ -93,11 +93,14 @@ func TestPrometheusScrapesEveryMetricsListener(t *testing.T) {
 			}
 			local := func(path string) string { return certsLocal(t, certsStep, prom, path, vol) }
 			scraper, _ := loadLeaf(t, local(tc.CAFile), local(tc.CertFile), local(tc.KeyFile))
-			if scraper.Subject.CommonName != "prometheus" || first(scraper.Subject.OrganizationalUnit) != "service" {
-				t.Errorf("Prometheus presents CN=%s OU=%v; want CN=prometheus OU=service", scraper.Subject.CommonName, scraper.Subject.OrganizationalUnit)
+			if scraper.Subject.CommonName != "prometheus" || first(scraper.Subject.OrganizationalUnit) != "scrape" {
+				t.Errorf("Prometheus presents CN=%s OU=%v; want CN=prometheus OU=scrape", scraper.Subject.CommonName, scraper.Subject.OrganizationalUnit)
 			}
 			srvLocal := func(path string) string { return certsLocal(t, certsStep, s, path, vol) }
 			server := certs.Files{CA: srvLocal(s.flags["tls-ca"]), Cert: srvLocal(s.flags["tls-cert"]), Key: srvLocal(s.flags["tls-key"])}
+			if s.flags["metrics-tls-cert"] != "" { // a process whose own leaf serves nothing (a host's)
+				server.Cert, server.Key = srvLocal(s.flags["metrics-tls-cert"]), srvLocal(s.flags["metrics-tls-key"])
+			}
 
 			// Prometheus's own client, its files where the certs step wrote them.
 			hc := sc.HTTPClientConfig
@@ -114,8 +117,8 @@ func TestPrometheusScrapesEveryMetricsListener(t *testing.T) {
 			}
 			defer resp.Body.Close()
 			body, _ := io.ReadAll(resp.Body)
-			if got := string(body); got != "prometheus (service)" {
-				t.Errorf("%s's listener saw the caller %q; want prometheus (service)", host, got)
+			if got := string(body); got != "prometheus (scrape)" {
+				t.Errorf("%s's listener saw the caller %q; want prometheus (scrape)", host, got)
 			}
 		})
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
-// loopback runs the scale file's services as processes on this machine,
+// loopback runs a compose file's services as processes on this machine,
 // with their own command lines: only what names a place is rewritten — a
 // container's host:port becomes a loopback address of its own, a file in a
 // container the file the certs step (run here) or the repository provides.
@@ -25,8 +25,8 @@ type loopback struct {
 	dir   string
 }
 
-func newLoopback(t *testing.T) *loopback {
-	svcs := services(t, loadComposeFile(t, scaleFile, nil))
+func newLoopback(t *testing.T, file string) *loopback {
+	svcs := services(t, loadComposeFile(t, file, nil))
 	l := &loopback{t: t, bin: testkit.Build(t, switchboardPkg), svcs: svcs, vol: t.TempDir(), addrs: map[string]string{}, dir: t.TempDir()}
 	mintInto(t, l.bin, svcs["certs"], l.vol)
 	for name, s := range svcs {
@@ -65,12 +65,14 @@ func (l *loopback) args(s *service, health bool, via map[string]string) []string
 			// read; the programs run here are the test's own.
 			out = append(out, "--children-may-read-key")
 			continue
-		case k == "tls-ca" || k == "tls-cert" || k == "tls-key" || strings.HasPrefix(k, "nats-tls-"):
+		case k == "tls-ca" || k == "tls-cert" || k == "tls-key" || strings.HasPrefix(k, "nats-tls-") || strings.HasPrefix(k, "metrics-tls-"):
 			v = certsLocal(l.t, l.svcs["certs"], s, v, l.vol)
 		case k == "data":
 			v = filepath.Join(l.dir, s.name)
 		case k == "tools":
 			v = localTools(l.t, s, l.dir)
+		case k == "mcp-config":
+			v = localMCPConfig(l.t, s, l.dir)
 		default:
 			v = hostPort.ReplaceAllStringFunc(v, func(hp string) string {
 				host, port, _ := net.SplitHostPort(hp)
@@ -133,7 +135,7 @@ func runUntil(t *testing.T, what string, timeout time.Duration, bin string, args
 // call through the survivor still reaches the host.
 func TestScaleSurvivesLosingANATSNodeAndAMailbox(t *testing.T) {
 	t.Parallel()
-	l := newLoopback(t)
+	l := newLoopback(t, scaleFile)
 	nodes := map[string]*testkit.Proc{}
 	for _, n := range replicasOf(l.svcs, "nats") {
 		nodes[n] = l.start(n, nil)
@@ -171,6 +173,13 @@ func TestScaleSurvivesLosingANATSNodeAndAMailbox(t *testing.T) {
 	got, took := call("through mailbox-1 to a host on mailbox-2", l.addrs["registry-1:7731"], l.addrs["mailbox-1:7732"])
 	want(got, "through mailbox-1 to a host on mailbox-2")
 	t.Logf("first call answered %v after the host started (advertising included)", took)
+	// The replicas' requests to each other and their streams' consumers
+	// all passed under the services' NATS permissions (docs/security.md).
+	for name, n := range nodes {
+		if out := n.Output(); strings.Contains(out, "Violation") {
+			t.Errorf("NATS node %s refused the suite's own services something:\n%s", name, out)
+		}
+	}
 
 	nodes["nats-1"].Kill()
 	procs["mailbox-1"].Kill()

@@ -11,10 +11,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"golang.org/x/sync/errgroup"
@@ -23,6 +25,7 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/certs"
 	"github.com/switchboard-run/switchboard/kit/grpcclient"
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/identity"
@@ -48,15 +51,29 @@ type Options struct {
 	ToolsFile   string
 	ToolsClient string
 	// Groups is a tool groups file the registry sets at start.
-	Groups  string
-	Mailbox mailbox.Bounds
+	Groups string
+	// MaxTokenTTL is the longest a token may work (the registry's
+	// --max-token-ttl; zero: registry.DefaultMaxTokenTTL).
+	MaxTokenTTL time.Duration
+	Mailbox     mailbox.Bounds
 	// NATS, when it names servers, holds the state instead of the embedded
 	// server.
 	NATS natsconn.Config
-	Log  *slog.Logger
+	// NATSCerts is a directory `switchboard certs suite` wrote: with NATS,
+	// the registry, the mailbox and the bridge each connect as themselves,
+	// with the leaf of DIR/<service> (docs/security.md, "NATS").
+	NATSCerts string
+	Log       *slog.Logger
 	// Ready, when set, is called once everything listens, with the
 	// addresses actually bound (tests listen on port 0).
 	Ready func(grpcAddr, httpAddr string)
+	// Console receives the console's link, which carries the run's secret
+	// (the command's stderr; nil: discarded).
+	Console io.Writer
+	// Secret is the run's secret (docs/security.md, "Dev mode"); empty: one
+	// is drawn, as switchboard dev does. Either way it is written to
+	// DataDir/dev-secret for the run.
+	Secret string
 	// Observe are --metrics-addr and --debug-addr; the gateway serves the
 	// metrics at /metrics in any case.
 	Observe process.Observe
@@ -74,21 +91,22 @@ type Options struct {
 // largest gRPC message the suite carries fits, in flow-control windows.
 const innerLinkBuffer = 1 << 20
 
-// DefaultDataDir is where the suite keeps its state when --data is not
-// given: $XDG_DATA_HOME/switchboard, or ~/.local/share/switchboard.
-func DefaultDataDir() string {
-	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
-		return filepath.Join(d, "switchboard")
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".local", "share", "switchboard")
-	}
-	return ".data"
-}
-
 // Run serves the suite until ctx ends.
 func Run(ctx context.Context, o Options) error {
-	sec := process.Security{Dev: true}
+	if o.Console == nil {
+		o.Console = io.Discard
+	}
+	if o.MaxTokenTTL == 0 {
+		o.MaxTokenTTL = registry.DefaultMaxTokenTTL
+	}
+	// Dev mode takes a caller's word for who it is, but only from a caller
+	// that can read this run's secret (docs/security.md, "Dev mode").
+	secret, secretFile, err := process.WriteDevSecret(o.DataDir, o.Secret)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(secretFile)
+	sec := process.Security{Dev: true, DevSecret: secret}
 	log := o.Log
 	tel := o.Telemetry
 	if tel == nil {
@@ -121,13 +139,13 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer stopNATS()
-	defer nc.Close()
-	regCfg := registry.Config{WatchBuffer: registry.DefaultWatchBuffer, MaxTools: registry.DefaultMaxTools,
+	defer nc.close()
+	regCfg := registry.Config{WatchBuffer: registry.DefaultWatchBuffer, MaxTools: registry.DefaultMaxTools, MaxTokenTTL: o.MaxTokenTTL,
 		NATS: o.NATS, Flags: process.Flags{Security: sec}, Telemetry: tel, Groups: o.Groups}
 	if old := filepath.Join(o.DataDir, "registry.db"); o.DataDir != "" && exists(old) {
 		regCfg.Import = old // an earlier version's store: copied in once, then renamed
 	}
-	reg, err := registry.New(ctx, regCfg, nc, log.With("service", "registry"))
+	reg, err := registry.New(ctx, regCfg, nc.registry, log.With("service", "registry"))
 	if err != nil {
 		return err
 	}
@@ -140,6 +158,7 @@ func Run(ctx context.Context, o Options) error {
 	inner := bufconn.Listen(innerLinkBuffer)
 	defer inner.Close()
 	conn, err := grpcclient.Dial("passthrough:///switchboard-dev", nil, append(tel.DialOptions(),
+		grpc.WithPerRPCCredentials(identity.DevSecret(secret)),
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return inner.DialContext(ctx) }))...)
 	if err != nil {
 		return err
@@ -148,11 +167,11 @@ func Run(ctx context.Context, o Options) error {
 	regClient := registryv1.NewRegistryServiceClient(conn)
 	mbClient := mailboxv1.NewMailboxServiceClient(conn)
 
-	mb, err := mailbox.New(ctx, mailbox.Config{Bounds: o.Mailbox, NATS: o.NATS, Telemetry: tel}, nc, regClient, sec.Self("mailbox"), log.With("service", "mailbox"))
+	mb, err := mailbox.New(ctx, mailbox.Config{Bounds: o.Mailbox, NATS: o.NATS, Telemetry: tel}, nc.mailbox, regClient, sec.Self("mailbox"), log.With("service", "mailbox"))
 	if err != nil {
 		return err
 	}
-	br, err := bridge.New(ctx, bridge.Config{NATS: o.NATS, Flags: process.Flags{Security: sec}, Telemetry: tel}, nc, regClient, mbClient, log.With("service", "bridge"))
+	br, err := bridge.New(ctx, bridge.Config{NATS: o.NATS, Flags: process.Flags{Security: sec}, Telemetry: tel}, nc.bridge, regClient, mbClient, log.With("service", "bridge"))
 	if err != nil {
 		return err
 	}
@@ -181,7 +200,11 @@ func Run(ctx context.Context, o Options) error {
 	g.Go(func() error { return gw.Serve(ctx, httpLis) })
 	log.Info("switchboard dev is up",
 		"grpc", grpcLis.Addr().String(), "http", "http://"+httpLis.Addr().String(), "nats", where,
-		"try", fmt.Sprintf("grpcurl -plaintext -H 'switchboard-identity: me' %s list", grpcLis.Addr()))
+		"secret", secretFile,
+		"try", fmt.Sprintf(`grpcurl -plaintext -H 'switchboard-identity: me' -H "switchboard-dev-secret: $(cat %s)" %s list`, secretFile, grpcLis.Addr()))
+	// The one place the secret itself is shown: a link that signs the
+	// console in, as notebook servers print theirs.
+	fmt.Fprintf(o.Console, "\nThe console, for this run only (the link carries its secret; keep it to yourself):\n\n    http://%s/console/#dev-secret=%s\n\n", httpLis.Addr(), secret)
 	// The extras advertise and follow: they start once the mailbox's view
 	// of the registry holds its first snapshot, so the invoke check sees
 	// their tools from the view.
@@ -200,25 +223,68 @@ func Run(ctx context.Context, o Options) error {
 	return g.Wait()
 }
 
+// conns are the NATS connections of the services that keep state: one
+// in-process connection for all three to the embedded server; with --nats,
+// one each, as itself.
+type conns struct{ registry, mailbox, bridge *nats.Conn }
+
+func (c conns) close() {
+	for _, nc := range []*nats.Conn{c.registry, c.mailbox, c.bridge} {
+		if nc != nil {
+			nc.Close()
+		}
+	}
+}
+
 // connectNATS starts the embedded NATS server under DataDir (unless o.NATS
 // names servers) and connects to it in process. stop shuts the embedded
 // server down once the services are done with it.
-func connectNATS(o Options, log *slog.Logger) (nc *nats.Conn, where string, stop func(), err error) {
+func connectNATS(o Options, log *slog.Logger) (nc conns, where string, stop func(), err error) {
 	if o.NATS.URLs != "" {
-		nc, err = o.NATS.Connect("switchboard dev", log)
+		nc, err = connectEach(o, log)
 		return nc, o.NATS.URLs, func() {}, err
+	}
+	if o.NATSCerts != "" {
+		return conns{}, "", nil, errors.New("--nats-certs names the certificates to present to --nats, which names no servers: the embedded NATS takes no certificate")
 	}
 	dir := filepath.Join(o.DataDir, "nats")
 	ns, err := natsserver.Start(natsserver.Options{Dir: dir, Log: log.With("service", "nats")})
 	if err != nil {
-		return nil, "", nil, err
+		return conns{}, "", nil, err
 	}
-	nc, err = o.NATS.Connect("switchboard dev", log, ns.InProcess())
+	one, err := o.NATS.Connect("switchboard dev", log, ns.InProcess())
 	if err != nil {
 		ns.Shutdown()
-		return nil, "", nil, err
+		return conns{}, "", nil, err
 	}
-	return nc, "embedded, storage in " + dir, ns.Shutdown, nil
+	return conns{one, one, one}, "embedded, storage in " + dir, ns.Shutdown, nil
+}
+
+// connectEach connects the registry, the mailbox and the bridge to the
+// servers of --nats, each on its own connection: with --nats-certs, each
+// presents its own leaf, and the suite's NATS gives each its own subjects
+// only (docs/security.md, "NATS").
+func connectEach(o Options, log *slog.Logger) (conns, error) {
+	if o.NATS.Cert != "" {
+		return conns{}, errors.New("switchboard dev connects the registry, the mailbox and the bridge to NATS each as itself: name the directory `switchboard certs suite` wrote with --nats-certs, not one certificate with --nats-tls-cert")
+	}
+	var c conns
+	for _, s := range []struct {
+		name string
+		nc   **nats.Conn
+	}{{"registry", &c.registry}, {"mailbox", &c.mailbox}, {"bridge", &c.bridge}} {
+		cfg := o.NATS
+		if o.NATSCerts != "" {
+			f := certs.DirFiles(filepath.Join(o.NATSCerts, s.name))
+			cfg.CA, cfg.Cert, cfg.Key = f.CA, f.Cert, f.Key
+		}
+		var err error
+		if *s.nc, err = cfg.Connect("switchboard dev "+s.name, log); err != nil {
+			c.close()
+			return conns{}, err
+		}
+	}
+	return c, nil
 }
 
 func exists(path string) bool {

@@ -11,7 +11,9 @@ import (
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/grpcclient"
+	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/mailbox"
 	"github.com/switchboard-run/switchboard/services/registry/registrytest"
 )
@@ -46,18 +48,24 @@ func TestAnEarlierRegistryDBInTheDataDirIsImportedOnce(t *testing.T) {
 // gRPC address, has run.
 func serve(t *testing.T, data string, check func(*grpc.ClientConn)) {
 	t.Helper()
+	serveWith(t, Options{DataDir: data}, check)
+}
+
+// serveWith runs the suite with o (its addresses, log, bounds and Ready
+// filled in) until check has run.
+func serveWith(t *testing.T, o Options, check func(*grpc.ClientConn)) {
+	t.Helper()
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, Options{GRPC: "127.0.0.1:0", HTTP: "127.0.0.1:0", DataDir: data, Log: logging.Discard(),
-			Mailbox: mailbox.Bounds{TTL: time.Hour, MaxQueued: 100, MaxSlots: 1000, MaxCaptureBytes: 1 << 20},
-			Ready:   func(grpcAddr, _ string) { ready <- grpcAddr }})
-	}()
+	o.GRPC, o.HTTP, o.Log = "127.0.0.1:0", "127.0.0.1:0", logging.Discard()
+	o.Mailbox = mailbox.Bounds{TTL: time.Hour, MaxQueued: 100, MaxSlots: 1000, MaxCaptureBytes: 1 << 20}
+	o.Ready = func(grpcAddr, _ string) { ready <- grpcAddr }
+	go func() { done <- Run(ctx, o) }()
 	select {
 	case addr := <-ready:
-		cc, err := grpcclient.Dial(addr, nil)
+		cc, err := grpcclient.Dial(addr, nil, grpc.WithPerRPCCredentials(identity.DevSecret(testkit.DevSecret(t, o.DataDir))))
 		if err != nil {
 			t.Fatal(err)
 		}

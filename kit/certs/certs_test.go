@@ -21,7 +21,7 @@ func TestMintedLeafChainsToItsCAAndKeysArePrivate(t *testing.T) {
 	if err := ca.Write(dir); err != nil {
 		t.Fatal(err)
 	}
-	leaf, err := ca.Mint(LeafSpec{Name: "laptop", Grade: "host", Hosts: []string{"127.0.0.1", "registry"}, Validity: time.Hour})
+	leaf, err := ca.Mint(LeafSpec{Name: "laptop", Grade: "service", Hosts: []string{"127.0.0.1", "registry"}, Validity: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestMintedLeafChainsToItsCAAndKeysArePrivate(t *testing.T) {
 	if _, err := cert.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
 		t.Fatalf("leaf does not chain to the loaded CA: %v", err)
 	}
-	if cert.Subject.CommonName != "laptop" || cert.Subject.OrganizationalUnit[0] != "host" {
+	if cert.Subject.CommonName != "laptop" || cert.Subject.OrganizationalUnit[0] != "service" {
 		t.Fatalf("subject = %v", cert.Subject)
 	}
 	if len(cert.IPAddresses) != 1 || len(cert.DNSNames) != 1 {
@@ -63,6 +63,54 @@ func TestMintedLeafChainsToItsCAAndKeysArePrivate(t *testing.T) {
 	}
 	if _, err := (Files{CA: "x"}).ClientConfig(""); err == nil {
 		t.Fatal("missing cert and key were accepted")
+	}
+}
+
+// Only a service's leaf serves and calls; a host's, a driver's, an admin's
+// or a scraper's only calls, and names no host; a serving leaf only
+// serves, and takes no grade.
+func TestOnlyAServicesLeafServes(t *testing.T) {
+	t.Parallel()
+	ca, err := MintCA("ca", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.Cert)
+	verifies := func(l *Leaf, usage x509.ExtKeyUsage) bool {
+		b, _ := pem.Decode(l.CertPEM)
+		c, err := x509.ParseCertificate(b.Bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{usage}})
+		return err == nil
+	}
+	for _, tc := range []struct {
+		spec          LeafSpec
+		serves, calls bool
+	}{
+		{LeafSpec{Name: "registry", Grade: "service", Hosts: []string{"localhost"}}, true, true},
+		{LeafSpec{Name: "laptop", Grade: "host"}, false, true},
+		{LeafSpec{Name: "alice", Grade: "driver"}, false, true},
+		{LeafSpec{Name: "ops", Grade: "admin"}, false, true},
+		{LeafSpec{Name: "prometheus", Grade: "scrape"}, false, true},
+		{LeafSpec{Name: "laptop", Serving: true, Hosts: []string{"laptop"}}, true, false},
+	} {
+		tc.spec.Validity = time.Hour
+		l, err := ca.Mint(tc.spec)
+		if err != nil {
+			t.Fatalf("%+v: %v", tc.spec, err)
+		}
+		if verifies(l, x509.ExtKeyUsageServerAuth) != tc.serves || verifies(l, x509.ExtKeyUsageClientAuth) != tc.calls {
+			t.Errorf("%s (%s, serving %v): serves %v, calls %v; want %v, %v", tc.spec.Name, tc.spec.Grade, tc.spec.Serving,
+				verifies(l, x509.ExtKeyUsageServerAuth), verifies(l, x509.ExtKeyUsageClientAuth), tc.serves, tc.calls)
+		}
+	}
+	for _, spec := range []LeafSpec{{Name: "laptop", Grade: "host", Hosts: []string{"localhost"}}, {Name: "x", Grade: "host", Serving: true}} {
+		if _, err := ca.Mint(spec); err == nil {
+			t.Errorf("minted %+v", spec)
+		}
 	}
 }
 

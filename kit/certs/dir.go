@@ -15,6 +15,11 @@ const (
 	CAFile   = "ca.pem"
 	CertFile = "cert.pem"
 	KeyFile  = "key.pem"
+	// MetricsCertFile and MetricsKeyFile are a serving leaf, beside the
+	// leaf of a process whose own leaf does not serve (a tool host's): what
+	// its metrics listener presents (--metrics-tls-cert, --metrics-tls-key).
+	MetricsCertFile = "metrics-cert.pem"
+	MetricsKeyFile  = "metrics-key.pem"
 )
 
 // DirFiles names the files of the process directory dir.

@@ -67,21 +67,50 @@ func MintCA(name string, validity time.Duration) (*CA, error) {
 type LeafSpec struct {
 	// Name is the identity: the subject CN.
 	Name string
-	// Grade is the OU: "host", "driver", "admin" or "service" (empty: no
-	// OU, a leaf every server refuses — tests mint one to prove it).
+	// Grade is the OU: "host", "driver", "admin", "service" or "scrape"
+	// (empty: no OU, a leaf every server refuses — tests mint one to prove
+	// it).
 	Grade string
-	// Hosts are the DNS names and IP addresses the leaf serves as; a leaf
-	// is also a client certificate, so it may have none.
+	// Hosts are the DNS names and IP addresses the leaf serves as: only a
+	// service's leaf, or a serving one, serves.
 	Hosts []string
+	// Serving mints a leaf that only serves (a tool host's metrics
+	// listener): no grade, and usable by no client.
+	Serving bool
 	// Validity is how long the leaf is valid.
 	Validity time.Duration
 }
 
-// Mint signs a leaf usable both as a server and as a client certificate:
-// suite services are both.
+// ServiceGrade is the grade whose leaves serve as well as call: a suite
+// service is both a server and a client of its peers.
+const ServiceGrade = "service"
+
+// usages are the uses of a leaf of spec: a service's both serves and
+// calls, a serving leaf only serves, everyone else's only calls — a host's,
+// a driver's or an admin's leaf cannot stand in for a server of the suite.
+func (spec LeafSpec) usages() ([]x509.ExtKeyUsage, error) {
+	switch {
+	case spec.Serving && spec.Grade != "":
+		return nil, fmt.Errorf("the serving leaf %q takes no grade (it has %q): it serves, and calls nobody", spec.Name, spec.Grade)
+	case spec.Serving:
+		return []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, nil
+	case spec.Grade == ServiceGrade:
+		return []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}, nil
+	case len(spec.Hosts) > 0:
+		return nil, fmt.Errorf("the leaf of %q (grade %q) is a client's and serves as no name, so it takes no hosts (%v): only a service's leaf, or a serving one, serves", spec.Name, spec.Grade, spec.Hosts)
+	}
+	return []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, nil
+}
+
+// Mint signs a leaf: a service's serves and calls, a serving one only
+// serves, any other only calls (see usages).
 func (ca *CA) Mint(spec LeafSpec) (*Leaf, error) {
 	if spec.Name == "" {
 		return nil, errors.New("a leaf needs a name (its subject CN)")
+	}
+	usages, err := spec.usages()
+	if err != nil {
+		return nil, err
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -102,7 +131,7 @@ func (ca *CA) Mint(spec LeafSpec) (*Leaf, error) {
 		NotBefore:    now.Add(-time.Minute),
 		NotAfter:     now.Add(spec.Validity),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		ExtKeyUsage:  usages,
 	}
 	for _, h := range spec.Hosts {
 		if ip := net.ParseIP(h); ip != nil {
@@ -168,6 +197,16 @@ func (l *Leaf) WriteDir(dir string, ca *CA, owner *Owner) error {
 		return err
 	}
 	return owner.chown(dir)
+}
+
+// WriteMetrics puts the serving leaf l into the process directory dir, as
+// MetricsCertFile and MetricsKeyFile (0600), given to owner as WriteDir
+// gives the rest.
+func (l *Leaf) WriteMetrics(dir string, owner *Owner) error {
+	if err := writeFile(filepath.Join(dir, MetricsCertFile), l.CertPEM, 0o644, owner); err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(dir, MetricsKeyFile), l.KeyPEM, 0o600, owner)
 }
 
 // LoadCA reads a CA written by (*CA).Write.

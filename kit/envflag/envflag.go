@@ -71,3 +71,15 @@ func FromEnv(fs *flag.FlagSet, lookup func(string) (string, bool)) error {
 
 // ParseOS is Parse with the process environment.
 func ParseOS(fs *flag.FlagSet, args []string) error { return Parse(fs, args, os.LookupEnv) }
+
+// List reads a comma-separated flag value: its items, trimmed, the empty
+// ones dropped (so "" is no item, not one empty one).
+func List(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -2,6 +2,7 @@ package envflag
 
 import (
 	"io"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -39,5 +40,14 @@ func TestPositionalArgumentsAreRefused(t *testing.T) {
 	err := Parse(fs, []string{"stray"}, func(string) (string, bool) { return "", false })
 	if err == nil || !strings.Contains(err.Error(), `unexpected argument "stray"`) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestListTrimsAndDropsEmptyItems(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string][]string{"": nil, " , ": nil, "a": {"a"}, " a , b,,c ": {"a", "b", "c"}} {
+		if got := List(in); !slices.Equal(got, want) {
+			t.Errorf("List(%q) = %q; want %q", in, got, want)
+		}
 	}
 }

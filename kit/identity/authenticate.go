@@ -30,6 +30,9 @@ type Authenticator struct {
 	// Dev takes the identity from metadata instead of a client certificate.
 	// Dev-mode servers listen on loopback only (see package listen).
 	Dev bool
+	// DevSecret, when set, is the per-run secret a dev-mode call must carry
+	// (MetadataDevSecret) before its word is taken.
+	DevSecret string
 }
 
 // Authenticate returns the identity of the caller of the request in ctx.
@@ -48,6 +51,11 @@ func (a Authenticator) Authenticate(ctx context.Context) (Identity, error) {
 		return Identity{}, status.Error(codes.Unauthenticated, err.Error())
 	}
 	if a.Dev {
+		if a.DevSecret != "" {
+			if err := CheckDevSecret(metadata.ValueFromIncomingContext(ctx, MetadataDevSecret), a.DevSecret, fmt.Sprintf("the %q metadata key (HTTP header Switchboard-Dev-Secret)", MetadataDevSecret)); err != nil {
+				return Identity{}, status.Error(codes.Unauthenticated, err.Error())
+			}
+		}
 		if asserted == nil {
 			return Identity{}, status.Error(codes.Unauthenticated,
 				`no identity: in dev mode every call names its caller in the "switchboard-identity" metadata key (HTTP header Switchboard-Identity)`)
@@ -185,7 +193,7 @@ func FromCertificate(cert *x509.Certificate) (Identity, error) {
 			`the client certificate of %q has OU "operator", a grade that is gone: mint it again with --grade driver or --grade admin`, name)
 	}
 	return Identity{}, status.Errorf(codes.Unauthenticated,
-		"the client certificate of %q names no grade: its OU must be one of host, driver, admin or service, and it has %s", name, ouList(ous))
+		"the client certificate of %q names no grade: its OU must be one of host, driver, admin, service or scrape, and it has %s", name, ouList(ous))
 }
 
 func ouList(ous []string) string {

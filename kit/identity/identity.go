@@ -32,16 +32,22 @@ const (
 	// Service is a suite service; it may act on behalf of another identity
 	// within its scope (MayAssert).
 	Service Grade = "service"
+	// Scrape may read metrics and nothing else: no RPC admits it, it sees
+	// no workspace. Prometheus's grade.
+	Scrape Grade = "scrape"
 )
 
 // Grades is every grade, in the order the docs list them.
-var Grades = []Grade{Host, Driver, Admin, Service}
+var Grades = []Grade{Host, Driver, Admin, Service, Scrape}
 
 // Article is the grade with its article, as a sentence says it: "a host",
-// "an admin".
+// "an admin", "a scraper".
 func (g Grade) Article() string {
-	if g == Admin {
+	switch g {
+	case Admin:
 		return "an " + string(g)
+	case Scrape:
+		return "a scraper"
 	}
 	return "a " + string(g)
 }
@@ -50,12 +56,12 @@ func (g Grade) Article() string {
 // in a token record. There is no default: the empty string is refused.
 func ParseGrade(s string) (Grade, error) {
 	switch Grade(s) {
-	case Host, Driver, Admin, Service:
+	case Host, Driver, Admin, Service, Scrape:
 		return Grade(s), nil
 	case "operator":
 		return "", fmt.Errorf(`grade "operator" is gone: it was split into driver (list, invoke, capture, cancel) and admin (what a driver may, and mount, register, tokens, grants)`)
 	}
-	return "", fmt.Errorf("unknown grade %q: want host, driver, admin or service", s)
+	return "", fmt.Errorf("unknown grade %q: want host, driver, admin, service or scrape", s)
 }
 
 // Identity is one caller.

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/switchboard-run/switchboard/kit/natsusers"
 )
 
 // Config is how a service reaches NATS.
@@ -101,6 +103,10 @@ func (c Config) Connect(name string, log *slog.Logger, extra ...nats.Option) (*n
 			return nil, err
 		}
 		opts = append(opts, nats.Secure(t))
+		if u, ok := user(t); ok {
+			// The suite's NATS lets each user read its own replies only.
+			opts = append(opts, nats.CustomInboxPrefix(natsusers.Inbox(u.Name)))
+		}
 	}
 	opts = append(opts, extra...)
 	nc, err := nats.Connect(strings.Join(c.list(), ","), opts...)
@@ -112,6 +118,19 @@ func (c Config) Connect(name string, log *slog.Logger, extra ...nats.Option) (*n
 		return nil, fmt.Errorf("cannot reach NATS at %s: %w", where, err)
 	}
 	return nc, nil
+}
+
+// user is the NATS user the certificate of t is mapped to (CN=<name>,
+// OU=service, a row of kit/natsusers), if it is one.
+func user(t *tls.Config) (natsusers.User, bool) {
+	if len(t.Certificates) == 0 || t.Certificates[0].Leaf == nil {
+		return natsusers.User{}, false
+	}
+	subj := t.Certificates[0].Leaf.Subject
+	if len(subj.OrganizationalUnit) != 1 || subj.OrganizationalUnit[0] != "service" {
+		return natsusers.User{}, false
+	}
+	return natsusers.Lookup(subj.CommonName)
 }
 
 func (c Config) tls() (*tls.Config, error) {

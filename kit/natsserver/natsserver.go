@@ -43,7 +43,11 @@ type Options struct {
 	// most of the free disk).
 	MaxStore int64
 	// TLS, when set, is required of clients and of the cluster's routes;
-	// its ClientCAs verify the peers' certificates (mutual TLS).
+	// its ClientCAs verify the peers' certificates (mutual TLS), and each
+	// certificate is mapped to its user in kit/natsusers: a client whose
+	// certificate names no user is refused, one that does gets that
+	// user's subjects only, and a route is taken only from a node's
+	// certificate (see users.go).
 	TLS *tls.Config
 	// Log receives the server's warnings and errors (nil: discarded).
 	Log *slog.Logger
@@ -98,9 +102,8 @@ func Start(o Options) (*Server, error) {
 		}
 	}
 	if o.TLS != nil {
-		opts.TLSConfig, opts.TLSVerify, opts.TLSTimeout = o.TLS, o.TLS.ClientCAs != nil, 5
-		if o.Cluster != nil {
-			opts.Cluster.TLSConfig, opts.Cluster.TLSTimeout = o.TLS, 5
+		if err := mapUsers(opts, o.TLS); err != nil {
+			return nil, err
 		}
 	}
 	ns, err := server.NewServer(opts)

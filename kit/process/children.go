@@ -55,9 +55,11 @@ func (r *Running) Confine(c Children) error {
 		}
 		to = &a
 	}
-	if key := r.security.Files.Key; key != "" && !c.MayReadKey {
-		if err := r.keyHidden(key, to); err != nil {
-			return err
+	for _, key := range []string{r.security.Files.Key, r.metricsKey} {
+		if key != "" && !c.MayReadKey {
+			if err := r.keyHidden(key, to); err != nil {
+				return err
+			}
 		}
 	}
 	if to == nil {

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/switchboard-run/switchboard/kit/hostguard"
 	"github.com/switchboard-run/switchboard/kit/listen"
 	"github.com/switchboard-run/switchboard/kit/telemetry"
 )
@@ -26,12 +27,21 @@ type Observe struct {
 	// NoCallMetrics is --call-metrics=false: no gRPC or HTTP call is
 	// counted (the services' own series still are). The zero value counts.
 	NoCallMetrics bool
+	// MetricsCert and MetricsKey are a serving leaf for the metrics
+	// listener, for a process whose own leaf serves nothing (a tool
+	// host's: only a service's leaf serves, kit/certs).
+	MetricsCert, MetricsKey string
+	// MetricsHosts are more names the metrics listener answers to.
+	MetricsHosts string
 }
 
 // Register adds --metrics-addr and --debug-addr.
 func (o *Observe) Register(fs *flag.FlagSet) {
-	fs.StringVar(&o.MetricsAddr, "metrics-addr", "", "host:port to serve Prometheus metrics at /metrics (empty: none); outside dev mode only to a service or admin client certificate")
+	fs.StringVar(&o.MetricsAddr, "metrics-addr", "", "host:port to serve Prometheus metrics at /metrics (empty: none); outside dev mode only to a scrape or admin client certificate")
 	fs.StringVar(&o.DebugAddr, "debug-addr", "", "loopback host:port to serve net/http/pprof at /debug/pprof/ (empty: none)")
+	fs.StringVar(&o.MetricsHosts, "metrics-hosts", "", "comma-separated names the metrics listener answers to besides loopback, its listen host and its certificate's names (a Host header a scraper sends)")
+	fs.StringVar(&o.MetricsCert, "metrics-tls-cert", "", "PEM certificate the metrics listener serves with, for a process whose own leaf does not serve (a tool host's: switchboard certs leaf --metrics-hosts mints one)")
+	fs.StringVar(&o.MetricsKey, "metrics-tls-key", "", "PEM key of --metrics-tls-cert")
 	fs.Var(negated{&o.NoCallMetrics}, "call-metrics", "count every gRPC and HTTP call (false: only the services' own series; what the benchmarks compare against)")
 }
 
@@ -70,46 +80,44 @@ type Observing struct {
 // Open starts the listeners o names. Outside dev mode the metrics listener
 // serves TLS with serverTLS and admits only scrapers' certificates
 // (telemetry.Scrapers); the debug listener is loopback only in every mode,
-// since a profile shows the process's memory.
+// since a profile shows the process's memory. Both answer only the names
+// they are dialed by, and no page of another origin (kit/hostguard): a
+// rebinding page could otherwise read /debug/pprof/cmdline or start
+// profiles.
 func (o *Observe) Open(log *slog.Logger, tel *telemetry.Telemetry, dev bool, serverTLS func() (*tls.Config, error)) (*Observing, error) {
 	if o.NoCallMetrics {
 		tel.CountCalls(false)
 	}
 	obs := &Observing{}
 	if o.DebugAddr != "" {
-		if host, _, err := net.SplitHostPort(o.DebugAddr); err != nil || !listen.IsLoopbackHost(host) {
-			return nil, fmt.Errorf("--debug-addr %q: pprof is served on loopback only (127.0.0.1, ::1 or localhost): a profile shows the process's memory", o.DebugAddr)
+		if err := o.openDebug(log, obs); err != nil {
+			return nil, err
 		}
-		lis, err := net.Listen("tcp", o.DebugAddr)
-		if err != nil {
-			return nil, fmt.Errorf("--debug-addr: %w", err)
-		}
-		obs.DebugAddr = lis.Addr().String()
-		obs.serve(log, lis, pprofMux(), "pprof")
 	}
 	if o.MetricsAddr != "" {
-		lis, err := listen.TCP(o.MetricsAddr, dev)
-		if err != nil {
+		if err := o.openMetrics(log, obs, tel, dev, serverTLS); err != nil {
 			obs.Close()
-			return nil, fmt.Errorf("--metrics-addr: %w", err)
+			return nil, err
 		}
-		obs.MetricsAddr = lis.Addr().String()
-		mux := http.NewServeMux()
-		var h http.Handler = tel.MetricsHandler()
-		if !dev {
-			c, err := serverTLS()
-			if err != nil || c == nil {
-				lis.Close()
-				obs.Close()
-				return nil, fmt.Errorf("--metrics-addr outside dev mode serves TLS with the process's certificate: %v", err)
-			}
-			h = telemetry.Scrapers(h)
-			lis = tls.NewListener(lis, c)
-		}
-		mux.Handle("GET /metrics", h)
-		obs.serve(log, lis, mux, "metrics")
 	}
 	return obs, nil
+}
+
+func (o *Observe) openDebug(log *slog.Logger, obs *Observing) error {
+	if host, _, err := net.SplitHostPort(o.DebugAddr); err != nil || !listen.IsLoopbackHost(host) {
+		return fmt.Errorf("--debug-addr %q: pprof is served on loopback only (127.0.0.1, ::1 or localhost): a profile shows the process's memory", o.DebugAddr)
+	}
+	guard, err := hostguard.New(hostguard.Config{Listen: o.DebugAddr, Dev: true, What: "this pprof listener"})
+	if err != nil {
+		return err
+	}
+	lis, err := net.Listen("tcp", o.DebugAddr)
+	if err != nil {
+		return fmt.Errorf("--debug-addr: %w", err)
+	}
+	obs.DebugAddr = lis.Addr().String()
+	obs.serve(log, lis, guard.Wrap(pprofMux()), "pprof")
+	return nil
 }
 
 func pprofMux() *http.ServeMux {

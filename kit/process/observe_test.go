@@ -3,6 +3,7 @@ package process_test
 import (
 	"crypto/tls"
 	"flag"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -44,8 +45,9 @@ func TestDebugAddrIsLoopbackOnly(t *testing.T) {
 }
 
 // Outside dev mode the metrics listener is TLS with the process's
-// certificate, and only a service or an admin certificate reads it.
-func TestProductionMetricsAreForServicesAndAdmins(t *testing.T) {
+// certificate, and only a scraper's or an admin's certificate reads it: a
+// service's does not (no service scrapes another).
+func TestProductionMetricsAreForScrapersAndAdmins(t *testing.T) {
 	t.Parallel()
 	pki := testkit.NewPKI(t)
 	serverTLS := pki.ServerTLS(t, "mailbox", "service")
@@ -61,9 +63,10 @@ func TestProductionMetricsAreForServicesAndAdmins(t *testing.T) {
 		want        int
 		says        string
 	}{
-		{"prometheus", "service", http.StatusOK, "go_goroutines"},
+		{"prometheus", "scrape", http.StatusOK, "go_goroutines"},
+		{"registry", "service", http.StatusForbidden, "registry is a service"},
 		{"ops", "admin", http.StatusOK, "go_goroutines"},
-		{"agent", "driver", http.StatusForbidden, "agent is a driver; metrics are served to a service or an admin"},
+		{"agent", "driver", http.StatusForbidden, "agent is a driver; metrics are served to a scraper (a certificate or token of grade scrape) or an admin"},
 		{"laptop", "host", http.StatusForbidden, "laptop is a host"},
 	} {
 		code, body := testkit.ScrapeStatus(t, url, pki.ClientTLS(t, c.name, c.grade), nil)
@@ -74,6 +77,32 @@ func TestProductionMetricsAreForServicesAndAdmins(t *testing.T) {
 	noCert := &tls.Config{RootCAs: serverTLS.ClientCAs, MinVersion: tls.VersionTLS13}
 	if code, body := testkit.ScrapeStatus(t, url, noCert, nil); code != http.StatusUnauthorized || !strings.Contains(body, "client certificate") {
 		t.Errorf("no certificate: %d %.100q, want 401 naming the certificate", code, body)
+	}
+}
+
+// A tool host's own leaf serves nothing, so its metrics listener refuses
+// to start with it, and serves with the serving leaf of --metrics-tls-cert.
+func TestAHostsMetricsListenerServesWithItsServingLeaf(t *testing.T) {
+	t.Parallel()
+	pki := testkit.NewPKI(t)
+	host := pki.Leaf(t, "laptop", "host")
+	hostTLS, err := host.ServerConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	serverTLS := func() (*tls.Config, error) { return hostTLS, nil }
+	o := process.Observe{MetricsAddr: "127.0.0.1:0"}
+	if _, err := o.Open(logging.Discard(), telemetry.NewMetrics(), false, serverTLS); err == nil || !strings.Contains(err.Error(), "--metrics-tls-cert") {
+		t.Fatalf("Open with a host's leaf = %v; want a refusal naming --metrics-tls-cert", err)
+	}
+	o.MetricsCert, o.MetricsKey = pki.Serving(t, "laptop", host)
+	obs, err := o.Open(logging.Discard(), telemetry.NewMetrics(), false, serverTLS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer obs.Close()
+	if code, body := testkit.ScrapeStatus(t, "https://"+obs.MetricsAddr+"/metrics", pki.ClientTLS(t, "prometheus", "scrape"), nil); code != http.StatusOK {
+		t.Fatalf("a scraper of the host's metrics: %d %.100q", code, body)
 	}
 }
 
@@ -98,6 +127,68 @@ func TestCallMetricsFlag(t *testing.T) {
 		obs.Close()
 		if got := len(tel.ServerOptions()); got != c.options {
 			t.Errorf("%v: %d server options, want %d", c.args, got, c.options)
+		}
+	}
+}
+
+// The metrics and pprof listeners answer only the names they are dialed
+// by and no page of another origin: a page rebound to 127.0.0.1 could
+// otherwise read /debug/pprof/cmdline, start profiles, or read metrics
+// with a browser's certificate.
+func TestMetricsAndPprofRefuseForeignHostsAndOrigins(t *testing.T) {
+	t.Parallel()
+	pki := testkit.NewPKI(t)
+	serverTLS := pki.ServerTLS(t, "registry", "service")
+	dev := process.Observe{MetricsAddr: "127.0.0.1:0", DebugAddr: "127.0.0.1:0"}
+	devObs, err := dev.Open(logging.Discard(), telemetry.NewMetrics(), true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devObs.Close()
+	prod := process.Observe{MetricsAddr: "127.0.0.1:0", MetricsHosts: "registry.example"}
+	prodObs, err := prod.Open(logging.Discard(), telemetry.NewMetrics(), false, func() (*tls.Config, error) { return serverTLS, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prodObs.Close()
+	scraper := pki.ClientTLS(t, "prometheus", "scrape")
+	get := func(url, host, origin string, tlsCfg *tls.Config) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		if host != "" {
+			req.Host = host
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		c := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsCfg}}
+		defer c.CloseIdleConnections()
+		res, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	pprof := "http://" + devObs.DebugAddr + "/debug/pprof/cmdline"
+	for _, tc := range []struct {
+		name, url, host, origin string
+		tls                     *tls.Config
+		want                    int
+		says                    string
+	}{
+		{"pprof for loopback", pprof, "", "", nil, 200, ""},
+		{"pprof for a rebound name", pprof, "evil.example:8080", "", nil, 403, `this pprof listener does not answer to Host "evil.example:8080"`},
+		{"pprof for a page of another site", pprof, "", "http://evil.example", nil, 403, `this pprof listener refuses requests from Origin "http://evil.example": no page of another origin may call it`},
+		{"dev metrics for a rebound name", "http://" + devObs.MetricsAddr + "/metrics", "evil.example", "", nil, 403, "dev mode answers loopback names only"},
+		{"metrics for a name of its certificate", "https://" + prodObs.MetricsAddr + "/metrics", "localhost", "", scraper, 200, "go_goroutines"},
+		{"metrics for a name of --metrics-hosts", "https://" + prodObs.MetricsAddr + "/metrics", "registry.example:9090", "", scraper, 200, "go_goroutines"},
+		{"metrics for a rebound name, even with a scraper's certificate", "https://" + prodObs.MetricsAddr + "/metrics", "evil.example", "", scraper, 403,
+			`this metrics listener does not answer to Host "evil.example": it answers to localhost, 127.0.0.1, ::1, registry.example (add the name with --metrics-hosts)`},
+	} {
+		if code, body := get(tc.url, tc.host, tc.origin, tc.tls); code != tc.want || !strings.Contains(body, tc.says) {
+			t.Errorf("%s: %d %.200q; want %d saying %q", tc.name, code, body, tc.want, tc.says)
 		}
 	}
 }

@@ -95,7 +95,7 @@ func Start(name string, cfg Config, args []string, stderr io.Writer) (*Running, 
 		return nil, err
 	}
 	r := newRunning(name, log, &f.Security)
-	r.Telemetry = tel
+	r.Telemetry, r.metricsKey = tel, f.Observe.MetricsKey
 	if r.Observing, err = f.Observe.Open(log, tel, f.Security.Dev, r.ServerTLS); err != nil {
 		tel.Shutdown(context.Background())
 		return nil, err

@@ -34,6 +34,9 @@ type Running struct {
 
 	name     string
 	security *Security
+	// metricsKey is the metrics listener's own key (--metrics-tls-key), if
+	// any: kept from the children like the process's.
+	metricsKey string
 	// The TLS configs, each loaded once, then shared: after Confine the
 	// files may no longer be readable.
 	serverTLS, clientTLS func() (*tls.Config, error)
@@ -60,13 +63,22 @@ func (r *Running) ServerTLS() (*tls.Config, error) { return r.serverTLS() }
 // mode), loaded once for every dial.
 func (r *Running) ClientTLS() (*tls.Config, error) { return r.clientTLS() }
 
-// Dial returns a client connection to the peer at addr.
+// Dial returns a client connection to the peer at addr; in dev mode each
+// call carries the suite's secret, when there is one.
 func (r *Running) Dial(addr string) (*grpc.ClientConn, error) {
 	c, err := r.ClientTLS()
 	if err != nil {
 		return nil, err
 	}
-	return grpcclient.Dial(addr, c, r.telemetry().DialOptions()...)
+	opts := r.telemetry().DialOptions()
+	creds, err := r.security.ClientDevCredentials()
+	if err != nil {
+		return nil, err
+	}
+	if creds != nil {
+		opts = append(opts, grpc.WithPerRPCCredentials(creds))
+	}
+	return grpcclient.Dial(addr, c, opts...)
 }
 
 // telemetry is the process's telemetry; a Running made without Start

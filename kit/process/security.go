@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 
+	"google.golang.org/grpc/credentials"
+
 	"github.com/switchboard-run/switchboard/kit/certs"
 	"github.com/switchboard-run/switchboard/kit/identity"
 )
@@ -15,30 +17,68 @@ import (
 // mode (loopback, identity from metadata) or mutual TLS. It is the one place
 // a process's TLS material is loaded from (ServerTLS, ClientTLS).
 type Security struct {
-	Dev   bool
-	Files certs.Files
+	Dev bool
+	// DevSecretFile names a dev-mode suite's per-run secret
+	// (--dev-secret-file): a dev-mode server then takes only calls that
+	// carry it, and its calls carry it.
+	DevSecretFile string
+	// DevSecret is that secret, read by Check (`switchboard dev` draws
+	// its own). Empty: a dev-mode server takes every loopback caller's
+	// word, as a test's may.
+	DevSecret string
+	Files     certs.Files
 	// ServerName overrides the name checked on peers' certificates.
 	ServerName string
 }
 
-// Register adds --dev, --tls-ca, --tls-cert, --tls-key and --tls-server-name.
+// Register adds --dev, --dev-secret-file, --tls-ca, --tls-cert, --tls-key
+// and --tls-server-name.
 func (s *Security) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&s.Dev, "dev", false, "dev mode: loopback only, identity from the switchboard-identity header; no TLS")
+	fs.StringVar(&s.DevSecretFile, "dev-secret-file", "", "dev mode: the per-run secret every call must carry (switchboard dev writes <--data>/dev-secret); a client without it sends the one switchboard dev wrote, found by itself")
 	fs.StringVar(&s.Files.CA, "tls-ca", "", "PEM file of the CA that signs every peer")
 	fs.StringVar(&s.Files.Cert, "tls-cert", "", "PEM file of this process's certificate")
 	fs.StringVar(&s.Files.Key, "tls-key", "", "PEM file of this process's key")
 	fs.StringVar(&s.ServerName, "tls-server-name", "", "name to check on peers' certificates (default: the dialed host)")
 }
 
-// Check refuses a mixed or empty choice, naming what to pass.
+// Check refuses a mixed or empty choice, naming what to pass, and reads
+// the dev secret.
 func (s *Security) Check() error {
 	switch {
 	case s.Dev && !s.Files.Empty():
 		return errors.New("--dev and --tls-* are exclusive: dev mode has no TLS")
 	case !s.Dev && s.Files.Empty():
 		return certs.ErrNoTLS
+	case !s.Dev && s.DevSecretFile != "":
+		return errors.New("--dev-secret-file is dev mode's: with --tls-* the certificates speak")
+	case s.DevSecretFile != "":
+		secret, err := ReadDevSecret(s.DevSecretFile)
+		if err != nil {
+			return fmt.Errorf("--dev-secret-file: %w", err)
+		}
+		s.DevSecret = secret
 	}
 	return nil
+}
+
+// ClientDevCredentials carry a dev-mode process's secret on its calls: the
+// file of --dev-secret-file, else its own secret, else the file
+// `switchboard dev` wrote where a client finds it (FindDevSecret); nil
+// outside dev mode or when there is none.
+func (s *Security) ClientDevCredentials() (credentials.PerRPCCredentials, error) {
+	switch {
+	case !s.Dev:
+		return nil, nil
+	case s.DevSecretFile != "":
+		return DevCredentials(s.DevSecretFile)
+	case s.DevSecret != "":
+		return identity.DevSecret(s.DevSecret), nil
+	}
+	if path := FindDevSecret(); path != "" {
+		return DevCredentials(path)
+	}
+	return nil, nil
 }
 
 // ServerTLS is the TLS config of the process's listener, loaded from the
@@ -67,7 +107,7 @@ func (s *Security) Self(name string) identity.Self {
 
 // Authenticator is the server side of this choice.
 func (s *Security) Authenticator() identity.Authenticator {
-	return identity.Authenticator{Dev: s.Dev}
+	return identity.Authenticator{Dev: s.Dev, DevSecret: s.DevSecret}
 }
 
 // ActingSelf is Self for a service that acts on behalf of others — the

@@ -169,6 +169,17 @@ func ensureKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValu
 	return bounded{kv}, nil
 }
 
+// Bind returns bucket, which another service declares, for reading only:
+// jetstream.ErrBucketNotFound until it has. Its requests are bounded as
+// EnsureKV's are; it reads the way its owner set its stream.
+func Bind(ctx context.Context, js jetstream.JetStream, bucket string) (jetstream.KeyValue, error) {
+	kv, err := js.KeyValue(ctx, bucket)
+	if err != nil {
+		return nil, err
+	}
+	return bounded{kv}, nil
+}
+
 // reads sets the bucket's direct reads for its replicas (see EnsureKV) and
 // returns a handle that reads the way they say.
 func reads(ctx context.Context, js jetstream.JetStream, kvcfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {

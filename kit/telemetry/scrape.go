@@ -7,12 +7,18 @@ import (
 	"github.com/switchboard-run/switchboard/kit/identity"
 )
 
-// MayScrape says whether id may read a process's metrics: the suite's
-// services (a Prometheus given its own service certificate) and admins.
-// Metrics name workspaces, clients and tools, which a driver or a host of
-// one workspace must not learn about the others (docs/security.md).
+// MayScrape says whether id may read a process's metrics: a scraper (grade
+// scrape, which may read nothing else) and admins. Metrics name
+// workspaces, clients and tools, which a driver or a host of one workspace
+// must not learn about the others; no suite service scrapes another
+// (docs/security.md).
 func MayScrape(id identity.Identity) bool {
-	return id.Grade == identity.Service || id.Grade == identity.Admin
+	return id.Grade == identity.Scrape || id.Grade == identity.Admin
+}
+
+// Refusal is what a caller who may not scrape is told.
+func Refusal(id identity.Identity) string {
+	return fmt.Sprintf("%s is %s; metrics are served to a scraper (a certificate or token of grade scrape) or an admin", id.Name, id.Grade.Article())
 }
 
 // Scrapers serves h only to callers whose verified client certificate
@@ -21,7 +27,7 @@ func MayScrape(id identity.Identity) bool {
 func Scrapers(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 || len(r.TLS.VerifiedChains[0]) == 0 {
-			http.Error(w, "metrics are served to a client certificate signed by the suite's CA, of grade service or admin", http.StatusUnauthorized)
+			http.Error(w, "metrics are served to a client certificate signed by the suite's CA, of grade scrape or admin", http.StatusUnauthorized)
 			return
 		}
 		id, err := identity.FromCertificate(r.TLS.VerifiedChains[0][0])
@@ -30,7 +36,7 @@ func Scrapers(h http.Handler) http.Handler {
 			return
 		}
 		if !MayScrape(id) {
-			http.Error(w, fmt.Sprintf("%s is %s; metrics are served to a service or an admin", id.Name, id.Grade.Article()), http.StatusForbidden)
+			http.Error(w, Refusal(id), http.StatusForbidden)
 			return
 		}
 		h.ServeHTTP(w, r)

@@ -188,7 +188,12 @@ func (m Metrics) Names() []string {
 // HeaderClient is an HTTP client that sends h with every request: an MCP
 // client's transport with the caller's identity.
 func HeaderClient(h http.Header) *http.Client {
-	return &http.Client{Transport: headerTransport{h: h, base: http.DefaultTransport}}
+	return &http.Client{Transport: WithHeaders(h, http.DefaultTransport)}
+}
+
+// WithHeaders is base sending h with every request.
+func WithHeaders(h http.Header, base http.RoundTripper) http.RoundTripper {
+	return headerTransport{h: h, base: base}
 }
 
 type headerTransport struct {

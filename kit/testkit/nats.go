@@ -8,7 +8,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/switchboard-run/switchboard/kit/certs"
 	"github.com/switchboard-run/switchboard/kit/natsserver"
+	"github.com/switchboard-run/switchboard/kit/natsusers"
 )
 
 // NATS runs a real NATS server with JetStream for the test: in process, and
@@ -113,4 +115,28 @@ func JetStream(t TB, url string, opts ...nats.Option) jetstream.JetStream {
 		t.Fatal(err)
 	}
 	return js
+}
+
+// NATSTLS runs the suite's NATS as a deployment does (`switchboard nats`
+// with --tls-*): mutual TLS with the leaf CN=nats of pki, each client's
+// certificate mapped to its user of kit/natsusers. Connect with a service's
+// leaf (natsconn.Config, or JetStreamAs).
+func NATSTLS(t TB, pki *PKI) *natsserver.Server {
+	t.Helper()
+	cfg, err := natsserver.TLS(pki.Leaf(t, natsusers.Node, "service"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, err := natsserver.Start(natsserver.Options{Dir: tempDir(t), Listen: "127.0.0.1:0", TLS: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ns.Shutdown)
+	return ns
+}
+
+// NATSFlags are the --nats and --nats-tls-* flags of a process that
+// reaches ns as f's holder.
+func NATSFlags(ns *natsserver.Server, f certs.Files) []string {
+	return []string{"--nats", ns.ClientURL(), "--nats-tls-ca", f.CA, "--nats-tls-cert", f.Cert, "--nats-tls-key", f.Key}
 }

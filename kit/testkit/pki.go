@@ -45,12 +45,16 @@ func NewPKIIn(t TB, dir string) *PKI {
 	return &PKI{Dir: dir, CA: ca}
 }
 
-// Leaf mints a leaf named name with OU grade ("" for none) that serves as
-// 127.0.0.1 and localhost, into a directory of its own under Dir, and
-// returns its files.
+// Leaf mints a leaf named name with OU grade ("" for none) — a service's
+// serving as 127.0.0.1 and localhost too — into a directory of its own
+// under Dir, and returns its files.
 func (p *PKI) Leaf(t TB, name, grade string) certs.Files {
 	t.Helper()
-	l, err := p.CA.Mint(certs.LeafSpec{Name: name, Grade: grade, Hosts: []string{"127.0.0.1", "localhost"}, Validity: time.Hour})
+	spec := certs.LeafSpec{Name: name, Grade: grade, Validity: time.Hour}
+	if grade == certs.ServiceGrade {
+		spec.Hosts = loopbackNames
+	}
+	l, err := p.CA.Mint(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,6 +64,24 @@ func (p *PKI) Leaf(t TB, name, grade string) certs.Files {
 		t.Fatal(err)
 	}
 	return certs.DirFiles(dir)
+}
+
+// loopbackNames are the names a test's servers are dialed by.
+var loopbackNames = []string{"127.0.0.1", "localhost"}
+
+// Serving mints a serving leaf named name (no grade, serving as 127.0.0.1
+// and localhost) beside the leaf f, as certs suite does for a tool host's
+// metrics listener, and returns its certificate and key files.
+func (p *PKI) Serving(t TB, name string, f certs.Files) (cert, key string) {
+	t.Helper()
+	l, err := p.CA.Mint(certs.LeafSpec{Name: name, Serving: true, Hosts: loopbackNames, Validity: time.Hour})
+	if err == nil {
+		err = l.WriteMetrics(filepath.Dir(f.Cert), nil)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(filepath.Dir(f.Cert), certs.MetricsCertFile), filepath.Join(filepath.Dir(f.Cert), certs.MetricsKeyFile)
 }
 
 // ServerTLS is the listener config of a leaf named name with OU grade.

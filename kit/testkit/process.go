@@ -21,6 +21,8 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/switchboard-run/switchboard/kit/grpcclient"
+	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/process"
 )
 
 var builds sync.Map // import path → *build
@@ -222,14 +224,44 @@ func (p *Proc) wait(timeout time.Duration) (exited bool, err error) {
 
 // Dial connects to the suite's gRPC server at addr (plaintext, dev mode)
 // for the rest of the test.
-func Dial(t TB, addr string) *grpc.ClientConn {
+func Dial(t TB, addr string, opts ...grpc.DialOption) *grpc.ClientConn {
 	t.Helper()
-	cc, err := grpcclient.Dial(addr, nil)
+	cc, err := grpcclient.Dial(addr, nil, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cc.Close() })
 	return cc
+}
+
+// DevSecret is the per-run secret `switchboard dev` wrote into its --data
+// dir: what a test's calls to it carry (DialDev, the Switchboard-Dev-Secret
+// header, a process's --dev-secret-file).
+func DevSecret(t TB, dataDir string) string {
+	t.Helper()
+	s, err := process.ReadDevSecret(filepath.Join(dataDir, process.DevSecretFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// DialDev is Dial to a dev suite whose calls must carry secret.
+func DialDev(t TB, addr, secret string) *grpc.ClientConn {
+	t.Helper()
+	return Dial(t, addr, grpc.WithPerRPCCredentials(identity.DevSecret(secret)))
+}
+
+// DevSecretFollowed carries the secret in file on each call, read again
+// when the suite, started again, draws another: for a test's client that
+// outlives a restart.
+func DevSecretFollowed(t TB, file string) grpc.DialOption {
+	t.Helper()
+	c, err := process.DevCredentials(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return grpc.WithPerRPCCredentials(c)
 }
 
 // WaitHealthy waits until the gRPC server at addr (plaintext, dev mode)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/yosida95/uritemplate/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -116,6 +117,10 @@ func (s *Service) ReadResource(ctx context.Context, req *bridgev1.ReadResourceRe
 	if sess == nil {
 		return nil, status.Errorf(codes.NotFound, "MCP server %q has no resource %q: it is a plugin backend, which serves tools only", client, uri)
 	}
+	if !listsResource(sess.Catalog(), uri) {
+		return nil, status.Errorf(codes.NotFound,
+			"MCP server %q lists no resource %q, and none of its resource templates matches it: only what a server lists is read", client, uri)
+	}
 	ctx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
 	res, err := sess.ReadResource(ctx, uri)
@@ -123,6 +128,20 @@ func (s *Service) ReadResource(ctx context.Context, req *bridgev1.ReadResourceRe
 		return nil, upstreamError(err, client, fmt.Sprintf("resource %q", uri), true)
 	}
 	return catalog.Read(res), nil
+}
+
+// listsResource is the one rule every front reads by (the REST route, gRPC,
+// the MCP endpoint): a URI the server lists, or one a template it lists
+// matches, as the MCP SDK matches them. Anything else — file:///etc/… —
+// never goes upstream, where a server might read it from its own disk.
+func listsResource(c upstream.Catalog, uri string) bool {
+	if slices.ContainsFunc(c.Resources, func(r *mcp.Resource) bool { return r.URI == uri }) {
+		return true
+	}
+	return slices.ContainsFunc(c.Templates, func(t *mcp.ResourceTemplate) bool {
+		tmpl, err := uritemplate.New(t.URITemplate)
+		return err == nil && tmpl.Regexp().MatchString(uri)
+	})
 }
 
 // GetPrompt forwards prompts/get to the server (BridgeService.GetPrompt).

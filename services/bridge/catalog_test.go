@@ -89,7 +89,11 @@ func TestTheConformanceServersCatalogThroughTheBridge(t *testing.T) {
 		{"an unknown URI", func() error {
 			_, err := s.bridge.ReadResource(driver, &bridgev1.ReadResourceRequest{Client: "conf", Uri: "test://nope"})
 			return err
-		}, codes.NotFound, `MCP server "conf" has no resource "test://nope" (it answered -32602 Resource not found)`},
+		}, codes.NotFound, `MCP server "conf" lists no resource "test://nope", and none of its resource templates matches it: only what a server lists is read`},
+		{"a file the server does not list is never asked of it", func() error {
+			_, err := s.bridge.ReadResource(driver, &bridgev1.ReadResourceRequest{Client: "conf", Uri: "file:///etc/passwd"})
+			return err
+		}, codes.NotFound, `MCP server "conf" lists no resource "file:///etc/passwd", and none of its resource templates matches it: only what a server lists is read`},
 		{"an unknown prompt", func() error {
 			_, err := s.bridge.GetPrompt(driver, &bridgev1.GetPromptRequest{Client: "conf", Name: "nope"})
 			return err

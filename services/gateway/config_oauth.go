@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/switchboard-run/switchboard/kit/envflag"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/limits"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/oauth"
@@ -45,7 +46,7 @@ func (o *OAuthFlags) Register(fs *flag.FlagSet) {
 // Config is the oauth package's configuration, or ok false when no issuer
 // is named.
 func (o OAuthFlags) Config() (cfg oauth.Config, ok bool, err error) {
-	issuers := list(o.Issuers)
+	issuers := envflag.List(o.Issuers)
 	if len(issuers) == 0 {
 		if o.Resource != "" || o.IntrospectionURL != "" {
 			return cfg, false, fmt.Errorf("--oauth-resource and --oauth-introspection-url need --oauth-issuers")
@@ -112,7 +113,7 @@ func (l LimitFlags) Config() (limits.Config, error) {
 // perGrade reads "5" (every grade) or "driver=5,admin=20".
 func perGrade(flagName, s string) (map[identity.Grade]float64, error) {
 	out := map[identity.Grade]float64{}
-	for _, item := range list(s) {
+	for _, item := range envflag.List(s) {
 		gs, vs, paired := strings.Cut(item, "=")
 		if !paired {
 			gs, vs = "", item

@@ -116,15 +116,33 @@ func shot(dir, name string) chromedp.Action[chromedp.Void] {
 }
 
 func TestConsoleInTheBrowser(t *testing.T) {
-	s := newSuite(t, options{})
+	const devSecret = "the-runs-secret"
+	s := newSuite(t, options{configure: func(c *Config) { c.Security.DevSecret = devSecret }})
 	ctx := browser(t)
 	dir := screenshots(t)
 	// The laptop is registered before it serves, so the page is open when
 	// its tools arrive.
 	s.join(t, "default", "laptop")
 
-	step(t, ctx, "signing in as ops (dev mode)",
+	step(t, ctx, "naming oneself without the run's secret, and being refused",
 		chromedp.Navigate(s.URL+"/console/"),
+		chromedp.WaitVisible(chromedp.ID("signin-identity")),
+		chromedp.SendKeys(chromedp.ID("signin-identity"), "mallory"),
+		chromedp.Click(chromedp.ID("signin-submit")),
+		chromedp.WaitVisible(chromedp.CSS(`#view .refusal`)),
+	)
+	if refused := read(t, ctx, "reading the refusal", chromedp.Text(chromedp.CSS(`#view .refusal`))); !strings.Contains(refused, "per-run secret") {
+		t.Fatalf("without the secret the page said %q", refused)
+	}
+	step(t, ctx, "opening the console's link, which carries the run's secret: the name is taken now",
+		chromedp.Navigate(s.URL+"/console/#dev-secret="+devSecret),
+		chromedp.WaitVisible(`//div[@id="whoami"]//strong[text()="mallory"]`),
+	)
+	if addr := read(t, ctx, "reading the address", chromedp.Location()); strings.Contains(addr, devSecret) {
+		t.Fatalf("the address still shows the secret: %s", addr)
+	}
+	step(t, ctx, "signing in as ops (dev mode)",
+		chromedp.Click(chromedp.ID("signout")),
 		chromedp.WaitVisible(chromedp.ID("signin-identity")),
 		chromedp.SendKeys(chromedp.ID("signin-identity"), "ops"),
 		chromedp.Click(chromedp.ID("signin-submit")),

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -18,13 +17,15 @@ import (
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/envflag"
+	"github.com/switchboard-run/switchboard/kit/hostguard"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/mcptelemetry"
 	"github.com/switchboard-run/switchboard/kit/telemetry"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/act"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/bodylimit"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/console"
-	"github.com/switchboard-run/switchboard/services/gateway/internal/hostguard"
+
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httpauth"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/limits"
@@ -89,14 +90,15 @@ func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
 		return nil, err
 	}
 	registry := registryv1.NewRegistryServiceClient(b.Registry)
-	who := httpauth.Resolver{Dev: cfg.Security.Dev, Tokens: httpauth.RegistryTokens{Registry: registry, Self: b.Self},
+	who := httpauth.Resolver{Dev: cfg.Security.Dev, DevSecret: cfg.Security.DevSecret, Tokens: httpauth.RegistryTokens{Registry: registry, Self: b.Self},
 		Recheck: cmp.Or(cfg.TokenRecheck, DefaultTokenRecheck)}
 	mailbox := mailboxv1.NewMailboxServiceClient(b.Mailbox)
 	acts := act.Handler{Registry: registry, Mailbox: mailbox}
 	g.health = newHealth(b.Registry, b.Mailbox, b.Bridge)
 	// Every route, /healthz included, answers only the names and pages it
 	// should: a probe sends a loopback Host, which every gateway answers.
-	guard, err := hostguard.New(cfg.Listen, list(cfg.HTTPHosts), list(cfg.HTTPOrigins), cfg.Security.Dev)
+	guard, err := hostguard.New(hostguard.Config{Listen: cfg.Listen, Hosts: envflag.List(cfg.HTTPHosts), Origins: envflag.List(cfg.HTTPOrigins),
+		Dev: cfg.Security.Dev, What: "this gateway", HostsFlag: "--http-hosts", OriginsFlag: "--http-origins", Refuse: httperr.Write})
 	if err != nil {
 		return nil, err
 	}
@@ -219,17 +221,6 @@ func getOnly(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
-}
-
-// list splits a comma-separated flag value, dropping empty items.
-func list(s string) []string {
-	var out []string
-	for _, item := range strings.Split(s, ",") {
-		if item = strings.TrimSpace(item); item != "" {
-			out = append(out, item)
-		}
-	}
-	return out
 }
 
 // serveOpenAPI serves the document protoc-gen-openapiv2 generated.

@@ -188,9 +188,9 @@ func TestProductionForwardsTheCallerOnBehalfOverTheServiceCertificate(t *testing
 		t.Fatalf("healthz over mutual TLS: HTTP %d %s", res.Status, res.Body)
 	}
 
-	// The metrics name every workspace and client: a service (Prometheus
+	// The metrics name every workspace and client: a scraper (Prometheus
 	// with its own certificate) or an admin reads them, nobody else.
-	promFiles, opsFiles := p.Leaf(t, "prometheus", "service"), p.Leaf(t, "ops", "admin")
+	promFiles, opsFiles := p.Leaf(t, "prometheus", "scrape"), p.Leaf(t, "ops", "admin")
 	for _, c := range []struct {
 		who    string
 		client *http.Client
@@ -199,7 +199,7 @@ func TestProductionForwardsTheCallerOnBehalfOverTheServiceCertificate(t *testing
 	}{
 		{"prometheus", httpsClient(&promFiles), 200, "switchboard_http_requests_total"},
 		{"an admin", httpsClient(&opsFiles), 200, "go_goroutines"},
-		{"a driver", httpsClient(&aliceFiles), 403, `"alice is a driver; metrics are served to a service or an admin"`},
+		{"a driver", httpsClient(&aliceFiles), 403, `"alice is a driver; metrics are served to a scraper (a certificate or token of grade scrape) or an admin"`},
 		{"nobody", anonymous, 401, "no identity"},
 	} {
 		res = do(t, c.client, http.MethodGet, g.URL+"/metrics", nil, nil)

@@ -208,7 +208,9 @@ func TestTheCatalogOverREST(t *testing.T) {
 			`Prompt with arguments: arg1='x', arg2='y'`},
 		{"an unknown client", http.MethodGet, "/v1/servers/ghost/resources", "", 404, `no MCP server is mounted as \"ghost\"`},
 		{"an unknown URI", http.MethodGet, "/v1/servers/conf/resource?uri=test://nope", "", 404,
-			`MCP server \"conf\" has no resource \"test://nope\" (it answered -32602 Resource not found)`},
+			`MCP server \"conf\" lists no resource \"test://nope\", and none of its resource templates matches it: only what a server lists is read`},
+		{"a file the server does not list", http.MethodGet, "/v1/servers/conf/resource?uri=" + url.QueryEscape("file:///etc/passwd"), "", 404,
+			`MCP server \"conf\" lists no resource \"file:///etc/passwd\"`},
 		{"an unknown prompt", http.MethodPost, "/v1/servers/conf/prompts/nope", `{}`, 404, `MCP server \"conf\" lists no prompt \"nope\"`},
 	}
 	for _, tt := range cases {

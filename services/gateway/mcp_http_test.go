@@ -116,32 +116,58 @@ func TestBearerTokensOpenTheMCPEndpointUntilRevoked(t *testing.T) {
 
 // The identity is derived for each request, never kept with the session:
 // the same session, presenting another identity, acts as that one.
-func TestEachCallActsAsTheCallerOfItsOwnRequest(t *testing.T) {
+// An MCP session serves only the identity that began it: a call in it acts
+// as that caller, and another caller who learned its Mcp-Session-Id can
+// neither call in it nor end it — the session is absent to them (404), on
+// this replica as on any other, and its owner goes on using it.
+func TestAnMCPSessionServesOnlyTheIdentityThatBeganIt(t *testing.T) {
 	t.Parallel()
 	s := newSuite(t, options{laptop: true})
 	slow := s.waiter(t, "slowbox")
 	var mu sync.Mutex
-	name := "alice"
+	session := ""
 	client := mcp.NewClient(&mcp.Implementation{Name: "switchboard-test", Version: "1"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: s.URL + "/mcp",
 		HTTPClient: &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			mu.Lock()
 			r = r.Clone(r.Context())
-			r.Header.Set("Switchboard-Identity", name)
-			mu.Unlock()
-			return http.DefaultTransport.RoundTrip(r)
-		})}}, nil)
+			r.Header.Set("Switchboard-Identity", "alice")
+			res, err := http.DefaultTransport.RoundTrip(r)
+			if err == nil && res.Header.Get("Mcp-Session-Id") != "" {
+				mu.Lock()
+				session = res.Header.Get("Mcp-Session-Id")
+				mu.Unlock()
+			}
+			return res, err
+		})}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	first := slowHandle(t, cs, slow)
+	if first := slowHandle(t, cs, slow); !s.poster(t, first, "alice") {
+		t.Fatalf("alice's call %s was not posted by alice", first)
+	}
 	mu.Lock()
-	name = "bob"
+	stolen := session
 	mu.Unlock()
-	second := slowHandle(t, cs, slow)
-	if !s.poster(t, first, "alice") || !s.poster(t, second, "bob") {
-		t.Fatalf("the session's calls were not posted by their own callers: %s (alice), %s (bob)", first, second)
+	for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+		req, _ := http.NewRequest(method, s.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))
+		req.Header.Set("Switchboard-Identity", "bob")
+		req.Header.Set("Mcp-Session-Id", stolen)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusNotFound || !strings.Contains(string(body), `of \"bob\": a session serves only the identity that began it`) {
+			t.Errorf("bob's %s with alice's session: %d %s; want 404, the session absent to him", method, res.StatusCode, body)
+		}
+	}
+	if again := slowHandle(t, cs, slow); !s.poster(t, again, "alice") {
+		t.Fatalf("alice's session no longer served her: %s", again)
 	}
 }
 

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"fmt"
 	"net/http"
 
 	"github.com/switchboard-run/switchboard/kit/telemetry"
@@ -12,7 +11,7 @@ import (
 // metricsRoute serves the process's metrics (docs/observability.md). In
 // dev mode the gateway is loopback-only and behind the Host guard, and
 // the route is open, so `curl :8080/metrics` works as the tour shows; in
-// production only a service or an admin (certificate or token) reads
+// production only a scraper or an admin (certificate or token) reads
 // them, since they name every workspace and client.
 func metricsRoute(tel *telemetry.Telemetry, who httpauth.Resolver) http.Handler {
 	metrics := tel.MetricsHandler()
@@ -26,7 +25,7 @@ func metricsRoute(tel *telemetry.Telemetry, who httpauth.Resolver) http.Handler 
 			return
 		}
 		if !telemetry.MayScrape(id) {
-			httperr.Write(w, http.StatusForbidden, fmt.Sprintf("%s is %s; metrics are served to a service or an admin", id.Name, id.Grade.Article()))
+			httperr.Write(w, http.StatusForbidden, telemetry.Refusal(id))
 			return
 		}
 		metrics.ServeHTTP(w, r)

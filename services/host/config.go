@@ -44,6 +44,10 @@ type Config struct {
 	// CacheBytes bounds the bytes of the recent captures kept; the oldest
 	// is forgotten first.
 	CacheBytes int
+	// CwdRoots are the directories a driver may name as the cwd of a tool
+	// advertised with subject_cwd (comma-separated; empty: the host's
+	// working directory).
+	CwdRoots string
 	// Flags are dev mode or mutual TLS, and the log.
 	process.Flags
 	// Children keeps the host's key from its tools: --run-as,
@@ -60,6 +64,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.Deadline, "deadline", DefaultDeadline, "how long one tool run may take before SIGTERM, then SIGKILL (exit code 124); an invocation's own shorter timeout wins")
 	fs.IntVar(&c.Concurrency, "concurrency", DefaultConcurrency, "tool runs at once")
 	fs.IntVar(&c.MaxOutput, "max-output", DefaultMaxOutput, "bytes of stdout and of stderr kept from one run; the rest is counted and dropped")
+	fs.StringVar(&c.CwdRoots, "cwd-roots", "", "comma-separated absolute directories a driver may name as the cwd of a tool advertised with subject_cwd, each with what lies under it (default: the host's working directory; none when that is /)")
 	fs.IntVar(&c.CacheBytes, "cache-bytes", DefaultCacheBytes, "bytes of recent captures kept to answer a redelivery without running the tool again; the oldest is forgotten first")
 	c.Flags.Register(fs)
 	c.Children.Register(fs)

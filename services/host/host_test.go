@@ -13,8 +13,8 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
-	"github.com/switchboard-run/switchboard/kit/grpcclient"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/process"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
@@ -40,12 +40,9 @@ func startHosted(t *testing.T, tool string, hostArgs ...string) hosted {
 	addr := testkit.FreeAddr(t)
 	testkit.Start(t, bin, "dev", "--grpc", addr, "--http", testkit.FreeAddr(t), "--data", filepath.Join(dir, "data"))
 	testkit.WaitHealthy(t, addr, mailboxv1.MailboxService_ServiceDesc.ServiceName, 20*time.Second)
-	host := testkit.Start(t, bin, append([]string{"host", "--dev", "--client", "box", "--tools", tools, "--registry", addr, "--mailbox", addr}, hostArgs...)...)
-	cc, err := grpcclient.Dial(addr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cc.Close() })
+	secret := filepath.Join(dir, "data", process.DevSecretFile)
+	host := testkit.Start(t, bin, append([]string{"host", "--dev", "--dev-secret-file", secret, "--client", "box", "--tools", tools, "--registry", addr, "--mailbox", addr}, hostArgs...)...)
+	cc := testkit.DialDev(t, addr, testkit.DevSecret(t, filepath.Join(dir, "data")))
 	reg := registryv1.NewRegistryServiceClient(cc)
 	testkit.Eventually(t, "the host connected", 30*time.Second, func() bool {
 		res, err := reg.GetClient(driver, &registryv1.GetClientRequest{Client: "box"})

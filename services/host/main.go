@@ -32,6 +32,10 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	roots, err := run.ParseRoots(cfg.CwdRoots)
+	if err != nil {
+		return err
+	}
 	// Everything read as the starting user is read: from here on the
 	// tools this host runs must not be able to read its key.
 	if err := p.Confine(cfg.Children); err != nil {
@@ -60,7 +64,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 		Registry:    registryv1.NewRegistryServiceClient(regConn),
 		Mailbox:     mailboxv1.NewMailboxServiceClient(mbConn),
 		As:          as,
-		Limits:      run.Limits{Grace: 5 * time.Second, MaxOutput: cfg.MaxOutput},
+		Limits:      run.Limits{Grace: 5 * time.Second, MaxOutput: cfg.MaxOutput, Roots: roots},
 		Concurrency: cfg.Concurrency,
 		Deadline:    cfg.Deadline,
 		CacheBytes:  cfg.CacheBytes,
@@ -92,6 +96,10 @@ func Local(path, client string, reg registryv1.RegistryServiceClient, mb mailbox
 	if err != nil {
 		return nil, err
 	}
+	roots, err := run.ParseRoots("") // the working directory
+	if err != nil {
+		return nil, err
+	}
 	return New(Options{Tools: tools, Registry: reg, Mailbox: mb, As: as, Log: log, Concurrency: DefaultConcurrency, Telemetry: tel,
-		Limits: run.Limits{Grace: 5 * time.Second, MaxOutput: DefaultMaxOutput}}), nil
+		Limits: run.Limits{Grace: 5 * time.Second, MaxOutput: DefaultMaxOutput, Roots: roots}}), nil
 }

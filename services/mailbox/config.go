@@ -133,9 +133,12 @@ func (b *Bounds) Register(fs *flag.FlagSet) {
 }
 
 // Defaults of the byte budgets and the read batches (docs/security.md).
+// One poster holds at most a quarter of a client's budget and a sixteenth
+// of the replica's, so a single driver can neither fill a client for the
+// others nor, with a few more, the replica.
 const (
 	DefaultMaxHeldBytes    = 1 << 30
-	DefaultMaxPosterBytes  = 256 << 20
+	DefaultMaxPosterBytes  = 64 << 20
 	DefaultMaxClientBytes  = 256 << 20
 	DefaultMaxReadBytes    = 4 << 20
 	DefaultMaxReadRows     = 256

@@ -82,7 +82,7 @@ func (s *state) guard(ctx context.Context, client, session string, held *presenc
 	if held == nil || (session != "" && held.Session == session) {
 		return nil
 	}
-	now, err := presence.Current(ctx, s.presence, client)
+	now, err := s.presence.current(ctx, client)
 	switch {
 	case err != nil:
 		return storeFailed("advertise: reading the presence of "+strconv.Quote(client), err)

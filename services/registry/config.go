@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/switchboard-run/switchboard/kit/natsconn"
 	"github.com/switchboard-run/switchboard/kit/ports"
@@ -17,6 +18,10 @@ const (
 	DefaultListen      = ports.RegistryAddr
 	DefaultWatchBuffer = 1024
 	DefaultMaxTools    = 1024
+	// DefaultMaxTokenTTL is the longest a token may work: a token is a
+	// bearer secret, and one that never expires outlives every audit of
+	// who holds it.
+	DefaultMaxTokenTTL = 90 * 24 * time.Hour
 )
 
 // Config is the registry's configuration; every field has a flag with an
@@ -37,6 +42,9 @@ type Config struct {
 	WatchBuffer int
 	// MaxTools bounds one client's set.
 	MaxTools int
+	// MaxTokenTTL is the longest a token may work: a longer ttl is refused
+	// at CreateToken (a token minted before the cap keeps its expiry).
+	MaxTokenTTL time.Duration
 	// Groups names a declarative tool groups file (kit/toolgroups.File),
 	// set at start: each group in it replaces the stored one of its name.
 	Groups string
@@ -56,6 +64,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Import, "import", "", "a registry.db of an earlier version to copy into NATS (once; the file is renamed registry.db.imported)")
 	fs.IntVar(&c.WatchBuffer, "watch-buffer", DefaultWatchBuffer, "events a watcher may lag before it is told to resync")
 	fs.IntVar(&c.MaxTools, "max-tools", DefaultMaxTools, "most tools one client may advertise")
+	fs.DurationVar(&c.MaxTokenTTL, "max-token-ttl", DefaultMaxTokenTTL, "the longest a token may work: CreateToken refuses a longer --ttl")
 	fs.StringVar(&c.Groups, "groups", "", "a tool groups file (JSON, docs/mcp.md) to set at start")
 	c.Flags.Register(fs)
 }
@@ -69,6 +78,9 @@ func (c Config) check() error {
 	}
 	if c.WatchBuffer < 1 {
 		errs = append(errs, fmt.Errorf("--watch-buffer %d is below 1: a watcher must be able to lag at least one event", c.WatchBuffer))
+	}
+	if c.MaxTokenTTL <= 0 {
+		errs = append(errs, fmt.Errorf("--max-token-ttl %v is not positive: a token must be able to work for some time", c.MaxTokenTTL))
 	}
 	if c.MaxTools < 1 {
 		errs = append(errs, fmt.Errorf("--max-tools %d is below 1: a client must be able to advertise at least one tool", c.MaxTools))

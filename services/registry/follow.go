@@ -67,24 +67,41 @@ func (s *state) followRecords(ctx context.Context, synced chan struct{}) {
 }
 
 func (s *state) followPresence(ctx context.Context, synced chan struct{}) {
-	first := true
+	first, missing := true, false
 	for ctx.Err() == nil {
-		table := presence.NewTable()
-		live := false
-		err := presence.Watch(ctx, s.presence, func(e presence.Event) {
-			if live {
-				s.applyPresence(table, e)
-				return
-			}
-			table.Apply(e)
-		}, func() {
-			live = true
-			s.replacePresence(table.All(), !first)
+		kv, err := s.presence.get(ctx)
+		if kv == nil && err == nil {
+			// No mailbox has declared the bucket yet: nobody holds a read.
 			if first {
-				first = false
+				first, missing = false, true
 				close(synced)
 			}
-		})
+			sleep(ctx, rewatchDelay)
+			continue
+		}
+		table := presence.NewTable()
+		// A bucket declared after the view was taken as empty: what it
+		// holds is news, applied as it comes.
+		live := missing
+		missing = false
+		if err == nil {
+			err = presence.Watch(ctx, kv, func(e presence.Event) {
+				if live {
+					s.applyPresence(table, e)
+					return
+				}
+				table.Apply(e)
+			}, func() {
+				if !live {
+					live = true
+					s.replacePresence(table.All(), !first)
+				}
+				if first {
+					first = false
+					close(synced)
+				}
+			})
+		}
 		if ctx.Err() != nil {
 			return
 		}

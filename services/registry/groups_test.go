@@ -136,7 +136,7 @@ func TestTheGroupsFileIsSetAtStart(t *testing.T) {
 	if err := os.WriteFile(bad, []byte(`{"groups": [{"workspace": "ops", "name": "x", "patterns": ["[a"]}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err = registry.New(context.Background(), registry.Config{WatchBuffer: 8, MaxTools: 8, Groups: bad}, e.nc, logging.Discard())
+	_, err = registry.New(context.Background(), registry.Config{WatchBuffer: 8, MaxTools: 8, MaxTokenTTL: registry.DefaultMaxTokenTTL, Groups: bad}, e.nc, logging.Discard())
 	if err == nil || !strings.Contains(err.Error(), `pattern "[a" of group "x" is not a glob`) {
 		t.Fatalf("a registry with a bad groups file = %v, want the refusal naming the pattern", err)
 	}

@@ -88,7 +88,7 @@ func start(t testing.TB, ns *natsserver.Server, pki *testkit.PKI, tune ...func(*
 		ns = startNATS(t)
 	}
 	dev := pki == nil
-	cfg := registry.Config{WatchBuffer: registry.DefaultWatchBuffer, MaxTools: registry.DefaultMaxTools}
+	cfg := registry.Config{WatchBuffer: registry.DefaultWatchBuffer, MaxTools: registry.DefaultMaxTools, MaxTokenTTL: registry.DefaultMaxTokenTTL}
 	cfg.NATS.Replicas = 1
 	cfg.Security.Dev = dev
 	for _, f := range tune {
@@ -204,7 +204,8 @@ func (e *env) presence(ttl ...time.Duration) *presence {
 	}
 	e.t.Cleanup(nc.Close)
 	js, _ := jetstream.New(nc)
-	kv, err := js.KeyValue(context.Background(), kitpresence.Bucket)
+	// The mailbox declares the bucket; the registry only reads it.
+	kv, err := kitpresence.Declare(context.Background(), js, 1)
 	if err != nil {
 		e.t.Fatal(err)
 	}

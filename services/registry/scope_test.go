@@ -154,7 +154,7 @@ func TestCertificatesWithoutAGradeAndAssertionsOutOfScopeAreRefused(t *testing.T
 	ctx := context.Background()
 	_, err := e.dialAs("nobody", "").ListGrants(ctx, &registryv1.ListGrantsRequest{})
 	testkit.Refused(t, err, codes.Unauthenticated,
-		`the client certificate of "nobody" names no grade: its OU must be one of host, driver, admin or service, and it has none`)
+		`the client certificate of "nobody" names no grade: its OU must be one of host, driver, admin, service or scrape, and it has none`)
 	_, err = e.dialAs("gateway", "service").ListTools(testkit.As("mailbox", identity.Service), &registryv1.ListToolsRequest{Workspace: "dev"})
 	testkit.Refused(t, err, codes.PermissionDenied,
 		`"gateway" asserted "mailbox" as a service: nobody may act on behalf of a service; a service calls with its own certificate`)
@@ -162,6 +162,22 @@ func TestCertificatesWithoutAGradeAndAssertionsOutOfScopeAreRefused(t *testing.T
 	testkit.Refused(t, err, codes.PermissionDenied, `"bridge" asserted "alice" as a driver, but "bridge" may act only for hosts`)
 	_, err = e.dialAs("mailbox", "service").Advertise(testkit.As("box", identity.Host), &registryv1.AdvertiseRequest{})
 	testkit.Refused(t, err, codes.PermissionDenied, `"mailbox" asserted "box" as a host, but "mailbox" acts on behalf of nobody: its calls are its own`)
+}
+
+// A scraper's certificate (Prometheus's) reads metrics and nothing else:
+// no RPC admits it, neither the catalog, nor grants, nor testing a token's
+// secret.
+func TestAScraperCallsNoRPC(t *testing.T) {
+	t.Parallel()
+	e := serveTLS(t)
+	prom := e.dialAs("prometheus", "scrape")
+	ctx := context.Background()
+	_, err := prom.ListClients(ctx, &registryv1.ListClientsRequest{Workspace: "default"})
+	testkit.Refused(t, err, codes.PermissionDenied, `"prometheus" is a scraper and may not call RegistryService.ListClients`)
+	_, err = prom.ListGrants(ctx, &registryv1.ListGrantsRequest{})
+	testkit.Refused(t, err, codes.PermissionDenied, `"prometheus" is a scraper and may not call RegistryService.ListGrants`)
+	_, err = prom.AuthenticateToken(ctx, &registryv1.AuthenticateTokenRequest{Secret: "sbt_guess"})
+	testkit.Refused(t, err, codes.PermissionDenied, `"prometheus" is a scraper and may not call RegistryService.AuthenticateToken`)
 }
 
 func TestGrantRefusals(t *testing.T) {

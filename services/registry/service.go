@@ -19,7 +19,6 @@ import (
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
-	"github.com/switchboard-run/switchboard/kit/presence"
 	"github.com/switchboard-run/switchboard/services/registry/internal/records"
 	"github.com/switchboard-run/switchboard/services/registry/internal/watch"
 )
@@ -54,10 +53,7 @@ func New(ctx context.Context, cfg Config, nc *nats.Conn, log *slog.Logger) (*Ser
 	if err != nil {
 		return nil, err
 	}
-	pres, err := presence.Declare(ctx, js, cfg.NATS.Replicas)
-	if err != nil {
-		return nil, err
-	}
+	pres := &presenceBucket{js: js}
 	if cfg.Import != "" {
 		switch n, err := importBolt(ctx, cfg.Import, rec); {
 		case errors.Is(err, errImportedBefore):

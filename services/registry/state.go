@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -40,7 +39,7 @@ type state struct {
 	// (dev mode).
 	autoJoin string
 	records  *records.Records
-	presence jetstream.KeyValue
+	presence *presenceBucket
 	hub      *watch.Hub
 	log      *slog.Logger
 
@@ -84,7 +83,7 @@ type presentedTool struct {
 	tool   *registryv1.Tool
 }
 
-func newState(rec *records.Records, pres jetstream.KeyValue, hub *watch.Hub, autoJoin string, log *slog.Logger) *state {
+func newState(rec *records.Records, pres *presenceBucket, hub *watch.Hub, autoJoin string, log *slog.Logger) *state {
 	return &state{
 		autoJoin: autoJoin, records: rec, presence: pres, hub: hub, log: log,
 		progress: make(chan struct{}),

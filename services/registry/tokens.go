@@ -39,7 +39,7 @@ const DefaultTokenTTL = 90 * 24 * time.Hour
 // an expiry. Only the secret's hash is stored; the secret is returned this
 // once.
 func (s *Service) CreateToken(ctx context.Context, req *registryv1.CreateTokenRequest) (*registryv1.CreateTokenResponse, error) {
-	spec, err := checkTokenRequest(req)
+	spec, err := checkTokenRequest(req, s.cfg.MaxTokenTTL)
 	if err != nil {
 		return nil, err
 	}

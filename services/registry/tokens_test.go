@@ -101,6 +101,21 @@ func TestATokenCarriesItsGradeWorkspacesAndExpiry(t *testing.T) {
 	}
 }
 
+// No token is minted to work longer than the registry's --max-token-ttl:
+// a longer ttl is refused, and a token without one works that long at
+// most.
+func TestATokenWorksNoLongerThanTheCap(t *testing.T) {
+	t.Parallel()
+	e := serve(t, nil, func(c *registry.Config) { c.MaxTokenTTL = 24 * time.Hour })
+	_, err := e.reg.CreateToken(admin, &registryv1.CreateTokenRequest{Identity: "root", Grade: "admin", Workspaces: []string{"*"},
+		Ttl: durationpb.New(3153600000 * time.Second)})
+	testkit.Refused(t, err, codes.InvalidArgument, "create token: ttl (--ttl) 876000h0m0s is longer than the 24h0m0s a token may work here (the registry's --max-token-ttl)")
+	res, err := e.reg.CreateToken(admin, &registryv1.CreateTokenRequest{Identity: "alice", Workspaces: []string{"dev"}})
+	if err != nil || res.Token.Expires.AsTime().Sub(res.Token.Created.AsTime()) != 24*time.Hour {
+		t.Fatalf("a token without a ttl under a cap of a day: %v, %v; want it to expire after a day", res, err)
+	}
+}
+
 func TestAnExpiredTokenIsRefused(t *testing.T) {
 	t.Parallel()
 	e := serve(t, nil)

@@ -25,14 +25,14 @@ type tokenSpec struct {
 
 // checkTokenRequest refuses a token that may not be minted, naming the
 // field (and the flag of `switchboard tokens create` that sets it).
-func checkTokenRequest(req *registryv1.CreateTokenRequest) (tokenSpec, error) {
+func checkTokenRequest(req *registryv1.CreateTokenRequest, maxTTL time.Duration) (tokenSpec, error) {
 	refuse := func(format string, a ...any) (tokenSpec, error) {
 		return tokenSpec{}, status.Errorf(codes.InvalidArgument, "create token: "+format, a...)
 	}
 	if err := identity.CheckName(req.GetIdentity()); err != nil {
 		return refuse("%v", err)
 	}
-	spec := tokenSpec{grade: identity.Driver, ttl: DefaultTokenTTL}
+	spec := tokenSpec{grade: identity.Driver, ttl: min(DefaultTokenTTL, maxTTL)}
 	if req.GetGrade() != "" {
 		g, err := identity.ParseGrade(req.GetGrade())
 		if err != nil {
@@ -47,7 +47,7 @@ func checkTokenRequest(req *registryv1.CreateTokenRequest) (tokenSpec, error) {
 	if err != nil {
 		return refuse("workspaces (--workspaces): %v", err)
 	}
-	if ws.Empty() && spec.grade != identity.Host {
+	if ws.Empty() && spec.grade != identity.Host && spec.grade != identity.Scrape {
 		return refuse("%s token needs the workspaces it may see: name them (--workspaces dev,ops, or '*' for every workspace)", spec.grade.Article())
 	}
 	spec.workspaces = ws
@@ -57,6 +57,9 @@ func checkTokenRequest(req *registryv1.CreateTokenRequest) (tokenSpec, error) {
 		}
 		if spec.ttl = req.Ttl.AsDuration(); spec.ttl <= 0 {
 			return refuse("ttl (--ttl) %v is not positive: a token must work for some time", spec.ttl)
+		}
+		if spec.ttl > maxTTL {
+			return refuse("ttl (--ttl) %v is longer than the %v a token may work here (the registry's --max-token-ttl)", spec.ttl, maxTTL)
 		}
 	}
 	if spec.groups, err = tokenGroups(req.GetGroups(), spec.grade); err != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
@@ -28,6 +29,28 @@ var budgetRows = map[string]func(t *testing.T, s *suite){
 		_, err := mb.Invoke(testkit.As("alice", identity.Driver), &mailboxv1.InvokeRequest{Client: "laptop", Tool: "echo", Input: jsonText(60 << 10)})
 		wantStatus(t, err, codes.ResourceExhausted, `driver "alice" holds 245776 bytes of invocations and uncollected captures in this mailbox, and this invocation's 61444 more would pass the budget of 262144 per poster (--max-poster-bytes); collect or cancel what it posted first`)
 		invokeAs(t, mb, "bob", "laptop", 60<<10) // another poster is served
+	},
+	"one-poster-default-budget": func(t *testing.T, _ *suite) {
+		mb := smallMailbox(t, func(b *mailbox.Bounds) {
+			b.MaxHeldBytes, b.MaxPosterBytes, b.MaxClientBytes = mailbox.DefaultMaxHeldBytes, mailbox.DefaultMaxPosterBytes, mailbox.DefaultMaxClientBytes
+		})
+		held := 0
+		for {
+			_, err := mb.Invoke(testkit.As("alice", identity.Driver), &mailboxv1.InvokeRequest{Client: "laptop", Tool: "echo", Input: jsonText(mailbox.DefaultMaxInputBytes)})
+			if err != nil {
+				if status.Code(err) != codes.ResourceExhausted || !strings.Contains(status.Convert(err).Message(), "per poster (--max-poster-bytes)") {
+					t.Fatalf("%v\nwant the poster's own budget to refuse", err)
+				}
+				break
+			}
+			if held += mailbox.DefaultMaxInputBytes; held > mailbox.DefaultMaxClientBytes {
+				t.Fatalf("one driver posted %d bytes to one client, past the client's whole budget", held)
+			}
+		}
+		if held > mailbox.DefaultMaxClientBytes/4 || held > mailbox.DefaultMaxHeldBytes/16 {
+			t.Fatalf("one driver held %d bytes: more than a quarter of a client's budget or a sixteenth of the replica's", held)
+		}
+		invokeAs(t, mb, "bob", "laptop", mailbox.DefaultMaxInputBytes) // another poster is served, to the same client
 	},
 	"client-flood": func(t *testing.T, _ *suite) {
 		mb := smallMailbox(t, func(b *mailbox.Bounds) { b.MaxInputBytes, b.MaxClientBytes = 64<<10, 256<<10 })

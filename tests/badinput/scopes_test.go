@@ -25,10 +25,27 @@ var scopeRows = map[string]func(t *testing.T, s *suite){
 		wantHTTP(t, s, http.MethodPost, "/v1/act", http.Header{"Switchboard-Identity": {"me"}, "Switchboard-Grade": {"operator"}},
 			`{"op":"clients","workspace":"default"}`, 401, `{"ok":false,"error":"Switchboard-Grade: grade \"operator\" is gone: it was split into driver`)
 	},
+	"dev-without-secret": func(t *testing.T, s *suite) {
+		// Another local user names an admin, over gRPC and over HTTP, but
+		// cannot read the run's secret: nothing is taken on their word.
+		cc := testkit.Dial(t, s.grpcAddr)
+		_, err := registryv1.NewRegistryServiceClient(cc).ListTokens(testkit.As("mallory", identity.Admin), &registryv1.ListTokensRequest{})
+		wantStatus(t, err, codes.Unauthenticated, `this dev-mode suite takes calls only with its per-run secret in the "switchboard-dev-secret" metadata key (HTTP header Switchboard-Dev-Secret): switchboard dev wrote it to dev-secret in its --data directory, readable by its own user only (the switchboard CLI and switchboard host --dev read it by themselves; its console link carries it)`)
+		code, body := testkit.Request(t, http.MethodPut, s.httpBase+"/v1/servers/sh", http.Header{"Switchboard-Identity": {"mallory"}},
+			`{"stdio":{"command":"/bin/sh","args":["-c","id"]}}`)
+		if code != 401 || !strings.Contains(body, `this dev-mode suite takes calls only with its per-run secret in the Switchboard-Dev-Secret header`) {
+			t.Fatalf("a mount without the secret: %d %s", code, body)
+		}
+		code, body = testkit.Request(t, http.MethodPost, s.httpBase+"/v1/act", http.Header{"Switchboard-Identity": {"mallory"}, "Switchboard-Dev-Secret": {"guessed"}},
+			`{"op":"clients","workspace":"default"}`)
+		if code != 401 || !strings.Contains(body, `the secret this call carries in the Switchboard-Dev-Secret header is not this run's`) {
+			t.Fatalf("an act with a wrong secret: %d %s", code, body)
+		}
+	},
 	"certificate-without-grade": func(t *testing.T, s *suite) {
 		p := productionRegistry(t)
 		_, err := p.as(t, "nobody", "").ListGrants(context.Background(), &registryv1.ListGrantsRequest{})
-		wantStatus(t, err, codes.Unauthenticated, `the client certificate of "nobody" names no grade: its OU must be one of host, driver, admin or service, and it has none`)
+		wantStatus(t, err, codes.Unauthenticated, `the client certificate of "nobody" names no grade: its OU must be one of host, driver, admin, service or scrape, and it has none`)
 	},
 	"assertion-out-of-scope": func(t *testing.T, s *suite) {
 		p := productionRegistry(t)

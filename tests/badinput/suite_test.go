@@ -16,7 +16,6 @@ import (
 	"github.com/switchboard-run/switchboard/cli/dev"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/grpcclient"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/logging"
 	"github.com/switchboard-run/switchboard/kit/testkit"
@@ -27,7 +26,8 @@ import (
 // badTools as the client "box".
 type suite struct {
 	grpcAddr, httpBase string
-	conn               *grpc.ClientConn
+	conn               *grpc.ClientConn // carries the run's secret
+	secret             string
 	reg                registryv1.RegistryServiceClient
 	mb                 mailboxv1.MailboxServiceClient
 }
@@ -67,12 +67,9 @@ func newSuite(t *testing.T) *suite {
 			t.Errorf("the suite stopped with %v", err)
 		}
 	})
-	conn, err := grpcclient.Dial(a.grpc, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	s := &suite{grpcAddr: a.grpc, httpBase: "http://" + a.http, conn: conn,
+	secret := testkit.DevSecret(t, filepath.Join(dir, "data"))
+	conn := testkit.DialDev(t, a.grpc, secret)
+	s := &suite{grpcAddr: a.grpc, httpBase: "http://" + a.http, conn: conn, secret: secret,
 		reg: registryv1.NewRegistryServiceClient(conn), mb: mailboxv1.NewMailboxServiceClient(conn)}
 	deadline := time.Now().Add(20 * time.Second)
 	for { // the host connects
@@ -97,9 +94,15 @@ func (s *suite) act(t *testing.T, who, body string) (int, string) {
 	return s.send(t, http.MethodPost, "/v1/act", h, body)
 }
 
-// send makes one request of the gateway with the headers h.
+// send makes one request of the gateway with the headers h and the run's
+// secret.
 func (s *suite) send(t *testing.T, method, path string, h http.Header, body string) (int, string) {
 	t.Helper()
+	h = h.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	h.Set("Switchboard-Dev-Secret", s.secret)
 	return testkit.Request(t, method, s.httpBase+path, h, body)
 }
 

@@ -122,6 +122,7 @@ func (s *suite) request(t *testing.T, method, path, body, host, origin string) (
 		t.Fatal(err)
 	}
 	req.Header.Set("Switchboard-Identity", "driver")
+	req.Header.Set("Switchboard-Dev-Secret", s.secret)
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if host != "" {
 		req.Host = host

@@ -25,36 +25,38 @@ import (
 const slowTool = `[{"name": "slow", "description": "Runs until told to finish.", "input_schema": {"type": "object"},
   "command": ["sh", "-c", "echo run >> DIR/runs; while [ ! -f DIR/go ]; do sleep 0.05; done; echo done"]}]`
 
-// An MCP tools/call and a REST POST /v1/call whose mailbox replica is
-// killed (-9), or stopped as a rolling restart stops it (SIGTERM), while
-// the tool runs are answered with the tool's output, not with the broken
-// connection or "still running": the invocations are in NATS, the host
-// goes on with them and completes them through the other replica, and the
-// gateway collects each capture by the handle its Call named. The tool
-// runs once per call.
+// An MCP tools/call and a REST POST /v1/call held, with their host's
+// read, by a mailbox replica that ends while the tool runs. Stopped as a
+// rolling restart stops it (SIGTERM), the replica writes what it held to
+// NATS; the host goes on through the other replica and the gateway
+// collects each capture by the handle its Call named. Killed (-9), the
+// calls lived only in its memory: each is answered with a sentence naming
+// the handle and saying the tool may have run, never with "still
+// running" or a hang. The tool runs once per call either way.
 func TestCallsWhoseMailboxReplicaDiesAreAnsweredThroughTheOther(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
-		name string
-		stop func(t *testing.T, r *procs.Replica)
+		name              string
+		stop              func(t *testing.T, r *procs.Replica)
+		wantMCP, wantREST string
 	}{
-		{"killed", func(_ *testing.T, r *procs.Replica) { r.Proc.Kill() }},
+		{"killed", func(_ *testing.T, r *procs.Replica) { r.Proc.Kill() }, "may have run it", "may have run it"},
 		{"stopped with SIGTERM", func(t *testing.T, r *procs.Replica) {
 			if err := r.Proc.Stop(procs.StartTimeout); err != nil {
 				t.Errorf("the replica's exit on SIGTERM: %v", err)
 			}
-		}},
+		}, "done\n", `"stdout":"done\n"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			callsThroughADyingReplica(t, c.stop)
+			callsThroughADyingReplica(t, c.stop, c.wantMCP, c.wantREST)
 		})
 	}
 }
 
 // callsThroughADyingReplica runs the test above with the replica ended by
-// stop.
-func callsThroughADyingReplica(t *testing.T, stop func(*testing.T, *procs.Replica)) {
+// stop; the MCP and REST answers must contain wantMCP and wantREST.
+func callsThroughADyingReplica(t *testing.T, stop func(*testing.T, *procs.Replica), wantMCP, wantREST string) {
 	s := procs.NewSplit(t, procs.Options{Replicas: 2})
 	a, b := s.Mailboxes[0], s.Mailboxes[1]
 	// The host and the gateway first find replica A alone, so the call
@@ -114,11 +116,12 @@ func callsThroughADyingReplica(t *testing.T, stop func(*testing.T, *procs.Replic
 		name   string
 		answer chan string
 		want   string
-	}{{"MCP tools/call", mcpAnswer, "done\n"}, {"POST /v1/call", restAnswer, `"stdout":"done\n"`}} {
+	}{{"MCP tools/call", mcpAnswer, wantMCP}, {"POST /v1/call", restAnswer, wantREST}} {
 		select {
 		case got := <-c.answer:
+			t.Logf("%s answered %s", c.name, got)
 			if !strings.Contains(got, c.want) {
-				t.Errorf("%s answered %s; want the tool's output", c.name, got)
+				t.Errorf("%s answered %s; want %q in it", c.name, got, c.want)
 			}
 		case <-ctx.Done():
 			t.Fatalf("%s was not answered within 2 minutes", c.name)

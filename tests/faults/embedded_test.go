@@ -58,7 +58,7 @@ func TestTheEmbeddedSuiteRestartsWithQueuedInvocationsAndUncollectedCaptures(t *
 
 	d.Proc.Kill()
 	d.Start()
-	procs.Host(t, "desk", `[{"name":"echo","description":"","input_schema":{"type":"object"},"command":["cat"]}]`, d.GRPCAddr, d.GRPCAddr)
+	d.Host(t, "desk", `[{"name":"echo","description":"","input_schema":{"type":"object"},"command":["cat"]}]`)
 	for id, input := range want {
 		var got *mailboxv1.CaptureResponse
 		testkit.Eventually(t, "the capture of "+input, 30*time.Second, func() bool {

@@ -70,7 +70,7 @@ func TestTasksSurviveRestartsOfTheEmbeddedSuite(t *testing.T) {
 				t.Fatal(err)
 			}
 			procs.WaitPresent(t, d.Reg, "worker", true, procs.StartTimeout)
-			mcp := &taskClient{url: "http://" + d.HTTPAddr + "/mcp"}
+			mcp := &taskClient{url: "http://" + d.HTTPAddr + "/mcp", dev: d}
 			restart := func() {
 				t.Helper()
 				c.stop(d)
@@ -154,6 +154,7 @@ type taskReply struct {
 // endpoint by hand, as alice: the SDK's client has no Tasks.
 type taskClient struct {
 	url string
+	dev *procs.Dev // whose current run's secret each request carries
 	id  int
 }
 
@@ -190,7 +191,7 @@ func (c *taskClient) send(t *testing.T, method, name string, params map[string]a
 	}
 	req.Header = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
 		"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {method}, "Mcp-Name": {name},
-		"Switchboard-Identity": {"alice"}, "Switchboard-Grade": {string(identity.Driver)}}
+		"Switchboard-Identity": {"alice"}, "Switchboard-Grade": {string(identity.Driver)}, "Switchboard-Dev-Secret": {c.dev.Secret}}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return rpcReply{err: err}

@@ -57,7 +57,7 @@ func newSuite(t *testing.T, tel *telemetry.Telemetry) *suite {
 	done := make(chan error, 1)
 	go func() {
 		done <- dev.Run(ctx, dev.Options{GRPC: "127.0.0.1:0", HTTP: "127.0.0.1:0", DataDir: filepath.Join(dir, "data"),
-			ToolsFile: toolsFile, ToolsClient: "box", MCPConfig: mcpFile, Log: logging.Discard(), Telemetry: tel,
+			ToolsFile: toolsFile, ToolsClient: "box", MCPConfig: mcpFile, Log: logging.Discard(), Telemetry: tel, Secret: devSecret,
 			Mailbox: mailbox.Bounds{TTL: time.Hour, MaxQueued: 1000, MaxSlots: 10_000, MaxCaptureBytes: 4 << 20},
 			Ready:   func(_, h string) { ready <- h }})
 	}()
@@ -81,9 +81,12 @@ func newSuite(t *testing.T, tel *telemetry.Telemetry) *suite {
 	return s
 }
 
+// devSecret is every suite's secret here, which each request carries.
+const devSecret = "observe-test-secret"
+
 var (
-	driver = http.Header{"Switchboard-Identity": {"agent"}}
-	admin  = http.Header{"Switchboard-Identity": {"ops"}, "Switchboard-Grade": {"admin"}}
+	driver = http.Header{"Switchboard-Identity": {"agent"}, "Switchboard-Dev-Secret": {devSecret}}
+	admin  = http.Header{"Switchboard-Identity": {"ops"}, "Switchboard-Grade": {"admin"}, "Switchboard-Dev-Secret": {devSecret}}
 )
 
 // send makes one request of the gateway.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-run/switchboard/kit/testkit"
+	"github.com/switchboard-run/switchboard/services/mailbox"
 	"github.com/switchboard-run/switchboard/tests/internal/procs"
 )
 
@@ -19,9 +20,9 @@ const (
 	afterFault  = 300
 )
 
-// queueStream is the mailbox's stream of queued invocations
-// (docs/architecture.md, "Where state lives").
-const queueStream = "SB_QUEUE"
+// queueStream is one of the mailbox's streams of durable invocations, the
+// ones Invoke writes (docs/architecture.md, "Where state lives").
+var queueStream = mailbox.DurableStreams()[0]
 
 func hostNames() []string {
 	out := make([]string, faultHosts)
@@ -47,7 +48,7 @@ func TestAMailboxReplicaKilledUnderLoadLosesNothing(t *testing.T) {
 	l.finish(s.Mailboxes[1].MB)
 }
 
-// One node of a three-node NATS cluster — the leader of the queue stream —
+// One node of a three-node NATS cluster — the leader of a durable stream —
 // is shut down mid-load. The streams and buckets keep three copies
 // (--nats-replicas 3); the services reconnect to the nodes left and the
 // load goes on. Every invocation is answered once or refused with a
@@ -76,8 +77,9 @@ func TestTheEmbeddedSuiteRestartedUnderLoadLosesNothing(t *testing.T) {
 	t.Parallel()
 	d := procs.StartDev(t, "--presence-ttl", "3s")
 	addrs := []string{d.GRPCAddr}
-	echoHosts(t, d.GRPCAddr, addrs, hostNames())
-	l := startLoad(t, faultDrivers, addrs, hostNames())
+	secret := testkit.DevSecretFollowed(t, d.SecretFile) // each start draws another
+	echoHosts(t, d.GRPCAddr, addrs, hostNames(), secret)
+	l := startLoad(t, faultDrivers, addrs, hostNames(), secret)
 	l.phase(t, beforeFault, "before the suite is killed")
 	d.Proc.Kill()
 	d.Start()

@@ -30,11 +30,12 @@ import (
 	"github.com/switchboard-run/switchboard/tests/internal/procs"
 )
 
-// load is drivers invoking echo tools as fast as they can through the
-// mailbox replicas, and collecting each capture with its handle, while
+// load is drivers calling echo tools as fast as they can through the
+// mailbox replicas — half invoking and collecting each capture with its
+// handle, half with Call, which waits for it — while
 // hosts answer; a test injects a fault meanwhile. Every invocation ends in
 // one of the counts: answered (collected once, its own input echoed),
-// refused (Invoke said why, in a sentence, and gave no handle), or lost (a
+// refused (Invoke or Call said why, in a sentence), or lost (a
 // handle that was never collected, or a failure without a sentence).
 // Collected twice is checked at the end: every collected handle must then
 // be absent.
@@ -60,10 +61,10 @@ const collectWithin = 2 * time.Minute
 // startLoad runs drivers against the mailbox replicas at addrs, calling
 // the echo tool of clients in turn; driver d starts on replica d mod the
 // replicas and moves to the next one when its replica is unavailable.
-func startLoad(t *testing.T, drivers int, addrs, clients []string) *load {
+func startLoad(t *testing.T, drivers int, addrs, clients []string, dial ...grpc.DialOption) *load {
 	l := &load{t: t, clients: clients, refusals: map[string]int{}, stop: make(chan struct{})}
 	for _, a := range addrs {
-		l.replicas = append(l.replicas, mailboxv1.NewMailboxServiceClient(testkit.Dial(t, a)))
+		l.replicas = append(l.replicas, mailboxv1.NewMailboxServiceClient(testkit.Dial(t, a, dial...)))
 	}
 	for d := range drivers {
 		l.wg.Go(func() { l.drive(d) })
@@ -85,8 +86,13 @@ func (l *load) drive(d int) {
 		default:
 		}
 		input := fmt.Sprintf(`{"driver":%d,"n":%d}`, d, n)
+		client := l.clients[(d+n)%len(l.clients)]
+		if d%2 == 1 {
+			l.call(dr, client, input)
+			continue
+		}
 		ctx, cancel := context.WithTimeout(procs.Driver(), 20*time.Second)
-		res, err := l.replicas[dr.at].Invoke(ctx, &mailboxv1.InvokeRequest{Client: l.clients[(d+n)%len(l.clients)], Tool: "echo", Input: input})
+		res, err := l.replicas[dr.at].Invoke(ctx, &mailboxv1.InvokeRequest{Client: client, Tool: "echo", Input: input})
 		cancel()
 		if err != nil {
 			l.refuse(input, err)
@@ -95,6 +101,28 @@ func (l *load) drive(d int) {
 		}
 		dr.backoff.Reset()
 		l.collect(dr, res.GetInvocation(), input)
+	}
+}
+
+// call makes one Call, the hand-off that writes nothing durable while its
+// host reads: answered with its input, or refused with a sentence (a call
+// its holding replica took down with it fails in band, saying so).
+func (l *load) call(dr *driver, client, input string) {
+	ctx, cancel := context.WithTimeout(procs.Driver(), 20*time.Second)
+	defer cancel()
+	res, err := l.replicas[dr.at].Call(ctx, &mailboxv1.CallRequest{Client: client, Tool: "echo", Input: input})
+	switch {
+	case err != nil:
+		l.refuse(input, err)
+		l.next(dr)
+	case res.GetCapture().GetStdout() != input:
+		l.lose("the call %s (%s) answered %v, not its input echoed", res.GetInvocation(), input, res.GetCapture())
+	default:
+		dr.backoff.Reset()
+		l.answered.Add(1)
+		l.mu.Lock()
+		l.collected = append(l.collected, res.GetInvocation())
+		l.mu.Unlock()
 	}
 }
 
@@ -227,7 +255,7 @@ func (l *load) finish(replica mailboxv1.MailboxServiceClient) {
 // registry at reg, with a tool-host follower (the host's and the bridge's
 // core) on one connection to every mailbox address: when the replica it
 // follows dies it redials another, as a host behind a load balancer does.
-func echoHosts(t *testing.T, reg string, mailboxes []string, clients []string) {
+func echoHosts(t *testing.T, reg string, mailboxes []string, clients []string, dial ...grpc.DialOption) {
 	t.Helper()
 	r := manual.NewBuilderWithScheme("replicas")
 	var state resolver.State
@@ -235,13 +263,13 @@ func echoHosts(t *testing.T, reg string, mailboxes []string, clients []string) {
 		state.Addresses = append(state.Addresses, resolver.Address{Addr: a})
 	}
 	r.InitialState(state)
-	cc, err := grpcclient.Dial(r.Scheme()+":///mailbox", nil, grpc.WithResolvers(r))
+	cc, err := grpcclient.Dial(r.Scheme()+":///mailbox", nil, append(dial, grpc.WithResolvers(r))...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cc.Close() })
 	mb := mailboxv1.NewMailboxServiceClient(cc)
-	registry := registryv1.NewRegistryServiceClient(testkit.Dial(t, reg))
+	registry := registryv1.NewRegistryServiceClient(testkit.Dial(t, reg, dial...))
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	t.Cleanup(func() { stop(); wg.Wait() })

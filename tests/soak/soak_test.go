@@ -5,6 +5,7 @@ package soak
 import (
 	"context"
 	"fmt"
+	"google.golang.org/grpc"
 	"os"
 	"runtime"
 	"sync"
@@ -53,7 +54,7 @@ func TestDriversAndHostsLoseNothing(t *testing.T) {
 	ready := make(chan string, 1)
 	suiteDone := make(chan error, 1)
 	go func() {
-		suiteDone <- dev.Run(ctx, dev.Options{GRPC: "127.0.0.1:0", HTTP: "127.0.0.1:0", DataDir: t.TempDir(),
+		suiteDone <- dev.Run(ctx, dev.Options{GRPC: "127.0.0.1:0", HTTP: "127.0.0.1:0", DataDir: t.TempDir(), Secret: "soak-secret",
 			Mailbox: mailbox.Bounds{TTL: time.Hour, MaxQueued: 10_000, MaxSlots: 1_000_000, MaxCaptureBytes: 1 << 20},
 			Log:     logging.Discard(), Ready: func(grpcAddr, _ string) { ready <- grpcAddr }})
 	}()
@@ -63,7 +64,7 @@ func TestDriversAndHostsLoseNothing(t *testing.T) {
 	case err := <-suiteDone:
 		t.Fatal(err)
 	}
-	conn, err := grpcclient.Dial(addr, nil)
+	conn, err := grpcclient.Dial(addr, nil, grpc.WithPerRPCCredentials(identity.DevSecret("soak-secret")))
 	if err != nil {
 		t.Fatal(err)
 	}

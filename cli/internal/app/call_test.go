@@ -3,6 +3,7 @@ package app_test
 import (
 	"bytes"
 	"errors"
+	"google.golang.org/grpc"
 	"os"
 	"os/exec"
 	"os/user"
@@ -14,8 +15,8 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/grpcclient"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/process"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
@@ -32,8 +33,17 @@ const tools = `[
 // code.
 func run(t *testing.T, bin string, args ...string) (string, string, int) {
 	t.Helper()
+	return runEnv(t, nil, bin, args...)
+}
+
+// runEnv is run with env added to the command's environment.
+func runEnv(t *testing.T, env []string, bin string, args ...string) (string, string, int) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd := exec.Command(bin, args...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	var exit *exec.ExitError
@@ -47,9 +57,39 @@ func run(t *testing.T, bin string, args ...string) (string, string, int) {
 	return "", "", 0
 }
 
+// devSuite is `switchboard dev` run as a process, with its state in a
+// directory of the test's: run runs a command of the CLI against it with
+// the run's secret (SWITCHBOARD_DEV_SECRET_FILE), as a person's CLI finds
+// it in ./.data.
+type devSuite struct {
+	t                               *testing.T
+	bin, grpcAddr, data, secretFile string
+}
+
+func startDev(t *testing.T, bin string, args ...string) *devSuite {
+	t.Helper()
+	d := &devSuite{t: t, bin: bin, grpcAddr: testkit.FreeAddr(t), data: filepath.Join(t.TempDir(), "data")}
+	d.secretFile = filepath.Join(d.data, process.DevSecretFile)
+	testkit.Start(t, bin, append([]string{"dev", "--grpc", d.grpcAddr, "--http", testkit.FreeAddr(t), "--data", d.data}, args...)...)
+	testkit.WaitHealthy(t, d.grpcAddr, mailboxv1.MailboxService_ServiceDesc.ServiceName, 20*time.Second)
+	return d
+}
+
+func (d *devSuite) run(args ...string) (string, string, int) {
+	d.t.Helper()
+	return runEnv(d.t, []string{"SWITCHBOARD_DEV_SECRET_FILE=" + d.secretFile}, d.bin, args...)
+}
+
+// conn dials the suite with the run's secret.
+func (d *devSuite) conn() *grpc.ClientConn {
+	d.t.Helper()
+	return testkit.DialDev(d.t, d.grpcAddr, testkit.DevSecret(d.t, d.data))
+}
+
 // TestCallPassesTheCaptureThrough runs `switchboard dev` and a real tool
-// host (`switchboard host` with a short deadline) as processes, and checks
-// what `switchboard call` prints and exits with.
+// host (`switchboard host` with a deadline of 5s: a shell on a loaded
+// machine needs more than 1s) as processes, and checks what `switchboard
+// call` prints and exits with.
 func TestCallPassesTheCaptureThrough(t *testing.T) {
 	t.Parallel()
 	bin := testkit.Build(t, module+"cli/cmd/switchboard")
@@ -58,36 +98,35 @@ func TestCallPassesTheCaptureThrough(t *testing.T) {
 	if err := os.WriteFile(toolsFile, []byte(tools), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	grpcAddr := testkit.FreeAddr(t)
-	testkit.Start(t, bin, "dev", "--grpc", grpcAddr, "--http", testkit.FreeAddr(t), "--data", filepath.Join(dir, "data"))
-	testkit.WaitHealthy(t, grpcAddr, mailboxv1.MailboxService_ServiceDesc.ServiceName, 20*time.Second)
+	d := startDev(t, bin)
+	grpcAddr := d.grpcAddr
 	addr := "--addr=" + grpcAddr
 
-	if _, stderr, code := run(t, bin, "call", addr, "--timeout", "1s", "nohost_echo", "{}"); code != 1 || !strings.Contains(stderr, `no tool is presented as "nohost_echo"`) {
+	if _, stderr, code := d.run("call", addr, "--timeout", "1s", "nohost_echo", "{}"); code != 1 || !strings.Contains(stderr, `no tool is presented as "nohost_echo"`) {
 		t.Fatalf("an unknown presented name: exit %d, %q", code, stderr)
 	}
 	// A tool the host does not have: advertised as box by hand and invoked
 	// while no host reads; then the host starts with a file lacking it, and
 	// is handed the queued invocation.
-	gone := queueForAGoneTool(t, grpcAddr)
+	gone := queueForAGoneTool(t, d.conn())
 	// Queued, with a note from its addressee: status reads both, taking
 	// nothing (the capture below still collects it).
-	reportOn(t, grpcAddr, gone)
-	out, stderr, code := run(t, bin, "status", addr, gone)
+	reportOn(t, d.conn(), gone)
+	out, stderr, code := d.run("status", addr, gone)
 	// The time left is the slot's hour less the moments since the report.
 	want := regexp.MustCompile(`^` + gone + `: queued, handed out 0 times, expires in (1h0m0s|59m\d+s)\n  #1 1 of 2: warming up\n$`)
 	if code != 0 || !want.MatchString(out) {
 		t.Fatalf("status: exit %d stdout %q stderr %q\nwant stdout matching %s", code, out, stderr, want)
 	}
-	if out, _, code := run(t, bin, "status", addr, gone, "--after", "1"); code != 0 || strings.Contains(out, "#1") {
+	if out, _, code := d.run("status", addr, gone, "--after", "1"); code != 0 || strings.Contains(out, "#1") {
 		t.Fatalf("status --after 1: exit %d stdout %q; want no note", code, out)
 	}
-	testkit.Start(t, bin, "host", "--dev", "--client", "box", "--tools", toolsFile, "--deadline", "1s", "--registry", grpcAddr, "--mailbox", grpcAddr)
+	testkit.Start(t, bin, "host", "--dev", "--dev-secret-file", d.secretFile, "--cwd-roots", dir, "--client", "box", "--tools", toolsFile, "--deadline", "5s", "--registry", grpcAddr, "--mailbox", grpcAddr)
 	testkit.Eventually(t, "box to be present", 20*time.Second, func() bool {
-		out, _, _ := run(t, bin, "clients", addr)
+		out, _, _ := d.run("clients", addr)
 		return strings.Contains(out, "box") && strings.Contains(out, "true")
 	})
-	if _, stderr, code := run(t, bin, "capture", addr, gone, "--wait", "20s"); code != 127 || !strings.Contains(stderr, `tool "gone" is not in this host's tools file`) {
+	if _, stderr, code := d.run("capture", addr, gone, "--wait", "20s"); code != 127 || !strings.Contains(stderr, `tool "gone" is not in this host's tools file`) {
 		t.Fatalf("an unknown tool at the host: exit %d, %q; want 127", code, stderr)
 	}
 
@@ -99,21 +138,22 @@ func TestCallPassesTheCaptureThrough(t *testing.T) {
 	}{
 		{"stdout and the exit code pass through", []string{"box_echo", `{"a":[1,null]}`}, `{"a":[1,null]}`, "", 0},
 		{"a non-zero exit code passes through with stdout and stderr", []string{"box_three"}, "out\n", "err\n", 3},
-		{"a tool past the host's deadline is 124", []string{"box_sleepy"}, "", "ran past the per-call deadline of 1s", 124},
+		{"a tool past the host's deadline is 124", []string{"box_sleepy"}, "", "ran past the per-call deadline of 5s", 124},
 		{"a cwd for a tool without subject_cwd is refused", []string{"box_echo", "{}", "--cwd", "/"}, "", "does not take a cwd", 1},
-		{"a subject_cwd tool runs in the cwd", []string{"box_here", "{}", "--cwd", "/"}, "/\n", "", 0},
+		{"a subject_cwd tool runs in the cwd", []string{"box_here", "{}", "--cwd", dir}, dir + "\n", "", 0},
+		{"a cwd outside the host's roots is refused", []string{"box_here", "{}", "--cwd", "/"}, "", `cwd "/" is /, outside the directories this host runs tools in`, 1},
 		{"input that is not JSON is refused before it is sent", []string{"box_echo", "{nope"}, "", "the input is not valid JSON", 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			start := time.Now()
-			out, errOut, code := run(t, bin, append([]string{"call", addr}, tt.args...)...)
+			out, errOut, code := d.run(append([]string{"call", addr}, tt.args...)...)
 			if code != tt.code || out != tt.stdout || !strings.Contains(errOut, tt.stderr) {
 				t.Fatalf("exit %d stdout %q stderr %q\nwant exit %d stdout %q stderr containing %q", code, out, errOut, tt.code, tt.stdout, tt.stderr)
 			}
-			if tt.code == 124 && time.Since(start) > 15*time.Second {
-				t.Fatalf("the deadline of 1s took %v to answer", time.Since(start))
+			if tt.code == 124 && time.Since(start) > 20*time.Second {
+				t.Fatalf("the deadline of 5s took %v to answer", time.Since(start))
 			}
 		})
 	}
@@ -121,15 +161,10 @@ func TestCallPassesTheCaptureThrough(t *testing.T) {
 
 // queueForAGoneTool advertises box_gone and invokes it with no host
 // reading, returning the handle.
-func queueForAGoneTool(t *testing.T, addr string) string {
+func queueForAGoneTool(t *testing.T, cc *grpc.ClientConn) string {
 	t.Helper()
-	cc, err := grpcclient.Dial(addr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
 	box := testkit.As("box", identity.Host)
-	_, err = registryv1.NewRegistryServiceClient(cc).Advertise(box, &registryv1.AdvertiseRequest{
+	_, err := registryv1.NewRegistryServiceClient(cc).Advertise(box, &registryv1.AdvertiseRequest{
 		Tools: []*registryv1.Tool{{Name: "gone", Description: "", InputSchema: `{"type":"object"}`}}})
 	if err != nil {
 		t.Fatal(err)
@@ -143,15 +178,10 @@ func queueForAGoneTool(t *testing.T, addr string) string {
 }
 
 // reportOn reports a progress note on id as its addressee, box.
-func reportOn(t *testing.T, addr, id string) {
+func reportOn(t *testing.T, cc *grpc.ClientConn, id string) {
 	t.Helper()
-	cc, err := grpcclient.Dial(addr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
 	total := 2.0
-	_, err = mailboxv1.NewMailboxServiceClient(cc).Report(testkit.As("box", identity.Host),
+	_, err := mailboxv1.NewMailboxServiceClient(cc).Report(testkit.As("box", identity.Host),
 		&mailboxv1.ReportRequest{Invocation: id, Progress: 1, Total: &total, Message: "warming up"})
 	if err != nil {
 		t.Fatal(err)

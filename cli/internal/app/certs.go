@@ -32,13 +32,18 @@ func runCerts(ctx context.Context, args []string, std IO) int {
 		}
 	case "leaf":
 		name := fset.String("name", "", "the identity: the certificate's CN")
-		grade := fset.String("grade", "driver", "host, driver, admin or service: the certificate's OU")
-		hosts := fset.String("hosts", "localhost,127.0.0.1", "comma-separated DNS names and IPs the leaf serves as")
+		grade := fset.String("grade", "driver", "host, driver, admin, service or scrape: the certificate's OU")
+		hosts := fset.String("hosts", "", "comma-separated DNS names and IPs a service's leaf serves as (default localhost,127.0.0.1); no other grade's leaf serves")
+		metricsHosts := fset.String("metrics-hosts", "", "for a leaf that does not serve (a tool host's): also mint a serving leaf naming these DNS names and IPs, metrics-cert.pem and metrics-key.pem, for its --metrics-addr (--metrics-tls-cert, --metrics-tls-key)")
 		owner := fset.String("owner", "", "UID:GID to give the leaf's directory to (default: whoever runs this)")
 		if _, err = parse(fset, args); err == nil {
 			var o *certs.Owner
 			if o, err = parseOwner("owner", *owner); err == nil {
-				err = mintLeaf(*dir, *name, *grade, split(*hosts), *validity, o, std)
+				names := envflag.List(*hosts)
+				if len(names) == 0 && *grade == certs.ServiceGrade {
+					names = []string{"localhost", "127.0.0.1"}
+				}
+				err = mintLeaf(*dir, *name, *grade, names, envflag.List(*metricsHosts), *validity, o, std)
 			}
 		}
 	case "suite":
@@ -53,7 +58,7 @@ func runCerts(ctx context.Context, args []string, std IO) int {
 			if o, err = parseOwner("owner", *owner); err == nil {
 				if po, err = parseOwner("prometheus-owner", *promOwner); err == nil {
 					if counts, err = parseReplicas(*replicas); err == nil {
-						err = mintSuite(*dir, *admin, split(*hosts), counts, *validity, owners{services: o, prometheus: po}, std)
+						err = mintSuite(*dir, *admin, envflag.List(*hosts), counts, *validity, owners{services: o, prometheus: po}, std)
 					}
 				}
 			}
@@ -82,8 +87,29 @@ func initCA(dir string, validity time.Duration, std IO) error {
 	return nil
 }
 
-func mintLeaf(dir, name, grade string, hosts []string, validity time.Duration, owner *certs.Owner, std IO) error {
-	return mintLeafAt(dir, fileName(name), name, grade, hosts, validity, owner, std)
+// mintLeaf mints the leaf name into dir/<name>; with metricsHosts, a
+// serving leaf for its metrics listener beside it.
+func mintLeaf(dir, name, grade string, hosts, metricsHosts []string, validity time.Duration, owner *certs.Owner, std IO) error {
+	if err := mintLeafAt(dir, fileName(name), name, grade, hosts, validity, owner, std); err != nil || len(metricsHosts) == 0 {
+		return err
+	}
+	if grade == certs.ServiceGrade {
+		return fmt.Errorf("--metrics-hosts: the leaf of %q serves already (a service's does): name its names with --hosts", name)
+	}
+	ca, err := certs.LoadCA(dir)
+	if err != nil {
+		return err
+	}
+	leaf, err := ca.Mint(certs.LeafSpec{Name: name, Serving: true, Hosts: metricsHosts, Validity: validity})
+	if err == nil {
+		err = leaf.WriteMetrics(filepath.Join(dir, fileName(name)), owner)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(std.Stdout, "wrote %s and %s (a serving leaf for the metrics listener of %s)\n",
+		filepath.Join(dir, fileName(name), certs.MetricsCertFile), certs.MetricsKeyFile, name)
+	return nil
 }
 
 // mintLeafAt mints the leaf name into dir/file: a replica's directory is
@@ -132,10 +158,12 @@ type suiteLeaf struct {
 }
 
 // suiteLeaves are the processes docker-compose.yml runs, each given a
-// directory of its own. The example host dials out for its work but serves
-// /metrics (--metrics-addr), so its leaf names it too. Prometheus (the
-// observability profile) only dials: its leaf is a client's, of the least
-// grade a metrics listener admits — service, not admin (docs/design.md §9).
+// directory of its own. A service's leaf serves and names its host name.
+// The example host dials out for its work but serves /metrics
+// (--metrics-addr): its own leaf, a host's, serves nothing, so a serving
+// leaf naming it sits beside it. Prometheus (the observability profile)
+// only dials: its leaf is a client's, of the one grade that reads metrics
+// and nothing else — scrape (docs/security.md).
 var suiteLeaves = []suiteLeaf{
 	{name: "nats", grade: "service", serves: true},
 	{name: "registry", grade: "service", serves: true},
@@ -143,7 +171,7 @@ var suiteLeaves = []suiteLeaf{
 	{name: "bridge", grade: "service", serves: true, children: true},
 	{name: "gateway", grade: "service", serves: true},
 	{name: "example-host", grade: "host", serves: true, children: true},
-	{name: "prometheus", grade: "service", prometheus: true},
+	{name: "prometheus", grade: "scrape", prometheus: true},
 }
 
 // owners are the users the suite's directories are given to: nil is
@@ -182,11 +210,15 @@ func mintSuite(dir, admin string, hosts []string, replicas map[string]int, valid
 			}
 			continue
 		}
-		if err := mintLeaf(dir, l.name, l.grade, names, validity, owner.of(l), std); err != nil {
+		own, metrics := names, []string(nil)
+		if l.grade != certs.ServiceGrade {
+			own, metrics = nil, names
+		}
+		if err := mintLeaf(dir, l.name, l.grade, own, metrics, validity, owner.of(l), std); err != nil {
 			return err
 		}
 	}
-	return mintLeaf(dir, admin, "admin", nil, validity, nil, std)
+	return mintLeaf(dir, admin, "admin", nil, nil, validity, nil, std)
 }
 
 // parseOwner reads the owner flag named flagName; empty is nobody in
@@ -210,14 +242,4 @@ func fileName(name string) string {
 		}
 		return '_'
 	}, name)
-}
-
-func split(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }

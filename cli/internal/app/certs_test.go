@@ -48,8 +48,8 @@ func TestCertsWritesADirectoryPerLeafAndTheCAKeyNowhereElse(t *testing.T) {
 	}
 }
 
-// certs suite mints the scraper's leaf too: a client of grade service (the
-// least a metrics listener admits), named for nothing since it serves
+// certs suite mints the scraper's leaf too: a client of grade scrape (which
+// reads metrics and nothing else), named for nothing since it serves
 // nothing, in a directory given to the user Prometheus runs as.
 func TestCertsSuiteMintsThePrometheusLeaf(t *testing.T) {
 	t.Parallel()
@@ -65,18 +65,23 @@ func TestCertsSuiteMintsThePrometheusLeaf(t *testing.T) {
 		t.Fatalf("certs suite: %s", stderr)
 	}
 	leaf := readLeaf(t, filepath.Join(dir, "prometheus", "cert.pem"))
-	if leaf.Subject.CommonName != "prometheus" || !slices.Equal(leaf.Subject.OrganizationalUnit, []string{"service"}) {
-		t.Errorf("the prometheus leaf is CN=%s OU=%v; want CN=prometheus OU=service", leaf.Subject.CommonName, leaf.Subject.OrganizationalUnit)
+	if leaf.Subject.CommonName != "prometheus" || !slices.Equal(leaf.Subject.OrganizationalUnit, []string{"scrape"}) {
+		t.Errorf("the prometheus leaf is CN=%s OU=%v; want CN=prometheus OU=scrape", leaf.Subject.CommonName, leaf.Subject.OrganizationalUnit)
 	}
 	if len(leaf.DNSNames)+len(leaf.IPAddresses) > 0 {
 		t.Errorf("the prometheus leaf names %v %v; it serves nothing", leaf.DNSNames, leaf.IPAddresses)
 	}
-	if !slices.Contains(leaf.ExtKeyUsage, x509.ExtKeyUsageClientAuth) {
-		t.Errorf("the prometheus leaf has key usages %v; it must be usable by a client", leaf.ExtKeyUsage)
+	if !slices.Equal(leaf.ExtKeyUsage, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}) {
+		t.Errorf("the prometheus leaf has key usages %v; it must be a client's only", leaf.ExtKeyUsage)
 	}
-	// The example host serves /metrics, so its leaf names it.
-	if err := readLeaf(t, filepath.Join(dir, "example-host", "cert.pem")).VerifyHostname("example-host"); err != nil {
+	// The example host serves /metrics with a serving leaf that names it;
+	// its own leaf, a host's, serves nothing.
+	if err := readLeaf(t, filepath.Join(dir, "example-host", "metrics-cert.pem")).VerifyHostname("example-host"); err != nil {
 		t.Errorf("a scraper dialing example-host could not verify it: %v", err)
+	}
+	if host := readLeaf(t, filepath.Join(dir, "example-host", "cert.pem")); !slices.Equal(host.ExtKeyUsage, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}) ||
+		len(host.DNSNames)+len(host.IPAddresses) > 0 {
+		t.Errorf("the example host's own leaf has key usages %v and names %v %v; a host's leaf is a client's only", host.ExtKeyUsage, host.DNSNames, host.IPAddresses)
 	}
 	for name, want := range map[string]string{"prometheus": scraper, "registry": services} {
 		fi, err := os.Stat(filepath.Join(dir, name))

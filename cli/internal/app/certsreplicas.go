@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/switchboard-run/switchboard/kit/certs"
+	"github.com/switchboard-run/switchboard/kit/envflag"
 )
 
 // parseReplicas reads certs suite --replicas: service=N pairs, each service
@@ -14,7 +15,7 @@ import (
 // its own besides the one it shares).
 func parseReplicas(s string) (map[string]int, error) {
 	out := map[string]int{}
-	for _, pair := range split(s) {
+	for _, pair := range envflag.List(s) {
 		name, count, ok := strings.Cut(pair, "=")
 		if !ok {
 			return nil, fmt.Errorf("--replicas %q: want service=N, e.g. mailbox=2", pair)

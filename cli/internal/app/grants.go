@@ -49,7 +49,7 @@ func runGrants(ctx context.Context, args []string, std IO) int {
 	reg := registryv1.NewRegistryServiceClient(conn.Registry())
 	switch sub {
 	case "set":
-		res, err := reg.SetGrant(ctx, &registryv1.SetGrantRequest{Identity: pos[0], Workspaces: split(*workspaces)})
+		res, err := reg.SetGrant(ctx, &registryv1.SetGrantRequest{Identity: pos[0], Workspaces: envflag.List(*workspaces)})
 		if err != nil {
 			return fail(std, "grants set", rpcError(err))
 		}

@@ -109,7 +109,7 @@ const mountUsage = "usage: switchboard mcp mount <client> -- <command> [args…]
 // request builds a Mount from `<client> [-- command args…]`, `<client>
 // --url URL` or `<client> --plugin manifest.json`.
 func (m *mountFlags) request(pos []string) (*bridgev1.MountRequest, error) {
-	cfg := &bridgev1.ServerConfig{Trust: *m.trust, Exclusive: *m.excl, AllowTools: split(*m.allow), DenyTools: split(*m.deny)}
+	cfg := &bridgev1.ServerConfig{Trust: *m.trust, Exclusive: *m.excl, AllowTools: envflag.List(*m.allow), DenyTools: envflag.List(*m.deny)}
 	if *m.plugin != "" {
 		if len(pos) != 1 || *m.url != "" {
 			return nil, usagef(mountUsage)

@@ -16,15 +16,17 @@ import (
 	"github.com/switchboard-run/switchboard/cli/dev"
 	"github.com/switchboard-run/switchboard/cli/internal/app"
 	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/kit/process"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/mailbox"
 )
 
-// startDev runs the whole suite in this process, as `switchboard dev`
+// startEmbedded runs the whole suite in this process, as `switchboard dev`
 // does: a tool host serving a tools file as "laptop" and the Go SDK's
 // conformance server mounted on the bridge as "conf", both joining the
-// default workspace. It returns the gRPC address.
-func startDev(t *testing.T) string {
+// default workspace. It returns the gRPC address and the flag naming the
+// run's secret.
+func startEmbedded(t *testing.T) (string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	toolsFile := filepath.Join(dir, "tools.json")
@@ -53,13 +55,13 @@ func startDev(t *testing.T) string {
 	})
 	select {
 	case addr := <-ready:
-		return addr
+		return addr, "--dev-secret-file=" + filepath.Join(dir, "data", process.DevSecretFile)
 	case err := <-done:
 		t.Fatalf("dev.Run ended before it was ready: %v", err)
 	case <-time.After(30 * time.Second):
 		t.Fatal("the dev suite did not start within 30s")
 	}
-	return ""
+	return "", ""
 }
 
 // A desktop agent launches `switchboard mcp serve` and speaks MCP on its
@@ -68,11 +70,11 @@ func startDev(t *testing.T) string {
 // when the bridged server changes its tools.
 func TestTheStdioFormServesTheWorkspaceToALaunchingAgent(t *testing.T) {
 	t.Parallel()
-	addr := startDev(t)
+	addr, secret := startEmbedded(t)
 	bin := testkit.Build(t, "github.com/switchboard-run/switchboard/cli/cmd/switchboard")
 
 	var stderr bytes.Buffer
-	cmd := exec.Command(bin, "mcp", "serve", "--addr", addr, "--as", "alice", "--log-level", "info")
+	cmd := exec.Command(bin, "mcp", "serve", "--addr", addr, secret, "--as", "alice", "--log-level", "info")
 	cmd.Stderr = &stderr
 	changed := make(chan struct{}, 8)
 	client := mcp.NewClient(&mcp.Implementation{Name: "desktop-agent", Version: "1"}, &mcp.ClientOptions{
@@ -167,16 +169,16 @@ func TestTheStdioFormFailsWithASentenceWhenTheSuiteIsAway(t *testing.T) {
 // group ends it with the sentence naming the group.
 func TestTheStdioFormServesAGroup(t *testing.T) {
 	t.Parallel()
-	addr := startDev(t)
+	addr, secret := startEmbedded(t)
 	bin := testkit.Build(t, "github.com/switchboard-run/switchboard/cli/cmd/switchboard")
-	if out, stderr, code := run(t, bin, "groups", "set", "--addr="+addr, "default/text", "--pattern", "conf_test_simple_*",
+	if out, stderr, code := run(t, bin, "groups", "set", "--addr="+addr, secret, "default/text", "--pattern", "conf_test_simple_*",
 		"--alias", "conf_test_simple_text=say"); code != 0 {
 		t.Fatalf("groups set: exit %d, %q, %q", code, out, stderr)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var stderr bytes.Buffer
-	cmd := exec.Command(bin, "mcp", "serve", "--addr", addr, "--as", "alice", "--group", "text")
+	cmd := exec.Command(bin, "mcp", "serve", "--addr", addr, secret, "--as", "alice", "--group", "text")
 	cmd.Stderr = &stderr
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
@@ -199,7 +201,7 @@ func TestTheStdioFormServesAGroup(t *testing.T) {
 		t.Fatalf("calling say = %v, %v", got, err)
 	}
 
-	_, errOut, code := run(t, bin, "mcp", "serve", "--addr", addr, "--as", "alice", "--group", "nope")
+	_, errOut, code := run(t, bin, "mcp", "serve", "--addr", addr, secret, "--as", "alice", "--group", "nope")
 	if code != 1 || !strings.Contains(errOut, `unknown group "nope" in workspace "default"`) {
 		t.Fatalf("an unknown group: exit %d, %q", code, errOut)
 	}

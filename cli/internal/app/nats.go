@@ -2,12 +2,12 @@ package app
 
 import (
 	"context"
-	"crypto/tls"
+	"fmt"
 
-	"github.com/switchboard-run/switchboard/kit/certs"
 	"github.com/switchboard-run/switchboard/kit/envflag"
 	"github.com/switchboard-run/switchboard/kit/listen"
 	"github.com/switchboard-run/switchboard/kit/natsserver"
+	"github.com/switchboard-run/switchboard/kit/natsusers"
 	"github.com/switchboard-run/switchboard/kit/process"
 )
 
@@ -15,7 +15,9 @@ import (
 // --cluster-listen A --routes A,B] [--tls-*]. A NATS server with JetStream
 // for deployments that have none of their own (the compose files): the
 // nats-server module itself, in the switchboard binary, so every image and
-// machine that has the suite has the server it keeps its state in.
+// machine that has the suite has the server it keeps its state in. With
+// TLS it admits the suite's services only, each with its own subjects
+// (kit/natsusers).
 func runNATS(ctx context.Context, args []string, std IO) int {
 	fs := envflag.NewFlagSet("nats", std.Stderr)
 	addr := fs.String("listen", "127.0.0.1:4222", "client address")
@@ -24,12 +26,17 @@ func runNATS(ctx context.Context, args []string, std IO) int {
 	cluster := fs.String("cluster", "", "the cluster's name, the same on every node (empty: one node)")
 	clusterListen := fs.String("cluster-listen", "0.0.0.0:6222", "route address, in a cluster")
 	routes := fs.String("routes", "", "comma-separated route addresses of the other nodes (host:6222)")
+	printAuth := fs.Bool("print-authorization", false, "print the suite's NATS users (an authorization block for a nats-server of your own, beside tls { verify_and_map: true }) and exit")
 	var sec process.Security
 	sec.Register(fs)
 	var lf process.Log
 	lf.Register(fs)
 	if _, err := parse(fs, args); err != nil {
 		return fail(std, "nats", err)
+	}
+	if *printAuth {
+		fmt.Fprint(std.Stdout, natsusers.Authorization())
+		return 0
 	}
 	if *data == "" {
 		return fail(std, "nats", usagef("--data is required: the directory JetStream keeps the suite's state in"))
@@ -40,7 +47,7 @@ func runNATS(ctx context.Context, args []string, std IO) int {
 	}
 	o := natsserver.Options{Dir: *data, Listen: *addr, Name: *name, Log: log}
 	if *cluster != "" {
-		o.Cluster = &natsserver.Cluster{Name: *cluster, Listen: *clusterListen, Routes: split(*routes)}
+		o.Cluster = &natsserver.Cluster{Name: *cluster, Listen: *clusterListen, Routes: envflag.List(*routes)}
 	}
 	if err := sec.Check(); err != nil {
 		return fail(std, "nats", err)
@@ -49,7 +56,7 @@ func runNATS(ctx context.Context, args []string, std IO) int {
 		if err := listen.CheckLoopback(*addr); err != nil {
 			return fail(std, "nats", err)
 		}
-	} else if o.TLS, err = natsTLS(sec.Files); err != nil {
+	} else if o.TLS, err = natsserver.TLS(sec.Files); err != nil {
 		return fail(std, "nats", err)
 	}
 	s, err := natsserver.Start(o)
@@ -60,19 +67,4 @@ func runNATS(ctx context.Context, args []string, std IO) int {
 	<-ctx.Done()
 	s.Shutdown()
 	return 0
-}
-
-// natsTLS is mutual TLS for NATS: the suite's CA verifies every client's
-// certificate and, in a cluster, the certificate of each node this one
-// dials a route to (NATS uses this config for both ends of a route, and
-// without RootCAs the dialing end would look for the suite's CA among the
-// system's).
-func natsTLS(f certs.Files) (*tls.Config, error) {
-	c, err := f.ServerConfig()
-	if err != nil {
-		return nil, err
-	}
-	c.ClientAuth = tls.RequireAndVerifyClientCert
-	c.RootCAs = c.ClientCAs
-	return c, nil
 }

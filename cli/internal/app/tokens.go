@@ -27,7 +27,7 @@ func runTokens(ctx context.Context, args []string, std IO) int {
 	var ttl *time.Duration
 	if sub == "create" {
 		name = fs.String("identity", "", "the identity the token acts as")
-		grade = fs.String("grade", "driver", "host, driver or admin")
+		grade = fs.String("grade", "driver", "host, driver, admin or scrape (reads metrics only)")
 		workspaces = fs.String("workspaces", "", "the workspaces the token may see, comma-separated, or '*' for every one (a driver or admin token needs some)")
 		ttl = fs.Duration("ttl", 0, "how long the token works (0: the registry's default, 90 days)")
 		note = fs.String("note", "", "what the token is for")
@@ -45,7 +45,7 @@ func runTokens(ctx context.Context, args []string, std IO) int {
 	reg := registryv1.NewRegistryServiceClient(conn.Registry())
 	switch sub {
 	case "create":
-		req := &registryv1.CreateTokenRequest{Identity: *name, Grade: *grade, Note: *note, Workspaces: split(*workspaces), Groups: split(*groups)}
+		req := &registryv1.CreateTokenRequest{Identity: *name, Grade: *grade, Note: *note, Workspaces: envflag.List(*workspaces), Groups: envflag.List(*groups)}
 		if *ttl != 0 {
 			req.Ttl = durationpb.New(*ttl)
 		}

@@ -13,11 +13,13 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 
 	"github.com/switchboard-run/switchboard/kit/certs"
 	"github.com/switchboard-run/switchboard/kit/grpcclient"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/ports"
+	"github.com/switchboard-run/switchboard/kit/process"
 )
 
 // Flags are a command's connection flags.
@@ -32,6 +34,9 @@ type Flags struct {
 	Grade  string
 	Files  certs.Files
 	Server string
+	// DevSecretFile names the dev suite's per-run secret; empty: the one
+	// switchboard dev wrote where a client finds it (process.FindDevSecret).
+	DevSecretFile string
 }
 
 // Register adds --addr, --registry, --mailbox, --bridge, --as, --as-grade
@@ -43,6 +48,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Bridge, "bridge", "", "the bridge's gRPC address, when it is not --addr")
 	fs.StringVar(&f.Identity, "as", defaultIdentity(), "the identity to call as in dev mode (sent as the switchboard-identity header)")
 	fs.StringVar(&f.Grade, "as-grade", string(identity.Admin), "the grade to call as in dev mode: host, driver or admin (sent as the switchboard-grade header)")
+	fs.StringVar(&f.DevSecretFile, "dev-secret-file", "", "the dev suite's per-run secret, sent with every call (default: the dev-secret of $SWITCHBOARD_DATA, ./.data or ~/.local/share/switchboard, whichever exists first)")
 	fs.StringVar(&f.Files.CA, "tls-ca", "", "PEM file of the suite's CA (mutual TLS instead of dev mode)")
 	fs.StringVar(&f.Files.Cert, "tls-cert", "", "PEM file of your certificate")
 	fs.StringVar(&f.Files.Key, "tls-key", "", "PEM file of your key")
@@ -71,7 +77,15 @@ type Conn struct {
 // Connections are lazy: nothing is reached until the first call.
 func (f *Flags) Dial() (*Conn, error) {
 	c := &Conn{byAddr: map[string]*grpc.ClientConn{}, flags: f}
+	var opts []grpc.DialOption
 	if f.Files.Empty() {
+		creds, err := f.devCredentials()
+		if err != nil {
+			return nil, err
+		}
+		if creds != nil {
+			opts = append(opts, grpc.WithPerRPCCredentials(creds))
+		}
 		if err := identity.CheckName(f.Identity); err != nil {
 			return nil, fmt.Errorf("--as: %w", err)
 		}
@@ -93,7 +107,7 @@ func (f *Flags) Dial() (*Conn, error) {
 		if (i > 0 && addr == "") || c.byAddr[addr] != nil {
 			continue // a service without an address of its own is at --addr
 		}
-		cc, err := grpcclient.Dial(addr, c.tls)
+		cc, err := grpcclient.Dial(addr, c.tls, opts...)
 		if err != nil {
 			c.Close()
 			return nil, err
@@ -102,6 +116,23 @@ func (f *Flags) Dial() (*Conn, error) {
 	}
 	c.ClientConn = c.byAddr[f.Addr]
 	return c, nil
+}
+
+// devCredentials carry the dev suite's secret: --dev-secret-file's, else
+// the one a client finds by itself (nil when there is none: a suite
+// without one).
+func (f *Flags) devCredentials() (credentials.PerRPCCredentials, error) {
+	path := f.DevSecretFile
+	if path == "" {
+		if path = process.FindDevSecret(); path == "" {
+			return nil, nil
+		}
+	}
+	c, err := process.DevCredentials(path)
+	if err != nil && f.DevSecretFile != "" {
+		return nil, fmt.Errorf("--dev-secret-file: %w", err)
+	}
+	return c, err
 }
 
 // service is the connection to a service's own address, or to --addr.

@@ -58,7 +58,9 @@ func TestReadmeTour(t *testing.T) {
 		link(t, testkit.Tool(t, tool), filepath.Join(bin, tool))
 	}
 
-	suite := testkit.Start(t, filepath.Join(bin, "switchboard"), "dev", "--data", filepath.Join(dir, "data"))
+	// --data is make run's .data, under the scratch repository: the tour's
+	// commands read its secret there, as a person's do.
+	suite := testkit.Start(t, filepath.Join(bin, "switchboard"), "dev", "--data", filepath.Join(dir, ".data"))
 	testkit.WaitHealthy(t, ports.SuiteAddr, mailboxv1.MailboxService_ServiceDesc.ServiceName, 30*time.Second)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -33,7 +33,8 @@ const (
 // group of the workspace, docs/mcp.md "Tool groups") and /mcp (the default
 // workspace) for a caller the gateway's identity middleware admitted (the identity is in
 // the request's context) and the gateway's hostguard let through.
-func (w *Workspaces) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+func (w *Workspaces) ServeHTTP(w0 http.ResponseWriter, r *http.Request) {
+	rw := w0
 	id, ok := identity.FromContext(r.Context())
 	if !ok {
 		httperr.Write(rw, http.StatusUnauthorized, "no identity: the MCP endpoint serves identified callers only")
@@ -90,6 +91,10 @@ func (w *Workspaces) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		}
 	}
 	r.Header = r.Header.Clone()
+	if rw, err = unbindSession(rw, r, id); err != nil {
+		httperr.WriteErr(w0, err)
+		return
+	}
 	r.Header.Set(callerHeader, string(id.Grade)+" "+id.Name)
 	r.Header.Del(workspacesHeader)
 	if id.Workspaces != nil {

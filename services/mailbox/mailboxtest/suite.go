@@ -83,7 +83,7 @@ func New(t testing.TB, o Options) *Suite {
 	t.Cleanup(nc.Close)
 	one := natsconn.Config{Replicas: 1}
 	regSvc, err := registry.New(context.Background(), registry.Config{WatchBuffer: registry.DefaultWatchBuffer,
-		MaxTools: registry.DefaultMaxTools, NATS: one, Flags: process.Flags{Security: sec}, Telemetry: o.Telemetry}, nc, log)
+		MaxTools: registry.DefaultMaxTools, MaxTokenTTL: registry.DefaultMaxTokenTTL, NATS: one, Flags: process.Flags{Security: sec}, Telemetry: o.Telemetry}, nc, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,11 @@ import (
 	"path/filepath"
 	"testing"
 
+	"google.golang.org/grpc"
+
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/process"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
@@ -22,6 +25,11 @@ type Dev struct {
 	Proc                     *testkit.Proc
 	Reg                      registryv1.RegistryServiceClient
 	MB                       mailboxv1.MailboxServiceClient
+	// Secret is the current run's dev secret, which every call carries
+	// (SecretFile holds it, for a process the test starts).
+	Secret, SecretFile string
+
+	cc *grpc.ClientConn
 }
 
 // StartDev runs `switchboard dev` with a fresh --data and args besides, and
@@ -30,18 +38,24 @@ func StartDev(t *testing.T, args ...string) *Dev {
 	t.Helper()
 	d := &Dev{t: t, bin: testkit.Build(t, Module+"cli/cmd/switchboard"), args: args,
 		Data: t.TempDir(), GRPCAddr: testkit.FreeAddr(t), HTTPAddr: testkit.FreeAddr(t)}
-	cc := testkit.Dial(t, d.GRPCAddr)
-	d.Reg, d.MB = registryv1.NewRegistryServiceClient(cc), mailboxv1.NewMailboxServiceClient(cc)
+	d.SecretFile = filepath.Join(d.Data, process.DevSecretFile)
 	d.Start()
 	return d
 }
 
-// Start starts the suite (again) on its addresses and --data, and waits
-// until the mailbox serves.
+// Start starts the suite (again) on its addresses and --data, waits until
+// the mailbox serves, and dials it with the run's secret (each start draws
+// a new one).
 func (d *Dev) Start() {
 	d.t.Helper()
 	d.Proc = testkit.Start(d.t, d.bin, append([]string{"dev", "--grpc", d.GRPCAddr, "--http", d.HTTPAddr, "--data", d.Data}, d.args...)...)
 	testkit.WaitHealthy(d.t, d.GRPCAddr, mailboxv1.MailboxService_ServiceDesc.ServiceName, StartTimeout)
+	d.Secret = testkit.DevSecret(d.t, d.Data)
+	if d.cc != nil {
+		d.cc.Close()
+	}
+	d.cc = testkit.DialDev(d.t, d.GRPCAddr, d.Secret)
+	d.Reg, d.MB = registryv1.NewRegistryServiceClient(d.cc), mailboxv1.NewMailboxServiceClient(d.cc)
 }
 
 // Host starts `switchboard host` serving tools (a tools file's JSON) as
@@ -53,5 +67,5 @@ func (d *Dev) Host(t *testing.T, client, tools string) *testkit.Proc {
 	if err := os.WriteFile(path, []byte(tools), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return testkit.Start(t, d.bin, "host", "--dev", "--client", client, "--tools", path, "--registry", d.GRPCAddr, "--mailbox", d.GRPCAddr)
+	return testkit.Start(t, d.bin, "host", "--dev", "--dev-secret-file", d.SecretFile, "--client", client, "--tools", path, "--registry", d.GRPCAddr, "--mailbox", d.GRPCAddr)
 }

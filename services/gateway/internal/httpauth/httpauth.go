@@ -22,6 +22,7 @@ const (
 	HeaderAuthorization = "Authorization"
 	HeaderIdentity      = "Switchboard-Identity"
 	HeaderGrade         = "Switchboard-Grade"
+	HeaderDevSecret     = "Switchboard-Dev-Secret"
 )
 
 // Tokens maps a bearer token to the identity it acts as.
@@ -58,6 +59,10 @@ type Resolver struct {
 	// gateway then listens on loopback only); otherwise from the verified
 	// client certificate.
 	Dev bool
+	// DevSecret, when set, is the per-run secret a dev-mode caller must
+	// send (Switchboard-Dev-Secret) before its header's word is taken; a
+	// bearer token needs none.
+	DevSecret string
 	// Tokens checks bearer tokens, in either mode.
 	Tokens Tokens
 }
@@ -83,6 +88,11 @@ func (res Resolver) resolve(r *http.Request) (identity.Identity, []string, error
 			"send either Authorization: Bearer <token> or the %s header, not both", HeaderIdentity)
 	case len(auths) > 0:
 		return res.bearer(r, auths)
+	case asserted && res.DevSecret != "":
+		if err := identity.CheckDevSecret(r.Header.Values(HeaderDevSecret), res.DevSecret, "the "+HeaderDevSecret+" header"); err != nil {
+			return identity.Identity{}, nil, httperr.New(http.StatusUnauthorized, "%v", err)
+		}
+		fallthrough
 	case asserted:
 		id, err := headerIdentity(r.Header)
 		return id, nil, err
@@ -165,7 +175,7 @@ func (res Resolver) Middleware(next http.Handler) http.Handler {
 		}
 		r = r.WithContext(identity.NewContext(ctx, id))
 		r.Header = r.Header.Clone()
-		for _, h := range []string{HeaderAuthorization, HeaderIdentity, HeaderGrade} {
+		for _, h := range []string{HeaderAuthorization, HeaderIdentity, HeaderGrade, HeaderDevSecret} {
 			r.Header.Del(h)
 		}
 		next.ServeHTTP(w, r)

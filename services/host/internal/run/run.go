@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -36,6 +35,8 @@ type Limits struct {
 	// MaxOutput bounds what is kept of stdout and of stderr each; the rest is
 	// read and counted, so a tool printing without end cannot fill memory.
 	MaxOutput int
+	// Roots are where a driver may send a tool that takes a cwd.
+	Roots Roots
 }
 
 // Invocation is what the mailbox handed over.
@@ -58,10 +59,11 @@ func Run(ctx context.Context, tool *toolsfile.Tool, inv Invocation, lim Limits) 
 		if !tool.Advertised.GetSubjectCwd() {
 			return capture.Failed(capture.ExitError, "switchboard: tool %q does not take a cwd (it was not advertised with subject_cwd: true); refusing to run it in %q", inv.Tool, *inv.Cwd)
 		}
-		if !filepath.IsAbs(*inv.Cwd) {
-			return capture.Failed(capture.ExitError, "switchboard: cwd %q is not an absolute path; refusing to run tool %q there", *inv.Cwd, inv.Tool)
+		d, err := lim.Roots.Dir(*inv.Cwd)
+		if err != nil {
+			return capture.Failed(capture.ExitError, "switchboard: %v; refusing to run tool %q there", err, inv.Tool)
 		}
-		dir = *inv.Cwd
+		dir = d
 	}
 	cmd := exec.Command(tool.Command[0], tool.Command[1:]...)
 	cmd.Dir = dir

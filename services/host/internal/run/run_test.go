@@ -2,6 +2,8 @@ package run
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -64,7 +66,7 @@ func TestRun(t *testing.T) {
 		{name: "a relative cwd is refused", tool: tool(t, true, "pwd"),
 			inv: Invocation{Tool: "t", Cwd: &rel}, code: 1, stderrHas: "is not an absolute path"},
 		{name: "a subject_cwd tool runs in the invocation's cwd", tool: tool(t, true, "pwd"),
-			inv: Invocation{Tool: "t", Cwd: &abs}, stdout: abs + "\n"},
+			inv: Invocation{Tool: "t", Cwd: &abs}, stdout: resolve(abs) + "\n"},
 		{name: "output past the bound is cut and counted", tool: tool(t, false, "head", "-c", "100000", "/dev/zero"),
 			stdoutHas: "[truncated: 98976 more bytes not shown]"},
 		{name: "invalid UTF-8 becomes U+FFFD", tool: tool(t, false, "printf", `ok\377`), stdout: "ok\uFFFD"},
@@ -75,6 +77,7 @@ func TestRun(t *testing.T) {
 			l := tt.lim
 			if l.Deadline == 0 {
 				l = lim
+				l.Roots = Roots{resolve(abs)}
 			}
 			inv := tt.inv
 			if inv.Tool == "" {
@@ -101,6 +104,56 @@ func TestRun(t *testing.T) {
 				t.Fatalf("a stopped tool took %v to come back", time.Since(start))
 			}
 		})
+	}
+}
+
+// A cwd runs a tool only under the host's roots, once cleaned and with its
+// symlinks resolved: neither "..", nor a link out of a root, nor another
+// absolute path (/root/.ssh) leaves them; a host without roots takes none.
+func TestACwdMustLieUnderTheHostsRoots(t *testing.T) {
+	t.Parallel()
+	root, outside := resolve(t.TempDir()), resolve(t.TempDir())
+	for _, d := range []string{filepath.Join(root, "work", "deep")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "work", "out")); err != nil {
+		t.Fatal(err)
+	}
+	l := lim
+	l.Roots = Roots{root}
+	for _, tc := range []struct{ cwd, stdout, stderr string }{
+		{root + "/work/deep", root + "/work/deep\n", ""},
+		{root + "/work/deep/../.", root + "/work\n", ""},
+		{root + "/work/../../" + filepath.Base(outside), "", "outside the directories this host runs tools in (" + root + ": --cwd-roots)"},
+		{root + "/work/out", "", `cwd "` + root + `/work/out" is ` + outside + ", outside the directories"},
+		{"/root/.ssh", "", `cwd "/root/.ssh"`},
+		{root + "/work/nothing", "", "no such file or directory"},
+	} {
+		c := Run(context.Background(), tool(t, true, "pwd"), Invocation{Tool: "t", Input: "{}", Cwd: &tc.cwd}, l)
+		if c.GetStdout() != tc.stdout || !strings.Contains(c.GetStderr(), tc.stderr) || (tc.stderr != "" && c.GetExitCode() != 1) {
+			t.Errorf("cwd %s: exit %d, stdout %q, stderr %q; want stdout %q, stderr holding %q", tc.cwd, c.GetExitCode(), c.GetStdout(), c.GetStderr(), tc.stdout, tc.stderr)
+		}
+	}
+	c := Run(context.Background(), tool(t, true, "pwd"), Invocation{Tool: "t", Input: "{}", Cwd: &root}, lim)
+	if !strings.Contains(c.GetStderr(), "this host takes no cwd: it runs in / and --cwd-roots names no directory") {
+		t.Errorf("a host without roots ran a tool in %s: %v", root, c)
+	}
+}
+
+// --cwd-roots is absolute directories, resolved; empty is the working
+// directory.
+func TestParseRoots(t *testing.T) {
+	t.Parallel()
+	wd, _ := os.Getwd()
+	if r, err := ParseRoots(""); err != nil || len(r) != 1 || r[0] != resolve(wd) {
+		t.Errorf("ParseRoots(\"\") = %v, %v; want the working directory %s", r, err, wd)
+	}
+	for _, bad := range []string{"relative", "/no/such/dir", "/etc/passwd"} {
+		if _, err := ParseRoots(bad); err == nil || !strings.Contains(err.Error(), "--cwd-roots") {
+			t.Errorf("ParseRoots(%q) = %v; want a refusal naming --cwd-roots", bad, err)
+		}
 	}
 }
 

@@ -62,8 +62,9 @@ func (b *Box) cancel(ctx context.Context, caller, id, reason string, keep, local
 				return c, nil
 			}
 			b.writing(s)
+			purge := !keep && s.keyed == 0 // a retry key needs the record
 			b.mu.Unlock()
-			return c, b.settle(ctx, s, c, inflight.ByCancel, !keep)
+			return c, b.settle(ctx, s, c, inflight.ByCancel, purge)
 		}
 		r := b.view[id]
 		b.mu.Unlock()

@@ -51,7 +51,7 @@ func (b *Box) complete(ctx context.Context, caller, id string, c Capture, local 
 				return c, nil
 			}
 			b.writing(s)
-			purge := s.collectors > 0
+			purge := s.collectors > 0 && s.keyed == 0 // a retry key needs the record
 			b.mu.Unlock()
 			return c, b.settle(ctx, s, c, inflight.ByHost, purge)
 		}

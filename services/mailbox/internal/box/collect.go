@@ -54,6 +54,9 @@ func (b *Box) collect(ctx context.Context, caller, id string, wait bool, key str
 			// Counted while it waits, so that an answer or a cancel leaves
 			// the capture here for it.
 			s.collectors++
+			if key != "" {
+				s.keyed++
+			}
 			ch := b.news(id)
 			if s.writing != nil {
 				ch = s.writing
@@ -64,6 +67,9 @@ func (b *Box) collect(ctx context.Context, caller, id string, wait bool, key str
 			}
 			b.mu.Lock()
 			s.collectors--
+			if key != "" {
+				s.keyed--
+			}
 			b.mu.Unlock()
 			continue
 		}

@@ -87,7 +87,7 @@ func (b *Box) request(ctx context.Context, subj string, a *ask) (*reply, error) 
 	case errors.Is(err, nats.ErrNoResponders):
 		return nil, errNoHome
 	case err != nil:
-		return nil, status.Errorf(codes.Unavailable, "the mailbox could not reach its other replicas over NATS (%v); try again in a moment", err)
+		return nil, status.Errorf(codes.Unavailable, "the mailbox cannot reach NATS right now to find its other replicas (%v); try again in a moment", err)
 	}
 	var r reply
 	if err := json.Unmarshal(m.Data, &r); err != nil {

@@ -74,7 +74,7 @@ func (b *Box) Post(ctx context.Context, p inflight.Post) error {
 // the backlog only when it reads nowhere.
 func (b *Box) Call(ctx, wait context.Context, p inflight.Post) (*Capture, error) {
 	b.mu.Lock()
-	if q := b.queues[p.Client]; q != nil {
+	if q := b.queues[p.Client]; q != nil && q.sub != nil { // not orphaned
 		if err := b.admit(p.Client); err != nil {
 			b.mu.Unlock()
 			return nil, err

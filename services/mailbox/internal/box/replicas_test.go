@@ -160,6 +160,44 @@ func TestAnInvokeSurvivesTheReplicaHoldingIt(t *testing.T) {
 	}
 }
 
+// A collection with a retry key waiting on the replica that holds the
+// invocation takes the answer there; the replica dies before its reply
+// reaches the driver, and the same key through another replica gets the
+// same capture.
+func TestARetriedCollectionOutlivesTheReplicaThatTookIt(t *testing.T) {
+	t.Parallel()
+	url := testkit.NATS(t).ClientURL()
+	a, aConn := replica(t, url, storetest.Defaults, 1)
+	b, _ := replica(t, url, storetest.Defaults, 1)
+	r := openRead(t, a, "laptop", "s")
+	id := inflight.NewID()
+	if err := a.Post(ctx, inflight.Post{ID: id, Client: "laptop", Poster: "driver", Tool: "echo", Input: `{}`}); err != nil {
+		t.Fatal(err)
+	}
+	takeOne(t, r)
+	got := make(chan *inflight.Capture, 1)
+	go func() {
+		c, _ := a.Collect(ctx, "driver", id, 10*time.Second, "k1")
+		got <- c
+	}()
+	testkit.Eventually(t, "the collection to wait at a", 10*time.Second, func() bool {
+		return a.Collectors(id) == 1
+	})
+	if _, err := a.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "done"}); err != nil {
+		t.Fatal(err)
+	}
+	if c := <-got; c == nil || c.Stdout != "done" {
+		t.Fatalf("the waiting collection took %+v", c)
+	}
+	aConn.Close() // its reply lost with it
+	if c, err := b.Collect(ctx, "driver", id, 0, "k1"); err != nil || c == nil || c.Stdout != "done" {
+		t.Fatalf("again with the same key through b: %+v %v; want the same capture", c, err)
+	}
+	if _, err := b.Collect(ctx, "driver", id, 0, ""); status.Code(err) != codes.NotFound {
+		t.Fatalf("without the key through b: %v; want it gone", err)
+	}
+}
+
 func TestAHostMovingReplicasTakesItsCallsAlong(t *testing.T) {
 	t.Parallel()
 	url := testkit.NATS(t).ClientURL()

@@ -49,8 +49,9 @@ type slot struct {
 	// writing is set while a write of its record is under way; acts that
 	// meet it wait for it to close.
 	writing chan struct{}
-	// collectors counts the collections waiting here for its answer.
-	collectors int
+	// collectors counts the collections waiting here for its answer; keyed
+	// those with a retry key, whose answer must outlive this replica.
+	collectors, keyed int
 
 	q, e link // queue list, expiry list
 }

@@ -151,14 +151,15 @@ func (b *Box) watchReplicas(ctx context.Context, kv jetstream.KeyValue, synced f
 // its hand-offs. When NATS is back, what is left of a client not reading
 // goes to its record, for whichever replica its host reads through now.
 func (b *Box) watchConnection(ctx context.Context) {
-	ch := b.nc.StatusChanged(nats.DISCONNECTED, nats.CONNECTED)
+	// A lost connection reports RECONNECTING (DISCONNECTED only without reconnects).
+	ch := b.nc.StatusChanged(nats.DISCONNECTED, nats.RECONNECTING, nats.CONNECTED)
 	defer b.nc.RemoveStatusListener(ch)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case st := <-ch:
-			if st == nats.DISCONNECTED {
+			if st != nats.CONNECTED {
 				b.orphan()
 			} else {
 				b.rehome(ctx)

@@ -7,7 +7,7 @@
 //
 // The table is a view, not a record: it lives in RAM, starts empty on each
 // replica, and holds at most MaxLive in flight and MaxDone finished. The
-// store (jsbox or slots) stays the truth about every invocation.
+// store (internal/box) stays the truth about every invocation.
 package watch
 
 import (

@@ -36,9 +36,10 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// MailboxService holds invocations in flight: a queue per client and a slot
-// per invocation, in NATS JetStream (in RAM with --store mem), shared by
-// every replica. Drivers post and collect; hosts read and complete.
+// MailboxService holds invocations in flight: a queue per client at the
+// replica its host reads through, in memory while both ends are connected,
+// in NATS JetStream when a promise needs it (Invoke, a host reading
+// nowhere). Drivers post and collect; hosts read and complete.
 // Delivery is at-least-once: handing an invocation out is a lease, not a
 // latch, and the invocation id is the idempotency key.
 type MailboxServiceClient interface {
@@ -80,9 +81,9 @@ type MailboxServiceClient interface {
 	// its connection break; an error the mailbox answers after that header
 	// carries the trailer "switchboard-refused". A replica shutting down
 	// while the call waits answers UNAVAILABLE without it, as a broken
-	// connection would: the invocation goes on, and Capture collects it (a
-	// mailbox keeping invocations in RAM, --store mem, loses it instead, and
-	// its answer carries the trailer).
+	// connection would: the invocation goes on, and Capture collects it. A
+	// replica killed while it held the call loses it; Capture then answers
+	// NOT_FOUND saying the host may have run it.
 	Call(ctx context.Context, in *CallRequest, opts ...grpc.CallOption) (*CallResponse, error)
 	// Cancel is called by the driver that posted an invocation to abandon it.
 	// The host is told on its Follow stream, and the capture becomes exit_code
@@ -255,9 +256,10 @@ func (c *mailboxServiceClient) Status(ctx context.Context, in *StatusRequest, op
 // All implementations must embed UnimplementedMailboxServiceServer
 // for forward compatibility.
 //
-// MailboxService holds invocations in flight: a queue per client and a slot
-// per invocation, in NATS JetStream (in RAM with --store mem), shared by
-// every replica. Drivers post and collect; hosts read and complete.
+// MailboxService holds invocations in flight: a queue per client at the
+// replica its host reads through, in memory while both ends are connected,
+// in NATS JetStream when a promise needs it (Invoke, a host reading
+// nowhere). Drivers post and collect; hosts read and complete.
 // Delivery is at-least-once: handing an invocation out is a lease, not a
 // latch, and the invocation id is the idempotency key.
 type MailboxServiceServer interface {
@@ -299,9 +301,9 @@ type MailboxServiceServer interface {
 	// its connection break; an error the mailbox answers after that header
 	// carries the trailer "switchboard-refused". A replica shutting down
 	// while the call waits answers UNAVAILABLE without it, as a broken
-	// connection would: the invocation goes on, and Capture collects it (a
-	// mailbox keeping invocations in RAM, --store mem, loses it instead, and
-	// its answer carries the trailer).
+	// connection would: the invocation goes on, and Capture collects it. A
+	// replica killed while it held the call loses it; Capture then answers
+	// NOT_FOUND saying the host may have run it.
 	Call(context.Context, *CallRequest) (*CallResponse, error)
 	// Cancel is called by the driver that posted an invocation to abandon it.
 	// The host is told on its Follow stream, and the capture becomes exit_code

@@ -9,9 +9,32 @@
   const store = window.sessionStorage;
   let views = new AbortController(); // ends the current view's streams
 
-  // headers name the caller: an API token, or in dev mode the identity.
+  // A dev-mode suite's console link carries its per-run secret in the
+  // fragment (#dev-secret=…), which never reaches a server: it is kept in
+  // this tab's session storage, sent with every request, and taken out of
+  // the address (and the history) at once.
+  function takeDevSecret() {
+    const m = /^#dev-secret=([A-Za-z0-9_-]+)$/.exec(window.location.hash);
+    if (!m) return false;
+    store.setItem("sb.devsecret", m[1]);
+    window.history.replaceState(null, "", window.location.pathname + window.location.search);
+    return true;
+  }
+
+  // forget signs out, keeping the dev suite's secret: it is the tab's
+  // right to ask, not a sign-in.
+  function forget() {
+    const secret = store.getItem("sb.devsecret");
+    store.clear();
+    if (secret) store.setItem("sb.devsecret", secret);
+  }
+
+  // headers name the caller: an API token, or in dev mode the identity,
+  // with the dev suite's secret.
   function headers() {
     const h = {};
+    const secret = store.getItem("sb.devsecret");
+    if (secret) h["Switchboard-Dev-Secret"] = secret;
     const token = store.getItem("sb.token");
     const name = store.getItem("sb.identity");
     if (token) {
@@ -148,7 +171,7 @@
     const data = new FormData(form);
     const token = (data.get("token") || "").trim();
     const name = (data.get("identity") || "").trim();
-    store.clear();
+    forget();
     if (token) {
       store.setItem("sb.token", token);
     } else if (name) {
@@ -169,7 +192,7 @@
 
   document.addEventListener("click", (ev) => {
     if (ev.target.id === "signout") {
-      store.clear();
+      forget();
       views.abort();
       $("view").replaceChildren();
       showSignIn();
@@ -209,6 +232,8 @@
     route();
   }
 
-  window.addEventListener("hashchange", route);
+  // The link may also be followed from a page already open.
+  window.addEventListener("hashchange", () => (takeDevSecret() ? start() : route()));
+  takeDevSecret();
   start();
 })();

@@ -8,13 +8,24 @@ import (
 	"testing"
 )
 
+// gateway is the gateway's guard, refusing with a JSON envelope as its
+// error writer does.
+func gateway(listen string, hosts, origins []string, dev bool) Config {
+	return Config{Listen: listen, Hosts: hosts, Origins: origins, Dev: dev, What: "this gateway",
+		HostsFlag: "--http-hosts", OriginsFlag: "--http-origins",
+		Refuse: func(w http.ResponseWriter, status int, sentence string) {
+			w.WriteHeader(status)
+			_ = json.NewEncoder(w).Encode(map[string]any{"ok": false, "error": sentence})
+		}}
+}
+
 func TestTheGuardAdmitsOnlyNamesAndOriginsThisGatewayAnswersTo(t *testing.T) {
 	t.Parallel()
-	prod, err := New("0.0.0.0:8443", []string{"Gateway.Example.com."}, []string{"https://app.example.com"}, false)
+	prod, err := New(gateway("0.0.0.0:8443", []string{"Gateway.Example.com."}, []string{"https://app.example.com"}, false))
 	if err != nil {
 		t.Fatal(err)
 	}
-	dev, err := New("127.0.0.2:8080", nil, nil, true)
+	dev, err := New(gateway("127.0.0.2:8080", nil, nil, true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,12 +102,12 @@ func TestTheGuardRefusesAConfigurationThatWouldOpenItUp(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if _, err := New("127.0.0.1:8080", tt.hosts, tt.origins, tt.dev); err == nil || !strings.Contains(err.Error(), tt.want) {
+			if _, err := New(gateway("127.0.0.1:8080", tt.hosts, tt.origins, tt.dev)); err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("New = %v, want %q", err, tt.want)
 			}
 		})
 	}
-	if _, err := New("127.0.0.1:8080", []string{"dev.localhost", "127.0.0.5"}, nil, true); err != nil {
+	if _, err := New(gateway("127.0.0.1:8080", []string{"dev.localhost", "127.0.0.5"}, nil, true)); err != nil {
 		t.Fatalf("loopback names in dev mode: %v", err)
 	}
 }

@@ -1,0 +1,55 @@
+// Package natsusers is who may connect to the suite's NATS, and with which
+// subjects (docs/security.md, "NATS"): the one table of the suite's NATS
+// users, and the expansion of a row into NATS permissions. A user is a
+// suite service known by its certificate (CN=<name>, OU=service); NATS
+// maps the certificate a client presents to its row (verify_and_map), and
+// refuses every certificate no row names — a host's, a driver's, an
+// admin's, Prometheus's.
+package natsusers
+
+// User is one row: a service's NATS identity and the least it needs.
+type User struct {
+	// Name is the service, its certificate's CN.
+	Name string
+	// Streams are the JetStream streams it owns: it declares them, reads
+	// and consumes them, and deletes and purges their messages. What it
+	// publishes into them is among Core (a stream stores its subjects).
+	Streams []string
+	// Buckets are the key-value buckets it owns: it declares them, writes,
+	// reads and watches their keys.
+	Buckets []string
+	// Reads are key-value buckets of another service it may only read:
+	// get a key and watch the bucket.
+	Reads []string
+	// Core are the core NATS subjects (wildcards allowed) it publishes and
+	// subscribes to, besides JetStream's.
+	Core []string
+}
+
+// Users is every NATS user of the suite. The gateway and the tool hosts
+// never connect to NATS, so they have no row.
+//
+// The mailbox's row is its store (services/mailbox/internal/box): the
+// partitions' streams SB_MBOX_0..3, whose records it publishes on
+// sb.rec.<k>.<client>.<id>; the presence bucket (reads' leases, replicas'
+// heartbeats); and its replicas' messages to each other: a client's
+// hand-offs (sb.host.<client>), one replica's (sb.mbx.<replica>), the
+// search for a client's reader (sb.find), the budgets' ledger
+// (sb.held.*) and the invocation watch.
+var Users = []User{
+	{Name: "registry", Buckets: []string{"sb_registry"}, Reads: []string{"sb_presence"}},
+	{Name: "mailbox",
+		Streams: []string{"SB_MBOX_0", "SB_MBOX_1", "SB_MBOX_2", "SB_MBOX_3"},
+		Buckets: []string{"sb_presence"},
+		Core:    []string{"sb.rec.>", "sb.host.*", "sb.mbx.*", "sb.find", "sb.held.*", "switchboard.mailbox.watch"}},
+	{Name: "bridge", Buckets: []string{"sb_mounts", "sb_mount_leases"}},
+	// The NATS node's own leaf: its container's health check asks
+	// JetStream whether it serves ($JS.API.INFO, which every user may),
+	// and nothing else.
+	{Name: Node},
+}
+
+// Node is the name of the NATS servers' own certificate (CN=nats,
+// OU=service): the identity the nodes of a cluster present to each other
+// on their routes.
+const Node = "nats"
