@@ -16,7 +16,8 @@ CMDS := ./cli/cmd/switchboard ./services/registry/cmd/registry ./services/mailbo
 # Where `make run` keeps the registry's store (git-ignored).
 DATA ?= .data
 
-.PHONY: help tools browser generate check-generate lint vulncheck build test run bench soak images clean
+.PHONY: help tools browser generate check-generate lint vulncheck build test run bench soak images image-context images-prebuilt \
+	compose-cli compose-test clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -93,6 +94,39 @@ bench: build tools ## measure the suite against its floors; writes bench/results
 
 images: ## build the container image (needs a Docker engine)
 	docker build -t switchboard:dev .
+
+# The context of Dockerfile.prebuilt: the image's programs built as the
+# Dockerfile's build stage builds them (static, -trimpath, -s -w; the MCP
+# server at the version tools/go.mod pins), and the base's files it keeps.
+IMAGE_CONTEXT := $(BIN)/image
+GO_IMAGE_BUILD := CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o $(IMAGE_CONTEXT)/
+image-context: ## fill bin/image, the context of Dockerfile.prebuilt
+	@test -f /etc/ssl/certs/ca-certificates.crt || { \
+		echo "/etc/ssl/certs/ca-certificates.crt is missing: install the ca-certificates package (the image ships that CA bundle)"; exit 1; }
+	@rm -rf $(IMAGE_CONTEXT)
+	$(GO_IMAGE_BUILD) ./cli/cmd/switchboard ./deploy/cmd/switchboard-echo
+	cd tools && GOWORK=off $(GO_IMAGE_BUILD) github.com/modelcontextprotocol/go-sdk/conformance/everything-server
+	install -d -m 0755 $(IMAGE_CONTEXT)/base/etc/ssl/certs $(IMAGE_CONTEXT)/base/home $(IMAGE_CONTEXT)/empty
+	install -d -m 1777 $(IMAGE_CONTEXT)/base/tmp
+	install -d -m 0700 $(IMAGE_CONTEXT)/home/nonroot
+	install -m 0644 deploy/image/passwd deploy/image/group $(IMAGE_CONTEXT)/base/etc/
+	install -m 0644 /etc/ssl/certs/ca-certificates.crt $(IMAGE_CONTEXT)/base/etc/ssl/certs/
+
+ENGINE ?= docker
+images-prebuilt: image-context ## build switchboard:dev from this machine's binaries, pulling nothing (ENGINE=podman for podman)
+	$(ENGINE) build -q -f Dockerfile.prebuilt -t $${SWITCHBOARD_IMAGE:-switchboard:dev} $(IMAGE_CONTEXT)
+
+# Docker's compose CLI at the version tools/compose pins, for an engine
+# without a compose of its own (podman's API socket).
+compose-cli: $(BIN)/docker-compose
+$(BIN)/docker-compose: tools/compose/go.mod tools/compose/go.sum
+	@mkdir -p $(BIN)
+	cd tools/compose && GOWORK=off CGO_ENABLED=0 go build -trimpath -o $@ \
+		-ldflags="-s -w -X github.com/docker/compose/v5/internal.Version=$$(GOWORK=off go list -m -f '{{.Version}}' github.com/docker/compose/v5)" \
+		github.com/docker/compose/v5/cmd
+
+compose-test: build tools ## run both compose files on a real engine (podman, installed as root where none works): tour, faults, down -v
+	deploy/engine.sh go test -count=1 -timeout 25m -v -run '^TestEngine' ./deploy/ ./tests/compose/
 
 SOAK ?= 2m
 soak: build tools ## the long forms: load for $(SOAK), alone and under each fault (SOAK=10m make soak), the fault tests five times over, 10,000 and 100,000 parked hosts

@@ -27,12 +27,23 @@ type stage struct {
 	instrs     []instruction
 }
 
-// dockerfile reads the repository's Dockerfile. It handles what this
-// Dockerfile uses (comments, backslash continuations, instruction options);
-// it is not a general Dockerfile parser.
+// dockerfile reads the repository's Dockerfile, which has a build stage
+// and a minimal final one.
 func dockerfile(t testing.TB) []stage {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(testkit.RepoRoot(t), "Dockerfile"))
+	stages := parseDockerfile(t, "Dockerfile")
+	if len(stages) < 2 {
+		t.Fatalf("Dockerfile has %d stages; want a build stage and a minimal final one", len(stages))
+	}
+	return stages
+}
+
+// parseDockerfile reads the repository's file name. It handles what our
+// Dockerfiles use (comments, backslash continuations, instruction
+// options); it is not a general Dockerfile parser.
+func parseDockerfile(t testing.TB, name string) []stage {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(testkit.RepoRoot(t), name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,12 +80,9 @@ func dockerfile(t testing.TB) []stage {
 			continue
 		}
 		if len(stages) == 0 {
-			t.Fatalf("Dockerfile: %s before the first FROM", in.cmd)
+			t.Fatalf("%s: %s before the first FROM", name, in.cmd)
 		}
 		stages[len(stages)-1].instrs = append(stages[len(stages)-1].instrs, in)
-	}
-	if len(stages) < 2 {
-		t.Fatalf("Dockerfile has %d stages; want a build stage and a minimal final one", len(stages))
 	}
 	return stages
 }

@@ -126,7 +126,7 @@ func imageUser(t *testing.T) string {
 
 // ids reads a numeric UID[:GID] (the image has no user database to look
 // names up in).
-func ids(t *testing.T, service, spec string) (int, int) {
+func ids(t testing.TB, service, spec string) (int, int) {
 	t.Helper()
 	u, g, _ := strings.Cut(spec, ":")
 	uid, uerr := strconv.Atoi(u)

@@ -1,8 +1,6 @@
 package faults
 
 import (
-	"context"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -12,6 +10,7 @@ import (
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/testkit"
+	"github.com/switchboard-run/switchboard/tests/internal/drill"
 	"github.com/switchboard-run/switchboard/tests/internal/procs"
 )
 
@@ -44,8 +43,7 @@ func TestKillingAGatewayABridgeAndAMailboxInTurnUnderLoadLosesNoCall(t *testing.
 	// killed last; B is back before anything else starts.
 	b.Proc.Kill()
 	runs := filepath.Join(t.TempDir(), "runs")
-	procs.Host(t, "laptop", fmt.Sprintf(`[{"name":"echo","description":"","input_schema":{"type":"object"},
-		"command":["sh","-c","echo $SWITCHBOARD_INVOCATION >> %s; cat"]}]`, runs), s.RegAddr, s.MailboxAddrs())
+	procs.Host(t, "laptop", drill.EchoTools(runs), s.RegAddr, s.MailboxAddrs())
 	s.WaitPresent("laptop", true, 20*time.Second)
 	s.StartMailbox(1)
 	onA := heldRead(t, kv, "")
@@ -66,26 +64,24 @@ func TestKillingAGatewayABridgeAndAMailboxInTurnUnderLoadLosesNoCall(t *testing.
 	}
 	front := testkit.NewFront(t, "http://"+gwAddrs[0], "http://"+gwAddrs[1])
 
-	drivers := []*driver{
+	drivers := []*drill.Driver{
 		grpcDriver(t, s.MailboxAddrs()),
 		actDriver(front.URL),
 		mcpDriver(t, front.URL, "2025-11-25"),
 		mcpDriver(t, front.URL, "2026-07-28"),
 	}
 	for _, d := range drivers {
-		d.start()
+		d.Start()
 	}
 	defer func() {
 		for _, d := range drivers {
-			d.stop()
+			d.Stop()
 		}
 	}()
 	goOn := func(when string) {
 		t.Helper()
 		for _, d := range drivers {
-			for _, target := range targets {
-				d.waitAnswered(t, target, d.answered(target)+3, when)
-			}
+			d.GoOn(t, 3, when, 90*time.Second)
 		}
 	}
 	goOn("before any kill")
@@ -96,7 +92,7 @@ func TestKillingAGatewayABridgeAndAMailboxInTurnUnderLoadLosesNoCall(t *testing.
 	t.Logf("gateway %s killed at %s", gwAddrs[0], killed.Format("15:04:05.000"))
 	front.Down[0].Store(true) // as a balancer's health check would
 	for _, d := range drivers[1:] {
-		t.Logf("gateway killed: %s answered a call begun after the kill %v after it", d.name, d.firstAnswerAfter(t, "", killed))
+		t.Logf("gateway killed: %s answered a call begun after the kill %v after it", d.Name, d.FirstAnswerAfter(t, "", killed, 90*time.Second))
 	}
 	goOn("after the gateway was killed")
 
@@ -118,7 +114,7 @@ func TestKillingAGatewayABridgeAndAMailboxInTurnUnderLoadLosesNoCall(t *testing.
 		t.Errorf("the exclusive mount ran on %s %v after %s was killed; the bound is %v", standby.name, took.Round(time.Millisecond), holder.name, takeOverBound)
 	}
 	for _, d := range drivers {
-		t.Logf("bridge killed: %s answered a call to solo begun after the kill %v after it", d.name, d.firstAnswerAfter(t, "solo", killed))
+		t.Logf("bridge killed: %s answered a call to solo begun after the kill %v after it", d.Name, d.FirstAnswerAfter(t, "solo", killed, 90*time.Second))
 	}
 	goOn("after the bridge was killed")
 
@@ -129,21 +125,16 @@ func TestKillingAGatewayABridgeAndAMailboxInTurnUnderLoadLosesNoCall(t *testing.
 	heldRead(t, kv, onA.Replica)
 	t.Logf("mailbox replica killed: the host held its read on the other %v after it", time.Since(killed).Round(time.Millisecond))
 	for _, d := range drivers {
-		t.Logf("mailbox replica killed: %s answered a call to laptop begun after the kill %v after it", d.name, d.firstAnswerAfter(t, "laptop", killed))
+		t.Logf("mailbox replica killed: %s answered a call to laptop begun after the kill %v after it", d.Name, d.FirstAnswerAfter(t, "laptop", killed, 90*time.Second))
 	}
 	goOn("after the mailbox replica was killed")
 
 	for _, d := range drivers {
-		d.stop()
+		d.Stop()
 	}
-	ran := runsByID(t, runs)
-	for id, n := range ran {
-		if n > 1 {
-			t.Errorf("the host ran invocation %s %d times; want at most once", id, n)
-		}
-	}
+	ran := drill.Runs(t, runs)
 	for _, d := range drivers {
-		d.tally(t, ran)
+		d.Tally(t, ran)
 	}
 }
 
@@ -212,10 +203,4 @@ func exclusiveHolder(t *testing.T, bridges []*bridge) *bridge {
 		return holder != nil
 	})
 	return holder
-}
-
-// callCtx bounds one call: long enough for a busy machine and an
-// invocation handed out again after a lease of 5 s.
-func callCtx(parent context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(parent, 45*time.Second)
 }
