@@ -100,13 +100,15 @@ func (b *Box) writing(s *slot) {
 // it, which then takes it from memory. A record changed meanwhile (a cancel
 // elsewhere) wins: the slot goes and the answer is refused.
 func (b *Box) settle(ctx context.Context, s *slot, c Capture, by inflight.Answer, purge bool) error {
-	body := s.stored()
+	b.mu.Lock() // the view may move s.rev on meanwhile (a write of its notes)
+	body, at := s.stored(), s.rev
+	b.mu.Unlock()
 	body.Capture, body.Input, body.Cancelled = captureProto(&c), "", by == inflight.ByCancel
 	state := stAnswered
 	if by == inflight.ByCancel {
 		state = stCancelled
 	}
-	rev, at := uint64(0), s.rev
+	rev := uint64(0)
 	var err error
 	for range 5 { // a write of its notes may have moved the record on: again at the latest
 		if purge {

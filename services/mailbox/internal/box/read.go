@@ -196,18 +196,21 @@ func (b *Box) spill(ctx context.Context, q *queue) error {
 // store writes s to its record for the replica that takes its client:
 // created for a call, rewritten for a durable one whose hand-offs moved.
 func (b *Box) store(ctx context.Context, s *slot) (uint64, error) {
-	if s.rev != 0 && s.handoffs == s.recorded {
-		return s.rev, nil
-	}
+	b.mu.Lock() // a view that hears the record moves s.rev on
+	rev, same, stub := s.rev, s.handoffs == s.recorded, s.input == ""
 	body := s.stored()
-	if s.rev != 0 && s.input == "" { // a stub: its input is in the record
+	b.mu.Unlock()
+	if rev != 0 && same {
+		return rev, nil
+	}
+	if rev != 0 && stub { // a stub: its input is in the record
 		full, err := b.recs.get(ctx, s.client, s.id)
 		if err != nil || full == nil {
 			return 0, errors.Join(err, errConflict)
 		}
 		body.Input = full.body.GetInput()
 	}
-	return b.recs.put(ctx, s.client, s.id, stQueued, body, s.rev, b.cfg.TTL)
+	return b.recs.put(ctx, s.client, s.id, stQueued, body, rev, b.cfg.TTL)
 }
 
 // giveUp answers s, taken off its lists, with the mailbox's own capture
