@@ -141,7 +141,8 @@ func queuedBytes(ctx context.Context, r *report, s *suite) error {
 			return err
 		}
 		defer nc.Close()
-		cfg := mailbox.Config{Bounds: mailbox.Bounds{TTL: time.Hour, MaxQueued: n, MaxSlots: 2 * n, MaxCaptureBytes: 1 << 20}}
+		cfg := mailbox.Config{Bounds: mailbox.Bounds{TTL: time.Hour, MaxQueued: n, MaxSlots: 2 * n, MaxCaptureBytes: 1 << 20,
+			MaxPosterBytes: 1 << 30, MaxClientBytes: 1 << 30}} // one poster queues 100 MiB
 		svc, err := mailbox.New(ctx, cfg, nc, s.reg, identity.Self{Dev: true, Identity: identity.Identity{Name: "bench-mailbox", Grade: identity.Service}}, logging.Discard())
 		if err != nil {
 			return err
