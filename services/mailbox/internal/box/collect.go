@@ -141,7 +141,7 @@ func (b *Box) collectRecord(ctx context.Context, r *rec, caller, key string, wai
 		if err != nil {
 			return nil, refused(err), true
 		}
-		if full == nil || key == "" || full.body.GetTakenBy() != key {
+		if full == nil || key == "" || (full.body.GetTakenBy() != key && full.body.GetTakenBy() != callKey) {
 			return nil, inflight.Absent(r.id), true
 		}
 		return captureOf(full.body), nil, true

@@ -139,7 +139,7 @@ func (b *Box) awaitAt(ctx context.Context, home string, p inflight.Post) (*Captu
 				w = min(w, time.Until(d))
 			}
 			// Not bound to ctx: an answer taken at home must reach here.
-			r, err := b.request(context.Background(), mbxPrefix+home, &ask{Op: "collect", Caller: p.Poster, ID: p.ID, Wait: max(w, time.Millisecond)})
+			r, err := b.request(context.Background(), mbxPrefix+home, &ask{Op: "collect", Caller: p.Poster, ID: p.ID, Wait: max(w, time.Millisecond), Key: callKey})
 			if err != nil || r.Capture != nil || ctx.Err() != nil {
 				var c *Capture
 				if r != nil {

@@ -7,6 +7,11 @@ import "time"
 // keeps its own, stTaken). Bounded in count and bytes; past either bound
 // the oldest go first.
 
+// callKey names a capture handed to a Call waiting on another replica: the
+// Call's reply may die with that replica, so its poster's next keyed
+// collection gets it (no driver's key can be it: they are [A-Za-z0-9._-]).
+const callKey = "~call"
+
 // retryGrace is how long a capture taken with a retry key is kept.
 const retryGrace = time.Minute
 
@@ -63,7 +68,7 @@ func (t *takenSet) trim(now time.Time) {
 func (t *takenSet) again(now time.Time, id, poster, key string) *Capture {
 	t.trim(now)
 	tc := t.byID[id]
-	if tc == nil || key == "" || tc.key != key || tc.poster != poster {
+	if tc == nil || key == "" || (tc.key != key && tc.key != callKey) || tc.poster != poster {
 		return nil
 	}
 	c := tc.capture
