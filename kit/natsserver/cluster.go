@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -20,6 +21,41 @@ func StartCluster(dir, name string, n int, log *slog.Logger) ([]*Server, error) 
 	if n < 1 {
 		return nil, errors.New("natsserver: a cluster has at least one node")
 	}
+	// The route ports are picked before the nodes bind them; another
+	// process may take one in between, and then the cluster is tried
+	// again on other ports.
+	var err error
+	for range clusterTries {
+		var fresh []string // a failed try's state names peers that never formed
+		for i := range n {
+			if d := nodeDir(dir, name, i); !exists(d) {
+				fresh = append(fresh, d)
+			}
+		}
+		var nodes []*Server
+		if nodes, err = startCluster(dir, name, n, log); !errors.Is(err, ErrListen) {
+			return nodes, err
+		}
+		for _, d := range fresh {
+			os.RemoveAll(d)
+		}
+	}
+	return nil, err
+}
+
+func nodeName(name string, i int) string { return fmt.Sprintf("%s-%d", name, i+1) }
+
+func nodeDir(dir, name string, i int) string { return filepath.Join(dir, nodeName(name, i)) }
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// clusterTries is how many sets of route ports StartCluster tries.
+const clusterTries = 3
+
+func startCluster(dir, name string, n int, log *slog.Logger) ([]*Server, error) {
 	routes, err := freeAddrs(n)
 	if err != nil {
 		return nil, err
@@ -31,8 +67,8 @@ func StartCluster(dir, name string, n int, log *slog.Logger) ([]*Server, error) 
 	// before JetStream is ready.
 	for i := range n {
 		wg.Go(func() {
-			node := fmt.Sprintf("%s-%d", name, i+1)
-			nodes[i], errs[i] = Start(Options{Dir: filepath.Join(dir, node), Listen: "127.0.0.1:0", Name: node, Log: log,
+			node := nodeName(name, i)
+			nodes[i], errs[i] = Start(Options{Dir: nodeDir(dir, name, i), Listen: "127.0.0.1:0", Name: node, Log: log,
 				Cluster: &Cluster{Name: name, Listen: routes[i], Routes: slices.Delete(slices.Clone(routes), i, i+1)}})
 		})
 	}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -110,13 +111,37 @@ func Start(o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting NATS: %w", err)
 	}
-	ns.SetLoggerV2(logAdapter{o.Log}, false, false, false)
+	logs := &logAdapter{log: o.Log}
+	ns.SetLoggerV2(logs, false, false, false)
 	go ns.Start()
-	if !ns.ReadyForConnections(startTimeout) {
+	if err := waitReady(ns, logs); err != nil {
 		ns.Shutdown()
-		return nil, fmt.Errorf("NATS with storage in %s did not accept connections within %v", o.Dir, startTimeout)
+		return nil, fmt.Errorf("NATS with storage in %s: %w", o.Dir, err)
 	}
 	return &Server{ns: ns}, nil
+}
+
+// ErrListen is a server that could not bind one of its addresses (a port
+// another process holds); a caller that picked the port may pick another.
+var ErrListen = errors.New("an address could not be bound")
+
+// waitReady waits until ns accepts connections, or says why it never will:
+// a server that fails to listen reports it only through its log, and
+// waiting the whole startTimeout for it would hide the reason.
+func waitReady(ns *server.Server, logs *logAdapter) error {
+	deadline := time.Now().Add(startTimeout)
+	for time.Now().Before(deadline) {
+		if ns.ReadyForConnections(50 * time.Millisecond) {
+			return nil
+		}
+		if msg := logs.fatal(); msg != "" {
+			if strings.HasPrefix(msg, "Error listening on") {
+				return fmt.Errorf("%w: %s", ErrListen, msg)
+			}
+			return errors.New(msg)
+		}
+	}
+	return fmt.Errorf("did not accept connections within %v", startTimeout)
 }
 
 // routePingInterval and routeMaxPingsOut: the others give up on a node
@@ -194,12 +219,23 @@ func (s *Server) Shutdown() {
 
 // logAdapter passes the server's warnings and errors to slog; its notices,
 // debug and trace lines are dropped (the suite logs what it does itself).
-type logAdapter struct{ log *slog.Logger }
+// The first fatal message is kept: it is why a server did not start.
+type logAdapter struct {
+	log       *slog.Logger
+	mu        sync.Mutex
+	firstFail string
+}
 
-func (l logAdapter) Noticef(string, ...any) {}
-func (l logAdapter) Debugf(string, ...any)  {}
-func (l logAdapter) Tracef(string, ...any)  {}
-func (l logAdapter) Warnf(format string, v ...any) {
+func (l *logAdapter) fatal() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.firstFail
+}
+
+func (l *logAdapter) Noticef(string, ...any) {}
+func (l *logAdapter) Debugf(string, ...any)  {}
+func (l *logAdapter) Tracef(string, ...any)  {}
+func (l *logAdapter) Warnf(format string, v ...any) {
 	if l.log == nil {
 		return
 	}
@@ -211,13 +247,19 @@ func (l logAdapter) Warnf(format string, v ...any) {
 	}
 	l.log.Warn("nats: " + fmt.Sprintf(format, v...))
 }
-func (l logAdapter) Errorf(format string, v ...any) {
+func (l *logAdapter) Errorf(format string, v ...any) {
 	if l.log != nil {
 		l.log.Error("nats: " + fmt.Sprintf(format, v...))
 	}
 }
-func (l logAdapter) Fatalf(format string, v ...any) {
+func (l *logAdapter) Fatalf(format string, v ...any) {
+	msg := fmt.Sprintf(format, v...)
+	l.mu.Lock()
+	if l.firstFail == "" {
+		l.firstFail = msg
+	}
+	l.mu.Unlock()
 	if l.log != nil {
-		l.log.Error("nats (fatal): " + fmt.Sprintf(format, v...))
+		l.log.Error("nats (fatal): " + msg)
 	}
 }

@@ -1,8 +1,11 @@
 package natsserver
 
 import (
+	"errors"
 	"io"
 	"net"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -120,5 +123,23 @@ func (l *link) relay(dst io.Writer, src io.Reader) {
 				return
 			}
 		}
+	}
+}
+
+// A node whose route port another process holds says so at once, as
+// ErrListen, rather than after the whole start timeout.
+func TestANodeWhoseRoutePortIsTakenSaysSoAtOnce(t *testing.T) {
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	_, err = Start(Options{Dir: t.TempDir(), Listen: "127.0.0.1:0", Name: "a",
+		Cluster: &Cluster{Name: "taken", Listen: held.Addr().String(), Routes: []string{"127.0.0.1:1"}}})
+	if !errors.Is(err, ErrListen) {
+		t.Fatalf("starting on a held route port: %v, want ErrListen", err)
+	}
+	if port := strconv.Itoa(held.Addr().(*net.TCPAddr).Port); !strings.Contains(err.Error(), port) {
+		t.Errorf("the error does not name the port: %v", err)
 	}
 }
