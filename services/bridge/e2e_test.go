@@ -40,12 +40,15 @@ func TestEndToEndThroughTheMailboxToARealServer(t *testing.T) {
 		name, tool, input string
 		want              *mailboxv1.Capture
 	}{
-		{"text is stdout", "test_simple_text", `{}`,
-			captureOf("This is a simple text response for testing.", "", 0)},
-		{"an image is named", "test_image_content", `{}`,
-			captureOf("[image content]", "", 0)},
-		{"isError is exit 1 with the message on stderr", "test_error_handling", `{}`,
-			captureOf("", "this tool intentionally returns an error for testing", 1)},
+		{"text is stdout, and the result travels whole", "test_simple_text", `{}`,
+			withResult(captureOf("This is a simple text response for testing.", "", 0),
+				`{"content":[{"type":"text","text":"This is a simple text response for testing."}]}`)},
+		{"an image is named, and its bytes travel in the result", "test_image_content", `{}`,
+			withResult(captureOf("[image content]", "", 0),
+				`{"content":[{"type":"image","mimeType":"image/png","data":"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="}]}`)},
+		{"isError is exit 1 with the message on stderr, and the result as it was", "test_error_handling", `{}`,
+			withResult(captureOf("", "this tool intentionally returns an error for testing", 1),
+				`{"content":[{"type":"text","text":"this tool intentionally returns an error for testing"}],"isError":true}`)},
 		{"input that is not an object is refused before it is sent", "test_simple_text", `[1,2]`,
 			captureOf("", `MCP tool "test_simple_text" takes its arguments as a JSON object, but the input is not a JSON object; it was not called`, 1)},
 		{"progress carries the invocation id as its token", "test_tool_with_progress", `{}`, nil},
@@ -89,6 +92,11 @@ func TestEndToEndThroughTheMailboxToARealServer(t *testing.T) {
 
 func captureOf(stdout, stderr string, exit int32) *mailboxv1.Capture {
 	return &mailboxv1.Capture{Stdout: proto.String(stdout), Stderr: proto.String(stderr), ExitCode: proto.Int32(exit)}
+}
+
+func withResult(c *mailboxv1.Capture, result string) *mailboxv1.Capture {
+	c.McpResult = &result
+	return c
 }
 
 // The SDK's example server names tools with spaces and parentheses: they

@@ -190,7 +190,9 @@ func opCases() []goldenCase {
 				b.read(t, "laptop")
 			},
 			check: func(t *testing.T, b *suite, _ reply) {
-				want := capture.New("main.go:12: TODO\n", `this invocation was handed to "laptop" 2 times; each hand-off may have run it, so what this capture reports may be the effect of more than one run; read the world before acting again`, 0)
+				warning := `this invocation was handed to "laptop" 2 times; each hand-off may have run it, so what this capture reports may be the effect of more than one run; read the world before acting again`
+				want := capture.New("main.go:12: TODO\n", warning, 0)
+				want.Warning = &warning
 				if got := b.collect(t, "alice", b.inv).GetCapture(); !proto.Equal(got, want) {
 					t.Fatalf("alice collected %v, want %v", got, want)
 				}

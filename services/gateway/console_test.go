@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"html"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/protobuf/proto"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
@@ -233,6 +235,34 @@ func TestConsoleWorkspaceIsLive(t *testing.T) {
 	// It withdraws its set: its tools leave the page.
 	s.advertise(t, "early")
 	ev.until(t, "tools", func(d string) bool { return !strings.Contains(d, "early_t") })
+}
+
+// A mounted server's image and audio show in the capture, as data: URLs of
+// their bytes (the page's policy allows them for images and media only).
+func TestConsoleShowsAResultsImagesAndAudio(t *testing.T) {
+	s := newSuite(t, options{})
+	s.mountConformance(t)
+	direct := callDirectly(t, testkit.Tool(t, "everything-server"), "test_multiple_content_types")
+	var png string
+	for _, c := range direct.Content {
+		if img, ok := c.(*mcp.ImageContent); ok {
+			png = base64.StdEncoding.EncodeToString(img.Data)
+		}
+	}
+	for tool, want := range map[string]string{
+		"conf_test_multiple_content_types": `<img class="capture-image" alt="image content (image/png)" src="data:image/png;base64,` + png + `">`,
+		"conf_test_audio_content":          `<audio class="capture-audio" controls src="data:audio/wav;base64,`,
+	} {
+		posted := s.consolePost(t, "/console/api/tools/"+tool+"/invoke", aliceHeader, url.Values{"input": {"{}"}})
+		inv := regexp.MustCompile(`inv-[A-Za-z0-9_-]+`).FindString(string(posted.Body))
+		got := s.consoleLive(t, "/console/api/invocations/"+inv+"/live", aliceHeader).until(t, "capture", contains(`data-state="answered"`))
+		if png == "" || !strings.Contains(got, want) {
+			t.Fatalf("%s's capture lacks %.120s:\n%.2000s", tool, want, got)
+		}
+	}
+	if csp := s.consoleGet(t, "/console/api/workspaces", aliceHeader).Header.Get("Content-Security-Policy"); !strings.Contains(csp, "img-src 'self' data:;") || !strings.Contains(csp, "media-src data:;") {
+		t.Errorf("the console's Content-Security-Policy is %q", csp)
+	}
 }
 
 func TestConsoleServersMountLiveUnmount(t *testing.T) {

@@ -73,8 +73,8 @@ func listAndCall(t *testing.T, rev string) {
 		{"a host tool with an output schema gets structured content", "laptop_stats", nil, false, []string{"{\"files\": 3}\n"}, `{"files":3}`},
 		{"a bridged server's text comes back through the mailbox", "conf_test_simple_text", nil, false,
 			[]string{"This is a simple text response for testing."}, ""},
-		{"a bridged server's isError is an error with its message", "conf_test_error_handling", nil, true,
-			[]string{"exit code 1\nthis tool intentionally returns an error for testing"}, ""},
+		{"a bridged server's isError is its own error result", "conf_test_error_handling", nil, true,
+			[]string{"this tool intentionally returns an error for testing"}, ""},
 		{"a name nobody presents is an error result naming it", "laptop_nope", nil, true,
 			[]string{`no tool is presented as "laptop_nope" in workspace "default" right now; list the workspace's tools (tools/list) for the names in force`}, ""},
 	}

@@ -86,7 +86,7 @@ type Bounds struct {
 	MaxQueued int
 	// MaxSlots bounds the invocations held in all.
 	MaxSlots int
-	// MaxCaptureBytes bounds one capture's stdout and stderr together.
+	// MaxCaptureBytes bounds one capture's stdout, stderr and MCP result together.
 	MaxCaptureBytes int
 	// MaxInputBytes bounds one invocation's input.
 	MaxInputBytes int
@@ -120,7 +120,7 @@ func (b *Bounds) Register(fs *flag.FlagSet) {
 	fs.DurationVar(&b.TTL, "ttl", time.Hour, "how long an uncollected invocation is kept")
 	fs.IntVar(&b.MaxQueued, "max-queued", 10_000, "invocations queued for one client before Invoke is refused")
 	fs.IntVar(&b.MaxSlots, "max-slots", 1_000_000, "invocations one replica holds in memory, and the durable ones in all, before Invoke is refused")
-	fs.IntVar(&b.MaxCaptureBytes, "max-capture-bytes", 4<<20, "bytes of stdout and stderr one capture may hold")
+	fs.IntVar(&b.MaxCaptureBytes, "max-capture-bytes", 4<<20, "bytes of stdout, stderr and MCP result one capture may hold")
 	fs.DurationVar(&b.PresenceTTL, "presence-ttl", presence.DefaultTTL, "how long a host stays present after its mailbox replica stops answering")
 	fs.IntVar(&b.MaxInputBytes, "max-input-bytes", DefaultMaxInputBytes, "bytes one invocation's input may hold")
 	fs.Int64Var(&b.MaxQueueBytes, "max-queue-bytes", 1<<30, "bytes of durable invocations (Invoke, Tasks, the backlog) in all before Invoke is refused")

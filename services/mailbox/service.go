@@ -12,7 +12,6 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/capture"
 	"github.com/switchboard-run/switchboard/kit/durations"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/jsontext"
@@ -158,7 +157,8 @@ func (s *Service) complete(ctx context.Context, caller string, req *mailboxv1.Co
 }
 
 // strictCapture refuses a capture with a field missing: a capture is an
-// instruction to a model, so nothing defaults silently.
+// instruction to a model, so nothing defaults silently. An MCP result must
+// be a JSON object; the warning is the mailbox's own.
 func strictCapture(c *mailboxv1.Capture) (inflight.Capture, error) {
 	switch {
 	case c == nil:
@@ -169,8 +169,14 @@ func strictCapture(c *mailboxv1.Capture) (inflight.Capture, error) {
 		return inflight.Capture{}, status.Error(codes.InvalidArgument, `capture: missing field "stderr"`)
 	case c.ExitCode == nil:
 		return inflight.Capture{}, status.Error(codes.InvalidArgument, `capture: missing field "exit_code"`)
+	case c.Warning != nil:
+		return inflight.Capture{}, status.Error(codes.InvalidArgument, `capture: "warning" is the mailbox's to set, not a host's`)
+	case c.McpResult != nil:
+		if err := jsontext.CheckObject("capture: mcp_result", c.GetMcpResult()); err != nil {
+			return inflight.Capture{}, status.Error(codes.InvalidArgument, err.Error())
+		}
 	}
-	return inflight.Capture{Stdout: c.GetStdout(), Stderr: c.GetStderr(), ExitCode: c.GetExitCode()}, nil
+	return inflight.CaptureOf(c), nil
 }
 
 // Capture collects a capture for its poster, waiting when asked.
@@ -289,7 +295,7 @@ func toProto(c *inflight.Capture) *mailboxv1.Capture {
 	if c == nil {
 		return nil // absent while running: never an empty capture
 	}
-	return capture.New(c.Stdout, c.Stderr, c.ExitCode)
+	return c.Proto()
 }
 
 // row is an invocation as its host is handed it. Its time left is until

@@ -248,6 +248,9 @@ func TestCompleteIsStrict(t *testing.T) {
 		{&mailboxv1.Capture{Stderr: str(""), ExitCode: code(0)}, `capture: missing field "stdout"`},
 		{&mailboxv1.Capture{Stdout: str(""), ExitCode: code(0)}, `capture: missing field "stderr"`},
 		{&mailboxv1.Capture{Stdout: str(""), Stderr: str("")}, `capture: missing field "exit_code"`},
+		{&mailboxv1.Capture{Stdout: str(""), Stderr: str(""), ExitCode: code(0), Warning: str("trust me")}, `capture: "warning" is the mailbox's to set, not a host's`},
+		{&mailboxv1.Capture{Stdout: str(""), Stderr: str(""), ExitCode: code(0), McpResult: str(`{"content":[`)}, `capture: mcp_result is not valid JSON`},
+		{&mailboxv1.Capture{Stdout: str(""), Stderr: str(""), ExitCode: code(0), McpResult: str(`["text"]`)}, `capture: mcp_result is not a JSON object`},
 	} {
 		_, err := s.mb.Complete(host("laptop"), &mailboxv1.CompleteRequest{Invocation: id, Capture: tt.c})
 		testkit.Refused(t, err, codes.InvalidArgument, tt.msg)

@@ -10,7 +10,46 @@ import (
 	"github.com/switchboard-run/switchboard/kit/jsontext"
 )
 
-// fromCapture maps a capture (the stdio tool contract) to a tools/call
+// MetaWarning is the _meta key of the mailbox's warning on a result (a
+// call handed out more than once may have run more than once); the same
+// sentence is a text block of the result, for clients that read only those.
+const MetaWarning = "run.switchboard/warning"
+
+// fromCapture maps a capture to a tools/call result: an MCP server's own
+// result when the capture carries one (passedOn), else its text; either
+// way with the mailbox's warning in _meta.
+func fromCapture(c *mailboxv1.Capture, hasOutputSchema bool) *mcp.CallToolResult {
+	res := passedOn(c)
+	if res == nil {
+		res = fromText(c, hasOutputSchema) // the warning heads stderr, so a block says it
+	}
+	if w := c.GetWarning(); w != "" {
+		res.Meta = withMeta(res.Meta, map[string]any{MetaWarning: w})
+	}
+	return res
+}
+
+// passedOn is the result a host's MCP server answered, as it answered it,
+// with the mailbox's warning as its first block; nil when the capture
+// carries none, or one that does not decode (then its text stands in).
+func passedOn(c *mailboxv1.Capture) *mcp.CallToolResult {
+	if c.McpResult == nil {
+		return nil
+	}
+	res := new(mcp.CallToolResult)
+	if err := json.Unmarshal([]byte(c.GetMcpResult()), res); err != nil {
+		return nil
+	}
+	if res.Content == nil {
+		res.Content = []mcp.Content{} // "content" is required on the wire
+	}
+	if w := c.GetWarning(); w != "" {
+		res.Content = append([]mcp.Content{&mcp.TextContent{Text: w}}, res.Content...)
+	}
+	return res
+}
+
+// fromText maps a capture's text (the stdio tool contract) to a tools/call
 // result:
 //
 //   - exit code 0: stdout as text content; a non-empty stderr follows as a
@@ -21,7 +60,7 @@ import (
 //   - a tool that declares an output schema and printed a JSON object on
 //     success also gets that object as structuredContent (its text stays in
 //     the content, as MCP asks for clients that predate structured results).
-func fromCapture(c *mailboxv1.Capture, hasOutputSchema bool) *mcp.CallToolResult {
+func fromText(c *mailboxv1.Capture, hasOutputSchema bool) *mcp.CallToolResult {
 	stdout, stderr, code := c.GetStdout(), c.GetStderr(), c.GetExitCode()
 	res := &mcp.CallToolResult{Content: []mcp.Content{}}
 	if code != 0 {

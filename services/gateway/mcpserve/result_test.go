@@ -2,10 +2,13 @@ package mcpserve
 
 import (
 	"encoding/json"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
 )
 
@@ -64,4 +67,59 @@ func TestARefusalIsAnErrorResultCarryingTheSentence(t *testing.T) {
 	if want := `{"content":[{"type":"text","text":"client \"laptop\" advertises no tool \"grep\" right now"}],"isError":true}`; got != want {
 		t.Errorf("refusal = %s\nwant %s", got, want)
 	}
+}
+
+// A capture carrying an MCP server's result is answered with that result:
+// images and structured content intact, an error without the exit code;
+// the mailbox's warning comes first and in _meta. One that does not decode
+// is answered with its text.
+func TestACapturedMCPResultIsAnsweredAsItWas(t *testing.T) {
+	t.Parallel()
+	const shot = `{"content":[{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}],"structuredContent":{"w":640},"_meta":{"k":"v"}}`
+	const warning = `this invocation was handed to "b" 2 times; each hand-off may have run it`
+	tests := []struct {
+		name string
+		c    *mailboxv1.Capture
+		want string
+	}{
+		{"the server's result, whole", withResult(capture.New("[image content]", "", 0), shot, ""), shot},
+		{"its error as it said it", withResult(capture.New("", "no such page", 1), `{"content":[{"type":"text","text":"no such page"}],"isError":true}`, ""),
+			`{"content":[{"type":"text","text":"no such page"}],"isError":true}`},
+		{"the warning first and in _meta", withResult(capture.New("[image content]", warning, 0), shot, warning),
+			`{"_meta":{"k":"v","run.switchboard/warning":"` + strings.ReplaceAll(warning, `"`, `\"`) + `"},"content":[{"type":"text","text":"` + strings.ReplaceAll(warning, `"`, `\"`) +
+				`"},{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}],"structuredContent":{"w":640}}`},
+		{"a text capture's warning in _meta too", withResult(capture.New("ok", warning, 0), "", warning),
+			`{"_meta":{"run.switchboard/warning":"` + strings.ReplaceAll(warning, `"`, `\"`) + `"},"content":[{"type":"text","text":"ok"},{"type":"text","text":"stderr:\n` + strings.ReplaceAll(warning, `"`, `\"`) + `"}]}`},
+		{"a result that does not decode gives way to the text", withResult(capture.New("[weird content]", "", 0), `{"content":[{"type":"weird"}]}`, ""),
+			`{"content":[{"type":"text","text":"[weird content]"}]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := wire(t, fromCapture(tt.c, true)); !sameJSON(t, got, tt.want) {
+				t.Errorf("result = %s\n  want   %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// sameJSON reports whether a and b are the same JSON value (the SDK orders
+// a result's keys its own way).
+func sameJSON(t *testing.T, a, b string) bool {
+	t.Helper()
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		t.Fatalf("not JSON: %s or %s", a, b)
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+func withResult(c *mailboxv1.Capture, result, warning string) *mailboxv1.Capture {
+	if result != "" {
+		c.McpResult = &result
+	}
+	if warning != "" {
+		c.Warning = &warning
+	}
+	return c
 }

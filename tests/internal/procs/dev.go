@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/process"
@@ -25,6 +26,7 @@ type Dev struct {
 	Proc                     *testkit.Proc
 	Reg                      registryv1.RegistryServiceClient
 	MB                       mailboxv1.MailboxServiceClient
+	Bridge                   bridgev1.BridgeServiceClient
 	// Secret is the current run's dev secret, which every call carries
 	// (SecretFile holds it, for a process the test starts).
 	Secret, SecretFile string
@@ -56,6 +58,7 @@ func (d *Dev) Start() {
 	}
 	d.cc = testkit.DialDev(d.t, d.GRPCAddr, d.Secret)
 	d.Reg, d.MB = registryv1.NewRegistryServiceClient(d.cc), mailboxv1.NewMailboxServiceClient(d.cc)
+	d.Bridge = bridgev1.NewBridgeServiceClient(d.cc)
 }
 
 // Host starts `switchboard host` serving tools (a tools file's JSON) as

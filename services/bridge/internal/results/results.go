@@ -10,13 +10,16 @@
 //     embedded text resource, carried as text;
 //   - structuredContent is kept: when no block carries text, stdout is its
 //     JSON;
-//   - stdout and stderr are each capped, with kit/capture's marker.
+//   - stdout and stderr are each capped, with kit/capture's marker;
+//   - the result itself travels whole beside them (Capture.mcp_result), for
+//     MCP drivers, up to MaxResultBytes.
 package results
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -29,6 +32,11 @@ import (
 // DefaultMaxChars caps stdout and stderr each when a server sets no cap.
 const DefaultMaxChars = 100_000
 
+// MaxResultBytes bounds the whole result passed on as JSON: with stdout and
+// stderr at their default caps it stays under the mailbox's default
+// --max-capture-bytes (4 MiB). A larger result reaches drivers as text only.
+const MaxResultBytes = 3 << 20
+
 // FromResult maps a tools/call result. limit caps stdout and stderr each
 // (<= 0: DefaultMaxChars).
 func FromResult(res *mcp.CallToolResult, limit int) *mailboxv1.Capture {
@@ -36,13 +44,46 @@ func FromResult(res *mcp.CallToolResult, limit int) *mailboxv1.Capture {
 		limit = DefaultMaxChars
 	}
 	text := render(res)
+	whole, err := wholeResult(res)
+	if err != nil {
+		text = strings.TrimPrefix(text+"\n", "\n") + "[" + err.Error() + "]"
+	}
+	var c *mailboxv1.Capture
 	if res.IsError {
 		if text == "" {
 			text = "the tool reported an error and gave no message"
 		}
-		return capture.New("", capture.Cap(text, limit), capture.ExitError)
+		c = capture.New("", capture.Cap(text, limit), capture.ExitError)
+	} else {
+		c = capture.New(capture.Cap(text, limit), "", 0)
 	}
-	return capture.New(capture.Cap(text, limit), "", 0)
+	if whole != "" {
+		c.McpResult = &whole
+	}
+	return c
+}
+
+// wholeResult is res as JSON text, as MCP drivers answer it. Only what a
+// final result holds is kept: an input request is the bridge's to fulfil,
+// and the result type and serverInfo (which name the session's server and
+// era) are the driver's to set for its own client.
+func wholeResult(res *mcp.CallToolResult) (string, error) {
+	meta := res.Meta
+	if _, ok := meta[mcp.MetaKeyServerInfo]; ok {
+		meta = maps.Clone(meta)
+		delete(meta, mcp.MetaKeyServerInfo)
+		if len(meta) == 0 {
+			meta = nil
+		}
+	}
+	b, err := json.Marshal(&mcp.CallToolResult{Meta: meta, Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError})
+	if err != nil {
+		return "", fmt.Errorf("the server's result could not be passed on whole: %v", err)
+	}
+	if len(b) > MaxResultBytes {
+		return "", fmt.Errorf("the server's result is %d bytes, over the %d this bridge passes on whole; only its text is shown", len(b), MaxResultBytes)
+	}
+	return string(b), nil
 }
 
 // render joins the result's blocks into text, naming what is not text.

@@ -1,8 +1,10 @@
 package results
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -116,4 +118,57 @@ func TestFromError(t *testing.T) {
 			check(t, FromError(tt.err, "files", "read", 0), tt.want)
 		})
 	}
+}
+
+// The result travels whole beside the text: every block, structured
+// content, isError and _meta, as the server sent them; the result type is
+// left for the driver to set for its own client.
+func TestFromResultPassesTheResultOnWhole(t *testing.T) {
+	t.Parallel()
+	const sent = `{"_meta":{"k":"v","io.modelcontextprotocol/serverInfo":{"name":"up","version":"1"}},"content":[{"type":"text","text":"see:"},` +
+		`{"type":"image","data":"iVBORw0KGgoAAAANSUhEUg==","mimeType":"image/png","annotations":{"audience":["user"]}},` +
+		`{"type":"audio","data":"UklGRg==","mimeType":"audio/wav"},` +
+		`{"type":"resource_link","uri":"file:///x","name":"x"},` +
+		`{"type":"resource","resource":{"uri":"test://b","mimeType":"application/octet-stream","blob":"AAE="}}],` +
+		`"structuredContent":{"n":1},"isError":true,"resultType":"complete"}`
+	var res mcp.CallToolResult
+	if err := json.Unmarshal([]byte(sent), &res); err != nil {
+		t.Fatal(err)
+	}
+	c := FromResult(&res, 0)
+	if c.McpResult == nil {
+		t.Fatal("no mcp_result")
+	}
+	want := strings.NewReplacer(`,"resultType":"complete"`, "", `,"io.modelcontextprotocol/serverInfo":{"name":"up","version":"1"}`, "").Replace(sent)
+	if got := c.GetMcpResult(); !jsonEqual(t, got, want) {
+		t.Fatalf("mcp_result = %s\nwant %s", got, want)
+	}
+	if c.GetExitCode() != 1 || !strings.HasPrefix(c.GetStderr(), "see:\n[image content]") {
+		t.Fatalf("the text fields changed: %v", c)
+	}
+}
+
+// A result over MaxResultBytes reaches drivers as text, which says so.
+func TestFromResultSaysWhenTheResultIsTooLargeToPassOn(t *testing.T) {
+	t.Parallel()
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "shot:"}, &mcp.ImageContent{Data: make([]byte, MaxResultBytes), MIMEType: "image/png"}}}
+	c := FromResult(res, 0)
+	if c.McpResult != nil {
+		t.Fatalf("a result of over %d bytes was passed on whole", MaxResultBytes)
+	}
+	if want := "shot:\n[image content]\n[the server's result is "; !strings.HasPrefix(c.GetStdout(), want) || !strings.Contains(c.GetStdout(), "only its text is shown]") {
+		t.Fatalf("stdout = %q, want it to say the result was too large", c.GetStdout())
+	}
+}
+
+func jsonEqual(t *testing.T, a, b string) bool {
+	t.Helper()
+	var x, y any
+	if err := json.Unmarshal([]byte(a), &x); err != nil {
+		t.Fatalf("%s: %v", a, err)
+	}
+	if err := json.Unmarshal([]byte(b), &y); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	return reflect.DeepEqual(x, y)
 }

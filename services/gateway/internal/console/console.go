@@ -103,12 +103,13 @@ func Patterns() []string {
 
 // secured sets the headers every console answer carries: scripts and
 // styles only from the console itself (a description that smuggles markup
-// past the escaping still cannot run), no framing, no sniffing, no caching
+// past the escaping still cannot run), images and sound also as the data:
+// URLs of results (media.go), no framing, no sniffing, no caching
 // of fragments that hold a caller's data.
 func secured(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cache-Control", "no-store")

@@ -88,6 +88,7 @@ type captureView struct {
 	Invocation string
 	Waited     string
 	Capture    *mailboxv1.Capture
+	Media      []medium // the images and audio of an MCP server's result
 }
 
 // captureLive follows one invocation the caller posted until its capture
@@ -120,7 +121,7 @@ func (c *Console) captureLive(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	_ = ev.render("capture", "capture", captureView{Invocation: inv, Waited: waited(start), Capture: res.GetCapture()})
+	_ = ev.render("capture", "capture", captureView{Invocation: inv, Waited: waited(start), Capture: res.GetCapture(), Media: mediaOf(res.GetCapture())})
 }
 
 // waited is the time since start, to the millisecond under a minute.

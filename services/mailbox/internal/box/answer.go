@@ -20,8 +20,8 @@ func (b *Box) Complete(ctx context.Context, caller, id string, c Capture) (Captu
 // complete answers id here when this replica holds it, else through the
 // client's home (unless local), else in its record.
 func (b *Box) complete(ctx context.Context, caller, id string, c Capture, local bool) (Capture, error) {
-	if n := len(c.Stdout) + len(c.Stderr); n > b.cfg.MaxCaptureBytes {
-		return Capture{}, inflight.TooLarge(n, b.cfg.MaxCaptureBytes)
+	if c.Size() > b.cfg.MaxCaptureBytes {
+		return Capture{}, inflight.TooLarge(&c, b.cfg.MaxCaptureBytes)
 	}
 	for {
 		b.mu.Lock()

@@ -32,7 +32,7 @@ type Config struct {
 	// MaxSlots bounds the invocations held in this replica's memory, and
 	// (spread over the partitions) the durable ones.
 	MaxSlots int
-	// MaxCaptureBytes bounds one capture's stdout and stderr together.
+	// MaxCaptureBytes bounds one capture's stdout, stderr and MCP result together.
 	MaxCaptureBytes int
 	// MaxQueueBytes bounds the durable invocations' bytes in all.
 	MaxQueueBytes int64

@@ -6,15 +6,14 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/capture"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
 
-func captureProto(c *Capture) *mailboxv1.Capture { return capture.New(c.Stdout, c.Stderr, c.ExitCode) }
+func captureProto(c *Capture) *mailboxv1.Capture { return c.Proto() }
 
 func captureOf(b *mailboxv1.StoredInvocation) *Capture {
-	c := b.GetCapture()
-	return &Capture{Stdout: c.GetStdout(), Stderr: c.GetStderr(), ExitCode: c.GetExitCode()}
+	c := inflight.CaptureOf(b.GetCapture())
+	return &c
 }
 
 func notesProto(ns []inflight.Note) []*mailboxv1.ProgressNote {

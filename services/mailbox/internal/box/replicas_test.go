@@ -75,6 +75,10 @@ func result(t *testing.T, ch <-chan called) called {
 	return called{}
 }
 
+// mcpResult is an MCP server's result as a bridge passes it on: the
+// replicas carry it as they got it, in memory, between them and in records.
+const mcpResult = `{"content":[{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}],"structuredContent":{"w":1},"_meta":{"k":"\u00e9"}}`
+
 // records counts the messages of the box's streams.
 func records(t *testing.T, url string) uint64 {
 	t.Helper()
@@ -106,11 +110,11 @@ func TestACallToAConnectedHostWritesNothingDurable(t *testing.T) {
 		if inv.ID != id || inv.Delivery != 1 {
 			t.Fatalf("handed %+v, want %s once", inv, id)
 		}
-		if _, err := b.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "hi"}); err != nil {
+		if _, err := b.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "hi", MCPResult: mcpResult}); err != nil {
 			t.Fatal(err)
 		}
-		if got := result(t, out); got.err != nil || got.c == nil || got.c.Stdout != "hi" {
-			t.Fatalf("call: %+v %v", got.c, got.err)
+		if got := result(t, out); got.err != nil || got.c == nil || got.c.Stdout != "hi" || got.c.MCPResult != mcpResult {
+			t.Fatalf("call: %+v %v; want the capture with its MCP result whole", got.c, got.err)
 		}
 	}
 	if n := records(t, url); n != 0 {
@@ -183,14 +187,14 @@ func TestARetriedCollectionOutlivesTheReplicaThatTookIt(t *testing.T) {
 	testkit.Eventually(t, "the collection to wait at a", 10*time.Second, func() bool {
 		return a.Collectors(id) == 1
 	})
-	if _, err := a.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "done"}); err != nil {
+	if _, err := a.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "done", MCPResult: mcpResult}); err != nil {
 		t.Fatal(err)
 	}
 	if c := <-got; c == nil || c.Stdout != "done" {
 		t.Fatalf("the waiting collection took %+v", c)
 	}
 	aConn.Close() // its reply lost with it
-	if c, err := b.Collect(ctx, "driver", id, 0, "k1"); err != nil || c == nil || c.Stdout != "done" {
+	if c, err := b.Collect(ctx, "driver", id, 0, "k1"); err != nil || c == nil || c.Stdout != "done" || c.MCPResult != mcpResult {
 		t.Fatalf("again with the same key through b: %+v %v; want the same capture", c, err)
 	}
 	if _, err := b.Collect(ctx, "driver", id, 0, ""); status.Code(err) != codes.NotFound {

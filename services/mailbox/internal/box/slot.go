@@ -88,7 +88,7 @@ func slotOf(r *rec, ttl time.Duration) *slot {
 		s.deadline = time.Unix(0, d)
 	}
 	if c := b.GetCapture(); c != nil {
-		s.state, s.capture = answered, &Capture{Stdout: c.GetStdout(), Stderr: c.GetStderr(), ExitCode: c.GetExitCode()}
+		s.state, s.capture = answered, captureOf(b)
 	}
 	return s
 }

@@ -13,6 +13,9 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/capture"
 )
 
 // HandoffCap is how many times an invocation is handed out without a
@@ -27,6 +30,32 @@ type Capture struct {
 	Stdout   string `json:"stdout"`
 	Stderr   string `json:"stderr"`
 	ExitCode int32  `json:"exit_code"`
+	// MCPResult is an MCP server's tools/call result as JSON text, passed on
+	// as the host sent it ("" from hosts that are not MCP servers').
+	MCPResult string `json:"mcp_result,omitempty"`
+	// Warning is the mailbox's own sentence for the driver (Rehanded).
+	Warning string `json:"warning,omitempty"`
+}
+
+// Size is what the capture counts against --max-capture-bytes.
+func (c *Capture) Size() int { return len(c.Stdout) + len(c.Stderr) + len(c.MCPResult) }
+
+// CaptureOf is a capture as the wire carries it, read without checks (the
+// mailbox's own records; a host's capture is checked by the service).
+func CaptureOf(c *mailboxv1.Capture) Capture {
+	return Capture{Stdout: c.GetStdout(), Stderr: c.GetStderr(), ExitCode: c.GetExitCode(), MCPResult: c.GetMcpResult(), Warning: c.GetWarning()}
+}
+
+// Proto is the capture on the wire; the optional fields only when set.
+func (c *Capture) Proto() *mailboxv1.Capture {
+	p := capture.New(c.Stdout, c.Stderr, c.ExitCode)
+	if c.MCPResult != "" {
+		p.McpResult = &c.MCPResult
+	}
+	if c.Warning != "" {
+		p.Warning = &c.Warning
+	}
+	return p
 }
 
 // Post is one invocation to queue.
@@ -166,6 +195,7 @@ func Rehanded(c Capture, client string, handoffs int32) Capture {
 		return c
 	}
 	prefix := fmt.Sprintf("this invocation was handed to %q %d times; each hand-off may have run it, so what this capture reports may be the effect of more than one run; read the world before acting again", client, handoffs)
+	c.Warning = prefix
 	if c.Stderr == "" {
 		c.Stderr = prefix
 	} else {
@@ -199,9 +229,13 @@ func TimedOut(id, client string, deadline time.Time) Capture {
 func Past(deadline, now time.Time) bool { return !deadline.IsZero() && !now.Before(deadline) }
 
 // TooLarge refuses a capture over the bound.
-func TooLarge(n, most int) error {
+func TooLarge(c *Capture, most int) error {
+	what := "stdout and stderr hold"
+	if c.MCPResult != "" {
+		what = "stdout, stderr and mcp_result hold"
+	}
 	return status.Errorf(codes.ResourceExhausted,
-		"capture: stdout and stderr hold %d bytes; this mailbox keeps at most %d — cut the output and complete again", n, most)
+		"capture: %s %d bytes; this mailbox keeps at most %d — cut the output and complete again", what, c.Size(), most)
 }
 
 // QueueFull refuses a post to a client whose queue is at its bound.

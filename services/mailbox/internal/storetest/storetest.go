@@ -44,6 +44,7 @@ func Run(t *testing.T, open Open, parallel bool) {
 		{"CaptureIsAbsentWhileRunningThenReadOnce", captureIsAbsentWhileRunningThenReadOnce},
 		{"ThreeHandOffsProduceTheInDoubtCapture", threeHandOffsProduceTheInDoubtCapture},
 		{"ACaptureAfterTwoHandOffsIsPrefixed", aCaptureAfterTwoHandOffsIsPrefixed},
+		{"AnMCPResultIsKeptWhole", anMCPResultIsKeptWhole},
 		{"CancelReachesTheHostAndAnswers130", cancelReachesTheHostAndAnswers130},
 		{"CancelOfAQueuedInvocationTakesItOffTheQueue", cancelOfAQueuedInvocationTakesItOffTheQueue},
 		{"AParkedReadGetsAPostAtOnce", aParkedReadGetsAPostAtOnce},
@@ -189,6 +190,28 @@ func aCaptureAfterTwoHandOffsIsPrefixed(t *testing.T, o Open) {
 	if receipt.Stderr != want {
 		t.Fatalf("stderr = %q\nwant %q", receipt.Stderr, want)
 	}
+	if w := strings.TrimSuffix(want, "\nwarning"); receipt.Warning != w {
+		t.Fatalf("warning = %q\nwant %q", receipt.Warning, w)
+	}
+}
+
+// An MCP server's result is kept as the host sent it, byte for byte, with
+// the text fields beside it.
+func anMCPResultIsKeptWhole(t *testing.T, o Open) {
+	s := o(t, Defaults)
+	id := post(t, s, "laptop", "shot")
+	r := open(t, s, "laptop")
+	defer r.Close()
+	take(t, r, 1)
+	const res = `{"content":[{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png","_meta":{"a":1}}],"isError":false,"structuredContent":{"k":"\u00e9"}}`
+	sent := inflight.Capture{Stdout: "[image content]", MCPResult: res}
+	if receipt, err := s.Complete(ctx, "laptop", id, sent); err != nil || receipt != sent {
+		t.Fatalf("receipt %+v %v", receipt, err)
+	}
+	c, err := s.Collect(ctx, "driver", id, 0, "")
+	if err != nil || c == nil || *c != sent {
+		t.Fatalf("collect: %+v %v, want %+v", c, err, sent)
+	}
 }
 
 func cancelReachesTheHostAndAnswers130(t *testing.T, o Open) {
@@ -301,6 +324,12 @@ func boundsRefuseWithASentence(t *testing.T, o Open) {
 	_, err = s.Complete(ctx, "desk", id, inflight.Capture{Stdout: strings.Repeat("x", Defaults.MaxCaptureBytes+1)})
 	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "at most 1048576") {
 		t.Fatalf("capture bound: %v", err)
+	}
+	// An MCP result counts against the same bound.
+	big := `{"content":[{"type":"text","text":"` + strings.Repeat("x", Defaults.MaxCaptureBytes) + `"}]}`
+	_, err = s.Complete(ctx, "desk", id, inflight.Capture{Stdout: "x", MCPResult: big})
+	if want := fmt.Sprintf("capture: stdout, stderr and mcp_result hold %d bytes; this mailbox keeps at most 1048576", 1+len(big)); status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), want) {
+		t.Fatalf("capture bound with an MCP result: %v, want %q", err, want)
 	}
 }
 

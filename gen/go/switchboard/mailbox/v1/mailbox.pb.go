@@ -92,7 +92,9 @@ func (Phase) EnumDescriptor() ([]byte, []int) {
 // bytes on stdout, bytes on stderr, the exit code the verdict (non-zero is an
 // error). Every field is required on the way in: a capture is an instruction
 // to a model, so nothing defaults silently. Fields carry presence so that a
-// missing one is refused by name rather than read as empty.
+// missing one is refused by name rather than read as empty. A host whose
+// tools are an MCP server's also passes the server's result on whole
+// (mcp_result), which the text fields can only describe.
 type Capture struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// stdout is the tool's standard output, as UTF-8 text. Set by the host.
@@ -101,7 +103,20 @@ type Capture struct {
 	// mailbox prefixes it when the invocation was handed out more than once.
 	Stderr *string `protobuf:"bytes,2,opt,name=stderr,proto3,oneof" json:"stderr,omitempty"`
 	// exit_code is the tool's exit status; 0 is success. Set by the host.
-	ExitCode      *int32 `protobuf:"varint,3,opt,name=exit_code,json=exitCode,proto3,oneof" json:"exit_code,omitempty"`
+	ExitCode *int32 `protobuf:"varint,3,opt,name=exit_code,json=exitCode,proto3,oneof" json:"exit_code,omitempty"`
+	// mcp_result, when set, is the MCP tools/call result the host's server
+	// answered, a CallToolResult as JSON text: every content block (images,
+	// audio, resource links, embedded resources), structuredContent, isError
+	// and _meta as the server sent them. The bridge sets it; stdout, stderr
+	// and exit_code still say the same in text for drivers that read only
+	// those. The mailbox keeps it as it is and counts it against
+	// --max-capture-bytes; MCP drivers answer tools/call with it.
+	McpResult *string `protobuf:"bytes,4,opt,name=mcp_result,json=mcpResult,proto3,oneof" json:"mcp_result,omitempty"`
+	// warning is set by the mailbox, never by a host: a sentence a driver
+	// shows before the result, for an invocation handed out more than once
+	// (what the capture reports may be the effect of more than one run).
+	// stderr starts with the same sentence.
+	Warning       *string `protobuf:"bytes,5,opt,name=warning,proto3,oneof" json:"warning,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -155,6 +170,20 @@ func (x *Capture) GetExitCode() int32 {
 		return *x.ExitCode
 	}
 	return 0
+}
+
+func (x *Capture) GetMcpResult() string {
+	if x != nil && x.McpResult != nil {
+		return *x.McpResult
+	}
+	return ""
+}
+
+func (x *Capture) GetWarning() string {
+	if x != nil && x.Warning != nil {
+		return *x.Warning
+	}
+	return ""
 }
 
 // Invocation is one routed call as its host is handed it. It names no client:
@@ -495,15 +524,21 @@ var File_switchboard_mailbox_v1_mailbox_proto protoreflect.FileDescriptor
 
 const file_switchboard_mailbox_v1_mailbox_proto_rawDesc = "" +
 	"\n" +
-	"$switchboard/mailbox/v1/mailbox.proto\x12\x16switchboard.mailbox.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x89\x01\n" +
+	"$switchboard/mailbox/v1/mailbox.proto\x12\x16switchboard.mailbox.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe7\x01\n" +
 	"\aCapture\x12\x1b\n" +
 	"\x06stdout\x18\x01 \x01(\tH\x00R\x06stdout\x88\x01\x01\x12\x1b\n" +
 	"\x06stderr\x18\x02 \x01(\tH\x01R\x06stderr\x88\x01\x01\x12 \n" +
-	"\texit_code\x18\x03 \x01(\x05H\x02R\bexitCode\x88\x01\x01B\t\n" +
+	"\texit_code\x18\x03 \x01(\x05H\x02R\bexitCode\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"mcp_result\x18\x04 \x01(\tH\x03R\tmcpResult\x88\x01\x01\x12\x1d\n" +
+	"\awarning\x18\x05 \x01(\tH\x04R\awarning\x88\x01\x01B\t\n" +
 	"\a_stdoutB\t\n" +
 	"\a_stderrB\f\n" +
 	"\n" +
-	"_exit_code\"\x9a\x03\n" +
+	"_exit_codeB\r\n" +
+	"\v_mcp_resultB\n" +
+	"\n" +
+	"\b_warning\"\x9a\x03\n" +
 	"\n" +
 	"Invocation\x12\x1e\n" +
 	"\n" +
