@@ -157,11 +157,13 @@ func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
 	mux.Handle("/mcp", mcpRoute)
 	mux.Handle("/mcp/{workspace}", mcpRoute)
 	mux.Handle("/mcp/{workspace}/{group}", mcpRoute)
+	mux.Handle("/mcp/{workspace}/servers/{client}", mcpRoute)
 	if rs != nil {
 		mux.Handle(oauth.MetadataPrefix, getOnly(rs.Metadata()))
 		mux.Handle(oauth.MetadataPrefix+"/mcp", getOnly(rs.Metadata()))
 		mux.Handle(oauth.MetadataPrefix+"/mcp/{workspace}", getOnly(rs.Metadata()))
 		mux.Handle(oauth.MetadataPrefix+"/mcp/{workspace}/{group}", getOnly(rs.Metadata()))
+		mux.Handle(oauth.MetadataPrefix+"/mcp/{workspace}/servers/{client}", getOnly(rs.Metadata()))
 	}
 	// The console acts through the same identity middleware, on behalf of
 	// its signed-in caller; like the REST routes it names no group, so a

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"image/png"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -85,12 +84,7 @@ func callDirectly(t *testing.T, command, tool string) *mcp.CallToolResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "direct"}, nil).Connect(ctx, &mcp.CommandTransport{Command: exec.Command(command)}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})
+	res, err := directSession(t, command).CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})
 	if err != nil {
 		t.Fatalf("%s directly: %v", tool, err)
 	}

@@ -35,6 +35,9 @@ type viewCatalog struct {
 // serves every member's; a group only the clients it presents a tool of
 // (docs/mcp.md, "Resources and prompts").
 func (v *view) admits(client string) bool {
+	if v.client != "" {
+		return client == v.client
+	}
 	if v.group == "" {
 		return true
 	}
@@ -62,7 +65,7 @@ func (v *view) applyCatalog(snap catalogSnap) {
 		}
 		c := snap[client]
 		for _, p := range c.prompts {
-			v.put(next.prompts, client+"_"+p.GetName(), catalogEntry{client: client, name: p.GetName(), def: p.GetDefinition()}, "prompt")
+			v.put(next.prompts, v.promptName(client, p.GetName()), catalogEntry{client: client, name: p.GetName(), def: p.GetDefinition()}, "prompt")
 		}
 		for _, r := range c.resources {
 			v.put(next.resources, r.GetUri(), catalogEntry{client: client, name: r.GetUri(), def: r.GetDefinition()}, "resource")
@@ -78,6 +81,15 @@ func (v *view) applyCatalog(snap catalogSnap) {
 	v.mu.Lock()
 	v.cat = next
 	v.mu.Unlock()
+}
+
+// promptName is a prompt's name in the view: <client>_<prompt>, or its own
+// in one client's view.
+func (v *view) promptName(client, name string) string {
+	if v.client != "" {
+		return name
+	}
+	return client + "_" + name
 }
 
 // put adds e under key unless another client has it already.

@@ -46,7 +46,7 @@ func (m *Mirror) groupView(group string) (*view, error) {
 	}
 	v := m.groups[group]
 	if v == nil {
-		v = m.newView(group)
+		v = m.newView(group, "")
 		m.groups[group] = v
 		v.apply(m.presentIn(g))
 		v.applyCatalog(m.cat)
@@ -91,7 +91,9 @@ func (m *Mirror) applyAll(list []*registryv1.PresentedTool, rules map[string]*re
 	m.list, m.rules = list, rules
 	m.all.apply(list)
 	for name, v := range m.groups {
-		if g := rules[name]; g != nil {
+		if v.client != "" {
+			v.apply(m.presentBy(v.client))
+		} else if g := rules[name]; g != nil {
 			v.apply(m.presentIn(g))
 		} else {
 			v.apply(nil)

@@ -30,7 +30,8 @@ const (
 )
 
 // ServeHTTP serves /mcp/{workspace}, /mcp/{workspace}/{group} (one tool
-// group of the workspace, docs/mcp.md "Tool groups") and /mcp (the default
+// group of the workspace, docs/mcp.md "Tool groups"),
+// /mcp/{workspace}/servers/{client} (one client's, servers.go) and /mcp (the default
 // workspace) for a caller the gateway's identity middleware admitted (the identity is in
 // the request's context) and the gateway's hostguard let through.
 func (w *Workspaces) ServeHTTP(w0 http.ResponseWriter, r *http.Request) {
@@ -84,11 +85,15 @@ func (w *Workspaces) ServeHTTP(w0 http.ResponseWriter, r *http.Request) {
 		return
 	}
 	serve := ws.all
-	if group != "" {
-		if serve, err = w.group(ws, group); err != nil {
-			httperr.WriteErr(rw, err)
-			return
-		}
+	switch client := r.PathValue("client"); {
+	case client != "":
+		serve, err = w.server(ws, client)
+	case group != "":
+		serve, err = w.group(ws, group)
+	}
+	if err != nil {
+		httperr.WriteErr(rw, err)
+		return
 	}
 	r.Header = r.Header.Clone()
 	if rw, err = unbindSession(rw, r, id); err != nil {

@@ -133,7 +133,7 @@ type Mirror struct {
 	gmu    sync.Mutex
 	list   []*registryv1.PresentedTool  // the last listing applied
 	rules  map[string]*registryv1.Group // the workspace's groups, by name
-	groups map[string]*view             // the groups asked for, by name
+	groups map[string]*view             // the groups asked for, by name, and the clients' (serverKey)
 	cat    catalogSnap                  // the last catalog applied
 }
 
@@ -150,7 +150,7 @@ func NewMirror(ws string, opts Options) (*Mirror, error) {
 		log: log.With("workspace", ws), ready: make(chan struct{}),
 		dirty: make(chan struct{}, 1), catDirty: make(chan struct{}, 1), done: make(chan struct{}),
 		rules: map[string]*registryv1.Group{}, groups: map[string]*view{}}
-	m.all = m.newView("")
+	m.all = m.newView("", "")
 	return m, nil
 }
 

@@ -13,12 +13,14 @@ import (
 )
 
 // view is one MCP server over a workspace's tools: every tool (the
-// workspace endpoint), or the tools of one group as the group presents
-// them (docs/mcp.md, "Tool groups"). Each has its own sessions, so a
-// group's list_changed goes to that group's clients only.
+// workspace endpoint), the tools of one group as the group presents them
+// (docs/mcp.md, "Tool groups"), or one client's under their own names
+// (servers.go). Each has its own sessions, so a group's list_changed goes
+// to that group's clients only.
 type view struct {
 	m      *Mirror
-	group  string // "" for the whole workspace
+	group  string // "" for the whole workspace or one client's
+	client string // set for one client's view
 	server *mcp.Server
 	impl   *mcp.Implementation // the server's, which 2026-07-28 results name in _meta
 
@@ -29,8 +31,8 @@ type view struct {
 	metas metaVerdicts // which tools/call _meta the fast path answers, by their bytes
 }
 
-func (m *Mirror) newView(group string) *view {
-	v := &view{m: m, group: group, tools: map[string]entry{}}
+func (m *Mirror) newView(group, client string) *view {
+	v := &view{m: m, group: group, client: client, tools: map[string]entry{}}
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
 	if m.opts.Bridge != nil {
 		// Declared from the start, so a client listens for their
@@ -39,9 +41,15 @@ func (m *Mirror) newView(group string) *view {
 		caps.Resources = &mcp.ResourceCapabilities{ListChanged: true}
 	}
 	title, about := "Switchboard workspace "+m.ws, fmt.Sprintf("The tools of the Switchboard workspace %q.", m.ws)
-	if group != "" {
+	naming := " A tool named <client>_<tool> runs on that client's machine;"
+	switch {
+	case group != "":
 		title += " group " + group
 		about = fmt.Sprintf("The tools of group %q of the Switchboard workspace %q.", group, m.ws)
+	case client != "":
+		title += " server " + client
+		about = fmt.Sprintf("The tools, prompts and resources of %q in the Switchboard workspace %q, under their own names.", client, m.ws)
+		naming = " Each tool runs on " + client + ";"
 	}
 	if m.opts.tasks {
 		// server/discover's capabilities, and initialize's in the era with
@@ -51,8 +59,7 @@ func (m *Mirror) newView(group string) *view {
 	v.impl = &mcp.Implementation{Name: "switchboard", Title: title, Version: version()}
 	v.server = mcp.NewServer(v.impl,
 		&mcp.ServerOptions{
-			Instructions: about + " A tool named <client>_<tool> runs on that client's " +
-				"machine; each call is routed through Switchboard's mailbox. A call still running when its time is up is " +
+			Instructions: about + naming + " each call is routed through Switchboard's mailbox. A call still running when its time is up is " +
 				"answered with its invocation handle, which can be collected later.",
 			Capabilities: caps,
 			PageSize:     m.opts.PageSize,
@@ -160,6 +167,9 @@ func (v *view) resolve(name string) (entry, *mcp.CallToolResult) {
 	e, known := v.tools[name]
 	v.mu.RUnlock()
 	switch {
+	case !known && v.client != "":
+		return e, refusal(fmt.Sprintf("%q offers no tool %q in workspace %q right now; list its tools (tools/list) for the names in force",
+			v.client, name, v.m.ws))
 	case !known:
 		return e, refusal(fmt.Sprintf("no tool is presented as %q in workspace %q right now; list the workspace's tools (tools/list) for the names in force",
 			name, v.m.ws))

@@ -57,7 +57,7 @@ type workspace struct {
 	all    *endpoint // every tool of the workspace
 
 	mu     sync.Mutex
-	groups map[string]*endpoint // each group's, made on its first request
+	groups map[string]*endpoint // each group's and client's (serverKey), made on its first request
 
 	used time.Time // guarded by Workspaces.mu
 }
@@ -202,14 +202,29 @@ func (w *Workspaces) group(ws *workspace, name string) (*endpoint, error) {
 	if err != nil {
 		return nil, err
 	}
+	return w.endpointOf(ws, name, v), nil
+}
+
+// server returns the endpoint of one of ws's clients, or the refusal of a
+// client it does not serve.
+func (w *Workspaces) server(ws *workspace, client string) (*endpoint, error) {
+	v, err := ws.mirror.serverView(client)
+	if err != nil {
+		return nil, err
+	}
+	return w.endpointOf(ws, serverKey(client), v), nil
+}
+
+// endpointOf is the endpoint of view v, kept under key, made on first use.
+func (w *Workspaces) endpointOf(ws *workspace, key string, v *view) *endpoint {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	e := ws.groups[name]
+	e := ws.groups[key]
 	if e == nil {
 		e = w.endpoint(v)
-		ws.groups[name] = e
+		ws.groups[key] = e
 	}
-	return e, nil
+	return e
 }
 
 // evictLocked closes mirrors nobody has a session with and nobody used
