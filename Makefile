@@ -16,13 +16,13 @@ CMDS := ./cli/cmd/switchboard ./services/registry/cmd/registry ./services/mailbo
 # Where `make run` keeps the registry's store (git-ignored).
 DATA ?= .data
 
-.PHONY: help tools browser generate check-generate lint vulncheck build test run bench soak images image-context images-prebuilt \
+.PHONY: help tools browser conformance conformance-test generate check-generate lint vulncheck build test run bench soak images image-context images-prebuilt \
 	compose-cli compose-test clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
 
-tools: $(TOOLS_STAMP) browser ## install pinned buf, protoc plugins, grpcurl and the MCP test servers into bin/, and Chromium
+tools: $(TOOLS_STAMP) browser conformance ## install pinned buf, protoc plugins, grpcurl and the MCP test servers into bin/, Chromium, and the MCP conformance suite
 
 # The console's browser test drives headless Chromium: Debian's package, from
 # apt (we never commit a fetched browser). Installed only when it is missing.
@@ -31,6 +31,21 @@ browser: ## install /usr/bin/chromium with apt when it is missing (the console's
 		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 		echo "installing chromium with apt for the console's browser test"; \
 		$$sudo apt-get update && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; fi
+
+# The official MCP conformance suite and the Node it needs (>= 22; Debian's
+# is 20), from npm at the versions tools/conformance locks, into
+# bin/conformance for tests/conformance. npm comes from apt when missing.
+CONFORMANCE := $(BIN)/conformance
+conformance: $(CONFORMANCE)/.stamp ## install the MCP conformance suite (npm) into bin/conformance
+$(CONFORMANCE)/.stamp: tools/conformance/package.json tools/conformance/package-lock.json
+	@if ! command -v npm >/dev/null; then \
+		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		echo "installing npm with apt for the MCP conformance suite"; \
+		$$sudo apt-get update && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y npm; fi
+	rm -rf $(CONFORMANCE) && mkdir -p $(CONFORMANCE)
+	cp tools/conformance/package.json tools/conformance/package-lock.json $(CONFORMANCE)/
+	cd $(CONFORMANCE) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
 
 $(TOOLS_STAMP): tools/go.mod tools/go.sum tools/buf/go.mod tools/buf/go.sum tools/vulndb/go.mod tools/vulndb/go.sum $(wildcard tools/protoc-gen-openapi31/*.go)
 	@mkdir -p $(BIN)
@@ -130,6 +145,11 @@ $(BIN)/docker-compose: tools/compose/go.mod tools/compose/go.sum
 COMPOSE_RUN ?= ^TestEngine
 compose-test: build tools ## run both compose files on a real engine (podman, installed as root where none works): tour, faults, down -v
 	deploy/engine.sh go test -count=1 -timeout 25m -v -run '$(COMPOSE_RUN)' ./deploy/ ./tests/compose/
+
+# Not in make test yet: a few checks fail now and then through Switchboard
+# (docs/mcp.md, "Conformance"), and a flaky test may not gate a landing.
+conformance-test: build tools ## run the official MCP conformance suite directly and through Switchboard
+	SWITCHBOARD_CONFORMANCE=1 go test -count=1 -timeout 15m -v -run TestTheConformanceSuite ./tests/conformance/
 
 SOAK ?= 2m
 soak: build tools ## the long forms: load for $(SOAK), alone and under each fault (SOAK=10m make soak), the fault tests five times over, 10,000 and 100,000 parked hosts

@@ -2,6 +2,7 @@ package mcpserve
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -39,9 +40,16 @@ type adopted struct {
 	timeout time.Duration
 	max     int
 
-	mu   sync.Mutex
-	byID map[string]*adoptedSession
+	mu    sync.Mutex
+	byID  map[string]*adoptedSession
+	ended map[string]time.Time // sessions a DELETE here ended, and when
 }
+
+// endedFor is how long a session a client ended is refused (404, as MCP
+// asks) rather than taken up again; at most MaxAdopted are remembered, the
+// oldest forgotten first. Another replica does not hear of the end: there
+// such a session lives on until its idle timeout.
+const endedFor = time.Hour
 
 type adoptedSession struct {
 	transport *mcp.StreamableServerTransport
@@ -51,7 +59,7 @@ type adoptedSession struct {
 }
 
 func newAdopted(server *mcp.Server, timeout time.Duration) *adopted {
-	return &adopted{server: server, timeout: timeout, max: MaxAdopted, byID: map[string]*adoptedSession{}}
+	return &adopted{server: server, timeout: timeout, max: MaxAdopted, byID: map[string]*adoptedSession{}, ended: map[string]time.Time{}}
 }
 
 // serve serves a session-era request that names session id, which the
@@ -63,9 +71,17 @@ func (a *adopted) serve(rw http.ResponseWriter, r *http.Request, sdk http.Handle
 	a.mu.Lock()
 	s := a.byID[id]
 	began := s == nil && a.began(id)
+	_, ended := a.ended[id]
 	a.mu.Unlock()
-	if began {
+	if r.Method == http.MethodDelete {
+		a.end(id)
+	}
+	switch {
+	case began:
 		sdk.ServeHTTP(rw, r)
+		return
+	case ended:
+		httperr.Write(rw, http.StatusNotFound, fmt.Sprintf("MCP session %q was ended; begin a new one with initialize", id))
 		return
 	}
 	switch r.Method {
@@ -99,6 +115,29 @@ func (a *adopted) serve(rw http.ResponseWriter, r *http.Request, sdk http.Handle
 		defer a.busy(s, -1)
 	}
 	s.transport.ServeHTTP(rw, r)
+}
+
+// end remembers that the client ended session id, forgetting sessions
+// ended over endedFor ago, and the oldest when MaxAdopted are remembered.
+func (a *adopted) end(id string) {
+	if checkSessionID(id) != nil {
+		return
+	}
+	now := time.Now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var oldest string
+	for k, at := range a.ended {
+		if now.Sub(at) > endedFor {
+			delete(a.ended, k)
+		} else if oldest == "" || at.Before(a.ended[oldest]) {
+			oldest = k
+		}
+	}
+	if len(a.ended) >= a.max {
+		delete(a.ended, oldest)
+	}
+	a.ended[id] = now
 }
 
 // busy counts a POST of s in or out: the idle timeout runs only while none

@@ -23,7 +23,11 @@ func adoptFixture(t *testing.T, timeout time.Duration) (*adopted, *httptest.Serv
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
 	a := newAdopted(server, timeout)
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		a.serve(rw, r, sdk, r.Header.Get("Mcp-Session-Id"))
+		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+			a.serve(rw, r, sdk, id)
+		} else {
+			sdk.ServeHTTP(rw, r)
+		}
 	}))
 	t.Cleanup(srv.Close)
 	return a, srv
@@ -127,5 +131,44 @@ func TestRequestsAlongsideTheOneTakingASessionUpAreServed(t *testing.T) {
 	defer a.mu.Unlock()
 	if len(a.byID) != 20 {
 		t.Fatalf("%d sessions taken up; want 20, one per id", len(a.byID))
+	}
+}
+
+// A session its client ended (DELETE) is refused afterwards with 404, as
+// MCP asks, whether this replica began it or took it up, rather than taken
+// up again; the ended sessions remembered are bounded.
+func TestASessionEndedHereIsRefusedNotTakenUpAgain(t *testing.T) {
+	t.Parallel()
+	a, srv := adoptFixture(t, 0)
+	a.max = 2
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(init))
+	req.Header = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	began := res.Header.Get("Mcp-Session-Id")
+	if began == "" {
+		t.Fatalf("initialize began no session (HTTP %d)", res.StatusCode)
+	}
+	if status, _ := send(t, srv.URL, http.MethodPost, "taken", "2025-11-25", ping); status != http.StatusOK {
+		t.Fatalf("taking up a session: %d", status)
+	}
+	for _, id := range []string{began, "taken"} {
+		if status, body := send(t, srv.URL, http.MethodDelete, id, "2025-11-25", ""); status/100 != 2 {
+			t.Fatalf("DELETE of %s: %d %q", id, status, body)
+		}
+		want := fmt.Sprintf(`MCP session \"%s\" was ended; begin a new one with initialize`, id)
+		if status, body := send(t, srv.URL, http.MethodPost, id, "2025-11-25", ping); status != http.StatusNotFound || !strings.Contains(body, want) {
+			t.Fatalf("a ping of ended session %s: %d %q; want 404 saying %s", id, status, body, want)
+		}
+	}
+	send(t, srv.URL, http.MethodDelete, "third", "2025-11-25", "")
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, kept := a.ended[began]; len(a.ended) != 2 || kept {
+		t.Fatalf("ended sessions remembered: %v; want the 2 newest", a.ended)
 	}
 }

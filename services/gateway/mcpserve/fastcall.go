@@ -77,12 +77,13 @@ func (v *view) serveCall(rw http.ResponseWriter, r *http.Request, body []byte) b
 // transport: the refusal of a name the view does not offer (unknownTools),
 // else the tool's handler, inside the metrics middleware. ran reports
 // whether the handler ran: only then does the SDK mark the result's
-// resultType (its callTool does; a middleware's result goes out without).
+// resultType (its callTool does); a refusal is marked here, as
+// unknownTools marks it for the SDK.
 func (v *view) runCall(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, ran bool, err error) {
 	h := func(ctx context.Context, _ string, _ mcp.Request) (mcp.Result, error) {
 		e, refused := v.resolve(req.Params.Name)
 		if refused != nil {
-			return refused, nil
+			return completed(refused), nil
 		}
 		ran = true
 		return v.m.handler(req.Params.Name, e)(ctx, req)

@@ -87,6 +87,23 @@ func fromText(c *mailboxv1.Capture, hasOutputSchema bool) *mcp.CallToolResult {
 	return res
 }
 
+// completed is res marked resultType "complete", which the stateless era
+// asks of every tools/call result: the SDK marks only what its handlers
+// return, not a middleware's refusal, and keeps the mark in an unexported
+// field that only the result's own decoding sets.
+func completed(res *mcp.CallToolResult) *mcp.CallToolResult {
+	raw, err := json.Marshal(res)
+	if err != nil || len(raw) < 2 {
+		return res
+	}
+	marked := append(raw[:len(raw)-1:len(raw)-1], `,"resultType":"complete"}`...)
+	out := new(mcp.CallToolResult)
+	if json.Unmarshal(marked, out) != nil {
+		return res
+	}
+	return out
+}
+
 // refusal is a call that produced no capture: isError with the sentence.
 func refusal(sentence string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: sentence}}}

@@ -123,3 +123,13 @@ func withResult(c *mailboxv1.Capture, result, warning string) *mailboxv1.Capture
 	}
 	return c
 }
+
+// A refusal marked for the stateless era carries resultType "complete",
+// and nothing else changes.
+func TestACompletedRefusalCarriesItsResultType(t *testing.T) {
+	t.Parallel()
+	got := wire(t, completed(refusal("no such tool")))
+	if want := `{"content":[{"type":"text","text":"no such tool"}],"isError":true,"resultType":"complete"}`; got != want {
+		t.Errorf("completed refusal = %s\nwant %s", got, want)
+	}
+}

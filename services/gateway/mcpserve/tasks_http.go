@@ -106,6 +106,10 @@ func (v *view) serveTasks(rw http.ResponseWriter, r *http.Request, body []byte, 
 				"%s takes params {\"taskId\": \"inv-…\"} with a task id of at most %d characters, not %s", req.Method, maxTaskID, clip(req.Params))})
 			return true
 		}
+		if mismatch := headerMismatch(r, req.Method, p.TaskID); mismatch != nil {
+			writeRPCStatus(rw, http.StatusBadRequest, req.ID, nil, mismatch)
+			return true
+		}
 		res, rerr := v.taskRequest(ctx, req.Method, p)
 		writeRPC(rw, req.ID, v.annotate(r, res), rerr)
 		return true
@@ -113,6 +117,10 @@ func (v *view) serveTasks(rw http.ResponseWriter, r *http.Request, body []byte, 
 		var p callParams
 		if json.Unmarshal(req.Params, &p) != nil || !declaresTasks(p.Meta) {
 			return false
+		}
+		if mismatch := headerMismatch(r, req.Method, p.Name); mismatch != nil {
+			writeRPCStatus(rw, http.StatusBadRequest, req.ID, nil, mismatch)
+			return true
 		}
 		res, rerr := v.createTask(ctx, p)
 		writeRPC(rw, req.ID, v.annotate(r, res), rerr)
@@ -234,6 +242,37 @@ func taskError(id string, err error) *rpcError {
 
 // writeRPC writes one JSON-RPC response as the whole HTTP reply.
 func writeRPC(rw http.ResponseWriter, id json.RawMessage, result any, rerr *rpcError) {
+	writeRPCStatus(rw, http.StatusOK, id, result, rerr)
+}
+
+// headerMismatch checks a stateless-era request's routing headers
+// (SEP-2243) against its body, as the SDK checks the requests it answers:
+// Mcp-Method must name the method, and Mcp-Name the tool of a tools/call;
+// on the extension's requests an Mcp-Name, when sent, must name the task.
+func headerMismatch(r *http.Request, method, name string) *rpcError {
+	if r.Header.Get("Mcp-Protocol-Version") < firstStatelessRevision {
+		return nil
+	}
+	got := r.Header.Get(methodHeader)
+	switch {
+	case got == "":
+		return &rpcError{mcp.CodeHeaderMismatch, "missing required Mcp-Method header"}
+	case got != method:
+		return &rpcError{mcp.CodeHeaderMismatch, fmt.Sprintf("header mismatch: Mcp-Method header value '%s' does not match body value '%s'", got, method)}
+	}
+	header, sent := r.Header.Get(nameHeader), len(r.Header.Values(nameHeader)) > 0
+	switch {
+	case method == callMethod && !sent:
+		return &rpcError{mcp.CodeHeaderMismatch, fmt.Sprintf("missing required Mcp-Name header for method %q", method)}
+	case sent && header != name:
+		return &rpcError{mcp.CodeHeaderMismatch, fmt.Sprintf("header mismatch: Mcp-Name header value '%s' does not match body value '%s'", header, name)}
+	}
+	return nil
+}
+
+// writeRPCStatus is writeRPC with another HTTP status (400 for a request
+// the SDK would refuse before reading it).
+func writeRPCStatus(rw http.ResponseWriter, code int, id json.RawMessage, result any, rerr *rpcError) {
 	msg := struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
@@ -249,7 +288,7 @@ func writeRPC(rw http.ResponseWriter, id json.RawMessage, result any, rerr *rpcE
 		}{"2.0", id, rpcError{codeInternal, "encoding the answer: " + err.Error()}})
 	}
 	rw.Header().Set("Content-Type", "application/json")
-	rw.WriteHeader(http.StatusOK)
+	rw.WriteHeader(code)
 	_, _ = rw.Write(body)
 }
 

@@ -153,6 +153,9 @@ func (v *view) unknownTools(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if call, ok := req.(*mcp.CallToolRequest); ok && call.Params != nil {
 			if _, refused := v.resolve(call.Params.Name); refused != nil {
+				if rev, _ := call.Params.Meta[mcp.MetaKeyProtocolVersion].(string); rev >= firstStatelessRevision {
+					refused = completed(refused)
+				}
 				return refused, nil
 			}
 		}
