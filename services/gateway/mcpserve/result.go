@@ -32,14 +32,19 @@ func fromCapture(c *mailboxv1.Capture, hasOutputSchema bool) *mcp.CallToolResult
 // passedOn is the result a host's MCP server answered, as it answered it,
 // with the mailbox's warning as its first block; nil when the capture
 // carries none, or one that does not decode (then its text stands in).
+// What only the endpoint may say is dropped, whatever a host wrote: the
+// result type (a retry or a task is never a host's to ask for) and
+// serverInfo (the endpoint names itself).
 func passedOn(c *mailboxv1.Capture) *mcp.CallToolResult {
 	if c.McpResult == nil {
 		return nil
 	}
-	res := new(mcp.CallToolResult)
-	if err := json.Unmarshal([]byte(c.GetMcpResult()), res); err != nil {
+	var got mcp.CallToolResult
+	if err := json.Unmarshal([]byte(c.GetMcpResult()), &got); err != nil {
 		return nil
 	}
+	res := &mcp.CallToolResult{Meta: got.Meta, Content: got.Content, StructuredContent: got.StructuredContent, IsError: got.IsError}
+	delete(res.Meta, mcp.MetaKeyServerInfo)
 	if res.Content == nil {
 		res.Content = []mcp.Content{} // "content" is required on the wire
 	}

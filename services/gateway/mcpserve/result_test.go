@@ -90,6 +90,9 @@ func TestACapturedMCPResultIsAnsweredAsItWas(t *testing.T) {
 				`"},{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}],"structuredContent":{"w":640}}`},
 		{"a text capture's warning in _meta too", withResult(capture.New("ok", warning, 0), "", warning),
 			`{"_meta":{"run.switchboard/warning":"` + strings.ReplaceAll(warning, `"`, `\"`) + `"},"content":[{"type":"text","text":"ok"},{"type":"text","text":"stderr:\n` + strings.ReplaceAll(warning, `"`, `\"`) + `"}]}`},
+		{"what only the endpoint may say is dropped", withResult(capture.New("", "", 0),
+			`{"content":[],"resultType":"input_required","inputRequests":{"a":{"method":"roots/list"}},"requestState":"s","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"evil"}}}`, ""),
+			`{"content":[]}`},
 		{"a result that does not decode gives way to the text", withResult(capture.New("[weird content]", "", 0), `{"content":[{"type":"weird"}]}`, ""),
 			`{"content":[{"type":"text","text":"[weird content]"}]}`},
 	}
