@@ -45,6 +45,11 @@ func (s *Service) Advertise(ctx context.Context, req *registryv1.AdvertiseReques
 	if err != nil {
 		return nil, err
 	}
+	// The first advertisement of a tool in a workspace pins it; a pin that
+	// could not be stored is pinned by the host's retry.
+	if err := s.st.pinAdvertised(ctx, id.Name); err != nil {
+		return nil, err
+	}
 	return &registryv1.AdvertiseResponse{Wrote: wrote, Client: id.Name}, nil
 }
 
@@ -57,6 +62,9 @@ func (s *Service) RegisterClient(ctx context.Context, req *registryv1.RegisterCl
 	}
 	wrote, err := s.st.setMembership(ctx, m, true)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.st.pinAdvertised(ctx, m.Client); err != nil {
 		return nil, err
 	}
 	return &registryv1.RegisterClientResponse{Wrote: wrote}, nil

@@ -165,6 +165,9 @@ func (s *state) snapshot(workspace string, scope watch.Scope) []*watch.Event {
 		}
 	}
 	out = append(out, s.groupEvents(rev, workspace, scope.Sees)...)
+	for _, ws := range workspaces {
+		out = append(out, s.pinEvents(rev, ws)...)
+	}
 	if scope.Grants {
 		for _, name := range sortedKeys(s.grants) {
 			out = append(out, grantedEvent(rev, s.grants[name].record))

@@ -145,6 +145,9 @@ func (s *state) applyRecord(c records.Change) {
 		}
 		s.setAdvert(client, next)
 		s.touch(client, c.At)
+		// The pins first: a changed tool is held before its new definition
+		// is announced.
+		s.repinClient(client, true)
 		s.publishAdvertised(client)
 	case c.Seen != nil:
 		if !c.Deleted {
@@ -153,9 +156,11 @@ func (s *state) applyRecord(c records.Change) {
 	case c.Member != nil:
 		if c.Deleted {
 			if s.removeMember(*c.Member) {
+				s.repin(c.Member.Workspace, c.Member.Client, false) // its watchers drop the client
 				s.publishLeft(*c.Member)
 			}
 		} else if s.addMember(*c.Member) {
+			s.repin(c.Member.Workspace, c.Member.Client, true)
 			s.publishJoined(*c.Member)
 		}
 	case c.Token != nil:
@@ -170,6 +175,11 @@ func (s *state) applyRecord(c records.Change) {
 	case c.Group != nil:
 		s.setGroup(c.Group.Workspace, c.Group.Name, c.Group.Record)
 		s.publishGrouped(c.Group.Workspace, c.Group.Name)
+	case c.Pins != nil:
+		s.setPins(c.Pins.Workspace, c.Pins.Client, c.Pins.Set, c.Revision)
+		s.repin(c.Pins.Workspace, c.Pins.Client, true)
+	case c.Policy != nil:
+		s.setPolicy(c.Policy.Workspace, c.Policy.Policy)
 	}
 }
 
@@ -201,11 +211,19 @@ type view struct {
 	tokens  map[string]*records.Token
 	grants  []*registryv1.Grant
 	groups  []*registryv1.Group
+	pins    []pinsAt
+	policy  map[string]registryv1.PinPolicy
 	rev     uint64
 }
 
+// pinsAt is a stored pin set with the revision that stored it.
+type pinsAt struct {
+	records.Pins
+	rev uint64
+}
+
 func newView() *view {
-	return &view{adverts: map[string]*advert{}, seen: map[string]time.Time{}, tokens: map[string]*records.Token{}}
+	return &view{adverts: map[string]*advert{}, seen: map[string]time.Time{}, tokens: map[string]*records.Token{}, policy: map[string]registryv1.PinPolicy{}}
 }
 
 func (v *view) add(c records.Change, log interface{ Warn(string, ...any) }) {
@@ -232,6 +250,10 @@ func (v *view) add(c records.Change, log interface{ Warn(string, ...any) }) {
 		v.grants = append(v.grants, c.Grant.Record)
 	case c.Group != nil:
 		v.groups = append(v.groups, c.Group.Record)
+	case c.Pins != nil:
+		v.pins = append(v.pins, pinsAt{Pins: *c.Pins, rev: c.Revision})
+	case c.Policy != nil:
+		v.policy[c.Policy.Workspace] = c.Policy.Policy
 	}
 }
 
@@ -264,6 +286,13 @@ func (s *state) replaceRecords(v *view, again bool) {
 	s.groups = map[string]map[string]*registryv1.Group{}
 	for _, g := range v.groups {
 		s.setGroup(g.GetWorkspace(), g.GetName(), g)
+	}
+	s.pinSets, s.policies, s.pinned = map[string]map[string]*pinSet{}, v.policy, map[string]map[string]map[string]*registryv1.Pin{}
+	for _, p := range v.pins {
+		s.setPins(p.Workspace, p.Client, p.Set, p.rev)
+	}
+	for client := range s.joined {
+		s.repinClient(client, false)
 	}
 	s.setApplied(v.rev)
 	if again {

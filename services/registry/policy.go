@@ -40,4 +40,9 @@ var Policy = identity.Policy{
 	registryv1.RegistryService_GetGroup_FullMethodName:          readers,
 	registryv1.RegistryService_ListGroups_FullMethodName:        readers,
 	registryv1.RegistryService_DeleteGroup_FullMethodName:       admins,
+	registryv1.RegistryService_ListPins_FullMethodName:          readers,
+	registryv1.RegistryService_ApprovePin_FullMethodName:        admins,
+	registryv1.RegistryService_RejectPin_FullMethodName:         admins,
+	registryv1.RegistryService_SetPinPolicy_FullMethodName:      admins,
+	registryv1.RegistryService_GetPinPolicy_FullMethodName:      readers,
 }

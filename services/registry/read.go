@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/pins"
 	"github.com/switchboard-run/switchboard/services/registry/internal/pages"
 )
 
@@ -90,7 +91,7 @@ func (s *Service) ListTools(ctx context.Context, req *registryv1.ListToolsReques
 	}
 	idx := st.toolsOf(ws)
 	tools, next := fill(p, pages.Tools, ws, idx.refs, func(r toolRef) string { return r.name }, func(r toolRef) *registryv1.PresentedTool {
-		return &registryv1.PresentedTool{PresentedName: r.name, Client: r.client, Tool: r.tool, Present: st.present[r.client] != nil}
+		return &registryv1.PresentedTool{PresentedName: r.name, Client: r.client, Tool: r.tool, Present: st.present[r.client] != nil, Changed: r.changed}
 	})
 	st.mu.Unlock()
 	return &registryv1.ListToolsResponse{Tools: tools, NextPageToken: next}, nil
@@ -109,6 +110,9 @@ func (s *Service) ResolveTool(ctx context.Context, req *registryv1.ResolveToolRe
 	p, ok := st.byName[req.GetPresentedName()]
 	if !ok || !st.visible(sees, p.client) {
 		return nil, noPresentedTool(req.GetPresentedName())
+	}
+	if held := st.heldFor(sees, p.client, p.tool.GetName()); held != nil {
+		return nil, status.Error(codes.FailedPrecondition, pins.Refusal(held))
 	}
 	return &registryv1.ResolveToolResponse{Client: p.client, Tool: p.tool}, nil
 }
@@ -133,5 +137,13 @@ func (s *Service) GetClient(ctx context.Context, req *registryv1.GetClientReques
 			workspaces = append(workspaces, ws)
 		}
 	}
-	return &registryv1.GetClientResponse{Row: st.row(c), Workspaces: workspaces}, nil
+	res := &registryv1.GetClientResponse{Row: st.row(c), Workspaces: workspaces}
+	for _, ws := range workspaces {
+		for _, tool := range sortedKeys(st.pinned[ws][c]) {
+			if p := st.pinned[ws][c][tool]; !pins.Served(p.GetState()) {
+				res.Held = append(res.Held, p)
+			}
+		}
+	}
+	return res, nil
 }

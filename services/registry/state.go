@@ -15,6 +15,7 @@ import (
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/natsconn"
+	"github.com/switchboard-run/switchboard/kit/pins"
 	"github.com/switchboard-run/switchboard/kit/presence"
 	"github.com/switchboard-run/switchboard/services/registry/internal/presented"
 	"github.com/switchboard-run/switchboard/services/registry/internal/records"
@@ -56,6 +57,11 @@ type state struct {
 	tokens   map[string]*registryv1.Token            // hash hex → record
 	grants   map[string]*grant                       // identity → its grant record
 	groups   map[string]map[string]*registryv1.Group // workspace → name → tool group
+	pinSets  map[string]map[string]*pinSet           // workspace → client → its stored pins
+	policies map[string]registryv1.PinPolicy         // workspace → pin policy (absent: hold)
+	// pinned are the tools whose state against their pin is not
+	// PIN_STATE_PINNED: workspace → client → tool → pin with its state.
+	pinned map[string]map[string]map[string]*registryv1.Pin
 	// toolIndexes are workspaces' tools sorted for ListTools, kept while
 	// the revision stands (toolindex.go).
 	toolIndexes map[string]*toolIndex
@@ -73,6 +79,7 @@ type advert struct {
 	names   []string        // presented names, parallel to tools
 	encoded []byte          // toolset.Encode(tools)
 	schemas toolset.Schemas // the schema texts of tools, all of which compile
+	fps     []string        // pins.Fingerprint of each tool, parallel to tools
 	rev     uint64          // the bucket revision that stored it
 	at      time.Time       // when it was stored
 }
@@ -91,6 +98,7 @@ func newState(rec *records.Records, pres *presenceBucket, hub *watch.Hub, autoJo
 		members: map[string]map[string]bool{}, joined: map[string]map[string]bool{},
 		present: map[string]*presence.Read{}, byName: map[string]presentedTool{},
 		tokens: map[string]*registryv1.Token{}, grants: map[string]*grant{}, groups: map[string]map[string]*registryv1.Group{}, toolIndexes: map[string]*toolIndex{},
+		pinSets: map[string]map[string]*pinSet{}, policies: map[string]registryv1.PinPolicy{}, pinned: map[string]map[string]map[string]*registryv1.Pin{},
 	}
 }
 
@@ -260,9 +268,10 @@ func decodeAdvert(client string, encoded []byte) (*advert, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the stored set of %q: %w", client, err)
 	}
-	a := &advert{tools: tools, names: make([]string, len(tools)), encoded: encoded, schemas: toolset.Schemas{}}
+	a := &advert{tools: tools, names: make([]string, len(tools)), fps: make([]string, len(tools)), encoded: encoded, schemas: toolset.Schemas{}}
 	for i, t := range tools {
 		a.names[i] = presented.Name(client, t.GetName())
+		a.fps[i] = pins.Fingerprint(t)
 		// Stored sets were checked when they were advertised.
 		a.schemas[t.GetInputSchema()] = true
 		if t.OutputSchema != nil {

@@ -20,6 +20,7 @@ type toolIndex struct {
 type toolRef struct {
 	name, client string
 	tool         *registryv1.Tool
+	changed      []string // fields changed since the pin, served under warn
 }
 
 // toolsOf returns workspace ws's index at the current revision, building
@@ -34,7 +35,10 @@ func (s *state) toolsOf(ws string) *toolIndex {
 	for c := range s.members[ws] {
 		if a := s.adverts[c]; a != nil {
 			for i, t := range a.tools {
-				refs = append(refs, toolRef{name: a.names[i], client: c, tool: t})
+				if !s.served(ws, c, t.GetName()) {
+					continue // held: neither listed nor callable (pins.go)
+				}
+				refs = append(refs, toolRef{name: a.names[i], client: c, tool: t, changed: s.pinned[ws][c][t.GetName()].GetChanged()})
 			}
 		}
 	}

@@ -9,6 +9,8 @@
 //	tokenid.<id>                 the hash of token <id>, to revoke by id
 //	grant.<GrantKey(identity)>   the workspaces a certificate identity may see
 //	group.<workspace>.<name>     a tool group of a workspace
+//	pins.<workspace>.<client>    a client's tool pins in a workspace (pins.go)
+//	pinpolicy.<workspace>        the workspace's pin policy
 //
 // Client and workspace names are [a-z0-9-], so they are key tokens as they
 // are; an identity name may hold anything printable, so GrantKey encodes it. One bucket gives one order: its sequence is the registry's revision,
@@ -235,6 +237,8 @@ type Change struct {
 	Token  *Token
 	Grant  *Grant
 	Group  *Group
+	Pins   *Pins
+	Policy *Policy
 }
 
 // Token is one token record, under the hex of its secret's hash.
@@ -303,6 +307,14 @@ func decode(e jetstream.KeyValueEntry) (Change, error) {
 		}
 	case strings.HasPrefix(key, groupPrefix):
 		if err := decodeGroup(&c, key[len(groupPrefix):], e.Value()); err != nil {
+			return c, err
+		}
+	case strings.HasPrefix(key, pinsPrefix):
+		if err := decodePins(&c, key[len(pinsPrefix):], e.Value()); err != nil {
+			return c, err
+		}
+	case strings.HasPrefix(key, policyPrefix):
+		if err := decodePolicy(&c, key[len(policyPrefix):], e.Value()); err != nil {
 			return c, err
 		}
 	case strings.HasPrefix(key, tokenPrefix):

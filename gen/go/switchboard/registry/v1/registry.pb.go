@@ -22,6 +22,128 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// PinState is how an advertised tool stands against its pin.
+type PinState int32
+
+const (
+	PinState_PIN_STATE_UNSPECIFIED PinState = 0
+	// PIN_STATE_PINNED: advertised as pinned, or not advertised now.
+	PinState_PIN_STATE_PINNED PinState = 1
+	// PIN_STATE_CHANGED: changed, and served flagged (policy warn).
+	PinState_PIN_STATE_CHANGED PinState = 2
+	// PIN_STATE_HELD: changed, and neither listed nor callable until an admin
+	// approves the change (policy hold).
+	PinState_PIN_STATE_HELD PinState = 3
+	// PIN_STATE_REJECTED: changed to a definition an admin rejected; not
+	// served until the client advertises the pinned definition again or an
+	// admin approves the change after all.
+	PinState_PIN_STATE_REJECTED PinState = 4
+)
+
+// Enum value maps for PinState.
+var (
+	PinState_name = map[int32]string{
+		0: "PIN_STATE_UNSPECIFIED",
+		1: "PIN_STATE_PINNED",
+		2: "PIN_STATE_CHANGED",
+		3: "PIN_STATE_HELD",
+		4: "PIN_STATE_REJECTED",
+	}
+	PinState_value = map[string]int32{
+		"PIN_STATE_UNSPECIFIED": 0,
+		"PIN_STATE_PINNED":      1,
+		"PIN_STATE_CHANGED":     2,
+		"PIN_STATE_HELD":        3,
+		"PIN_STATE_REJECTED":    4,
+	}
+)
+
+func (x PinState) Enum() *PinState {
+	p := new(PinState)
+	*p = x
+	return p
+}
+
+func (x PinState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (PinState) Descriptor() protoreflect.EnumDescriptor {
+	return file_switchboard_registry_v1_registry_proto_enumTypes[0].Descriptor()
+}
+
+func (PinState) Type() protoreflect.EnumType {
+	return &file_switchboard_registry_v1_registry_proto_enumTypes[0]
+}
+
+func (x PinState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use PinState.Descriptor instead.
+func (PinState) EnumDescriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_proto_rawDescGZIP(), []int{0}
+}
+
+// PinPolicy is what a workspace does when a pinned tool changes.
+type PinPolicy int32
+
+const (
+	// PIN_POLICY_UNSPECIFIED reads as hold: the default of every workspace.
+	PinPolicy_PIN_POLICY_UNSPECIFIED PinPolicy = 0
+	// PIN_POLICY_OFF: a change is pinned as it comes and served.
+	PinPolicy_PIN_POLICY_OFF PinPolicy = 1
+	// PIN_POLICY_WARN: a changed tool is served, flagged in listings, the
+	// console and metrics.
+	PinPolicy_PIN_POLICY_WARN PinPolicy = 2
+	// PIN_POLICY_HOLD: a changed tool is not listed and a call to it is
+	// refused, naming what changed, until an admin approves the change.
+	PinPolicy_PIN_POLICY_HOLD PinPolicy = 3
+)
+
+// Enum value maps for PinPolicy.
+var (
+	PinPolicy_name = map[int32]string{
+		0: "PIN_POLICY_UNSPECIFIED",
+		1: "PIN_POLICY_OFF",
+		2: "PIN_POLICY_WARN",
+		3: "PIN_POLICY_HOLD",
+	}
+	PinPolicy_value = map[string]int32{
+		"PIN_POLICY_UNSPECIFIED": 0,
+		"PIN_POLICY_OFF":         1,
+		"PIN_POLICY_WARN":        2,
+		"PIN_POLICY_HOLD":        3,
+	}
+)
+
+func (x PinPolicy) Enum() *PinPolicy {
+	p := new(PinPolicy)
+	*p = x
+	return p
+}
+
+func (x PinPolicy) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (PinPolicy) Descriptor() protoreflect.EnumDescriptor {
+	return file_switchboard_registry_v1_registry_proto_enumTypes[1].Descriptor()
+}
+
+func (PinPolicy) Type() protoreflect.EnumType {
+	return &file_switchboard_registry_v1_registry_proto_enumTypes[1]
+}
+
+func (x PinPolicy) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use PinPolicy.Descriptor instead.
+func (PinPolicy) EnumDescriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_proto_rawDescGZIP(), []int{1}
+}
+
 // Tool is one tool as its client advertises it. JSON-valued fields
 // (input_schema, output_schema, annotations) are JSON text carried byte for
 // byte: a schema is an instruction to a model, so nothing re-encodes it.
@@ -220,7 +342,11 @@ type PresentedTool struct {
 	// tool is the full definition, with the tool's own name.
 	Tool *Tool `protobuf:"bytes,3,opt,name=tool,proto3" json:"tool,omitempty"`
 	// present is the client's presence at the moment of asking.
-	Present       bool `protobuf:"varint,4,opt,name=present,proto3" json:"present,omitempty"`
+	Present bool `protobuf:"varint,4,opt,name=present,proto3" json:"present,omitempty"`
+	// changed names the fields of the tool that differ from its pin
+	// ("description", "input_schema", …) when the workspace's pin policy is
+	// warn: the tool is served, flagged. Empty for a tool as pinned.
+	Changed       []string `protobuf:"bytes,5,rep,name=changed,proto3" json:"changed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -281,6 +407,13 @@ func (x *PresentedTool) GetPresent() bool {
 		return x.Present
 	}
 	return false
+}
+
+func (x *PresentedTool) GetChanged() []string {
+	if x != nil {
+		return x.Changed
+	}
+	return nil
 }
 
 // Token is an API token's public record. The secret itself is shown once, at
@@ -622,6 +755,218 @@ func (x *ToolOverride) GetDescription() string {
 	return ""
 }
 
+// Pin is a tool's definition as its workspace approved it, and how the
+// definition advertised now stands against it (docs/security.md, "Tool
+// pins"). The first advertisement of a tool in a workspace pins it; a
+// change to a pinned tool follows the workspace's PinPolicy.
+type Pin struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// workspace is the workspace the pin belongs to.
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// client is the client that advertises the tool.
+	Client string `protobuf:"bytes,2,opt,name=client,proto3" json:"client,omitempty"`
+	// tool is the tool's name as its client spells it.
+	Tool string `protobuf:"bytes,3,opt,name=tool,proto3" json:"tool,omitempty"`
+	// presented_name is the tool's presented name in the workspace.
+	PresentedName string `protobuf:"bytes,4,opt,name=presented_name,json=presentedName,proto3" json:"presented_name,omitempty"`
+	// pinned is the approved definition.
+	Pinned *Tool `protobuf:"bytes,5,opt,name=pinned,proto3" json:"pinned,omitempty"`
+	// fingerprint is the SHA-256 (hex) of the pinned definition's name,
+	// title, description, schemas and annotations in canonical JSON: a key
+	// order change is not a change.
+	Fingerprint string `protobuf:"bytes,6,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
+	// pinned_at is when the definition was pinned.
+	PinnedAt *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=pinned_at,json=pinnedAt,proto3" json:"pinned_at,omitempty"`
+	// pinned_by is the admin who approved it; empty when the tool's first
+	// advertisement pinned it (or a workspace with policy off re-pinned it).
+	PinnedBy string `protobuf:"bytes,8,opt,name=pinned_by,json=pinnedBy,proto3" json:"pinned_by,omitempty"`
+	// rejected, when set, is the fingerprint of a change an admin rejected:
+	// a definition with it is not served under any policy but off.
+	Rejected *string `protobuf:"bytes,9,opt,name=rejected,proto3,oneof" json:"rejected,omitempty"`
+	// state is how the tool as advertised now stands against the pin.
+	// Computed by the registry at the moment of asking; never stored.
+	State PinState `protobuf:"varint,10,opt,name=state,proto3,enum=switchboard.registry.v1.PinState" json:"state,omitempty"`
+	// advertised is the definition the client advertises now, when it differs
+	// from the pinned one.
+	Advertised *Tool `protobuf:"bytes,11,opt,name=advertised,proto3" json:"advertised,omitempty"`
+	// advertised_fingerprint is advertised's fingerprint.
+	AdvertisedFingerprint string `protobuf:"bytes,12,opt,name=advertised_fingerprint,json=advertisedFingerprint,proto3" json:"advertised_fingerprint,omitempty"`
+	// changed names the fields that differ: "name", "title", "description",
+	// "input_schema", "output_schema", "annotations".
+	Changed       []string `protobuf:"bytes,13,rep,name=changed,proto3" json:"changed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Pin) Reset() {
+	*x = Pin{}
+	mi := &file_switchboard_registry_v1_registry_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Pin) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Pin) ProtoMessage() {}
+
+func (x *Pin) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Pin.ProtoReflect.Descriptor instead.
+func (*Pin) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *Pin) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *Pin) GetClient() string {
+	if x != nil {
+		return x.Client
+	}
+	return ""
+}
+
+func (x *Pin) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *Pin) GetPresentedName() string {
+	if x != nil {
+		return x.PresentedName
+	}
+	return ""
+}
+
+func (x *Pin) GetPinned() *Tool {
+	if x != nil {
+		return x.Pinned
+	}
+	return nil
+}
+
+func (x *Pin) GetFingerprint() string {
+	if x != nil {
+		return x.Fingerprint
+	}
+	return ""
+}
+
+func (x *Pin) GetPinnedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.PinnedAt
+	}
+	return nil
+}
+
+func (x *Pin) GetPinnedBy() string {
+	if x != nil {
+		return x.PinnedBy
+	}
+	return ""
+}
+
+func (x *Pin) GetRejected() string {
+	if x != nil && x.Rejected != nil {
+		return *x.Rejected
+	}
+	return ""
+}
+
+func (x *Pin) GetState() PinState {
+	if x != nil {
+		return x.State
+	}
+	return PinState_PIN_STATE_UNSPECIFIED
+}
+
+func (x *Pin) GetAdvertised() *Tool {
+	if x != nil {
+		return x.Advertised
+	}
+	return nil
+}
+
+func (x *Pin) GetAdvertisedFingerprint() string {
+	if x != nil {
+		return x.AdvertisedFingerprint
+	}
+	return ""
+}
+
+func (x *Pin) GetChanged() []string {
+	if x != nil {
+		return x.Changed
+	}
+	return nil
+}
+
+// PinSet is the stored form of one client's pins in one workspace: the
+// registry writes it once when the client's tools first appear there, not
+// once per tool. Pins in it carry no derived fields.
+type PinSet struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// pins are sorted by tool.
+	Pins          []*Pin `protobuf:"bytes,1,rep,name=pins,proto3" json:"pins,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PinSet) Reset() {
+	*x = PinSet{}
+	mi := &file_switchboard_registry_v1_registry_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PinSet) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PinSet) ProtoMessage() {}
+
+func (x *PinSet) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PinSet.ProtoReflect.Descriptor instead.
+func (*PinSet) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *PinSet) GetPins() []*Pin {
+	if x != nil {
+		return x.Pins
+	}
+	return nil
+}
+
 var File_switchboard_registry_v1_registry_proto protoreflect.FileDescriptor
 
 const file_switchboard_registry_v1_registry_proto_rawDesc = "" +
@@ -644,12 +989,13 @@ const file_switchboard_registry_v1_registry_proto_rawDesc = "" +
 	"\x06client\x18\x01 \x01(\tR\x06client\x12\x18\n" +
 	"\apresent\x18\x02 \x01(\bR\apresent\x123\n" +
 	"\x05tools\x18\x03 \x03(\v2\x1d.switchboard.registry.v1.ToolR\x05tools\x127\n" +
-	"\tlast_seen\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\blastSeen\"\x9b\x01\n" +
+	"\tlast_seen\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\blastSeen\"\xb5\x01\n" +
 	"\rPresentedTool\x12%\n" +
 	"\x0epresented_name\x18\x01 \x01(\tR\rpresentedName\x12\x16\n" +
 	"\x06client\x18\x02 \x01(\tR\x06client\x121\n" +
 	"\x04tool\x18\x03 \x01(\v2\x1d.switchboard.registry.v1.ToolR\x04tool\x12\x18\n" +
-	"\apresent\x18\x04 \x01(\bR\apresent\"\x81\x02\n" +
+	"\apresent\x18\x04 \x01(\bR\apresent\x12\x18\n" +
+	"\achanged\x18\x05 \x03(\tR\achanged\"\x81\x02\n" +
 	"\x05Token\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
 	"\bidentity\x18\x02 \x01(\tR\bidentity\x12\x14\n" +
@@ -678,7 +1024,38 @@ const file_switchboard_registry_v1_registry_proto_rawDesc = "" +
 	"\x05alias\x18\x02 \x01(\tH\x00R\x05alias\x88\x01\x01\x12%\n" +
 	"\vdescription\x18\x03 \x01(\tH\x01R\vdescription\x88\x01\x01B\b\n" +
 	"\x06_aliasB\x0e\n" +
-	"\f_descriptionBRZPgithub.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1;registryv1b\x06proto3"
+	"\f_description\"\x9c\x04\n" +
+	"\x03Pin\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x16\n" +
+	"\x06client\x18\x02 \x01(\tR\x06client\x12\x12\n" +
+	"\x04tool\x18\x03 \x01(\tR\x04tool\x12%\n" +
+	"\x0epresented_name\x18\x04 \x01(\tR\rpresentedName\x125\n" +
+	"\x06pinned\x18\x05 \x01(\v2\x1d.switchboard.registry.v1.ToolR\x06pinned\x12 \n" +
+	"\vfingerprint\x18\x06 \x01(\tR\vfingerprint\x127\n" +
+	"\tpinned_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\bpinnedAt\x12\x1b\n" +
+	"\tpinned_by\x18\b \x01(\tR\bpinnedBy\x12\x1f\n" +
+	"\brejected\x18\t \x01(\tH\x00R\brejected\x88\x01\x01\x127\n" +
+	"\x05state\x18\n" +
+	" \x01(\x0e2!.switchboard.registry.v1.PinStateR\x05state\x12=\n" +
+	"\n" +
+	"advertised\x18\v \x01(\v2\x1d.switchboard.registry.v1.ToolR\n" +
+	"advertised\x125\n" +
+	"\x16advertised_fingerprint\x18\f \x01(\tR\x15advertisedFingerprint\x12\x18\n" +
+	"\achanged\x18\r \x03(\tR\achangedB\v\n" +
+	"\t_rejected\":\n" +
+	"\x06PinSet\x120\n" +
+	"\x04pins\x18\x01 \x03(\v2\x1c.switchboard.registry.v1.PinR\x04pins*~\n" +
+	"\bPinState\x12\x19\n" +
+	"\x15PIN_STATE_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10PIN_STATE_PINNED\x10\x01\x12\x15\n" +
+	"\x11PIN_STATE_CHANGED\x10\x02\x12\x12\n" +
+	"\x0ePIN_STATE_HELD\x10\x03\x12\x16\n" +
+	"\x12PIN_STATE_REJECTED\x10\x04*e\n" +
+	"\tPinPolicy\x12\x1a\n" +
+	"\x16PIN_POLICY_UNSPECIFIED\x10\x00\x12\x12\n" +
+	"\x0ePIN_POLICY_OFF\x10\x01\x12\x13\n" +
+	"\x0fPIN_POLICY_WARN\x10\x02\x12\x13\n" +
+	"\x0fPIN_POLICY_HOLD\x10\x03BRZPgithub.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1;registryv1b\x06proto3"
 
 var (
 	file_switchboard_registry_v1_registry_proto_rawDescOnce sync.Once
@@ -692,31 +1069,41 @@ func file_switchboard_registry_v1_registry_proto_rawDescGZIP() []byte {
 	return file_switchboard_registry_v1_registry_proto_rawDescData
 }
 
-var file_switchboard_registry_v1_registry_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_switchboard_registry_v1_registry_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_switchboard_registry_v1_registry_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_switchboard_registry_v1_registry_proto_goTypes = []any{
-	(*Tool)(nil),                  // 0: switchboard.registry.v1.Tool
-	(*ClientRow)(nil),             // 1: switchboard.registry.v1.ClientRow
-	(*PresentedTool)(nil),         // 2: switchboard.registry.v1.PresentedTool
-	(*Token)(nil),                 // 3: switchboard.registry.v1.Token
-	(*Grant)(nil),                 // 4: switchboard.registry.v1.Grant
-	(*Group)(nil),                 // 5: switchboard.registry.v1.Group
-	(*ToolOverride)(nil),          // 6: switchboard.registry.v1.ToolOverride
-	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
+	(PinState)(0),                 // 0: switchboard.registry.v1.PinState
+	(PinPolicy)(0),                // 1: switchboard.registry.v1.PinPolicy
+	(*Tool)(nil),                  // 2: switchboard.registry.v1.Tool
+	(*ClientRow)(nil),             // 3: switchboard.registry.v1.ClientRow
+	(*PresentedTool)(nil),         // 4: switchboard.registry.v1.PresentedTool
+	(*Token)(nil),                 // 5: switchboard.registry.v1.Token
+	(*Grant)(nil),                 // 6: switchboard.registry.v1.Grant
+	(*Group)(nil),                 // 7: switchboard.registry.v1.Group
+	(*ToolOverride)(nil),          // 8: switchboard.registry.v1.ToolOverride
+	(*Pin)(nil),                   // 9: switchboard.registry.v1.Pin
+	(*PinSet)(nil),                // 10: switchboard.registry.v1.PinSet
+	(*timestamppb.Timestamp)(nil), // 11: google.protobuf.Timestamp
 }
 var file_switchboard_registry_v1_registry_proto_depIdxs = []int32{
-	0, // 0: switchboard.registry.v1.ClientRow.tools:type_name -> switchboard.registry.v1.Tool
-	7, // 1: switchboard.registry.v1.ClientRow.last_seen:type_name -> google.protobuf.Timestamp
-	0, // 2: switchboard.registry.v1.PresentedTool.tool:type_name -> switchboard.registry.v1.Tool
-	7, // 3: switchboard.registry.v1.Token.created:type_name -> google.protobuf.Timestamp
-	7, // 4: switchboard.registry.v1.Token.expires:type_name -> google.protobuf.Timestamp
-	7, // 5: switchboard.registry.v1.Grant.updated:type_name -> google.protobuf.Timestamp
-	6, // 6: switchboard.registry.v1.Group.overrides:type_name -> switchboard.registry.v1.ToolOverride
-	7, // 7: switchboard.registry.v1.Group.updated:type_name -> google.protobuf.Timestamp
-	8, // [8:8] is the sub-list for method output_type
-	8, // [8:8] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	2,  // 0: switchboard.registry.v1.ClientRow.tools:type_name -> switchboard.registry.v1.Tool
+	11, // 1: switchboard.registry.v1.ClientRow.last_seen:type_name -> google.protobuf.Timestamp
+	2,  // 2: switchboard.registry.v1.PresentedTool.tool:type_name -> switchboard.registry.v1.Tool
+	11, // 3: switchboard.registry.v1.Token.created:type_name -> google.protobuf.Timestamp
+	11, // 4: switchboard.registry.v1.Token.expires:type_name -> google.protobuf.Timestamp
+	11, // 5: switchboard.registry.v1.Grant.updated:type_name -> google.protobuf.Timestamp
+	8,  // 6: switchboard.registry.v1.Group.overrides:type_name -> switchboard.registry.v1.ToolOverride
+	11, // 7: switchboard.registry.v1.Group.updated:type_name -> google.protobuf.Timestamp
+	2,  // 8: switchboard.registry.v1.Pin.pinned:type_name -> switchboard.registry.v1.Tool
+	11, // 9: switchboard.registry.v1.Pin.pinned_at:type_name -> google.protobuf.Timestamp
+	0,  // 10: switchboard.registry.v1.Pin.state:type_name -> switchboard.registry.v1.PinState
+	2,  // 11: switchboard.registry.v1.Pin.advertised:type_name -> switchboard.registry.v1.Tool
+	9,  // 12: switchboard.registry.v1.PinSet.pins:type_name -> switchboard.registry.v1.Pin
+	13, // [13:13] is the sub-list for method output_type
+	13, // [13:13] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_registry_v1_registry_proto_init() }
@@ -726,18 +1113,20 @@ func file_switchboard_registry_v1_registry_proto_init() {
 	}
 	file_switchboard_registry_v1_registry_proto_msgTypes[0].OneofWrappers = []any{}
 	file_switchboard_registry_v1_registry_proto_msgTypes[6].OneofWrappers = []any{}
+	file_switchboard_registry_v1_registry_proto_msgTypes[7].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_registry_v1_registry_proto_rawDesc), len(file_switchboard_registry_v1_registry_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   7,
+			NumEnums:      2,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
 		GoTypes:           file_switchboard_registry_v1_registry_proto_goTypes,
 		DependencyIndexes: file_switchboard_registry_v1_registry_proto_depIdxs,
+		EnumInfos:         file_switchboard_registry_v1_registry_proto_enumTypes,
 		MessageInfos:      file_switchboard_registry_v1_registry_proto_msgTypes,
 	}.Build()
 	File_switchboard_registry_v1_registry_proto = out.File

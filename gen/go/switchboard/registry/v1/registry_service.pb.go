@@ -539,7 +539,10 @@ type GetClientResponse struct {
 	// row is the client's advertisement and presence.
 	Row *ClientRow `protobuf:"bytes,1,opt,name=row,proto3" json:"row,omitempty"`
 	// workspaces lists the workspaces the client is registered in, sorted.
-	Workspaces    []string `protobuf:"bytes,2,rep,name=workspaces,proto3" json:"workspaces,omitempty"`
+	Workspaces []string `protobuf:"bytes,2,rep,name=workspaces,proto3" json:"workspaces,omitempty"`
+	// held are the client's tools not served in some of those workspaces
+	// (state held or rejected), sorted by workspace and tool.
+	Held          []*Pin `protobuf:"bytes,3,rep,name=held,proto3" json:"held,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -584,6 +587,13 @@ func (x *GetClientResponse) GetRow() *ClientRow {
 func (x *GetClientResponse) GetWorkspaces() []string {
 	if x != nil {
 		return x.Workspaces
+	}
+	return nil
+}
+
+func (x *GetClientResponse) GetHeld() []*Pin {
+	if x != nil {
+		return x.Held
 	}
 	return nil
 }
@@ -653,6 +663,7 @@ type WatchToolsResponse struct {
 	//	*WatchToolsResponse_Resync
 	//	*WatchToolsResponse_Granted
 	//	*WatchToolsResponse_Grouped
+	//	*WatchToolsResponse_Pinned
 	Change        isWatchToolsResponse_Change `protobuf_oneof:"change"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -774,6 +785,15 @@ func (x *WatchToolsResponse) GetGrouped() *Group {
 	return nil
 }
 
+func (x *WatchToolsResponse) GetPinned() *Pin {
+	if x != nil {
+		if x, ok := x.Change.(*WatchToolsResponse_Pinned); ok {
+			return x.Pinned
+		}
+	}
+	return nil
+}
+
 type isWatchToolsResponse_Change interface {
 	isWatchToolsResponse_Change()
 }
@@ -823,6 +843,14 @@ type WatchToolsResponse_Grouped struct {
 	Grouped *Group `protobuf:"bytes,9,opt,name=grouped,proto3,oneof"`
 }
 
+type WatchToolsResponse_Pinned struct {
+	// pinned: how a tool of the workspace stands against its pin changed.
+	// A snapshot holds one per tool whose state is not PIN_STATE_PINNED; a
+	// live event with PIN_STATE_PINNED means the tool is served as pinned
+	// again. Sent like grouped.
+	Pinned *Pin `protobuf:"bytes,10,opt,name=pinned,proto3,oneof"`
+}
+
 func (*WatchToolsResponse_Advertised) isWatchToolsResponse_Change() {}
 
 func (*WatchToolsResponse_Registered) isWatchToolsResponse_Change() {}
@@ -838,6 +866,8 @@ func (*WatchToolsResponse_Resync) isWatchToolsResponse_Change() {}
 func (*WatchToolsResponse_Granted) isWatchToolsResponse_Change() {}
 
 func (*WatchToolsResponse_Grouped) isWatchToolsResponse_Change() {}
+
+func (*WatchToolsResponse_Pinned) isWatchToolsResponse_Change() {}
 
 // Advertised carries a client's whole current set.
 type Advertised struct {
@@ -2506,6 +2536,529 @@ func (x *DeleteGroupResponse) GetGroup() *Group {
 	return nil
 }
 
+// ListPinsRequest names a workspace.
+type ListPinsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// workspace is the workspace whose pins to list.
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// all lists every pin, not only those whose tool changed.
+	All           bool `protobuf:"varint,2,opt,name=all,proto3" json:"all,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPinsRequest) Reset() {
+	*x = ListPinsRequest{}
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPinsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPinsRequest) ProtoMessage() {}
+
+func (x *ListPinsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPinsRequest.ProtoReflect.Descriptor instead.
+func (*ListPinsRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *ListPinsRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *ListPinsRequest) GetAll() bool {
+	if x != nil {
+		return x.All
+	}
+	return false
+}
+
+// ListPinsResponse lists pins sorted by presented name, then client and tool.
+type ListPinsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// pins holds them, each with its state at the moment of asking.
+	Pins []*Pin `protobuf:"bytes,1,rep,name=pins,proto3" json:"pins,omitempty"`
+	// policy is the workspace's policy in force (never unspecified).
+	Policy        PinPolicy `protobuf:"varint,2,opt,name=policy,proto3,enum=switchboard.registry.v1.PinPolicy" json:"policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPinsResponse) Reset() {
+	*x = ListPinsResponse{}
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPinsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPinsResponse) ProtoMessage() {}
+
+func (x *ListPinsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPinsResponse.ProtoReflect.Descriptor instead.
+func (*ListPinsResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *ListPinsResponse) GetPins() []*Pin {
+	if x != nil {
+		return x.Pins
+	}
+	return nil
+}
+
+func (x *ListPinsResponse) GetPolicy() PinPolicy {
+	if x != nil {
+		return x.Policy
+	}
+	return PinPolicy_PIN_POLICY_UNSPECIFIED
+}
+
+// ApprovePinRequest names the change to approve.
+type ApprovePinRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// workspace is the pin's workspace.
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// presented_name names the tool in the workspace.
+	PresentedName string `protobuf:"bytes,2,opt,name=presented_name,json=presentedName,proto3" json:"presented_name,omitempty"`
+	// fingerprint is the advertised_fingerprint the admin reviewed.
+	Fingerprint   string `protobuf:"bytes,3,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApprovePinRequest) Reset() {
+	*x = ApprovePinRequest{}
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApprovePinRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApprovePinRequest) ProtoMessage() {}
+
+func (x *ApprovePinRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApprovePinRequest.ProtoReflect.Descriptor instead.
+func (*ApprovePinRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *ApprovePinRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *ApprovePinRequest) GetPresentedName() string {
+	if x != nil {
+		return x.PresentedName
+	}
+	return ""
+}
+
+func (x *ApprovePinRequest) GetFingerprint() string {
+	if x != nil {
+		return x.Fingerprint
+	}
+	return ""
+}
+
+// ApprovePinResponse is the pin as it now stands.
+type ApprovePinResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// pin is the stored pin.
+	Pin           *Pin `protobuf:"bytes,1,opt,name=pin,proto3" json:"pin,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApprovePinResponse) Reset() {
+	*x = ApprovePinResponse{}
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApprovePinResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApprovePinResponse) ProtoMessage() {}
+
+func (x *ApprovePinResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApprovePinResponse.ProtoReflect.Descriptor instead.
+func (*ApprovePinResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *ApprovePinResponse) GetPin() *Pin {
+	if x != nil {
+		return x.Pin
+	}
+	return nil
+}
+
+// RejectPinRequest names the change to reject.
+type RejectPinRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// workspace is the pin's workspace.
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// presented_name names the tool in the workspace.
+	PresentedName string `protobuf:"bytes,2,opt,name=presented_name,json=presentedName,proto3" json:"presented_name,omitempty"`
+	// fingerprint is the advertised_fingerprint the admin reviewed.
+	Fingerprint   string `protobuf:"bytes,3,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RejectPinRequest) Reset() {
+	*x = RejectPinRequest{}
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RejectPinRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RejectPinRequest) ProtoMessage() {}
+
+func (x *RejectPinRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RejectPinRequest.ProtoReflect.Descriptor instead.
+func (*RejectPinRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *RejectPinRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *RejectPinRequest) GetPresentedName() string {
+	if x != nil {
+		return x.PresentedName
+	}
+	return ""
+}
+
+func (x *RejectPinRequest) GetFingerprint() string {
+	if x != nil {
+		return x.Fingerprint
+	}
+	return ""
+}
+
+// RejectPinResponse is the pin as it now stands.
+type RejectPinResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// pin is the stored pin.
+	Pin           *Pin `protobuf:"bytes,1,opt,name=pin,proto3" json:"pin,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RejectPinResponse) Reset() {
+	*x = RejectPinResponse{}
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RejectPinResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RejectPinResponse) ProtoMessage() {}
+
+func (x *RejectPinResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RejectPinResponse.ProtoReflect.Descriptor instead.
+func (*RejectPinResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *RejectPinResponse) GetPin() *Pin {
+	if x != nil {
+		return x.Pin
+	}
+	return nil
+}
+
+// SetPinPolicyRequest sets a workspace's pin policy.
+type SetPinPolicyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// workspace is the workspace, which need not have members yet.
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// policy is the policy; unspecified is refused.
+	Policy        PinPolicy `protobuf:"varint,2,opt,name=policy,proto3,enum=switchboard.registry.v1.PinPolicy" json:"policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetPinPolicyRequest) Reset() {
+	*x = SetPinPolicyRequest{}
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetPinPolicyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetPinPolicyRequest) ProtoMessage() {}
+
+func (x *SetPinPolicyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetPinPolicyRequest.ProtoReflect.Descriptor instead.
+func (*SetPinPolicyRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *SetPinPolicyRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *SetPinPolicyRequest) GetPolicy() PinPolicy {
+	if x != nil {
+		return x.Policy
+	}
+	return PinPolicy_PIN_POLICY_UNSPECIFIED
+}
+
+// SetPinPolicyResponse confirms the policy in force.
+type SetPinPolicyResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// policy is the policy in force.
+	Policy        PinPolicy `protobuf:"varint,1,opt,name=policy,proto3,enum=switchboard.registry.v1.PinPolicy" json:"policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetPinPolicyResponse) Reset() {
+	*x = SetPinPolicyResponse{}
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetPinPolicyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetPinPolicyResponse) ProtoMessage() {}
+
+func (x *SetPinPolicyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetPinPolicyResponse.ProtoReflect.Descriptor instead.
+func (*SetPinPolicyResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *SetPinPolicyResponse) GetPolicy() PinPolicy {
+	if x != nil {
+		return x.Policy
+	}
+	return PinPolicy_PIN_POLICY_UNSPECIFIED
+}
+
+// GetPinPolicyRequest names a workspace.
+type GetPinPolicyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// workspace is the workspace.
+	Workspace     string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPinPolicyRequest) Reset() {
+	*x = GetPinPolicyRequest{}
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPinPolicyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPinPolicyRequest) ProtoMessage() {}
+
+func (x *GetPinPolicyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPinPolicyRequest.ProtoReflect.Descriptor instead.
+func (*GetPinPolicyRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *GetPinPolicyRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+// GetPinPolicyResponse is a workspace's policy in force.
+type GetPinPolicyResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// policy is the policy in force (hold when none was set).
+	Policy        PinPolicy `protobuf:"varint,1,opt,name=policy,proto3,enum=switchboard.registry.v1.PinPolicy" json:"policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPinPolicyResponse) Reset() {
+	*x = GetPinPolicyResponse{}
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPinPolicyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPinPolicyResponse) ProtoMessage() {}
+
+func (x *GetPinPolicyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPinPolicyResponse.ProtoReflect.Descriptor instead.
+func (*GetPinPolicyResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *GetPinPolicyResponse) GetPolicy() PinPolicy {
+	if x != nil {
+		return x.Policy
+	}
+	return PinPolicy_PIN_POLICY_UNSPECIFIED
+}
+
 var File_switchboard_registry_v1_registry_service_proto protoreflect.FileDescriptor
 
 const file_switchboard_registry_v1_registry_service_proto_rawDesc = "" +
@@ -2541,16 +3094,17 @@ const file_switchboard_registry_v1_registry_service_proto_rawDesc = "" +
 	"\x06client\x18\x01 \x01(\tR\x06client\x121\n" +
 	"\x04tool\x18\x02 \x01(\v2\x1d.switchboard.registry.v1.ToolR\x04tool\"*\n" +
 	"\x10GetClientRequest\x12\x16\n" +
-	"\x06client\x18\x01 \x01(\tR\x06client\"i\n" +
+	"\x06client\x18\x01 \x01(\tR\x06client\"\x9b\x01\n" +
 	"\x11GetClientResponse\x124\n" +
 	"\x03row\x18\x01 \x01(\v2\".switchboard.registry.v1.ClientRowR\x03row\x12\x1e\n" +
 	"\n" +
 	"workspaces\x18\x02 \x03(\tR\n" +
-	"workspaces\"D\n" +
+	"workspaces\x120\n" +
+	"\x04held\x18\x03 \x03(\v2\x1c.switchboard.registry.v1.PinR\x04held\"D\n" +
 	"\x11WatchToolsRequest\x12!\n" +
 	"\tworkspace\x18\x01 \x01(\tH\x00R\tworkspace\x88\x01\x01B\f\n" +
 	"\n" +
-	"_workspace\"\xc2\x04\n" +
+	"_workspace\"\xfa\x04\n" +
 	"\x12WatchToolsResponse\x12\x1a\n" +
 	"\brevision\x18\x01 \x01(\x04R\brevision\x12E\n" +
 	"\n" +
@@ -2564,7 +3118,9 @@ const file_switchboard_registry_v1_registry_service_proto_rawDesc = "" +
 	"\x06synced\x18\x06 \x01(\v2\x1f.switchboard.registry.v1.SyncedH\x00R\x06synced\x129\n" +
 	"\x06resync\x18\a \x01(\v2\x1f.switchboard.registry.v1.ResyncH\x00R\x06resync\x12:\n" +
 	"\agranted\x18\b \x01(\v2\x1e.switchboard.registry.v1.GrantH\x00R\agranted\x12:\n" +
-	"\agrouped\x18\t \x01(\v2\x1e.switchboard.registry.v1.GroupH\x00R\agroupedB\b\n" +
+	"\agrouped\x18\t \x01(\v2\x1e.switchboard.registry.v1.GroupH\x00R\agrouped\x126\n" +
+	"\x06pinned\x18\n" +
+	" \x01(\v2\x1c.switchboard.registry.v1.PinH\x00R\x06pinnedB\b\n" +
 	"\x06change\"Y\n" +
 	"\n" +
 	"Advertised\x12\x16\n" +
@@ -2655,7 +3211,34 @@ const file_switchboard_registry_v1_registry_service_proto_rawDesc = "" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"K\n" +
 	"\x13DeleteGroupResponse\x124\n" +
-	"\x05group\x18\x01 \x01(\v2\x1e.switchboard.registry.v1.GroupR\x05group2\xc3\x10\n" +
+	"\x05group\x18\x01 \x01(\v2\x1e.switchboard.registry.v1.GroupR\x05group\"A\n" +
+	"\x0fListPinsRequest\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x10\n" +
+	"\x03all\x18\x02 \x01(\bR\x03all\"\x80\x01\n" +
+	"\x10ListPinsResponse\x120\n" +
+	"\x04pins\x18\x01 \x03(\v2\x1c.switchboard.registry.v1.PinR\x04pins\x12:\n" +
+	"\x06policy\x18\x02 \x01(\x0e2\".switchboard.registry.v1.PinPolicyR\x06policy\"z\n" +
+	"\x11ApprovePinRequest\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12%\n" +
+	"\x0epresented_name\x18\x02 \x01(\tR\rpresentedName\x12 \n" +
+	"\vfingerprint\x18\x03 \x01(\tR\vfingerprint\"D\n" +
+	"\x12ApprovePinResponse\x12.\n" +
+	"\x03pin\x18\x01 \x01(\v2\x1c.switchboard.registry.v1.PinR\x03pin\"y\n" +
+	"\x10RejectPinRequest\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12%\n" +
+	"\x0epresented_name\x18\x02 \x01(\tR\rpresentedName\x12 \n" +
+	"\vfingerprint\x18\x03 \x01(\tR\vfingerprint\"C\n" +
+	"\x11RejectPinResponse\x12.\n" +
+	"\x03pin\x18\x01 \x01(\v2\x1c.switchboard.registry.v1.PinR\x03pin\"o\n" +
+	"\x13SetPinPolicyRequest\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12:\n" +
+	"\x06policy\x18\x02 \x01(\x0e2\".switchboard.registry.v1.PinPolicyR\x06policy\"R\n" +
+	"\x14SetPinPolicyResponse\x12:\n" +
+	"\x06policy\x18\x01 \x01(\x0e2\".switchboard.registry.v1.PinPolicyR\x06policy\"3\n" +
+	"\x13GetPinPolicyRequest\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\"R\n" +
+	"\x14GetPinPolicyResponse\x12:\n" +
+	"\x06policy\x18\x01 \x01(\x0e2\".switchboard.registry.v1.PinPolicyR\x06policy2\xc9\x14\n" +
 	"\x0fRegistryService\x12b\n" +
 	"\tAdvertise\x12).switchboard.registry.v1.AdvertiseRequest\x1a*.switchboard.registry.v1.AdvertiseResponse\x12h\n" +
 	"\vListClients\x12+.switchboard.registry.v1.ListClientsRequest\x1a,.switchboard.registry.v1.ListClientsResponse\x12b\n" +
@@ -2680,7 +3263,13 @@ const file_switchboard_registry_v1_registry_service_proto_rawDesc = "" +
 	"\bGetGroup\x12(.switchboard.registry.v1.GetGroupRequest\x1a).switchboard.registry.v1.GetGroupResponse\x12e\n" +
 	"\n" +
 	"ListGroups\x12*.switchboard.registry.v1.ListGroupsRequest\x1a+.switchboard.registry.v1.ListGroupsResponse\x12h\n" +
-	"\vDeleteGroup\x12+.switchboard.registry.v1.DeleteGroupRequest\x1a,.switchboard.registry.v1.DeleteGroupResponseBRZPgithub.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1;registryv1b\x06proto3"
+	"\vDeleteGroup\x12+.switchboard.registry.v1.DeleteGroupRequest\x1a,.switchboard.registry.v1.DeleteGroupResponse\x12_\n" +
+	"\bListPins\x12(.switchboard.registry.v1.ListPinsRequest\x1a).switchboard.registry.v1.ListPinsResponse\x12e\n" +
+	"\n" +
+	"ApprovePin\x12*.switchboard.registry.v1.ApprovePinRequest\x1a+.switchboard.registry.v1.ApprovePinResponse\x12b\n" +
+	"\tRejectPin\x12).switchboard.registry.v1.RejectPinRequest\x1a*.switchboard.registry.v1.RejectPinResponse\x12k\n" +
+	"\fSetPinPolicy\x12,.switchboard.registry.v1.SetPinPolicyRequest\x1a-.switchboard.registry.v1.SetPinPolicyResponse\x12k\n" +
+	"\fGetPinPolicy\x12,.switchboard.registry.v1.GetPinPolicyRequest\x1a-.switchboard.registry.v1.GetPinPolicyResponseBRZPgithub.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1;registryv1b\x06proto3"
 
 var (
 	file_switchboard_registry_v1_registry_service_proto_rawDescOnce sync.Once
@@ -2694,7 +3283,7 @@ func file_switchboard_registry_v1_registry_service_proto_rawDescGZIP() []byte {
 	return file_switchboard_registry_v1_registry_service_proto_rawDescData
 }
 
-var file_switchboard_registry_v1_registry_service_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
+var file_switchboard_registry_v1_registry_service_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
 var file_switchboard_registry_v1_registry_service_proto_goTypes = []any{
 	(*AdvertiseRequest)(nil),          // 0: switchboard.registry.v1.AdvertiseRequest
 	(*AdvertiseResponse)(nil),         // 1: switchboard.registry.v1.AdvertiseResponse
@@ -2741,90 +3330,121 @@ var file_switchboard_registry_v1_registry_service_proto_goTypes = []any{
 	(*ListGroupsResponse)(nil),        // 42: switchboard.registry.v1.ListGroupsResponse
 	(*DeleteGroupRequest)(nil),        // 43: switchboard.registry.v1.DeleteGroupRequest
 	(*DeleteGroupResponse)(nil),       // 44: switchboard.registry.v1.DeleteGroupResponse
-	(*Tool)(nil),                      // 45: switchboard.registry.v1.Tool
-	(*ClientRow)(nil),                 // 46: switchboard.registry.v1.ClientRow
-	(*PresentedTool)(nil),             // 47: switchboard.registry.v1.PresentedTool
-	(*Grant)(nil),                     // 48: switchboard.registry.v1.Grant
-	(*Group)(nil),                     // 49: switchboard.registry.v1.Group
-	(*timestamppb.Timestamp)(nil),     // 50: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),       // 51: google.protobuf.Duration
-	(*Token)(nil),                     // 52: switchboard.registry.v1.Token
+	(*ListPinsRequest)(nil),           // 45: switchboard.registry.v1.ListPinsRequest
+	(*ListPinsResponse)(nil),          // 46: switchboard.registry.v1.ListPinsResponse
+	(*ApprovePinRequest)(nil),         // 47: switchboard.registry.v1.ApprovePinRequest
+	(*ApprovePinResponse)(nil),        // 48: switchboard.registry.v1.ApprovePinResponse
+	(*RejectPinRequest)(nil),          // 49: switchboard.registry.v1.RejectPinRequest
+	(*RejectPinResponse)(nil),         // 50: switchboard.registry.v1.RejectPinResponse
+	(*SetPinPolicyRequest)(nil),       // 51: switchboard.registry.v1.SetPinPolicyRequest
+	(*SetPinPolicyResponse)(nil),      // 52: switchboard.registry.v1.SetPinPolicyResponse
+	(*GetPinPolicyRequest)(nil),       // 53: switchboard.registry.v1.GetPinPolicyRequest
+	(*GetPinPolicyResponse)(nil),      // 54: switchboard.registry.v1.GetPinPolicyResponse
+	(*Tool)(nil),                      // 55: switchboard.registry.v1.Tool
+	(*ClientRow)(nil),                 // 56: switchboard.registry.v1.ClientRow
+	(*PresentedTool)(nil),             // 57: switchboard.registry.v1.PresentedTool
+	(*Pin)(nil),                       // 58: switchboard.registry.v1.Pin
+	(*Grant)(nil),                     // 59: switchboard.registry.v1.Grant
+	(*Group)(nil),                     // 60: switchboard.registry.v1.Group
+	(*timestamppb.Timestamp)(nil),     // 61: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),       // 62: google.protobuf.Duration
+	(*Token)(nil),                     // 63: switchboard.registry.v1.Token
+	(PinPolicy)(0),                    // 64: switchboard.registry.v1.PinPolicy
 }
 var file_switchboard_registry_v1_registry_service_proto_depIdxs = []int32{
-	45, // 0: switchboard.registry.v1.AdvertiseRequest.tools:type_name -> switchboard.registry.v1.Tool
-	46, // 1: switchboard.registry.v1.ListClientsResponse.rows:type_name -> switchboard.registry.v1.ClientRow
-	47, // 2: switchboard.registry.v1.ListToolsResponse.tools:type_name -> switchboard.registry.v1.PresentedTool
-	45, // 3: switchboard.registry.v1.ResolveToolResponse.tool:type_name -> switchboard.registry.v1.Tool
-	46, // 4: switchboard.registry.v1.GetClientResponse.row:type_name -> switchboard.registry.v1.ClientRow
-	12, // 5: switchboard.registry.v1.WatchToolsResponse.advertised:type_name -> switchboard.registry.v1.Advertised
-	13, // 6: switchboard.registry.v1.WatchToolsResponse.registered:type_name -> switchboard.registry.v1.Membership
-	13, // 7: switchboard.registry.v1.WatchToolsResponse.unregistered:type_name -> switchboard.registry.v1.Membership
-	14, // 8: switchboard.registry.v1.WatchToolsResponse.presence:type_name -> switchboard.registry.v1.Presence
-	15, // 9: switchboard.registry.v1.WatchToolsResponse.synced:type_name -> switchboard.registry.v1.Synced
-	16, // 10: switchboard.registry.v1.WatchToolsResponse.resync:type_name -> switchboard.registry.v1.Resync
-	48, // 11: switchboard.registry.v1.WatchToolsResponse.granted:type_name -> switchboard.registry.v1.Grant
-	49, // 12: switchboard.registry.v1.WatchToolsResponse.grouped:type_name -> switchboard.registry.v1.Group
-	45, // 13: switchboard.registry.v1.Advertised.tools:type_name -> switchboard.registry.v1.Tool
-	50, // 14: switchboard.registry.v1.Presence.last_seen:type_name -> google.protobuf.Timestamp
-	51, // 15: switchboard.registry.v1.CreateTokenRequest.ttl:type_name -> google.protobuf.Duration
-	52, // 16: switchboard.registry.v1.CreateTokenResponse.token:type_name -> switchboard.registry.v1.Token
-	52, // 17: switchboard.registry.v1.ListTokensResponse.tokens:type_name -> switchboard.registry.v1.Token
-	52, // 18: switchboard.registry.v1.RevokeTokenResponse.token:type_name -> switchboard.registry.v1.Token
-	50, // 19: switchboard.registry.v1.AuthenticateTokenResponse.expires:type_name -> google.protobuf.Timestamp
-	48, // 20: switchboard.registry.v1.SetGrantResponse.grant:type_name -> switchboard.registry.v1.Grant
-	48, // 21: switchboard.registry.v1.GetGrantResponse.grant:type_name -> switchboard.registry.v1.Grant
-	48, // 22: switchboard.registry.v1.ListGrantsResponse.grants:type_name -> switchboard.registry.v1.Grant
-	48, // 23: switchboard.registry.v1.DeleteGrantResponse.grant:type_name -> switchboard.registry.v1.Grant
-	49, // 24: switchboard.registry.v1.SetGroupRequest.group:type_name -> switchboard.registry.v1.Group
-	49, // 25: switchboard.registry.v1.SetGroupResponse.group:type_name -> switchboard.registry.v1.Group
-	49, // 26: switchboard.registry.v1.GetGroupResponse.group:type_name -> switchboard.registry.v1.Group
-	49, // 27: switchboard.registry.v1.ListGroupsResponse.groups:type_name -> switchboard.registry.v1.Group
-	49, // 28: switchboard.registry.v1.DeleteGroupResponse.group:type_name -> switchboard.registry.v1.Group
-	0,  // 29: switchboard.registry.v1.RegistryService.Advertise:input_type -> switchboard.registry.v1.AdvertiseRequest
-	2,  // 30: switchboard.registry.v1.RegistryService.ListClients:input_type -> switchboard.registry.v1.ListClientsRequest
-	4,  // 31: switchboard.registry.v1.RegistryService.ListTools:input_type -> switchboard.registry.v1.ListToolsRequest
-	6,  // 32: switchboard.registry.v1.RegistryService.ResolveTool:input_type -> switchboard.registry.v1.ResolveToolRequest
-	8,  // 33: switchboard.registry.v1.RegistryService.GetClient:input_type -> switchboard.registry.v1.GetClientRequest
-	10, // 34: switchboard.registry.v1.RegistryService.WatchTools:input_type -> switchboard.registry.v1.WatchToolsRequest
-	17, // 35: switchboard.registry.v1.RegistryService.RegisterClient:input_type -> switchboard.registry.v1.RegisterClientRequest
-	19, // 36: switchboard.registry.v1.RegistryService.UnregisterClient:input_type -> switchboard.registry.v1.UnregisterClientRequest
-	21, // 37: switchboard.registry.v1.RegistryService.CreateToken:input_type -> switchboard.registry.v1.CreateTokenRequest
-	23, // 38: switchboard.registry.v1.RegistryService.ListTokens:input_type -> switchboard.registry.v1.ListTokensRequest
-	25, // 39: switchboard.registry.v1.RegistryService.RevokeToken:input_type -> switchboard.registry.v1.RevokeTokenRequest
-	27, // 40: switchboard.registry.v1.RegistryService.AuthenticateToken:input_type -> switchboard.registry.v1.AuthenticateTokenRequest
-	29, // 41: switchboard.registry.v1.RegistryService.SetGrant:input_type -> switchboard.registry.v1.SetGrantRequest
-	31, // 42: switchboard.registry.v1.RegistryService.GetGrant:input_type -> switchboard.registry.v1.GetGrantRequest
-	33, // 43: switchboard.registry.v1.RegistryService.ListGrants:input_type -> switchboard.registry.v1.ListGrantsRequest
-	35, // 44: switchboard.registry.v1.RegistryService.DeleteGrant:input_type -> switchboard.registry.v1.DeleteGrantRequest
-	37, // 45: switchboard.registry.v1.RegistryService.SetGroup:input_type -> switchboard.registry.v1.SetGroupRequest
-	39, // 46: switchboard.registry.v1.RegistryService.GetGroup:input_type -> switchboard.registry.v1.GetGroupRequest
-	41, // 47: switchboard.registry.v1.RegistryService.ListGroups:input_type -> switchboard.registry.v1.ListGroupsRequest
-	43, // 48: switchboard.registry.v1.RegistryService.DeleteGroup:input_type -> switchboard.registry.v1.DeleteGroupRequest
-	1,  // 49: switchboard.registry.v1.RegistryService.Advertise:output_type -> switchboard.registry.v1.AdvertiseResponse
-	3,  // 50: switchboard.registry.v1.RegistryService.ListClients:output_type -> switchboard.registry.v1.ListClientsResponse
-	5,  // 51: switchboard.registry.v1.RegistryService.ListTools:output_type -> switchboard.registry.v1.ListToolsResponse
-	7,  // 52: switchboard.registry.v1.RegistryService.ResolveTool:output_type -> switchboard.registry.v1.ResolveToolResponse
-	9,  // 53: switchboard.registry.v1.RegistryService.GetClient:output_type -> switchboard.registry.v1.GetClientResponse
-	11, // 54: switchboard.registry.v1.RegistryService.WatchTools:output_type -> switchboard.registry.v1.WatchToolsResponse
-	18, // 55: switchboard.registry.v1.RegistryService.RegisterClient:output_type -> switchboard.registry.v1.RegisterClientResponse
-	20, // 56: switchboard.registry.v1.RegistryService.UnregisterClient:output_type -> switchboard.registry.v1.UnregisterClientResponse
-	22, // 57: switchboard.registry.v1.RegistryService.CreateToken:output_type -> switchboard.registry.v1.CreateTokenResponse
-	24, // 58: switchboard.registry.v1.RegistryService.ListTokens:output_type -> switchboard.registry.v1.ListTokensResponse
-	26, // 59: switchboard.registry.v1.RegistryService.RevokeToken:output_type -> switchboard.registry.v1.RevokeTokenResponse
-	28, // 60: switchboard.registry.v1.RegistryService.AuthenticateToken:output_type -> switchboard.registry.v1.AuthenticateTokenResponse
-	30, // 61: switchboard.registry.v1.RegistryService.SetGrant:output_type -> switchboard.registry.v1.SetGrantResponse
-	32, // 62: switchboard.registry.v1.RegistryService.GetGrant:output_type -> switchboard.registry.v1.GetGrantResponse
-	34, // 63: switchboard.registry.v1.RegistryService.ListGrants:output_type -> switchboard.registry.v1.ListGrantsResponse
-	36, // 64: switchboard.registry.v1.RegistryService.DeleteGrant:output_type -> switchboard.registry.v1.DeleteGrantResponse
-	38, // 65: switchboard.registry.v1.RegistryService.SetGroup:output_type -> switchboard.registry.v1.SetGroupResponse
-	40, // 66: switchboard.registry.v1.RegistryService.GetGroup:output_type -> switchboard.registry.v1.GetGroupResponse
-	42, // 67: switchboard.registry.v1.RegistryService.ListGroups:output_type -> switchboard.registry.v1.ListGroupsResponse
-	44, // 68: switchboard.registry.v1.RegistryService.DeleteGroup:output_type -> switchboard.registry.v1.DeleteGroupResponse
-	49, // [49:69] is the sub-list for method output_type
-	29, // [29:49] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	55, // 0: switchboard.registry.v1.AdvertiseRequest.tools:type_name -> switchboard.registry.v1.Tool
+	56, // 1: switchboard.registry.v1.ListClientsResponse.rows:type_name -> switchboard.registry.v1.ClientRow
+	57, // 2: switchboard.registry.v1.ListToolsResponse.tools:type_name -> switchboard.registry.v1.PresentedTool
+	55, // 3: switchboard.registry.v1.ResolveToolResponse.tool:type_name -> switchboard.registry.v1.Tool
+	56, // 4: switchboard.registry.v1.GetClientResponse.row:type_name -> switchboard.registry.v1.ClientRow
+	58, // 5: switchboard.registry.v1.GetClientResponse.held:type_name -> switchboard.registry.v1.Pin
+	12, // 6: switchboard.registry.v1.WatchToolsResponse.advertised:type_name -> switchboard.registry.v1.Advertised
+	13, // 7: switchboard.registry.v1.WatchToolsResponse.registered:type_name -> switchboard.registry.v1.Membership
+	13, // 8: switchboard.registry.v1.WatchToolsResponse.unregistered:type_name -> switchboard.registry.v1.Membership
+	14, // 9: switchboard.registry.v1.WatchToolsResponse.presence:type_name -> switchboard.registry.v1.Presence
+	15, // 10: switchboard.registry.v1.WatchToolsResponse.synced:type_name -> switchboard.registry.v1.Synced
+	16, // 11: switchboard.registry.v1.WatchToolsResponse.resync:type_name -> switchboard.registry.v1.Resync
+	59, // 12: switchboard.registry.v1.WatchToolsResponse.granted:type_name -> switchboard.registry.v1.Grant
+	60, // 13: switchboard.registry.v1.WatchToolsResponse.grouped:type_name -> switchboard.registry.v1.Group
+	58, // 14: switchboard.registry.v1.WatchToolsResponse.pinned:type_name -> switchboard.registry.v1.Pin
+	55, // 15: switchboard.registry.v1.Advertised.tools:type_name -> switchboard.registry.v1.Tool
+	61, // 16: switchboard.registry.v1.Presence.last_seen:type_name -> google.protobuf.Timestamp
+	62, // 17: switchboard.registry.v1.CreateTokenRequest.ttl:type_name -> google.protobuf.Duration
+	63, // 18: switchboard.registry.v1.CreateTokenResponse.token:type_name -> switchboard.registry.v1.Token
+	63, // 19: switchboard.registry.v1.ListTokensResponse.tokens:type_name -> switchboard.registry.v1.Token
+	63, // 20: switchboard.registry.v1.RevokeTokenResponse.token:type_name -> switchboard.registry.v1.Token
+	61, // 21: switchboard.registry.v1.AuthenticateTokenResponse.expires:type_name -> google.protobuf.Timestamp
+	59, // 22: switchboard.registry.v1.SetGrantResponse.grant:type_name -> switchboard.registry.v1.Grant
+	59, // 23: switchboard.registry.v1.GetGrantResponse.grant:type_name -> switchboard.registry.v1.Grant
+	59, // 24: switchboard.registry.v1.ListGrantsResponse.grants:type_name -> switchboard.registry.v1.Grant
+	59, // 25: switchboard.registry.v1.DeleteGrantResponse.grant:type_name -> switchboard.registry.v1.Grant
+	60, // 26: switchboard.registry.v1.SetGroupRequest.group:type_name -> switchboard.registry.v1.Group
+	60, // 27: switchboard.registry.v1.SetGroupResponse.group:type_name -> switchboard.registry.v1.Group
+	60, // 28: switchboard.registry.v1.GetGroupResponse.group:type_name -> switchboard.registry.v1.Group
+	60, // 29: switchboard.registry.v1.ListGroupsResponse.groups:type_name -> switchboard.registry.v1.Group
+	60, // 30: switchboard.registry.v1.DeleteGroupResponse.group:type_name -> switchboard.registry.v1.Group
+	58, // 31: switchboard.registry.v1.ListPinsResponse.pins:type_name -> switchboard.registry.v1.Pin
+	64, // 32: switchboard.registry.v1.ListPinsResponse.policy:type_name -> switchboard.registry.v1.PinPolicy
+	58, // 33: switchboard.registry.v1.ApprovePinResponse.pin:type_name -> switchboard.registry.v1.Pin
+	58, // 34: switchboard.registry.v1.RejectPinResponse.pin:type_name -> switchboard.registry.v1.Pin
+	64, // 35: switchboard.registry.v1.SetPinPolicyRequest.policy:type_name -> switchboard.registry.v1.PinPolicy
+	64, // 36: switchboard.registry.v1.SetPinPolicyResponse.policy:type_name -> switchboard.registry.v1.PinPolicy
+	64, // 37: switchboard.registry.v1.GetPinPolicyResponse.policy:type_name -> switchboard.registry.v1.PinPolicy
+	0,  // 38: switchboard.registry.v1.RegistryService.Advertise:input_type -> switchboard.registry.v1.AdvertiseRequest
+	2,  // 39: switchboard.registry.v1.RegistryService.ListClients:input_type -> switchboard.registry.v1.ListClientsRequest
+	4,  // 40: switchboard.registry.v1.RegistryService.ListTools:input_type -> switchboard.registry.v1.ListToolsRequest
+	6,  // 41: switchboard.registry.v1.RegistryService.ResolveTool:input_type -> switchboard.registry.v1.ResolveToolRequest
+	8,  // 42: switchboard.registry.v1.RegistryService.GetClient:input_type -> switchboard.registry.v1.GetClientRequest
+	10, // 43: switchboard.registry.v1.RegistryService.WatchTools:input_type -> switchboard.registry.v1.WatchToolsRequest
+	17, // 44: switchboard.registry.v1.RegistryService.RegisterClient:input_type -> switchboard.registry.v1.RegisterClientRequest
+	19, // 45: switchboard.registry.v1.RegistryService.UnregisterClient:input_type -> switchboard.registry.v1.UnregisterClientRequest
+	21, // 46: switchboard.registry.v1.RegistryService.CreateToken:input_type -> switchboard.registry.v1.CreateTokenRequest
+	23, // 47: switchboard.registry.v1.RegistryService.ListTokens:input_type -> switchboard.registry.v1.ListTokensRequest
+	25, // 48: switchboard.registry.v1.RegistryService.RevokeToken:input_type -> switchboard.registry.v1.RevokeTokenRequest
+	27, // 49: switchboard.registry.v1.RegistryService.AuthenticateToken:input_type -> switchboard.registry.v1.AuthenticateTokenRequest
+	29, // 50: switchboard.registry.v1.RegistryService.SetGrant:input_type -> switchboard.registry.v1.SetGrantRequest
+	31, // 51: switchboard.registry.v1.RegistryService.GetGrant:input_type -> switchboard.registry.v1.GetGrantRequest
+	33, // 52: switchboard.registry.v1.RegistryService.ListGrants:input_type -> switchboard.registry.v1.ListGrantsRequest
+	35, // 53: switchboard.registry.v1.RegistryService.DeleteGrant:input_type -> switchboard.registry.v1.DeleteGrantRequest
+	37, // 54: switchboard.registry.v1.RegistryService.SetGroup:input_type -> switchboard.registry.v1.SetGroupRequest
+	39, // 55: switchboard.registry.v1.RegistryService.GetGroup:input_type -> switchboard.registry.v1.GetGroupRequest
+	41, // 56: switchboard.registry.v1.RegistryService.ListGroups:input_type -> switchboard.registry.v1.ListGroupsRequest
+	43, // 57: switchboard.registry.v1.RegistryService.DeleteGroup:input_type -> switchboard.registry.v1.DeleteGroupRequest
+	45, // 58: switchboard.registry.v1.RegistryService.ListPins:input_type -> switchboard.registry.v1.ListPinsRequest
+	47, // 59: switchboard.registry.v1.RegistryService.ApprovePin:input_type -> switchboard.registry.v1.ApprovePinRequest
+	49, // 60: switchboard.registry.v1.RegistryService.RejectPin:input_type -> switchboard.registry.v1.RejectPinRequest
+	51, // 61: switchboard.registry.v1.RegistryService.SetPinPolicy:input_type -> switchboard.registry.v1.SetPinPolicyRequest
+	53, // 62: switchboard.registry.v1.RegistryService.GetPinPolicy:input_type -> switchboard.registry.v1.GetPinPolicyRequest
+	1,  // 63: switchboard.registry.v1.RegistryService.Advertise:output_type -> switchboard.registry.v1.AdvertiseResponse
+	3,  // 64: switchboard.registry.v1.RegistryService.ListClients:output_type -> switchboard.registry.v1.ListClientsResponse
+	5,  // 65: switchboard.registry.v1.RegistryService.ListTools:output_type -> switchboard.registry.v1.ListToolsResponse
+	7,  // 66: switchboard.registry.v1.RegistryService.ResolveTool:output_type -> switchboard.registry.v1.ResolveToolResponse
+	9,  // 67: switchboard.registry.v1.RegistryService.GetClient:output_type -> switchboard.registry.v1.GetClientResponse
+	11, // 68: switchboard.registry.v1.RegistryService.WatchTools:output_type -> switchboard.registry.v1.WatchToolsResponse
+	18, // 69: switchboard.registry.v1.RegistryService.RegisterClient:output_type -> switchboard.registry.v1.RegisterClientResponse
+	20, // 70: switchboard.registry.v1.RegistryService.UnregisterClient:output_type -> switchboard.registry.v1.UnregisterClientResponse
+	22, // 71: switchboard.registry.v1.RegistryService.CreateToken:output_type -> switchboard.registry.v1.CreateTokenResponse
+	24, // 72: switchboard.registry.v1.RegistryService.ListTokens:output_type -> switchboard.registry.v1.ListTokensResponse
+	26, // 73: switchboard.registry.v1.RegistryService.RevokeToken:output_type -> switchboard.registry.v1.RevokeTokenResponse
+	28, // 74: switchboard.registry.v1.RegistryService.AuthenticateToken:output_type -> switchboard.registry.v1.AuthenticateTokenResponse
+	30, // 75: switchboard.registry.v1.RegistryService.SetGrant:output_type -> switchboard.registry.v1.SetGrantResponse
+	32, // 76: switchboard.registry.v1.RegistryService.GetGrant:output_type -> switchboard.registry.v1.GetGrantResponse
+	34, // 77: switchboard.registry.v1.RegistryService.ListGrants:output_type -> switchboard.registry.v1.ListGrantsResponse
+	36, // 78: switchboard.registry.v1.RegistryService.DeleteGrant:output_type -> switchboard.registry.v1.DeleteGrantResponse
+	38, // 79: switchboard.registry.v1.RegistryService.SetGroup:output_type -> switchboard.registry.v1.SetGroupResponse
+	40, // 80: switchboard.registry.v1.RegistryService.GetGroup:output_type -> switchboard.registry.v1.GetGroupResponse
+	42, // 81: switchboard.registry.v1.RegistryService.ListGroups:output_type -> switchboard.registry.v1.ListGroupsResponse
+	44, // 82: switchboard.registry.v1.RegistryService.DeleteGroup:output_type -> switchboard.registry.v1.DeleteGroupResponse
+	46, // 83: switchboard.registry.v1.RegistryService.ListPins:output_type -> switchboard.registry.v1.ListPinsResponse
+	48, // 84: switchboard.registry.v1.RegistryService.ApprovePin:output_type -> switchboard.registry.v1.ApprovePinResponse
+	50, // 85: switchboard.registry.v1.RegistryService.RejectPin:output_type -> switchboard.registry.v1.RejectPinResponse
+	52, // 86: switchboard.registry.v1.RegistryService.SetPinPolicy:output_type -> switchboard.registry.v1.SetPinPolicyResponse
+	54, // 87: switchboard.registry.v1.RegistryService.GetPinPolicy:output_type -> switchboard.registry.v1.GetPinPolicyResponse
+	63, // [63:88] is the sub-list for method output_type
+	38, // [38:63] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_registry_v1_registry_service_proto_init() }
@@ -2844,6 +3464,7 @@ func file_switchboard_registry_v1_registry_service_proto_init() {
 		(*WatchToolsResponse_Resync)(nil),
 		(*WatchToolsResponse_Granted)(nil),
 		(*WatchToolsResponse_Grouped)(nil),
+		(*WatchToolsResponse_Pinned)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2851,7 +3472,7 @@ func file_switchboard_registry_v1_registry_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_registry_v1_registry_service_proto_rawDesc), len(file_switchboard_registry_v1_registry_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   45,
+			NumMessages:   55,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -39,6 +39,11 @@ const (
 	RegistryService_GetGroup_FullMethodName          = "/switchboard.registry.v1.RegistryService/GetGroup"
 	RegistryService_ListGroups_FullMethodName        = "/switchboard.registry.v1.RegistryService/ListGroups"
 	RegistryService_DeleteGroup_FullMethodName       = "/switchboard.registry.v1.RegistryService/DeleteGroup"
+	RegistryService_ListPins_FullMethodName          = "/switchboard.registry.v1.RegistryService/ListPins"
+	RegistryService_ApprovePin_FullMethodName        = "/switchboard.registry.v1.RegistryService/ApprovePin"
+	RegistryService_RejectPin_FullMethodName         = "/switchboard.registry.v1.RegistryService/RejectPin"
+	RegistryService_SetPinPolicy_FullMethodName      = "/switchboard.registry.v1.RegistryService/SetPinPolicy"
+	RegistryService_GetPinPolicy_FullMethodName      = "/switchboard.registry.v1.RegistryService/GetPinPolicy"
 )
 
 // RegistryServiceClient is the client API for RegistryService service.
@@ -120,6 +125,21 @@ type RegistryServiceClient interface {
 	// DeleteGroup is called by admins to remove a group; its endpoint stops
 	// serving at once.
 	DeleteGroup(ctx context.Context, in *DeleteGroupRequest, opts ...grpc.CallOption) (*DeleteGroupResponse, error)
+	// ListPins (driver, admin, service) lists a workspace's pins the caller
+	// may see: those whose tool changed, or every pin with `all`.
+	ListPins(ctx context.Context, in *ListPinsRequest, opts ...grpc.CallOption) (*ListPinsResponse, error)
+	// ApprovePin (admin) pins the definition a tool advertises now, serving
+	// it again; the request names the fingerprint reviewed, so a tool that
+	// changed once more meanwhile is not approved blind.
+	ApprovePin(ctx context.Context, in *ApprovePinRequest, opts ...grpc.CallOption) (*ApprovePinResponse, error)
+	// RejectPin (admin) rejects the definition a tool advertises now: it is
+	// not served until its client advertises the pinned definition again.
+	RejectPin(ctx context.Context, in *RejectPinRequest, opts ...grpc.CallOption) (*RejectPinResponse, error)
+	// SetPinPolicy (admin) sets what a workspace does when a pinned tool
+	// changes.
+	SetPinPolicy(ctx context.Context, in *SetPinPolicyRequest, opts ...grpc.CallOption) (*SetPinPolicyResponse, error)
+	// GetPinPolicy (driver, admin, service) reads a workspace's pin policy.
+	GetPinPolicy(ctx context.Context, in *GetPinPolicyRequest, opts ...grpc.CallOption) (*GetPinPolicyResponse, error)
 }
 
 type registryServiceClient struct {
@@ -339,6 +359,56 @@ func (c *registryServiceClient) DeleteGroup(ctx context.Context, in *DeleteGroup
 	return out, nil
 }
 
+func (c *registryServiceClient) ListPins(ctx context.Context, in *ListPinsRequest, opts ...grpc.CallOption) (*ListPinsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListPinsResponse)
+	err := c.cc.Invoke(ctx, RegistryService_ListPins_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *registryServiceClient) ApprovePin(ctx context.Context, in *ApprovePinRequest, opts ...grpc.CallOption) (*ApprovePinResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ApprovePinResponse)
+	err := c.cc.Invoke(ctx, RegistryService_ApprovePin_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *registryServiceClient) RejectPin(ctx context.Context, in *RejectPinRequest, opts ...grpc.CallOption) (*RejectPinResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RejectPinResponse)
+	err := c.cc.Invoke(ctx, RegistryService_RejectPin_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *registryServiceClient) SetPinPolicy(ctx context.Context, in *SetPinPolicyRequest, opts ...grpc.CallOption) (*SetPinPolicyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetPinPolicyResponse)
+	err := c.cc.Invoke(ctx, RegistryService_SetPinPolicy_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *registryServiceClient) GetPinPolicy(ctx context.Context, in *GetPinPolicyRequest, opts ...grpc.CallOption) (*GetPinPolicyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetPinPolicyResponse)
+	err := c.cc.Invoke(ctx, RegistryService_GetPinPolicy_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // RegistryServiceServer is the server API for RegistryService service.
 // All implementations must embed UnimplementedRegistryServiceServer
 // for forward compatibility.
@@ -418,6 +488,21 @@ type RegistryServiceServer interface {
 	// DeleteGroup is called by admins to remove a group; its endpoint stops
 	// serving at once.
 	DeleteGroup(context.Context, *DeleteGroupRequest) (*DeleteGroupResponse, error)
+	// ListPins (driver, admin, service) lists a workspace's pins the caller
+	// may see: those whose tool changed, or every pin with `all`.
+	ListPins(context.Context, *ListPinsRequest) (*ListPinsResponse, error)
+	// ApprovePin (admin) pins the definition a tool advertises now, serving
+	// it again; the request names the fingerprint reviewed, so a tool that
+	// changed once more meanwhile is not approved blind.
+	ApprovePin(context.Context, *ApprovePinRequest) (*ApprovePinResponse, error)
+	// RejectPin (admin) rejects the definition a tool advertises now: it is
+	// not served until its client advertises the pinned definition again.
+	RejectPin(context.Context, *RejectPinRequest) (*RejectPinResponse, error)
+	// SetPinPolicy (admin) sets what a workspace does when a pinned tool
+	// changes.
+	SetPinPolicy(context.Context, *SetPinPolicyRequest) (*SetPinPolicyResponse, error)
+	// GetPinPolicy (driver, admin, service) reads a workspace's pin policy.
+	GetPinPolicy(context.Context, *GetPinPolicyRequest) (*GetPinPolicyResponse, error)
 	mustEmbedUnimplementedRegistryServiceServer()
 }
 
@@ -487,6 +572,21 @@ func (UnimplementedRegistryServiceServer) ListGroups(context.Context, *ListGroup
 }
 func (UnimplementedRegistryServiceServer) DeleteGroup(context.Context, *DeleteGroupRequest) (*DeleteGroupResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteGroup not implemented")
+}
+func (UnimplementedRegistryServiceServer) ListPins(context.Context, *ListPinsRequest) (*ListPinsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListPins not implemented")
+}
+func (UnimplementedRegistryServiceServer) ApprovePin(context.Context, *ApprovePinRequest) (*ApprovePinResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ApprovePin not implemented")
+}
+func (UnimplementedRegistryServiceServer) RejectPin(context.Context, *RejectPinRequest) (*RejectPinResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RejectPin not implemented")
+}
+func (UnimplementedRegistryServiceServer) SetPinPolicy(context.Context, *SetPinPolicyRequest) (*SetPinPolicyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetPinPolicy not implemented")
+}
+func (UnimplementedRegistryServiceServer) GetPinPolicy(context.Context, *GetPinPolicyRequest) (*GetPinPolicyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetPinPolicy not implemented")
 }
 func (UnimplementedRegistryServiceServer) mustEmbedUnimplementedRegistryServiceServer() {}
 func (UnimplementedRegistryServiceServer) testEmbeddedByValue()                         {}
@@ -862,6 +962,96 @@ func _RegistryService_DeleteGroup_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _RegistryService_ListPins_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListPinsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegistryServiceServer).ListPins(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegistryService_ListPins_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegistryServiceServer).ListPins(ctx, req.(*ListPinsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RegistryService_ApprovePin_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ApprovePinRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegistryServiceServer).ApprovePin(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegistryService_ApprovePin_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegistryServiceServer).ApprovePin(ctx, req.(*ApprovePinRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RegistryService_RejectPin_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RejectPinRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegistryServiceServer).RejectPin(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegistryService_RejectPin_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegistryServiceServer).RejectPin(ctx, req.(*RejectPinRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RegistryService_SetPinPolicy_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetPinPolicyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegistryServiceServer).SetPinPolicy(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegistryService_SetPinPolicy_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegistryServiceServer).SetPinPolicy(ctx, req.(*SetPinPolicyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RegistryService_GetPinPolicy_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetPinPolicyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RegistryServiceServer).GetPinPolicy(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RegistryService_GetPinPolicy_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RegistryServiceServer).GetPinPolicy(ctx, req.(*GetPinPolicyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // RegistryService_ServiceDesc is the grpc.ServiceDesc for RegistryService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -944,6 +1134,26 @@ var RegistryService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteGroup",
 			Handler:    _RegistryService_DeleteGroup_Handler,
+		},
+		{
+			MethodName: "ListPins",
+			Handler:    _RegistryService_ListPins_Handler,
+		},
+		{
+			MethodName: "ApprovePin",
+			Handler:    _RegistryService_ApprovePin_Handler,
+		},
+		{
+			MethodName: "RejectPin",
+			Handler:    _RegistryService_RejectPin_Handler,
+		},
+		{
+			MethodName: "SetPinPolicy",
+			Handler:    _RegistryService_SetPinPolicy_Handler,
+		},
+		{
+			MethodName: "GetPinPolicy",
+			Handler:    _RegistryService_GetPinPolicy_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
