@@ -13,6 +13,7 @@ import (
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/grants"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/pins"
 )
 
 // Sees returns the workspaces caller may see (docs/design.md §4): what its
@@ -31,31 +32,39 @@ func (v *View) Sees(ctx context.Context, caller identity.Identity) (identity.Wor
 	return grants.Sees(v.caller.AsSelf(ctx), v.reg, caller)
 }
 
-// Reachable reports whether client advertises tool right now and sits in
-// a workspace sees holds (any client, when sees is every workspace). A miss
+// Reachable reports whether client advertises tool right now, sits in a
+// workspace sees holds (any client, when sees is every workspace), and is
+// served in one of those: a tool its pin holds in each of them is refused
+// with the pin's sentence (docs/security.md, "Tool pins"). A miss or a hold
 // in the view is confirmed with the registry; an error means the registry
-// could not be asked.
+// could not be asked, or the refusal.
 func (v *View) Reachable(ctx context.Context, client, tool string, sees identity.Workspaces) (bool, error) {
 	v.mu.RLock()
 	_, advertised := v.st.tools[client][tool]
 	member := v.memberLocked(client, sees)
+	held := v.st.heldFor(client, tool, sees)
 	v.mu.RUnlock()
-	if advertised && member {
+	if advertised && member && held == nil {
 		return true, nil
 	}
-	row, err := v.confirm(ctx, client, sees)
+	res, err := v.confirm(ctx, client, sees)
 	if err != nil {
 		return false, status.Errorf(codes.Unavailable, "cannot confirm that %q advertises %q: the registry did not answer: %v", client, tool, err)
 	}
-	if row == nil {
+	if res == nil || !slices.ContainsFunc(res.GetRow().GetTools(), func(t *registryv1.Tool) bool { return t.GetName() == tool }) {
 		return false, nil
 	}
-	for _, t := range row.GetTools() {
-		if t.GetName() == tool {
-			return true, nil
-		}
+	confirmed := newState()
+	for _, ws := range res.GetWorkspaces() {
+		confirmed.join(client, ws)
 	}
-	return false, nil
+	for _, p := range res.GetHeld() {
+		confirmed.pin(p)
+	}
+	if p := confirmed.heldFor(client, tool, sees); p != nil {
+		return false, status.Error(codes.FailedPrecondition, pins.Refusal(p))
+	}
+	return true, nil
 }
 
 // Visible reports whether client sits in a workspace sees holds: always,
@@ -76,11 +85,11 @@ func (v *View) Visible(ctx context.Context, client string, sees identity.Workspa
 	if member {
 		return true, nil
 	}
-	row, err := v.confirm(ctx, client, sees)
+	res, err := v.confirm(ctx, client, sees)
 	if err != nil {
 		return false, status.Errorf(codes.Unavailable, "cannot confirm the workspaces of client %q: the registry did not answer: %v", client, err)
 	}
-	return row != nil, nil
+	return res != nil, nil
 }
 
 // memberLocked reports whether the view has client in a workspace sees
@@ -89,10 +98,10 @@ func (v *View) memberLocked(client string, sees identity.Workspaces) bool {
 	return sees.All() || seesAny(sees, maps.Keys(v.st.joined[client]))
 }
 
-// confirm asks the registry for client: its row when it sits in a
+// confirm asks the registry for client: its state when it sits in a
 // workspace sees holds, nil when it does not or the registry knows no such
 // client. An error is the registry's sentence, for the caller to frame.
-func (v *View) confirm(ctx context.Context, client string, sees identity.Workspaces) (*registryv1.ClientRow, error) {
+func (v *View) confirm(ctx context.Context, client string, sees identity.Workspaces) (*registryv1.GetClientResponse, error) {
 	res, err := v.reg.GetClient(v.caller.AsSelf(ctx), &registryv1.GetClientRequest{Client: client})
 	switch status.Code(err) {
 	case codes.OK:
@@ -104,10 +113,7 @@ func (v *View) confirm(ctx context.Context, client string, sees identity.Workspa
 	if !sees.All() && !seesAny(sees, slices.Values(res.GetWorkspaces())) {
 		return nil, nil
 	}
-	if res.GetRow() == nil {
-		return &registryv1.ClientRow{}, nil
-	}
-	return res.GetRow(), nil
+	return res, nil
 }
 
 // seesAny reports whether sees holds any of workspaces.

@@ -25,6 +25,7 @@ import (
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/pins"
 	"github.com/switchboard-run/switchboard/kit/retry"
 )
 
@@ -35,10 +36,70 @@ type state struct {
 	tools  map[string]toolSet             // client → advertised tool names
 	joined map[string]map[string]bool     // client → its workspaces
 	grants map[string]identity.Workspaces // identity → its grant
+	// held are the tools a pin keeps from being served: client → tool →
+	// workspace → the pin.
+	held map[string]map[string]map[string]*registryv1.Pin
 }
 
 func newState() *state {
-	return &state{tools: map[string]toolSet{}, joined: map[string]map[string]bool{}, grants: map[string]identity.Workspaces{}}
+	return &state{tools: map[string]toolSet{}, joined: map[string]map[string]bool{}, grants: map[string]identity.Workspaces{},
+		held: map[string]map[string]map[string]*registryv1.Pin{}}
+}
+
+// join records that client sits in ws.
+func (st *state) join(client, ws string) {
+	if st.joined[client] == nil {
+		st.joined[client] = map[string]bool{}
+	}
+	st.joined[client][ws] = true
+}
+
+// pin records how a tool stands against its pin: held when it is not
+// served, forgotten when it is.
+func (st *state) pin(p *registryv1.Pin) {
+	c, t, ws := p.GetClient(), p.GetTool(), p.GetWorkspace()
+	if pins.Served(p.GetState()) {
+		delete(st.held[c][t], ws)
+		if len(st.held[c][t]) == 0 {
+			delete(st.held[c], t)
+		}
+		if len(st.held[c]) == 0 {
+			delete(st.held, c)
+		}
+		return
+	}
+	if st.held[c] == nil {
+		st.held[c] = map[string]map[string]*registryv1.Pin{}
+	}
+	if st.held[c][t] == nil {
+		st.held[c][t] = map[string]*registryv1.Pin{}
+	}
+	st.held[c][t][ws] = p
+}
+
+// heldFor is the pin that keeps client's tool from a caller who sees sees:
+// nil when a workspace of client's that sees holds serves it (or sees is
+// every workspace and client is in none), else the first holding it by
+// workspace name.
+func (st *state) heldFor(client, tool string, sees identity.Workspaces) *registryv1.Pin {
+	held := st.held[client][tool]
+	if len(held) == 0 {
+		return nil
+	}
+	var first *registryv1.Pin
+	for ws := range st.joined[client] {
+		if !sees.Sees(ws) {
+			continue
+		}
+		p := held[ws]
+		if p == nil {
+			return nil
+		}
+		if first == nil || p.GetWorkspace() < first.GetWorkspace() {
+			first = p
+		}
+	}
+	return first
 }
 
 // Registry is the part of the registry's client the view reads with.
@@ -131,17 +192,18 @@ func (st *state) apply(ev *registryv1.WatchToolsResponse, log *slog.Logger) {
 			st.tools[c.Advertised.GetClient()] = set
 		}
 	case *registryv1.WatchToolsResponse_Registered:
-		m := c.Registered
-		if st.joined[m.GetClient()] == nil {
-			st.joined[m.GetClient()] = map[string]bool{}
-		}
-		st.joined[m.GetClient()][m.GetWorkspace()] = true
+		st.join(c.Registered.GetClient(), c.Registered.GetWorkspace())
 	case *registryv1.WatchToolsResponse_Unregistered:
 		m := c.Unregistered
 		delete(st.joined[m.GetClient()], m.GetWorkspace())
 		if len(st.joined[m.GetClient()]) == 0 {
 			delete(st.joined, m.GetClient())
 		}
+		for _, byWs := range st.held[m.GetClient()] {
+			delete(byWs, m.GetWorkspace()) // an empty map reads as not held
+		}
+	case *registryv1.WatchToolsResponse_Pinned:
+		st.pin(c.Pinned)
 	case *registryv1.WatchToolsResponse_Granted:
 		g := c.Granted
 		if len(g.GetWorkspaces()) == 0 {

@@ -85,10 +85,10 @@ func (m *Mirror) listGroups(ctx context.Context) (map[string]*registryv1.Group, 
 // applyAll puts a listing and the groups in force in every view. A group
 // that was removed keeps its view, empty, so its sessions hear that its
 // tools are gone; new requests for it are refused (Group).
-func (m *Mirror) applyAll(list []*registryv1.PresentedTool, rules map[string]*registryv1.Group) {
+func (m *Mirror) applyAll(list []*registryv1.PresentedTool, rules map[string]*registryv1.Group, held []*registryv1.Pin) {
 	m.gmu.Lock()
 	defer m.gmu.Unlock()
-	m.list, m.rules = list, rules
+	m.list, m.rules, m.held = list, rules, held
 	m.all.apply(list)
 	for name, v := range m.groups {
 		if v.client != "" {

@@ -135,6 +135,7 @@ type Mirror struct {
 	rules  map[string]*registryv1.Group // the workspace's groups, by name
 	groups map[string]*view             // the groups asked for, by name, and the clients' (serverKey)
 	cat    catalogSnap                  // the last catalog applied
+	held   []*registryv1.Pin            // the workspace's tools a pin holds, for their refusal
 }
 
 // NewMirror returns the mirror of workspace ws; Start begins keeping it.

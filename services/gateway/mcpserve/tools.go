@@ -16,6 +16,9 @@ import (
 const (
 	MetaClient = "run.switchboard/client"
 	MetaTool   = "run.switchboard/tool"
+	// MetaChanged lists the fields of a tool changed since its pin, in a
+	// workspace whose pin policy is warn (docs/security.md, "Tool pins").
+	MetaChanged = "run.switchboard/changed"
 )
 
 // entry is one presented name in the mirror.
@@ -40,6 +43,9 @@ func present(p *registryv1.PresentedTool) (*mcp.Tool, error) {
 		Description: def.GetDescription(),
 		InputSchema: schema,
 		Meta:        mcp.Meta{MetaClient: p.GetClient(), MetaTool: def.GetName()},
+	}
+	if len(p.GetChanged()) > 0 {
+		t.Meta[MetaChanged] = p.GetChanged() // served under a warn pin policy
 	}
 	if def.OutputSchema != nil {
 		t.OutputSchema = json.RawMessage(def.GetOutputSchema())

@@ -169,6 +169,11 @@ func (v *view) resolve(name string) (entry, *mcp.CallToolResult) {
 	v.mu.RLock()
 	e, known := v.tools[name]
 	v.mu.RUnlock()
+	if !known {
+		if held := v.m.heldRefusal(v.client, name); held != "" {
+			return e, refusal(held)
+		}
+	}
 	switch {
 	case !known && v.client != "":
 		return e, refusal(fmt.Sprintf("%q offers no tool %q in workspace %q right now; list its tools (tools/list) for the names in force",

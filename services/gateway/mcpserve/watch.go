@@ -11,6 +11,7 @@ import (
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/listing"
+	"github.com/switchboard-run/switchboard/kit/pins"
 	"github.com/switchboard-run/switchboard/kit/retry"
 )
 
@@ -53,7 +54,7 @@ func (m *Mirror) follow(ctx context.Context) (synced bool, err error) {
 		case *registryv1.WatchToolsResponse_Resync:
 			live = false // a fresh snapshot follows, closed by `synced`
 		case *registryv1.WatchToolsResponse_Advertised, *registryv1.WatchToolsResponse_Registered,
-			*registryv1.WatchToolsResponse_Unregistered, *registryv1.WatchToolsResponse_Grouped:
+			*registryv1.WatchToolsResponse_Unregistered, *registryv1.WatchToolsResponse_Grouped, *registryv1.WatchToolsResponse_Pinned:
 			if live {
 				m.markDirty()
 			}
@@ -111,7 +112,43 @@ func (m *Mirror) refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	m.applyAll(tools, groups)
+	held, err := m.listHeld(ctx)
+	if err != nil {
+		return err
+	}
+	m.applyAll(tools, groups, held)
 	m.setErr(nil)
 	return nil
+}
+
+// listHeld reads the workspace's tools a pin keeps from being served.
+func (m *Mirror) listHeld(ctx context.Context) ([]*registryv1.Pin, error) {
+	res, err := m.opts.Registry.ListPins(m.opts.Self(ctx), &registryv1.ListPinsRequest{Workspace: m.ws})
+	switch {
+	case status.Code(err) == codes.NotFound:
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("listing the pins of workspace %q: %w", m.ws, err)
+	}
+	var held []*registryv1.Pin
+	for _, p := range res.GetPins() {
+		if !pins.Served(p.GetState()) {
+			held = append(held, p)
+		}
+	}
+	return held, nil
+}
+
+// heldRefusal is the sentence refusing a call to client's tool (any
+// client's, when client is ""), presented as name, when a pin holds it;
+// "" when none does.
+func (m *Mirror) heldRefusal(client, name string) string {
+	m.gmu.Lock()
+	defer m.gmu.Unlock()
+	for _, p := range m.held {
+		if (client == "" && p.GetPresentedName() == name) || (client != "" && p.GetClient() == client && p.GetTool() == name) {
+			return pins.Refusal(p)
+		}
+	}
+	return ""
 }
