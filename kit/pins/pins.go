@@ -147,3 +147,20 @@ func ParsePolicy(s string) (registryv1.PinPolicy, error) {
 	}
 	return registryv1.PinPolicy(v), nil
 }
+
+// Field is the field of t that Pin.changed names, as text ("" when unset).
+func Field(t *registryv1.Tool, name string) string {
+	for _, f := range fields {
+		if f.name == name {
+			v, _ := f.of(t)
+			return v
+		}
+	}
+	return ""
+}
+
+// StateName is a pin state as people read it: pinned, changed, held or
+// rejected.
+func StateName(s registryv1.PinState) string {
+	return strings.ToLower(strings.TrimPrefix(s.String(), "PIN_STATE_"))
+}

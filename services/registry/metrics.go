@@ -2,6 +2,8 @@ package registry
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/switchboard-run/switchboard/kit/pins"
 )
 
 // collector reports what the registry's view holds at each scrape
@@ -10,6 +12,7 @@ import (
 type collector struct {
 	st                                *state
 	clients, present, tools, ws, toks *prometheus.Desc
+	changed                           *prometheus.Desc
 }
 
 func newCollector(st *state) collector {
@@ -20,11 +23,14 @@ func newCollector(st *state) collector {
 		tools:   d("switchboard_registry_tools", "Tools advertised, over every client."),
 		ws:      d("switchboard_registry_workspaces", "Workspaces with at least one member client."),
 		toks:    d("switchboard_registry_tokens", "API tokens on record."),
+		changed: prometheus.NewDesc("switchboard_registry_tools_changed",
+			"Tools whose definition differs from their pin, by workspace and state: changed (served, policy warn), held or rejected.",
+			[]string{"workspace", "state"}, nil),
 	}
 }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.clients, c.present, c.tools, c.ws, c.toks} {
+	for _, d := range []*prometheus.Desc{c.clients, c.present, c.tools, c.ws, c.toks, c.changed} {
 		ch <- d
 	}
 }
@@ -36,7 +42,19 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	for _, a := range c.st.adverts {
 		tools += len(a.tools)
 	}
+	type key struct{ ws, state string }
+	changed := map[key]int{}
+	for ws, byClient := range c.st.pinned {
+		for _, byTool := range byClient {
+			for _, p := range byTool {
+				changed[key{ws, pins.StateName(p.GetState())}]++
+			}
+		}
+	}
 	c.st.mu.Unlock()
+	for k, n := range changed {
+		ch <- prometheus.MustNewConstMetric(c.changed, prometheus.GaugeValue, float64(n), k.ws, k.state)
+	}
 	for d, v := range map[*prometheus.Desc]int{c.clients: clients, c.present: present, c.tools: tools, c.ws: ws, c.toks: toks} {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v))
 	}

@@ -11,7 +11,9 @@ import (
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/telemetry"
 	"github.com/switchboard-run/switchboard/kit/testkit"
+	"github.com/switchboard-run/switchboard/services/registry"
 )
 
 // listed is the presented names ListTools shows in ws, with their changed
@@ -196,13 +198,17 @@ func TestAHeldToolStaysHeldAcrossARestart(t *testing.T) {
 	t.Parallel()
 	ns := startNATS(t)
 	e := serve(t, ns)
+	tel := telemetry.NewMetrics()
 	e.advertise("fs", tool("read_file"))
 	changed := tool("read_file")
 	changed.Description = "changed"
 	e.advertise("fs", changed)
 	e.stop()
 
-	again := serve(t, ns)
+	again := serve(t, ns, func(c *registry.Config) { c.Telemetry = tel })
+	if got := testkit.ScrapeHandler(t, tel.MetricsHandler()).Value("switchboard_registry_tools_changed", "workspace", "default", "state", "held"); got != 1 {
+		t.Fatalf("switchboard_registry_tools_changed{state=held} = %v, want 1", got)
+	}
 	if _, ok := again.listed("default")["fs_read_file"]; ok {
 		t.Fatal("after a restart the held tool is listed")
 	}

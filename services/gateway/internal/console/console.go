@@ -76,6 +76,8 @@ func (c *Console) apiRoutes() []route {
 		{"GET /console/api/workspaces", page("workspaces", c.workspaces)},
 		{"GET /console/api/workspaces/{workspace}", page("workspace", c.workspace)},
 		{"GET /console/api/workspaces/{workspace}/live", c.workspaceLive},
+		{"GET /console/api/workspaces/{workspace}/pins", page("pins", c.pinsPage)},
+		{"POST /console/api/workspaces/{workspace}/pins/{name}/{decision}", action("pins", c.decidePin)},
 		{"GET /console/api/tools/{name}", page("tool", c.tool)},
 		{"POST /console/api/tools/{name}/invoke", action("posted", c.invoke)},
 		{"GET /console/api/invocations", c.invocations},

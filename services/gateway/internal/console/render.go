@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"embed"
+	"github.com/switchboard-run/switchboard/kit/pins"
 	"html/template"
 	"io/fs"
 	"net/http"
@@ -22,10 +23,12 @@ var staticFiles embed.FS
 
 // pages holds every template; each fragment is one named template.
 var pages = template.Must(template.New("").Funcs(template.FuncMap{
-	"ago":   ago,
-	"when":  when,
-	"short": short,
-	"join":  strings.Join,
+	"ago":     ago,
+	"when":    when,
+	"short":   short,
+	"join":    strings.Join,
+	"changes": changes,
+	"state":   pins.StateName,
 }).ParseFS(templateFiles, "templates/*.html"))
 
 // static serves the script and the style sheet, embedded in the binary.

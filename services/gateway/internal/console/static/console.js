@@ -209,6 +209,7 @@
     let url = "/console/api/workspaces";
     switch (page) {
       case "workspace": url = "/console/api/workspaces/" + enc(arg); break;
+      case "pins": url = "/console/api/workspaces/" + enc(arg) + "/pins"; break;
       case "tool": url = "/console/api/tools/" + enc(arg); break;
       case "invocations": url = "/console/api/invocations"; break;
       case "servers": url = "/console/api/servers"; break;
