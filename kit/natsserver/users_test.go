@@ -18,6 +18,7 @@ import (
 
 	"github.com/switchboard-run/switchboard/kit/natsconn"
 	"github.com/switchboard-run/switchboard/kit/natsserver"
+	"github.com/switchboard-run/switchboard/kit/audit"
 	"github.com/switchboard-run/switchboard/kit/natsusers"
 	"github.com/switchboard-run/switchboard/kit/streams"
 	"github.com/switchboard-run/switchboard/kit/testkit"
@@ -217,6 +218,26 @@ func TestEachServiceReachesOnlyItsOwn(t *testing.T) {
 	})
 	br.refused(t, "the bridge deleting the registry's stream", "STREAM.DELETE.KV_sb_registry", func(ctx context.Context) error {
 		return br.js.DeleteStream(ctx, "KV_sb_registry")
+	})
+
+	// The audit trail: the registry owns it; each service records on its
+	// own subject, and none as another or reads it.
+	trail, err := audit.Declare(ctx, reg.js, 1, time.Hour, 1<<20)
+	ok(t, "declaring the audit trail", err)
+	for name, p := range map[string]*peer{"registry": reg, "mailbox": mb, "bridge": br} {
+		_, err := p.js.Publish(ctx, audit.SubjectPrefix+name, []byte("x"))
+		ok(t, name+" recording", err)
+	}
+	if info, err := trail.Info(ctx); err != nil || info.State.Msgs != 3 {
+		t.Fatalf("the trail holds %v events (%v), want 3", info.State.Msgs, err)
+	}
+	mb.refused(t, "the mailbox recording as the registry", audit.SubjectPrefix+"registry", func(ctx context.Context) error {
+		_, err := mb.js.Publish(ctx, audit.SubjectPrefix+"registry", []byte("x"))
+		return err
+	})
+	br.refused(t, "the bridge reading the audit trail", audit.Stream, func(ctx context.Context) error {
+		_, err := br.js.Stream(ctx, audit.Stream)
+		return err
 	})
 }
 

@@ -56,6 +56,7 @@ func (u User) Expand() Permissions {
 	inbox := Inbox(u.Name) + ".>"
 	pub = append(pub, inbox)
 	pub = append(pub, u.Core...)
+	pub = append(pub, u.Sends...)
 	sub := append([]string{inbox}, u.Core...)
 	return Permissions{Publish: pub, Subscribe: sub}
 }

@@ -24,6 +24,9 @@ type User struct {
 	// Core are the core NATS subjects (wildcards allowed) it publishes and
 	// subscribes to, besides JetStream's.
 	Core []string
+	// Sends are subjects it may only publish to: its own subject of the
+	// audit trail (kit/audit), so no service can record as another.
+	Sends []string
 }
 
 // Users is every NATS user of the suite. The gateway and the tool hosts
@@ -35,14 +38,17 @@ type User struct {
 // heartbeats); and its replicas' messages to each other: a client's
 // hand-offs (sb.host.<client>), one replica's (sb.mbx.<replica>), the
 // search for a client's reader (sb.find), the budgets' ledger
-// (sb.held.*) and the invocation watch.
+// (sb.held.*) and the invocation watch. The registry owns the audit trail
+// SB_AUDIT, to which each service sends on its own subject.
 var Users = []User{
-	{Name: "registry", Buckets: []string{"sb_registry"}, Reads: []string{"sb_presence"}},
+	{Name: "registry", Buckets: []string{"sb_registry"}, Reads: []string{"sb_presence"},
+		Streams: []string{"SB_AUDIT"}, Sends: []string{"sb.audit.registry"}},
 	{Name: "mailbox",
 		Streams: []string{"SB_MBOX_0", "SB_MBOX_1", "SB_MBOX_2", "SB_MBOX_3"},
 		Buckets: []string{"sb_presence"},
-		Core:    []string{"sb.rec.>", "sb.host.*", "sb.mbx.*", "sb.find", "sb.held.*", "switchboard.mailbox.watch"}},
-	{Name: "bridge", Buckets: []string{"sb_mounts", "sb_mount_leases"}},
+		Core:    []string{"sb.rec.>", "sb.host.*", "sb.mbx.*", "sb.find", "sb.held.*", "switchboard.mailbox.watch"},
+		Sends:   []string{"sb.audit.mailbox"}},
+	{Name: "bridge", Buckets: []string{"sb_mounts", "sb_mount_leases"}, Sends: []string{"sb.audit.bridge"}},
 	// The NATS node's own leaf: its container's health check asks
 	// JetStream whether it serves ($JS.API.INFO, which every user may),
 	// and nothing else.

@@ -16,9 +16,11 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -26,6 +28,7 @@ import (
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/audit"
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/names"
 	"github.com/switchboard-run/switchboard/kit/registryview"
@@ -48,6 +51,7 @@ type Service struct {
 	store    *mountstore.Store
 	catalog  *catalogHub        // WatchCatalog's watchers
 	view     *registryview.View // memberships and grants: who sees which server (visibility.go)
+	audit    *audit.Writer      // mounts and unmounts, for the audit trail
 	life     context.Context    // ends at Close
 
 	stop        context.CancelFunc // ends the watch and the announcer
@@ -95,6 +99,11 @@ func New(ctx context.Context, cfg Config, nc *nats.Conn, reg registryv1.Registry
 		synced: make(chan struct{}), announceNow: make(chan struct{}, 1), announced: make(chan struct{}),
 	}
 	s.metrics = newMetrics(cfg.Telemetry, s)
+	var metrics prometheus.Registerer
+	if cfg.Telemetry != nil {
+		metrics = cfg.Telemetry.Registry
+	}
+	s.audit = audit.NewWriter(js, "bridge", metrics, log)
 	s.view = registryview.New(reg, cfg.Security.Self("bridge"), log)
 	run, stop := context.WithCancel(context.Background())
 	s.stop, s.life, s.catalog = stop, run, newCatalogHub()
@@ -144,6 +153,9 @@ func (s *Service) Close() {
 	wg.Wait()
 	s.stop()
 	<-s.announced
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	s.audit.Close(ctx)
 }
 
 // MountConfig stores every server of an mcpServers file as a mount. A
@@ -242,6 +254,7 @@ func (s *Service) Mount(ctx context.Context, req *bridgev1.MountRequest) (*bridg
 	case err != nil:
 		return nil, status.Errorf(codes.InvalidArgument, "mount %q: %v", req.GetClient(), err)
 	}
+	s.act(ctx, "mount", req.GetClient(), describe(req.GetConfig()))
 	return &bridgev1.MountResponse{Server: s.withRunners(ctx, []*bridgev1.ServerStatus{e.status()})[0]}, nil
 }
 
@@ -265,6 +278,7 @@ func (s *Service) Unmount(ctx context.Context, req *bridgev1.UnmountRequest) (*b
 	if _, err := s.awaitEntry(wctx, client, 0); err != nil && !errors.Is(err, errClosed) {
 		return nil, status.Errorf(codes.Unavailable, "unmount %q: %v", client, err)
 	}
+	s.act(ctx, "unmount", client, "")
 	if before == nil {
 		return &bridgev1.UnmountResponse{Server: &bridgev1.ServerStatus{Client: client, State: bridgev1.State_STATE_STOPPED, Replica: s.replica}}, nil
 	}

@@ -168,7 +168,8 @@ func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
 	// The console acts through the same identity middleware, on behalf of
 	// its signed-in caller; like the REST routes it names no group, so a
 	// caller limited to groups is refused there too.
-	ops := &console.Console{Registry: registry, Mailbox: mailbox, Bridge: bridgev1.NewBridgeServiceClient(b.Bridge), Dev: cfg.Security.Dev}
+	ops := &console.Console{Registry: registry, Audit: registryv1.NewAuditServiceClient(b.Registry), Mailbox: mailbox,
+		Bridge: bridgev1.NewBridgeServiceClient(b.Bridge), Dev: cfg.Security.Dev}
 	mux.Handle(console.Prefix, ops.Handler(func(h http.Handler) http.Handler { return who.Middleware(ungrouped(h)) }))
 	mux.Handle("/", who.Middleware(ungrouped(lim.Wrap(isRESTCall, rest.Unbounded(generated)))))
 	g.patterns = mux.patterns

@@ -15,10 +15,12 @@ import (
 	"strconv"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/prometheus/client_golang/prometheus"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/audit"
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/registryview"
@@ -41,6 +43,7 @@ type Service struct {
 	log     *slog.Logger
 	metrics *metrics
 	tel     *telemetry.Telemetry // a Serve stream's complete spans
+	audit   *audit.Writer        // the audit trail (audit.go)
 }
 
 // New returns the mailbox: its store within cfg's bounds on nc, and a view
@@ -58,6 +61,11 @@ func New(ctx context.Context, cfg Config, nc *nats.Conn, reg registryv1.Registry
 		tel = telemetry.NewMetrics()
 	}
 	s := &Service{bounds: cfg.Bounds, view: registryview.New(reg, self, log), log: log, metrics: newMetrics(tel), tel: tel}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	s.audit = audit.NewWriter(js, "mailbox", tel.Registry, log)
 	b, err := box.New(ctx, nc, box.Config{TTL: cfg.TTL, MaxQueued: cfg.MaxQueued, MaxSlots: cfg.MaxSlots, MaxQueueBytes: cfg.MaxQueueBytes,
 		MaxCaptureBytes: cfg.MaxCaptureBytes, Replicas: cfg.NATS.Replicas, PresenceTTL: cfg.PresenceTTL, Answered: s.answered}, log)
 	if err != nil {
@@ -121,5 +129,8 @@ func (s *Service) Register(srv *grpcserver.Server) {
 		s.box.Close()
 		s.held.close()
 		s.watch.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), auditDrain)
+		defer cancel()
+		s.audit.Close(ctx)
 	})
 }

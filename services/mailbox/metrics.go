@@ -95,10 +95,13 @@ func (s *Service) workspaceLabel(client string) string {
 	return s.metrics.workspaces.Value(ws)
 }
 
-// answered counts an answer a store wrote (inflight.Answered), and tells
-// the watchers of the answers the mailbox writes itself (a host's and a
-// cancel are told by Complete and Cancel, which know more of them).
-func (s *Service) answered(id, client string, posted time.Time, c inflight.Capture, by inflight.Answer) {
+// answered counts an answer a store wrote (inflight.Answered), records it
+// in the audit trail, and tells the watchers of the answers the mailbox
+// writes itself (a host's and a cancel are told by Complete and Cancel,
+// which know more of them).
+func (s *Service) answered(e inflight.Ended) {
+	s.audited(e)
+	id, client, c, by := e.ID, e.Client, e.Capture, e.By
 	if by == inflight.ByCap || by == inflight.ByTimeout {
 		s.answeredItself(id, client, c.ExitCode)
 	}
@@ -116,15 +119,16 @@ func (s *Service) answered(id, client string, posted time.Time, c inflight.Captu
 		outcome = OutcomeFailed
 	}
 	s.count(client, outcome)
-	if !posted.IsZero() {
-		s.metrics.latency.WithLabelValues(s.workspaceLabel(client)).Observe(time.Since(posted).Seconds())
+	if !e.Posted.IsZero() {
+		s.metrics.latency.WithLabelValues(s.workspaceLabel(client)).Observe(time.Since(e.Posted).Seconds())
 	}
 }
 
 // refused counts a post the mailbox refused. A refusal for a malformed
 // client name is counted under telemetry.Other: the name is not one a
 // label should carry.
-func (s *Service) refused(client string, err error) {
+func (s *Service) refused(ctx context.Context, client, tool string, err error) {
+	s.auditRefusal(ctx, client, tool, err)
 	if names.CheckClient(client) != nil {
 		client = telemetry.Other
 	}

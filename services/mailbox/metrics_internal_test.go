@@ -1,6 +1,7 @@
 package mailbox
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -21,10 +22,10 @@ func TestTenThousandClientsStayBounded(t *testing.T) {
 	s := &Service{view: registryview.New(nil, identity.Self{}, logging.Discard()), metrics: newMetrics(tel)}
 	for i := range 10_000 {
 		client := fmt.Sprintf("host-%05d", i)
-		s.answered("inv-x", client, time.Now(), inflight.Capture{}, inflight.ByHost)
-		s.refused(client, nil)
+		s.answered(inflight.Ended{ID: "inv-x", Client: client, Posted: time.Now(), By: inflight.ByHost})
+		s.refused(context.Background(), client, "t", nil)
 	}
-	s.refused("not a client name!", nil)
+	s.refused(context.Background(), "not a client name!", "t", nil)
 	m := testkit.ScrapeHandler(t, tel.MetricsHandler())
 	clients := m.LabelValues("switchboard_invocations_total", "client")
 	if len(clients) != MetricClients+1 {

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/audit"
 	"github.com/switchboard-run/switchboard/kit/durations"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/jsontext"
@@ -37,7 +38,7 @@ var sessionRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 func (s *Service) Invoke(ctx context.Context, req *mailboxv1.InvokeRequest) (*mailboxv1.InvokeResponse, error) {
 	id, err := s.post(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd, req.Timeout)
 	if err != nil {
-		s.refused(req.GetClient(), err)
+		s.refused(ctx, req.GetClient(), req.GetTool(), err)
 		return nil, err
 	}
 	return &mailboxv1.InvokeResponse{Invocation: id}, nil
@@ -91,7 +92,7 @@ func (s *Service) check(ctx context.Context, client, tool, input string, cwd *st
 		return inflight.Post{}, err
 	}
 	p := inflight.Post{ID: inflight.NewID(), Client: client, Poster: caller.Name, Tool: tool, Input: input, Cwd: cwd,
-		Trace: telemetry.Inject(ctx)}
+		Trace: telemetry.Inject(ctx), Front: audit.FrontOf(ctx)}
 	if timeout != nil {
 		p.Timeout = timeout.AsDuration()
 		p.Deadline = time.Now().Add(p.Timeout)
@@ -210,7 +211,7 @@ func (s *Service) Capture(ctx context.Context, req *mailboxv1.CaptureRequest) (*
 func (s *Service) Call(ctx context.Context, req *mailboxv1.CallRequest) (*mailboxv1.CallResponse, error) {
 	p, err := s.check(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd, req.Timeout)
 	if err != nil {
-		s.refused(req.GetClient(), err)
+		s.refused(ctx, req.GetClient(), req.GetTool(), err)
 		return nil, err
 	}
 	waitCtx := ctx

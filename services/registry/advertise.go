@@ -67,6 +67,9 @@ func (s *Service) RegisterClient(ctx context.Context, req *registryv1.RegisterCl
 	if err := s.st.pinAdvertised(ctx, m.Client); err != nil {
 		return nil, err
 	}
+	if wrote {
+		s.st.act(ctx, "client.register", m.Workspace, m.Client, "")
+	}
 	return &registryv1.RegisterClientResponse{Wrote: wrote}, nil
 }
 
@@ -80,6 +83,9 @@ func (s *Service) UnregisterClient(ctx context.Context, req *registryv1.Unregist
 	wrote, err := s.st.setMembership(ctx, m, false)
 	if err != nil {
 		return nil, err
+	}
+	if wrote {
+		s.st.act(ctx, "client.unregister", m.Workspace, m.Client, "")
 	}
 	return &registryv1.UnregisterClientResponse{Wrote: wrote}, nil
 }

@@ -22,6 +22,10 @@ const (
 	// bearer secret, and one that never expires outlives every audit of
 	// who holds it.
 	DefaultMaxTokenTTL = 90 * 24 * time.Hour
+	// DefaultAuditRetention and DefaultAuditMaxBytes bound the audit
+	// trail: the older events go first.
+	DefaultAuditRetention = 30 * 24 * time.Hour
+	DefaultAuditMaxBytes  = 1 << 30
 )
 
 // Config is the registry's configuration; every field has a flag with an
@@ -48,6 +52,10 @@ type Config struct {
 	// Groups names a declarative tool groups file (kit/toolgroups.File),
 	// set at start: each group in it replaces the stored one of its name.
 	Groups string
+	// AuditRetention and AuditMaxBytes bound the audit trail
+	// (docs/security.md, "Audit"); zero takes the defaults.
+	AuditRetention time.Duration
+	AuditMaxBytes  int64
 	// Flags are dev mode or mutual TLS, and the log. Dev mode also
 	// registers every client that advertises into the workspace "default".
 	process.Flags
@@ -66,6 +74,8 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.IntVar(&c.MaxTools, "max-tools", DefaultMaxTools, "most tools one client may advertise")
 	fs.DurationVar(&c.MaxTokenTTL, "max-token-ttl", DefaultMaxTokenTTL, "the longest a token may work: CreateToken refuses a longer --ttl")
 	fs.StringVar(&c.Groups, "groups", "", "a tool groups file (JSON, docs/mcp.md) to set at start")
+	fs.DurationVar(&c.AuditRetention, "audit-retention", DefaultAuditRetention, "how long the audit trail keeps an event")
+	fs.Int64Var(&c.AuditMaxBytes, "audit-max-bytes", DefaultAuditMaxBytes, "the most the audit trail holds; past it the oldest events go")
 	c.Flags.Register(fs)
 }
 
@@ -81,6 +91,9 @@ func (c Config) check() error {
 	}
 	if c.MaxTokenTTL <= 0 {
 		errs = append(errs, fmt.Errorf("--max-token-ttl %v is not positive: a token must be able to work for some time", c.MaxTokenTTL))
+	}
+	if c.AuditRetention < 0 || c.AuditMaxBytes < 0 {
+		errs = append(errs, fmt.Errorf("--audit-retention %v and --audit-max-bytes %d must not be negative", c.AuditRetention, c.AuditMaxBytes))
 	}
 	if c.MaxTools < 1 {
 		errs = append(errs, fmt.Errorf("--max-tools %d is below 1: a client must be able to advertise at least one tool", c.MaxTools))

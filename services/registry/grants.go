@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"strconv"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -44,6 +45,7 @@ func (s *Service) SetGrant(ctx context.Context, req *registryv1.SetGrantRequest)
 	if err := s.st.waitApplied(ctx, rev); err != nil {
 		return nil, err
 	}
+	s.st.act(ctx, "grant.set", "", name, "workspaces "+strings.Join(g.GetWorkspaces(), ","))
 	return &registryv1.SetGrantResponse{Grant: g}, nil
 }
 
@@ -95,5 +97,6 @@ func (s *Service) DeleteGrant(ctx context.Context, req *registryv1.DeleteGrantRe
 	if old == nil { // stored, but this view had not heard of it yet
 		old = &registryv1.Grant{Identity: name}
 	}
+	s.st.act(ctx, "grant.delete", "", name, "")
 	return &registryv1.DeleteGrantResponse{Grant: old}, nil
 }

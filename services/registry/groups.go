@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -81,6 +82,7 @@ func (s *Service) SetGroup(ctx context.Context, req *registryv1.SetGroupRequest)
 	if err := s.st.waitApplied(ctx, rev); err != nil {
 		return nil, err
 	}
+	s.st.act(ctx, "group.set", ws, g.GetName(), "patterns "+strings.Join(g.GetPatterns(), " "))
 	return &registryv1.SetGroupResponse{Group: g}, nil
 }
 
@@ -142,6 +144,7 @@ func (s *Service) DeleteGroup(ctx context.Context, req *registryv1.DeleteGroupRe
 	if old == nil { // stored, but this view had not heard of it yet
 		old = &registryv1.Group{Workspace: ws, Name: name}
 	}
+	s.st.act(ctx, "group.delete", ws, name, "")
 	return &registryv1.DeleteGroupResponse{Group: old}, nil
 }
 

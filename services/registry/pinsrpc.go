@@ -72,6 +72,7 @@ func (s *Service) ApprovePin(ctx context.Context, req *registryv1.ApprovePinRequ
 	if err != nil {
 		return nil, err
 	}
+	s.st.act(ctx, "pin.approve", req.GetWorkspace(), req.GetPresentedName(), "fingerprint "+req.GetFingerprint())
 	return &registryv1.ApprovePinResponse{Pin: p}, nil
 }
 
@@ -87,6 +88,7 @@ func (s *Service) RejectPin(ctx context.Context, req *registryv1.RejectPinReques
 	if err != nil {
 		return nil, err
 	}
+	s.st.act(ctx, "pin.reject", req.GetWorkspace(), req.GetPresentedName(), "fingerprint "+req.GetFingerprint())
 	return &registryv1.RejectPinResponse{Pin: p}, nil
 }
 
@@ -180,6 +182,7 @@ func (s *Service) SetPinPolicy(ctx context.Context, req *registryv1.SetPinPolicy
 			}
 		}
 	}
+	s.st.act(ctx, "pin.policy", ws, ws, "policy "+pins.PolicyName(p))
 	return &registryv1.SetPinPolicyResponse{Policy: p}, nil
 }
 

@@ -45,4 +45,6 @@ var Policy = identity.Policy{
 	registryv1.RegistryService_RejectPin_FullMethodName:         admins,
 	registryv1.RegistryService_SetPinPolicy_FullMethodName:      admins,
 	registryv1.RegistryService_GetPinPolicy_FullMethodName:      readers,
+	registryv1.AuditService_ListAudit_FullMethodName:            {identity.Driver, identity.Admin},
+	registryv1.AuditService_FollowAudit_FullMethodName:          {identity.Driver, identity.Admin},
 }

@@ -10,5 +10,5 @@ import (
 
 func TestPolicyNamesEveryRPCAndNoOther(t *testing.T) {
 	t.Parallel()
-	testkit.CheckPolicy(t, registry.Policy, &registryv1.RegistryService_ServiceDesc)
+	testkit.CheckPolicy(t, registry.Policy, &registryv1.RegistryService_ServiceDesc, &registryv1.AuditService_ServiceDesc)
 }

@@ -12,9 +12,9 @@ import (
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/presented"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/registry"
-	"github.com/switchboard-run/switchboard/services/registry/internal/presented"
 )
 
 // withSchema is tool("grep") with its JSON fields set by edit.

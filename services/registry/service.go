@@ -8,16 +8,20 @@
 package registry
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/audit"
 	"github.com/switchboard-run/switchboard/kit/grpcserver"
 	"github.com/switchboard-run/switchboard/services/registry/internal/records"
 	"github.com/switchboard-run/switchboard/services/registry/internal/watch"
@@ -32,6 +36,7 @@ type Service struct {
 
 	cfg    Config
 	log    *slog.Logger
+	trail  jetstream.Stream // the audit trail, which the registry serves (audit.go)
 	hub    *watch.Hub
 	st     *state
 	cancel context.CancelFunc
@@ -53,6 +58,10 @@ func New(ctx context.Context, cfg Config, nc *nats.Conn, log *slog.Logger) (*Ser
 	if err != nil {
 		return nil, err
 	}
+	trail, err := audit.Declare(ctx, js, cfg.NATS.Replicas, cmp.Or(cfg.AuditRetention, DefaultAuditRetention), cmp.Or(cfg.AuditMaxBytes, DefaultAuditMaxBytes))
+	if err != nil {
+		return nil, err
+	}
 	pres := &presenceBucket{js: js}
 	if cfg.Import != "" {
 		switch n, err := importBolt(ctx, cfg.Import, rec); {
@@ -70,6 +79,11 @@ func New(ctx context.Context, cfg Config, nc *nats.Conn, log *slog.Logger) (*Ser
 		autoJoin = DefaultWorkspace
 	}
 	st := newState(rec, pres, hub, autoJoin, log)
+	var metrics prometheus.Registerer
+	if cfg.Telemetry != nil {
+		metrics = cfg.Telemetry.Registry
+	}
+	st.audit = audit.NewWriter(js, "registry", metrics, log)
 	followCtx, cancel := context.WithCancel(context.Background())
 	ready := make(chan struct{})
 	go st.follow(followCtx, ready)
@@ -82,7 +96,7 @@ func New(ctx context.Context, cfg Config, nc *nats.Conn, log *slog.Logger) (*Ser
 	if cfg.Telemetry != nil {
 		cfg.Telemetry.Registry.MustRegister(newCollector(st))
 	}
-	svc := &Service{cfg: cfg, log: log, hub: hub, st: st, cancel: cancel}
+	svc := &Service{cfg: cfg, log: log, hub: hub, st: st, cancel: cancel, trail: trail}
 	if cfg.Groups != "" {
 		if err := svc.setGroupsFile(ctx, cfg.Groups); err != nil {
 			_ = svc.Close()
@@ -96,7 +110,9 @@ func New(ctx context.Context, cfg Config, nc *nats.Conn, log *slog.Logger) (*Ser
 // the drain that ends its long-lived streams.
 func (s *Service) Register(srv *grpcserver.Server) {
 	registryv1.RegisterRegistryServiceServer(srv.GRPC, s)
+	registryv1.RegisterAuditServiceServer(srv.GRPC, auditService{s: s})
 	srv.Serving(registryv1.RegistryService_ServiceDesc.ServiceName)
+	srv.Serving(registryv1.AuditService_ServiceDesc.ServiceName)
 	srv.OnDrain(s.hub.Close)
 }
 
@@ -107,6 +123,9 @@ func (s *Service) Close() error {
 	s.closeOnce.Do(func() {
 		s.cancel()
 		s.st.close()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		s.st.audit.Close(ctx)
 	})
 	return nil
 }

@@ -13,11 +13,12 @@ import (
 	"google.golang.org/grpc/status"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/audit"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/natsconn"
 	"github.com/switchboard-run/switchboard/kit/pins"
 	"github.com/switchboard-run/switchboard/kit/presence"
-	"github.com/switchboard-run/switchboard/services/registry/internal/presented"
+	"github.com/switchboard-run/switchboard/kit/presented"
 	"github.com/switchboard-run/switchboard/services/registry/internal/records"
 	"github.com/switchboard-run/switchboard/services/registry/internal/toolset"
 	"github.com/switchboard-run/switchboard/services/registry/internal/watch"
@@ -43,6 +44,7 @@ type state struct {
 	presence *presenceBucket
 	hub      *watch.Hub
 	log      *slog.Logger
+	audit    *audit.Writer // the registry's own acts (audit.go)
 
 	mu       sync.Mutex
 	applied  uint64        // the records bucket's revision the view holds

@@ -66,6 +66,7 @@ func (s *Service) CreateToken(ctx context.Context, req *registryv1.CreateTokenRe
 		if err := s.st.waitApplied(ctx, rev); err != nil {
 			return nil, err
 		}
+		s.st.act(ctx, "token.create", "", tok.GetId(), fmt.Sprintf("%s %s of %s", tok.GetGrade(), tok.GetIdentity(), strings.Join(tok.GetWorkspaces(), ",")))
 		return &registryv1.CreateTokenResponse{Token: tok, Secret: secret}, nil
 	}
 	return nil, status.Errorf(codes.Internal, "create token: %d random ids in a row were taken; the token store is too full", mintAttempts)
@@ -96,6 +97,7 @@ func (s *Service) RevokeToken(ctx context.Context, req *registryv1.RevokeTokenRe
 	if err := s.st.waitApplied(ctx, rev); err != nil {
 		return nil, err
 	}
+	s.st.act(ctx, "token.revoke", "", req.GetId(), tok.GetIdentity())
 	return &registryv1.RevokeTokenResponse{Token: current(tok)}, nil
 }
 

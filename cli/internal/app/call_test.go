@@ -62,15 +62,15 @@ func runEnv(t *testing.T, env []string, bin string, args ...string) (string, str
 // the run's secret (SWITCHBOARD_DEV_SECRET_FILE), as a person's CLI finds
 // it in ./.data.
 type devSuite struct {
-	t                               *testing.T
-	bin, grpcAddr, data, secretFile string
+	t                                         *testing.T
+	bin, grpcAddr, httpAddr, data, secretFile string
 }
 
 func startDev(t *testing.T, bin string, args ...string) *devSuite {
 	t.Helper()
-	d := &devSuite{t: t, bin: bin, grpcAddr: testkit.FreeAddr(t), data: filepath.Join(t.TempDir(), "data")}
+	d := &devSuite{t: t, bin: bin, grpcAddr: testkit.FreeAddr(t), httpAddr: testkit.FreeAddr(t), data: filepath.Join(t.TempDir(), "data")}
 	d.secretFile = filepath.Join(d.data, process.DevSecretFile)
-	testkit.Start(t, bin, append([]string{"dev", "--grpc", d.grpcAddr, "--http", testkit.FreeAddr(t), "--data", d.data}, args...)...)
+	testkit.Start(t, bin, append([]string{"dev", "--grpc", d.grpcAddr, "--http", d.httpAddr, "--data", d.data}, args...)...)
 	testkit.WaitHealthy(t, d.grpcAddr, mailboxv1.MailboxService_ServiceDesc.ServiceName, 20*time.Second)
 	return d
 }

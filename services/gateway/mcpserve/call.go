@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/switchboard-run/switchboard/kit/audit"
 	"io"
 	"time"
 
@@ -132,6 +133,7 @@ func (c *running) handle() string {
 // cancellation does not end.
 func (m *Mirror) startCall(ctx context.Context, req *mailboxv1.CallRequest) *running {
 	c := &running{named: make(chan struct{}), done: make(chan callResult, 1)}
+	ctx = audit.WithFront(ctx, "mcp")
 	go func() {
 		named := false
 		defer func() {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/switchboard-run/switchboard/kit/audit"
 	"io"
 	"net/http"
 	"time"
@@ -169,7 +170,7 @@ func (v *view) createTask(ctx context.Context, p callParams) (any, *rpcError) {
 	if input == "" || input == "null" {
 		input = "{}"
 	}
-	posted, err := v.m.mailbox.MailboxServiceClient.Invoke(ctx, &mailboxv1.InvokeRequest{Client: e.client, Tool: e.def.GetName(), Input: input})
+	posted, err := v.m.mailbox.MailboxServiceClient.Invoke(audit.WithFront(ctx, "mcp"), &mailboxv1.InvokeRequest{Client: e.client, Tool: e.def.GetName(), Input: input})
 	if err != nil {
 		return refusal(status.Convert(err).Message()), nil
 	}

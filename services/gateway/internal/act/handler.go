@@ -2,6 +2,7 @@ package act
 
 import (
 	"context"
+	"github.com/switchboard-run/switchboard/kit/audit"
 	"io"
 	"net/http"
 
@@ -81,7 +82,7 @@ func (h Handler) Do(ctx context.Context, req *Request) ([]byte, error) {
 				return nil, err
 			}
 		}
-		res, err := h.Mailbox.Invoke(ctx, req.Invoke)
+		res, err := h.Mailbox.Invoke(audit.WithFront(ctx, "act"), req.Invoke)
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,6 @@
 // Package console is the operators' web console (docs/console.md): pages
-// of workspaces, clients, tools, bridge servers and tokens, a form to try a
-// tool, live updates over Server-Sent Events. It is served by the gateway
+// of workspaces, clients, tools, changed tools (pins), bridge servers,
+// tokens and the audit trail, a form to try a tool, live updates over Server-Sent Events. It is served by the gateway
 // on its own listener, behind the same Host/Origin guard and identity
 // middleware as the API, and it makes every RPC as the signed-in caller
 // (identity.As), never as the gateway: what the API refuses a caller, the
@@ -29,6 +29,7 @@ type Console struct {
 	// Registry, Mailbox and Bridge are the backends, called on behalf of
 	// the caller of each request.
 	Registry registryv1.RegistryServiceClient
+	Audit    registryv1.AuditServiceClient
 	Mailbox  mailboxv1.MailboxServiceClient
 	Bridge   bridgev1.BridgeServiceClient
 	// Dev says the gateway takes the Switchboard-Identity header: the
@@ -87,6 +88,7 @@ func (c *Console) apiRoutes() []route {
 		{"GET /console/api/servers/live", c.serversLive},
 		{"POST /console/api/servers", action("server-list", c.mount)},
 		{"POST /console/api/servers/{client}/unmount", action("server-list", c.unmount)},
+		{"GET /console/api/audit", page("audit", c.auditPage)},
 		{"GET /console/api/tokens", page("tokens", c.tokens)},
 		{"POST /console/api/tokens", action("tokens", c.createToken)},
 		{"POST /console/api/tokens/{id}/revoke", action("tokens", c.revokeToken)},

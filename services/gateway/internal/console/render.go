@@ -29,6 +29,7 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"join":    strings.Join,
 	"changes": changes,
 	"state":   pins.StateName,
+	"list":    func(v ...string) []string { return v },
 }).ParseFS(templateFiles, "templates/*.html"))
 
 // static serves the script and the style sheet, embedded in the binary.

@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"github.com/switchboard-run/switchboard/kit/audit"
 	"net/http"
 	"net/url"
 	"time"
@@ -71,7 +72,7 @@ func (c *Console) invoke(ctx context.Context, r *http.Request, form url.Values) 
 	if cwd := form.Get("cwd"); cwd != "" {
 		req.Cwd = &cwd
 	}
-	res, err := c.Mailbox.Invoke(ctx, req)
+	res, err := c.Mailbox.Invoke(audit.WithFront(ctx, "console"), req)
 	if err != nil {
 		return nil, err
 	}

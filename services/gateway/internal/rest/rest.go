@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/switchboard-run/switchboard/kit/audit"
 	"net/http"
 	"time"
 
@@ -57,6 +58,9 @@ func New(c Conns) (*runtime.ServeMux, error) {
 	if err := bridgev1.RegisterBridgeServiceHandlerClient(ctx, mux, bridgev1.NewBridgeServiceClient(c.Bridge)); err != nil {
 		return nil, fmt.Errorf("registering the bridge's REST routes: %w", err)
 	}
+	if err := registryv1.RegisterAuditServiceHandlerClient(ctx, mux, registryv1.NewAuditServiceClient(c.Registry)); err != nil {
+		return nil, fmt.Errorf("registering the audit trail's REST routes: %w", err)
+	}
 	return mux, nil
 }
 
@@ -66,7 +70,7 @@ func forwardIdentity(ctx context.Context, _ *http.Request) metadata.MD {
 	if !ok {
 		return nil // the backend refuses the call as UNAUTHENTICATED
 	}
-	md, _ := metadata.FromOutgoingContext(identity.As(context.Background(), id))
+	md, _ := metadata.FromOutgoingContext(audit.WithFront(identity.As(context.Background(), id), "rest"))
 	return md
 }
 

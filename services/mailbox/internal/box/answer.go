@@ -166,7 +166,8 @@ func (b *Box) answer(s *slot, c Capture, by inflight.Answer) {
 // answered tells the Answered hook. Called locked.
 func (b *Box) answered(s *slot, c Capture, by inflight.Answer) {
 	if b.cfg.Answered != nil {
-		b.cfg.Answered(s.id, s.client, s.posted, c, by)
+		b.cfg.Answered(inflight.Ended{ID: s.id, Client: s.client, Poster: s.poster, Tool: s.tool, Front: s.front, Posted: s.posted,
+			Handoffs: s.handoffs, InputBytes: s.size, Capture: c, By: by})
 	}
 }
 
@@ -200,7 +201,12 @@ func (b *Box) answerRecord(ctx context.Context, r *rec, capture func(*mailboxv1.
 	defer b.mu.Unlock()
 	b.hear(&rec{client: r.client, id: r.id, poster: r.poster, state: state, rev: rev})
 	if b.cfg.Answered != nil {
-		b.cfg.Answered(r.id, r.client, postedOf(full.body), c, by)
+		body, size := full.body, r.size
+		if size == 0 {
+			size = len(body.GetInput()) + len(body.GetTool()) + len(body.GetCwd())
+		}
+		b.cfg.Answered(inflight.Ended{ID: r.id, Client: r.client, Poster: body.GetPoster(), Tool: body.GetTool(), Front: body.GetFront(),
+			Posted: postedOf(body), Handoffs: body.GetHandoffs(), InputBytes: size, Capture: c, By: by})
 	}
 	return c, nil
 }

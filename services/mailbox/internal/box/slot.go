@@ -27,6 +27,7 @@ type slot struct {
 	client   string // the addressee: only it may complete
 	poster   string // the driver: only it may collect or cancel
 	tool     string
+	front    string // where it was posted, for the audit trail
 	input    string // empty in a durable slot not yet fetched (stub) and once handed
 	size     int    // what input, tool and cwd hold, for a read's room
 	cwd      *string
@@ -66,7 +67,7 @@ func (s *slot) invocation() inflight.Invocation {
 func (s *slot) stored() *mailboxv1.StoredInvocation {
 	r := &mailboxv1.StoredInvocation{Poster: s.poster, Tool: s.tool, Input: s.input, Cwd: s.cwd, TraceContext: s.trace,
 		Timeout: int64(s.timeout), PostedUnixMs: s.posted.UnixMilli(), Handoffs: s.handoffs, Cancelled: s.cancelled,
-		Notes: notesProto(s.notes)}
+		Notes: notesProto(s.notes), Front: s.front}
 	if !s.deadline.IsZero() {
 		r.Deadline = s.deadline.UnixNano()
 	}
@@ -82,7 +83,8 @@ func slotOf(r *rec, ttl time.Duration) *slot {
 	b := r.body
 	s := &slot{id: r.id, client: r.client, poster: b.GetPoster(), tool: b.GetTool(), input: b.GetInput(), size: r.size, cwd: b.Cwd,
 		trace: b.GetTraceContext(), posted: time.UnixMilli(b.GetPostedUnixMs()), timeout: time.Duration(b.GetTimeout()),
-		handoffs: b.GetHandoffs(), recorded: b.GetHandoffs(), cancelled: b.GetCancelled(), notes: notesOf(b.GetNotes()), rev: r.rev}
+		handoffs: b.GetHandoffs(), recorded: b.GetHandoffs(), cancelled: b.GetCancelled(), notes: notesOf(b.GetNotes()), rev: r.rev,
+		front: b.GetFront()}
 	s.expires = s.posted.Add(ttl).UnixNano()
 	if d := b.GetDeadline(); d != 0 {
 		s.deadline = time.Unix(0, d)

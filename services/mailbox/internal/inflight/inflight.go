@@ -72,6 +72,9 @@ type Post struct {
 	// when it set none.
 	Timeout  time.Duration
 	Deadline time.Time
+	// Front is where it was posted, for the audit trail: "act", "rest",
+	// "mcp", "console" or "grpc".
+	Front string
 }
 
 // Invocation is one hand-off, as a reader receives it.
@@ -268,10 +271,20 @@ const (
 	ByTimeout
 )
 
-// Answered is told of each answer a store writes, with the invocation, its
-// addressee and when it was posted (zero when the store cannot tell).
-// Stores call it under their locks: it must only count (or hand off).
-type Answered func(id, client string, posted time.Time, c Capture, by Answer)
+// Ended is an invocation as its answer leaves it: what the metrics and the
+// audit trail are told. Posted is zero when the store cannot tell.
+type Ended struct {
+	ID, Client, Poster, Tool, Front string
+	Posted                          time.Time
+	Handoffs                        int32
+	InputBytes                      int
+	Capture                         Capture
+	By                              Answer
+}
+
+// Answered is told of each answer a store writes. Stores call it under
+// their locks: it must only count (or hand off).
+type Answered func(Ended)
 
 // Read is a client's hold on its queue: it is held by a Follow stream for
 // as long as the stream lives, or by an Invocations long poll for the

@@ -12,7 +12,7 @@ import (
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/jsontext"
-	"github.com/switchboard-run/switchboard/services/registry/internal/presented"
+	"github.com/switchboard-run/switchboard/kit/presented"
 	"github.com/switchboard-run/switchboard/services/registry/internal/schema"
 )
 

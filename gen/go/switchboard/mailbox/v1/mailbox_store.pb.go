@@ -58,7 +58,10 @@ type StoredInvocation struct {
 	// record then lives a minute more, for a retry of that collection only.
 	TakenBy string `protobuf:"bytes,12,opt,name=taken_by,json=takenBy,proto3" json:"taken_by,omitempty"`
 	// notes are the latest progress notes its host reported (at most 16).
-	Notes         []*ProgressNote `protobuf:"bytes,13,rep,name=notes,proto3" json:"notes,omitempty"`
+	Notes []*ProgressNote `protobuf:"bytes,13,rep,name=notes,proto3" json:"notes,omitempty"`
+	// front is where it was posted ("act", "rest", "mcp", "console" or
+	// "grpc"), for the audit trail.
+	Front         string `protobuf:"bytes,14,opt,name=front,proto3" json:"front,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -184,11 +187,18 @@ func (x *StoredInvocation) GetNotes() []*ProgressNote {
 	return nil
 }
 
+func (x *StoredInvocation) GetFront() string {
+	if x != nil {
+		return x.Front
+	}
+	return ""
+}
+
 var File_switchboard_mailbox_v1_mailbox_store_proto protoreflect.FileDescriptor
 
 const file_switchboard_mailbox_v1_mailbox_store_proto_rawDesc = "" +
 	"\n" +
-	"*switchboard/mailbox/v1/mailbox_store.proto\x12\x16switchboard.mailbox.v1\x1a$switchboard/mailbox/v1/mailbox.proto\"\xbd\x04\n" +
+	"*switchboard/mailbox/v1/mailbox_store.proto\x12\x16switchboard.mailbox.v1\x1a$switchboard/mailbox/v1/mailbox.proto\"\xd3\x04\n" +
 	"\x10StoredInvocation\x12\x16\n" +
 	"\x06poster\x18\x01 \x01(\tR\x06poster\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x14\n" +
@@ -203,7 +213,8 @@ const file_switchboard_mailbox_v1_mailbox_store_proto_rawDesc = "" +
 	" \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acapture\x12\x1c\n" +
 	"\tcancelled\x18\v \x01(\bR\tcancelled\x12\x19\n" +
 	"\btaken_by\x18\f \x01(\tR\atakenBy\x12:\n" +
-	"\x05notes\x18\r \x03(\v2$.switchboard.mailbox.v1.ProgressNoteR\x05notes\x1a?\n" +
+	"\x05notes\x18\r \x03(\v2$.switchboard.mailbox.v1.ProgressNoteR\x05notes\x12\x14\n" +
+	"\x05front\x18\x0e \x01(\tR\x05front\x1a?\n" +
 	"\x11TraceContextEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +

@@ -146,6 +146,14 @@
       signIn(form);
       return;
     }
+    if (form.dataset.get) {
+      // A filter: its fields become the query of a read.
+      ev.preventDefault();
+      const query = new URLSearchParams(new FormData(form));
+      for (const [k, v] of [...query]) if (!v) query.delete(k);
+      get(form.dataset.get + "?" + query, $(form.dataset.target) || $("view"));
+      return;
+    }
     if (!form.dataset.post) return;
     ev.preventDefault();
     if (form.dataset.confirm && !window.confirm(form.dataset.confirm)) return;
@@ -214,6 +222,7 @@
       case "invocations": url = "/console/api/invocations"; break;
       case "servers": url = "/console/api/servers"; break;
       case "tokens": url = "/console/api/tokens"; break;
+      case "audit": url = "/console/api/audit"; break;
     }
     document.querySelectorAll("#nav a").forEach((a) => {
       if (a.getAttribute("href") === "#" + page) a.setAttribute("aria-current", "page");

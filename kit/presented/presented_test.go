@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/switchboard-run/switchboard/kit/names"
-	"github.com/switchboard-run/switchboard/services/registry/internal/presented"
+	"github.com/switchboard-run/switchboard/kit/presented"
 )
 
 var shape = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
