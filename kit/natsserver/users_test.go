@@ -16,9 +16,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/switchboard-run/switchboard/kit/audit"
 	"github.com/switchboard-run/switchboard/kit/natsconn"
 	"github.com/switchboard-run/switchboard/kit/natsserver"
-	"github.com/switchboard-run/switchboard/kit/audit"
 	"github.com/switchboard-run/switchboard/kit/natsusers"
 	"github.com/switchboard-run/switchboard/kit/streams"
 	"github.com/switchboard-run/switchboard/kit/testkit"
