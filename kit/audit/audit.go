@@ -1,8 +1,9 @@
 // Package audit appends to the audit trail (docs/security.md, "Audit"): a
 // JetStream stream the registry declares and serves, to which the mailbox,
 // the registry and the bridge each send what they did. Recording never
-// waits: events go to a bounded buffer that one goroutine publishes in
-// batches, so no call's hot path holds a write.
+// waits: events go to a bounded buffer that one goroutine sends as one
+// message per batch, so no call's path holds a write and a busy mailbox
+// writes the trail a few times a second.
 package audit
 
 import (
@@ -10,7 +11,6 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -33,39 +33,36 @@ const (
 // dropped and counted (switchboard_audit_dropped_total).
 const Buffer = 8192
 
-// batch bounds the events one round publishes before it waits for their
-// acknowledgements.
-const batch = 256
+// Bounds of one batch: the events a message carries, its bytes (well under
+// NATS's max_payload), and how long the first event waits for company.
+const (
+	MaxBatch      = 1024
+	maxBatchBytes = 512 << 10
+	linger        = 50 * time.Millisecond
+)
 
 // Writer sends one service's events.
 type Writer struct {
 	js      jetstream.JetStream
 	service string
 	log     *slog.Logger
-	ch      chan item
+	ch      chan *registryv1.AuditEvent
 	done    chan struct{}
 	stop    context.CancelFunc
 
 	dropped, written prometheus.Counter
 	mu               sync.Mutex
 	lastDropLog      time.Time
-	seq              atomic.Uint64
+	batches          uint64
 	boot             string
-}
-
-// item is one queued event with its message id: the trail drops a resent
-// event it already holds (within its duplicate window), so a batch sent
-// again after a partial failure records nothing twice.
-type item struct {
-	e  *registryv1.AuditEvent
-	id string
 }
 
 // NewWriter starts a writer for service on js. Its counters are
 // registered with reg when reg is not nil.
 func NewWriter(js jetstream.JetStream, service string, reg prometheus.Registerer, log *slog.Logger) *Writer {
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &Writer{js: js, service: service, log: log, ch: make(chan item, Buffer), boot: service + "-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-", done: make(chan struct{}), stop: cancel,
+	w := &Writer{js: js, service: service, log: log, ch: make(chan *registryv1.AuditEvent, Buffer), done: make(chan struct{}), stop: cancel,
+		boot: service + "-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-",
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "switchboard_audit_dropped_total",
 			Help: "Audit events dropped: the buffer was full while NATS could not take them.", ConstLabels: prometheus.Labels{"service": service}}),
 		written: prometheus.NewCounter(prometheus.CounterOpts{Name: "switchboard_audit_written_total",
@@ -88,7 +85,7 @@ func (w *Writer) Record(e *registryv1.AuditEvent) {
 	}
 	e.Service = w.service
 	select {
-	case w.ch <- item{e, w.boot + strconv.FormatUint(w.seq.Add(1), 36)}:
+	case w.ch <- e:
 	default:
 		w.dropped.Inc()
 		w.mu.Lock()
@@ -115,39 +112,48 @@ func (w *Writer) Close(ctx context.Context) {
 	}
 }
 
-// run publishes in batches: whatever is queued, up to batch, sent at once
-// and then acknowledged. A batch NATS refuses (no trail yet, an election)
-// is sent again after a pause, while later events wait in the buffer.
+// run sends batches: the first event waits up to linger for others, then
+// every event queued (within a batch's bounds) goes as one message, and
+// the next batch gathers while the trail acknowledges it. A batch NATS
+// refuses (no trail yet, an election) is sent again, under the same
+// message id, after a pause that doubles up to 5 s; later events wait in
+// the buffer meanwhile.
 func (w *Writer) run(ctx context.Context) {
 	defer close(w.done)
-	pause := 100 * time.Millisecond
-	var pending []item
+	var (
+		batch *registryv1.AuditBatch
+		data  []byte
+		id    string
+		pause = 100 * time.Millisecond
+	)
 	for {
-		if len(pending) == 0 {
-			e, ok := <-w.ch
-			if !ok {
-				return
-			}
-			pending = append(pending, e)
-		}
-	fill:
-		for len(pending) < batch {
-			select {
-			case e, ok := <-w.ch:
-				if !ok {
-					break fill
+		if batch == nil {
+			var open bool
+			batch, open = w.gather(ctx)
+			if batch == nil {
+				if !open {
+					return
 				}
-				pending = append(pending, e)
-			default:
-				break fill
+				continue
 			}
+			var err error
+			if data, err = proto.Marshal(batch); err != nil {
+				w.log.Warn("a batch of audit events could not be encoded and is dropped", "events", len(batch.Events), "err", err)
+				batch = nil
+				continue
+			}
+			w.batches++
+			id = w.boot + strconv.FormatUint(w.batches, 36)
 		}
-		sent := w.publish(ctx, pending)
-		pending = pending[sent:]
-		if len(pending) == 0 {
-			pause = 100 * time.Millisecond
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_, err := w.js.Publish(pctx, SubjectPrefix+w.service, data, jetstream.WithMsgID(id))
+		cancel()
+		if err == nil {
+			w.written.Add(float64(len(batch.Events)))
+			batch, pause = nil, 100*time.Millisecond
 			continue
 		}
+		w.log.Debug("the audit trail did not take a batch; sending it again", "events", len(batch.Events), "err", err)
 		select {
 		case <-ctx.Done():
 			return
@@ -157,36 +163,38 @@ func (w *Writer) run(ctx context.Context) {
 	}
 }
 
-// publish sends events and returns how many of them, from the first, the
-// trail acknowledged.
-func (w *Writer) publish(ctx context.Context, events []item) int {
-	acks := make([]jetstream.PubAckFuture, 0, len(events))
-	for _, it := range events {
-		b, err := proto.Marshal(it.e)
-		if err != nil {
-			w.log.Warn("an audit event could not be encoded and is dropped", "err", err)
-			b = nil
+// gather waits for an event, lingers for more, and returns them as a
+// batch (nil with open false once Close was called and all is sent).
+func (w *Writer) gather(ctx context.Context) (*registryv1.AuditBatch, bool) {
+	var e *registryv1.AuditEvent
+	select {
+	case <-ctx.Done():
+		return nil, false
+	case ev, ok := <-w.ch:
+		if !ok {
+			return nil, false
 		}
-		f, err := w.js.PublishAsync(SubjectPrefix+w.service, b, jetstream.WithMsgID(it.id))
-		if err != nil {
-			break
-		}
-		acks = append(acks, f)
+		e = ev
 	}
-	ok := 0
-	for _, f := range acks {
+	batch := &registryv1.AuditBatch{Events: []*registryv1.AuditEvent{e}}
+	size := proto.Size(e)
+	timer := time.NewTimer(linger)
+	defer timer.Stop()
+	for len(batch.Events) < MaxBatch && size < maxBatchBytes {
 		select {
-		case <-f.Ok():
-			ok++
-			w.written.Inc()
-		case err := <-f.Err():
-			w.log.Debug("the audit trail did not take an event; sending again", "err", err)
-			return ok
+		case ev, ok := <-w.ch:
+			if !ok {
+				return batch, true
+			}
+			batch.Events = append(batch.Events, ev)
+			size += proto.Size(ev)
+		case <-timer.C:
+			return batch, true
 		case <-ctx.Done():
-			return ok
+			return batch, true
 		}
 	}
-	return ok
+	return batch, true
 }
 
 // Declare makes the trail (the registry's, which owns it): events older

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/audit"
 	"github.com/switchboard-run/switchboard/kit/identity"
 )
 
@@ -22,10 +23,11 @@ import (
 
 // Bounds of a read of the trail.
 const (
-	auditPage     = 100     // a page's events when the request names none
-	maxAuditPage  = 1000    // the most a page may ask for
-	maxAuditScan  = 100_000 // events a page reads at most before it stops, matching or not
-	auditFetch    = 512     // events fetched at once
+	auditPage     = 100         // a page's events when the request names none
+	maxAuditPage  = 1000        // the most a page may ask for
+	maxAuditScan  = 10_000      // messages (batches) a page reads at most before it stops, matching or not
+	batchSlack    = time.Minute // how much earlier than since a read starts, for batches sent late
+	auditFetch    = 512         // events fetched at once
 	auditLookback = 24 * time.Hour
 )
 
@@ -41,12 +43,36 @@ type auditService struct {
 	s *Service
 }
 
-// auditQuery is a request's filter with what the caller may see.
+// auditQuery is a request's filter with what the caller may see, and
+// where in the trail it starts: an event's seq is its message's stream
+// sequence times audit.MaxBatch plus its place in the message's batch.
 type auditQuery struct {
-	req   *registryv1.ListAuditRequest
-	until time.Time
-	who   identity.Identity
-	sees  identity.Workspaces
+	req          *registryv1.ListAuditRequest
+	since, until time.Time
+	from         uint64 // the first event seq to show (a page token's)
+	who          identity.Identity
+	sees         identity.Workspaces
+}
+
+// events decodes one message of the trail into the events of it the query
+// shows, each with its seq.
+func (q auditQuery) events(m jetstream.Msg) []*registryv1.AuditEvent {
+	meta, err := m.Metadata()
+	if err != nil {
+		return nil
+	}
+	batch := &registryv1.AuditBatch{}
+	if proto.Unmarshal(m.Data(), batch) != nil {
+		return nil
+	}
+	var out []*registryv1.AuditEvent
+	for i, e := range batch.GetEvents() {
+		e.Seq = meta.Sequence.Stream*audit.MaxBatch + uint64(i)
+		if e.Seq >= q.from && !e.GetAt().AsTime().Before(q.since) && q.matches(e) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // matches reports whether e passes the filter and the caller may see it:
@@ -84,19 +110,22 @@ func (a auditService) query(ctx context.Context, req *registryv1.ListAuditReques
 		return q, jetstream.OrderedConsumerConfig{}, status.Errorf(codes.InvalidArgument, "page_size %d is outside 0–%d", n, maxAuditPage)
 	}
 	cfg := jetstream.OrderedConsumerConfig{}
+	q.since = time.Now().Add(-auditLookback)
+	if req.GetSince() != nil {
+		q.since = req.GetSince().AsTime()
+	}
 	switch {
 	case req.GetPageToken() != "":
 		seq, err := strconv.ParseUint(strings.TrimPrefix(req.GetPageToken(), "seq-"), 10, 64)
-		if err != nil || !strings.HasPrefix(req.GetPageToken(), "seq-") || seq == 0 {
+		if err != nil || !strings.HasPrefix(req.GetPageToken(), "seq-") || seq < audit.MaxBatch {
 			return q, cfg, status.Errorf(codes.InvalidArgument, "page_token %q is not one this trail gave", req.GetPageToken())
 		}
-		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, seq
+		q.from = seq
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, seq/audit.MaxBatch
 	default:
-		since := time.Now().Add(-auditLookback)
-		if req.GetSince() != nil {
-			since = req.GetSince().AsTime()
-		}
-		cfg.DeliverPolicy, cfg.OptStartTime = jetstream.DeliverByStartTimePolicy, &since
+		// A batch is sent a little after its first event happened.
+		start := q.since.Add(-batchSlack)
+		cfg.DeliverPolicy, cfg.OptStartTime = jetstream.DeliverByStartTimePolicy, &start
 	}
 	return q, cfg, nil
 }
@@ -118,7 +147,7 @@ func (a auditService) ListAudit(ctx context.Context, req *registryv1.ListAuditRe
 	}
 	last := info.State.LastSeq
 	res := &registryv1.ListAuditResponse{}
-	if last == 0 || (cfg.OptStartSeq > last) {
+	if last == 0 || cfg.OptStartSeq > last {
 		return res, nil
 	}
 	cons, err := a.s.trail.OrderedConsumer(ctx, cfg)
@@ -142,19 +171,18 @@ func (a auditService) ListAudit(ctx context.Context, req *registryv1.ListAuditRe
 			if seq > last {
 				return res, nil
 			}
-			scanned++
-			e := &registryv1.AuditEvent{}
-			if proto.Unmarshal(m.Data(), e) == nil {
-				e.Seq = seq
-				if q.matches(e) {
-					res.Events = append(res.Events, e)
+			for _, e := range q.events(m) {
+				res.Events = append(res.Events, e)
+				if len(res.Events) == size {
+					res.NextPageToken = "seq-" + strconv.FormatUint(e.Seq+1, 10)
+					return res, nil
 				}
 			}
-			if seq == last {
+			if scanned++; seq == last {
 				return res, nil
 			}
-			if len(res.Events) == size || scanned == maxAuditScan {
-				res.NextPageToken = "seq-" + strconv.FormatUint(seq+1, 10)
+			if scanned == maxAuditScan {
+				res.NextPageToken = "seq-" + strconv.FormatUint((seq+1)*audit.MaxBatch, 10)
 				return res, nil
 			}
 		}
@@ -169,9 +197,10 @@ func (a auditService) ListAudit(ctx context.Context, req *registryv1.ListAuditRe
 
 // FollowAudit streams the events that match from the request's start on,
 // then each new one, until the caller hangs up.
-func (a auditService) FollowAudit(req *registryv1.ListAuditRequest, stream grpc.ServerStreamingServer[registryv1.AuditEvent]) error {
+func (a auditService) FollowAudit(f *registryv1.FollowAuditRequest, stream grpc.ServerStreamingServer[registryv1.FollowAuditResponse]) error {
 	ctx := stream.Context()
-	q, cfg, err := a.query(ctx, req)
+	q, cfg, err := a.query(ctx, &registryv1.ListAuditRequest{Actor: f.GetActor(), Workspace: f.GetWorkspace(), Client: f.GetClient(),
+		Tool: f.GetTool(), Action: f.GetAction(), Outcome: f.GetOutcome(), Since: f.GetSince()})
 	if err != nil {
 		return err
 	}
@@ -194,17 +223,8 @@ func (a auditService) FollowAudit(req *registryv1.ListAuditRequest, stream grpc.
 			}
 			return storeFailed("following the audit trail", err)
 		}
-		meta, err := m.Metadata()
-		if err != nil {
-			continue
-		}
-		e := &registryv1.AuditEvent{}
-		if proto.Unmarshal(m.Data(), e) != nil {
-			continue
-		}
-		e.Seq = meta.Sequence.Stream
-		if q.matches(e) {
-			if err := stream.Send(e); err != nil {
+		for _, e := range q.events(m) {
+			if err := stream.Send(&registryv1.FollowAuditResponse{Event: e}); err != nil {
 				return err
 			}
 		}

@@ -40,6 +40,9 @@ func runAudit(ctx context.Context, args []string, std IO) int {
 	if _, err := parse(fs, args); err != nil {
 		return fail(std, "audit", err)
 	}
+	if *follow && *until != "" {
+		return fail(std, "audit", usagef("--follow and --until do not go together: a follow has no end"))
+	}
 	for _, t := range []struct {
 		flag, value string
 		into        **timestamppb.Timestamp
@@ -66,19 +69,20 @@ func runAudit(ctx context.Context, args []string, std IO) int {
 	out := newAuditOut(std.Stdout, *asJSON)
 	defer out.flush()
 	if *follow {
-		stream, err := trail.FollowAudit(ctx, req)
+		stream, err := trail.FollowAudit(ctx, &registryv1.FollowAuditRequest{Actor: req.Actor, Workspace: req.Workspace, Client: req.Client,
+			Tool: req.Tool, Action: req.Action, Outcome: req.Outcome, Since: req.Since})
 		if err != nil {
 			return fail(std, "audit", rpcError(err))
 		}
 		for {
-			e, err := stream.Recv()
+			res, err := stream.Recv()
 			if err != nil {
 				if ctx.Err() != nil || err == io.EOF {
 					return 0
 				}
 				return fail(std, "audit", rpcError(err))
 			}
-			out.write(e)
+			out.write(res.GetEvent())
 			out.flush()
 		}
 	}

@@ -1,12 +1,14 @@
 package app_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -123,9 +125,32 @@ func TestAuditRecordsAScriptedSession(t *testing.T) {
 	if _, err := mb.Cancel(asAlice, &mailboxv1.CancelRequest{Invocation: inv.GetInvocation()}); err != nil {
 		t.Fatal(err)
 	}
-	// Two administrative acts.
+	// Two administrative acts, the first heard by a follow as it happens.
+	follow := exec.Command(bin, "audit", addr, "--follow", "--json", "--action", "grant.set")
+	follow.Env = append(os.Environ(), "SWITCHBOARD_DEV_SECRET_FILE="+d.secretFile)
+	followed, err := follow.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := follow.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = follow.Process.Kill(); _ = follow.Wait() })
+	heard := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(followed).ReadString('\n')
+		heard <- line
+	}()
 	if _, stderr, code := d.run("grants", "set", addr, "carol", "--workspaces", "default"); code != 0 {
 		t.Fatalf("grants set: %s", stderr)
+	}
+	select {
+	case line := <-heard:
+		if !strings.Contains(line, `"action":"grant.set"`) || !strings.Contains(line, `"target":"carol"`) {
+			t.Fatalf("switchboard audit --follow printed %q", line)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("switchboard audit --follow printed nothing within 20s of the grant")
 	}
 	secretOut, stderr, code := d.run("tokens", "create", addr, "--identity", "dave", "--workspaces", "other")
 	if code != 0 {

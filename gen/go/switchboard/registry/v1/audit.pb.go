@@ -472,6 +472,194 @@ func (x *ListAuditResponse) GetNextPageToken() string {
 	return ""
 }
 
+// FollowAuditRequest selects events as ListAuditRequest does; the stream
+// starts at since (the last 24 hours when absent) and never ends by itself.
+type FollowAuditRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Actor         string                 `protobuf:"bytes,1,opt,name=actor,proto3" json:"actor,omitempty"`
+	Workspace     string                 `protobuf:"bytes,2,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	Client        string                 `protobuf:"bytes,3,opt,name=client,proto3" json:"client,omitempty"`
+	Tool          string                 `protobuf:"bytes,4,opt,name=tool,proto3" json:"tool,omitempty"`
+	Action        string                 `protobuf:"bytes,5,opt,name=action,proto3" json:"action,omitempty"`
+	Outcome       string                 `protobuf:"bytes,6,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	Since         *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=since,proto3" json:"since,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FollowAuditRequest) Reset() {
+	*x = FollowAuditRequest{}
+	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FollowAuditRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FollowAuditRequest) ProtoMessage() {}
+
+func (x *FollowAuditRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FollowAuditRequest.ProtoReflect.Descriptor instead.
+func (*FollowAuditRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_audit_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *FollowAuditRequest) GetActor() string {
+	if x != nil {
+		return x.Actor
+	}
+	return ""
+}
+
+func (x *FollowAuditRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *FollowAuditRequest) GetClient() string {
+	if x != nil {
+		return x.Client
+	}
+	return ""
+}
+
+func (x *FollowAuditRequest) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *FollowAuditRequest) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *FollowAuditRequest) GetOutcome() string {
+	if x != nil {
+		return x.Outcome
+	}
+	return ""
+}
+
+func (x *FollowAuditRequest) GetSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Since
+	}
+	return nil
+}
+
+// FollowAuditResponse is one event.
+type FollowAuditResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// event is the event, with its seq.
+	Event         *AuditEvent `protobuf:"bytes,1,opt,name=event,proto3" json:"event,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FollowAuditResponse) Reset() {
+	*x = FollowAuditResponse{}
+	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FollowAuditResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FollowAuditResponse) ProtoMessage() {}
+
+func (x *FollowAuditResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FollowAuditResponse.ProtoReflect.Descriptor instead.
+func (*FollowAuditResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_audit_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *FollowAuditResponse) GetEvent() *AuditEvent {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+// AuditBatch is how events travel to the trail: a service sends the events
+// it queued as one message, so a busy mailbox writes the trail a few times
+// a second, not once a call.
+type AuditBatch struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// events in the order they were recorded.
+	Events        []*AuditEvent `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditBatch) Reset() {
+	*x = AuditBatch{}
+	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditBatch) ProtoMessage() {}
+
+func (x *AuditBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditBatch.ProtoReflect.Descriptor instead.
+func (*AuditBatch) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_audit_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *AuditBatch) GetEvents() []*AuditEvent {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
 var File_switchboard_registry_v1_audit_proto protoreflect.FileDescriptor
 
 const file_switchboard_registry_v1_audit_proto_rawDesc = "" +
@@ -522,10 +710,23 @@ const file_switchboard_registry_v1_audit_proto_rawDesc = "" +
 	" \x01(\tR\tpageToken\"x\n" +
 	"\x11ListAuditResponse\x12;\n" +
 	"\x06events\x18\x01 \x03(\v2#.switchboard.registry.v1.AuditEventR\x06events\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken2\xd3\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xd8\x01\n" +
+	"\x12FollowAuditRequest\x12\x14\n" +
+	"\x05actor\x18\x01 \x01(\tR\x05actor\x12\x1c\n" +
+	"\tworkspace\x18\x02 \x01(\tR\tworkspace\x12\x16\n" +
+	"\x06client\x18\x03 \x01(\tR\x06client\x12\x12\n" +
+	"\x04tool\x18\x04 \x01(\tR\x04tool\x12\x16\n" +
+	"\x06action\x18\x05 \x01(\tR\x06action\x12\x18\n" +
+	"\aoutcome\x18\x06 \x01(\tR\aoutcome\x120\n" +
+	"\x05since\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x05since\"P\n" +
+	"\x13FollowAuditResponse\x129\n" +
+	"\x05event\x18\x01 \x01(\v2#.switchboard.registry.v1.AuditEventR\x05event\"I\n" +
+	"\n" +
+	"AuditBatch\x12;\n" +
+	"\x06events\x18\x01 \x03(\v2#.switchboard.registry.v1.AuditEventR\x06events2\xde\x01\n" +
 	"\fAuditService\x12b\n" +
-	"\tListAudit\x12).switchboard.registry.v1.ListAuditRequest\x1a*.switchboard.registry.v1.ListAuditResponse\x12_\n" +
-	"\vFollowAudit\x12).switchboard.registry.v1.ListAuditRequest\x1a#.switchboard.registry.v1.AuditEvent0\x01BRZPgithub.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1;registryv1b\x06proto3"
+	"\tListAudit\x12).switchboard.registry.v1.ListAuditRequest\x1a*.switchboard.registry.v1.ListAuditResponse\x12j\n" +
+	"\vFollowAudit\x12+.switchboard.registry.v1.FollowAuditRequest\x1a,.switchboard.registry.v1.FollowAuditResponse0\x01BRZPgithub.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1;registryv1b\x06proto3"
 
 var (
 	file_switchboard_registry_v1_audit_proto_rawDescOnce sync.Once
@@ -539,30 +740,36 @@ func file_switchboard_registry_v1_audit_proto_rawDescGZIP() []byte {
 	return file_switchboard_registry_v1_audit_proto_rawDescData
 }
 
-var file_switchboard_registry_v1_audit_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_switchboard_registry_v1_audit_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_switchboard_registry_v1_audit_proto_goTypes = []any{
 	(*AuditEvent)(nil),            // 0: switchboard.registry.v1.AuditEvent
 	(*AuditInvocation)(nil),       // 1: switchboard.registry.v1.AuditInvocation
 	(*ListAuditRequest)(nil),      // 2: switchboard.registry.v1.ListAuditRequest
 	(*ListAuditResponse)(nil),     // 3: switchboard.registry.v1.ListAuditResponse
-	(*timestamppb.Timestamp)(nil), // 4: google.protobuf.Timestamp
+	(*FollowAuditRequest)(nil),    // 4: switchboard.registry.v1.FollowAuditRequest
+	(*FollowAuditResponse)(nil),   // 5: switchboard.registry.v1.FollowAuditResponse
+	(*AuditBatch)(nil),            // 6: switchboard.registry.v1.AuditBatch
+	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
 }
 var file_switchboard_registry_v1_audit_proto_depIdxs = []int32{
-	4, // 0: switchboard.registry.v1.AuditEvent.at:type_name -> google.protobuf.Timestamp
-	1, // 1: switchboard.registry.v1.AuditEvent.invocation:type_name -> switchboard.registry.v1.AuditInvocation
-	4, // 2: switchboard.registry.v1.AuditInvocation.posted:type_name -> google.protobuf.Timestamp
-	4, // 3: switchboard.registry.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
-	4, // 4: switchboard.registry.v1.ListAuditRequest.until:type_name -> google.protobuf.Timestamp
-	0, // 5: switchboard.registry.v1.ListAuditResponse.events:type_name -> switchboard.registry.v1.AuditEvent
-	2, // 6: switchboard.registry.v1.AuditService.ListAudit:input_type -> switchboard.registry.v1.ListAuditRequest
-	2, // 7: switchboard.registry.v1.AuditService.FollowAudit:input_type -> switchboard.registry.v1.ListAuditRequest
-	3, // 8: switchboard.registry.v1.AuditService.ListAudit:output_type -> switchboard.registry.v1.ListAuditResponse
-	0, // 9: switchboard.registry.v1.AuditService.FollowAudit:output_type -> switchboard.registry.v1.AuditEvent
-	8, // [8:10] is the sub-list for method output_type
-	6, // [6:8] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	7,  // 0: switchboard.registry.v1.AuditEvent.at:type_name -> google.protobuf.Timestamp
+	1,  // 1: switchboard.registry.v1.AuditEvent.invocation:type_name -> switchboard.registry.v1.AuditInvocation
+	7,  // 2: switchboard.registry.v1.AuditInvocation.posted:type_name -> google.protobuf.Timestamp
+	7,  // 3: switchboard.registry.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
+	7,  // 4: switchboard.registry.v1.ListAuditRequest.until:type_name -> google.protobuf.Timestamp
+	0,  // 5: switchboard.registry.v1.ListAuditResponse.events:type_name -> switchboard.registry.v1.AuditEvent
+	7,  // 6: switchboard.registry.v1.FollowAuditRequest.since:type_name -> google.protobuf.Timestamp
+	0,  // 7: switchboard.registry.v1.FollowAuditResponse.event:type_name -> switchboard.registry.v1.AuditEvent
+	0,  // 8: switchboard.registry.v1.AuditBatch.events:type_name -> switchboard.registry.v1.AuditEvent
+	2,  // 9: switchboard.registry.v1.AuditService.ListAudit:input_type -> switchboard.registry.v1.ListAuditRequest
+	4,  // 10: switchboard.registry.v1.AuditService.FollowAudit:input_type -> switchboard.registry.v1.FollowAuditRequest
+	3,  // 11: switchboard.registry.v1.AuditService.ListAudit:output_type -> switchboard.registry.v1.ListAuditResponse
+	5,  // 12: switchboard.registry.v1.AuditService.FollowAudit:output_type -> switchboard.registry.v1.FollowAuditResponse
+	11, // [11:13] is the sub-list for method output_type
+	9,  // [9:11] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_registry_v1_audit_proto_init() }
@@ -577,7 +784,7 @@ func file_switchboard_registry_v1_audit_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_registry_v1_audit_proto_rawDesc), len(file_switchboard_registry_v1_audit_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   4,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

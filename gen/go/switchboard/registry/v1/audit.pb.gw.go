@@ -74,7 +74,7 @@ var filter_AuditService_FollowAudit_0 = &utilities.DoubleArray{Encoding: map[str
 
 func request_AuditService_FollowAudit_0(ctx context.Context, marshaler runtime.Marshaler, client AuditServiceClient, req *http.Request, pathParams map[string]string) (AuditService_FollowAuditClient, runtime.ServerMetadata, error) {
 	var (
-		protoReq ListAuditRequest
+		protoReq FollowAuditRequest
 		metadata runtime.ServerMetadata
 	)
 	if err := req.ParseForm(); err != nil {

@@ -38,7 +38,7 @@ type AuditServiceClient interface {
 	ListAudit(ctx context.Context, in *ListAuditRequest, opts ...grpc.CallOption) (*ListAuditResponse, error)
 	// FollowAudit (driver, admin) streams the events that match from `since`
 	// on, then each new one as it is recorded, until the caller hangs up.
-	FollowAudit(ctx context.Context, in *ListAuditRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[AuditEvent], error)
+	FollowAudit(ctx context.Context, in *FollowAuditRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[FollowAuditResponse], error)
 }
 
 type auditServiceClient struct {
@@ -59,13 +59,13 @@ func (c *auditServiceClient) ListAudit(ctx context.Context, in *ListAuditRequest
 	return out, nil
 }
 
-func (c *auditServiceClient) FollowAudit(ctx context.Context, in *ListAuditRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[AuditEvent], error) {
+func (c *auditServiceClient) FollowAudit(ctx context.Context, in *FollowAuditRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[FollowAuditResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &AuditService_ServiceDesc.Streams[0], AuditService_FollowAudit_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
-	x := &grpc.GenericClientStream[ListAuditRequest, AuditEvent]{ClientStream: stream}
+	x := &grpc.GenericClientStream[FollowAuditRequest, FollowAuditResponse]{ClientStream: stream}
 	if err := x.ClientStream.SendMsg(in); err != nil {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func (c *auditServiceClient) FollowAudit(ctx context.Context, in *ListAuditReque
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type AuditService_FollowAuditClient = grpc.ServerStreamingClient[AuditEvent]
+type AuditService_FollowAuditClient = grpc.ServerStreamingClient[FollowAuditResponse]
 
 // AuditServiceServer is the server API for AuditService service.
 // All implementations must embed UnimplementedAuditServiceServer
@@ -93,7 +93,7 @@ type AuditServiceServer interface {
 	ListAudit(context.Context, *ListAuditRequest) (*ListAuditResponse, error)
 	// FollowAudit (driver, admin) streams the events that match from `since`
 	// on, then each new one as it is recorded, until the caller hangs up.
-	FollowAudit(*ListAuditRequest, grpc.ServerStreamingServer[AuditEvent]) error
+	FollowAudit(*FollowAuditRequest, grpc.ServerStreamingServer[FollowAuditResponse]) error
 	mustEmbedUnimplementedAuditServiceServer()
 }
 
@@ -107,7 +107,7 @@ type UnimplementedAuditServiceServer struct{}
 func (UnimplementedAuditServiceServer) ListAudit(context.Context, *ListAuditRequest) (*ListAuditResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListAudit not implemented")
 }
-func (UnimplementedAuditServiceServer) FollowAudit(*ListAuditRequest, grpc.ServerStreamingServer[AuditEvent]) error {
+func (UnimplementedAuditServiceServer) FollowAudit(*FollowAuditRequest, grpc.ServerStreamingServer[FollowAuditResponse]) error {
 	return status.Error(codes.Unimplemented, "method FollowAudit not implemented")
 }
 func (UnimplementedAuditServiceServer) mustEmbedUnimplementedAuditServiceServer() {}
@@ -150,15 +150,15 @@ func _AuditService_ListAudit_Handler(srv interface{}, ctx context.Context, dec f
 }
 
 func _AuditService_FollowAudit_Handler(srv interface{}, stream grpc.ServerStream) error {
-	m := new(ListAuditRequest)
+	m := new(FollowAuditRequest)
 	if err := stream.RecvMsg(m); err != nil {
 		return err
 	}
-	return srv.(AuditServiceServer).FollowAudit(m, &grpc.GenericServerStream[ListAuditRequest, AuditEvent]{ServerStream: stream})
+	return srv.(AuditServiceServer).FollowAudit(m, &grpc.GenericServerStream[FollowAuditRequest, FollowAuditResponse]{ServerStream: stream})
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type AuditService_FollowAuditServer = grpc.ServerStreamingServer[AuditEvent]
+type AuditService_FollowAuditServer = grpc.ServerStreamingServer[FollowAuditResponse]
 
 // AuditService_ServiceDesc is the grpc.ServiceDesc for AuditService service.
 // It's only intended for direct use with grpc.RegisterService,
