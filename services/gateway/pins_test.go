@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -85,8 +86,9 @@ func TestAMountedServersChangedToolIsHeldUntilApproved(t *testing.T) {
 	}
 	s.join(t, "default", "rp")
 	changed := make(chan struct{}, 64)
+	var notified atomic.Int64
 	cs := s.connect(t, "/mcp", as("alice", identity.Driver), &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { notified.Add(1); changed <- struct{}{} }})
 	untilTools(t, cs, changed, "rp_read_file", func(m map[string]*mcp.Tool) bool { return m["rp_read_file"] != nil })
 
 	call := func(name string) *mcp.CallToolResult {
@@ -97,8 +99,10 @@ func TestAMountedServersChangedToolIsHeldUntilApproved(t *testing.T) {
 		}
 		return res
 	}
+	before := notified.Load()
 	call("rp_pull")
 	untilTools(t, cs, changed, "rp_read_file held", func(m map[string]*mcp.Tool) bool { return m["rp_read_file"] == nil && m["rp_pull"] != nil })
+	testkit.Eventually(t, "notifications/tools/list_changed for the hold", 10*time.Second, func() bool { return notified.Load() > before })
 	const sentence = `tool "rp_read_file" is held in workspace "default": its description changed since it was pinned`
 	if res := call("rp_read_file"); !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, sentence) {
 		t.Fatalf("a call of the held tool over MCP answered %+v", res.Content[0])
@@ -144,6 +148,20 @@ func TestAMountedServersChangedToolIsHeldUntilApproved(t *testing.T) {
 	if res := call("rp_read_file"); res.IsError {
 		t.Fatalf("under warn the changed tool answered %+v", res.Content[0])
 	}
+
+	// The trail holds the mount, the approval and the policy change.
+	trail := registryv1.NewAuditServiceClient(s.Conn)
+	want := map[string]string{"mount": "rp", "pin.approve": "rp_read_file", "pin.policy": "default"}
+	testkit.Eventually(t, "the mount, the approval and the policy in the audit trail", 10*time.Second, func() bool {
+		res, err := trail.ListAudit(opsCtx, &registryv1.ListAuditRequest{})
+		found := 0
+		for _, e := range res.GetEvents() {
+			if want[e.GetAction()] == e.GetTarget() && e.GetActor() == "ops" {
+				found++
+			}
+		}
+		return err == nil && found == len(want)
+	})
 }
 
 // An argv host that advertises a tool again with another input schema:
