@@ -43,6 +43,15 @@ func (s *state) setPins(ws, client string, set *registryv1.PinSet, rev uint64) {
 	for _, p := range set.GetPins() {
 		ps.byTool[p.GetTool()] = p
 	}
+	// A pin of the definition in force shares its proto: a parked host
+	// costs the registry its set once, not twice.
+	if a := s.adverts[client]; a != nil {
+		for i, t := range a.tools {
+			if p := ps.byTool[t.GetName()]; p != nil && p.GetFingerprint() == a.fps[i] {
+				p.Pinned = t
+			}
+		}
+	}
 	if s.pinSets[ws] == nil {
 		s.pinSets[ws] = map[string]*pinSet{}
 	}
