@@ -11,7 +11,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/audit"
@@ -61,8 +60,8 @@ func (q auditQuery) events(m jetstream.Msg) []*registryv1.AuditEvent {
 	if err != nil {
 		return nil
 	}
-	batch := &registryv1.AuditBatch{}
-	if proto.Unmarshal(m.Data(), batch) != nil {
+	batch, err := audit.Decode(m.Data())
+	if err != nil {
 		return nil
 	}
 	var out []*registryv1.AuditEvent
