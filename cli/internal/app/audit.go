@@ -140,7 +140,7 @@ func (o *auditOut) write(e *registryv1.AuditEvent) {
 	}
 	inv := e.GetInvocation()
 	exit := "-"
-	if inv.ExitCode != nil {
+	if inv != nil && inv.ExitCode != nil {
 		exit = strconv.Itoa(int(inv.GetExitCode()))
 	}
 	fmt.Fprintf(o.table, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.GetAt().AsTime().Local().Format(time.DateTime), e.GetActor(),

@@ -254,8 +254,12 @@ func TestAuditRecordsAScriptedSession(t *testing.T) {
 	if res.StatusCode != http.StatusOK || json.Unmarshal(body, &page) != nil || len(page.Events) != 0 {
 		t.Errorf("dave, a driver of another workspace, reads HTTP %d %s", res.StatusCode, body)
 	}
-	// The table form names each column.
-	out, _, _ := d.run("audit", addr, "--tool", "box_three")
+	// The table form names each column, of invocations and acts alike.
+	out, stderr, code := d.run("audit", addr)
+	if code != 0 || !strings.Contains(out, "grant.set") || !strings.Contains(out, "box_sleepy") {
+		t.Fatalf("switchboard audit: exit %d, %s\n%s", code, stderr, out)
+	}
+	out, _, _ = d.run("audit", addr, "--tool", "box_three")
 	if !slices.ContainsFunc(strings.Split(out, "\n"), func(l string) bool {
 		return strings.Contains(l, "alice") && strings.Contains(l, "box_three") && strings.Contains(l, "failed") && strings.Contains(l, "grpc")
 	}) || !bytes.HasPrefix([]byte(out), []byte("TIME")) {
