@@ -129,9 +129,9 @@ func (s *state) publishPresence(client string, present bool) {
 // snapshot is the state as a watcher of workspace ("" for everything) with
 // scope sees it: one advertised per client with a set, one registered per
 // membership, one presence per present client, one grouped per tool group
-// of the workspaces shown, one granted per grant (when it is shown grants),
-// then synced; each carries the current
-// revision.
+// of the workspaces shown, one pinned per tool of theirs not served as
+// pinned, one granted per grant (when it is shown grants), then synced;
+// each carries the current revision.
 func (s *state) snapshot(workspace string, scope watch.Scope) []*watch.Event {
 	rev := s.applied
 	shown := func(c string) bool { return s.members[workspace][c] }
