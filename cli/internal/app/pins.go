@@ -99,7 +99,7 @@ func runPins(ctx context.Context, args []string, std IO) int {
 			}
 			now = res.GetPin()
 		}
-		fmt.Fprintf(std.Stdout, "%sd %s in %s: %s\n", sub, pos[1], ws, pins.StateName(now.GetState()))
+		fmt.Fprintf(std.Stdout, "%s %s in %s: %s\n", map[string]string{"approve": "approved", "reject": "rejected"}[sub], pos[1], ws, pins.StateName(now.GetState()))
 	case "policy":
 		if policy == registryv1.PinPolicy_PIN_POLICY_UNSPECIFIED {
 			res, err := reg.GetPinPolicy(ctx, &registryv1.GetPinPolicyRequest{Workspace: ws})

@@ -51,6 +51,13 @@ func TestPinsRoundTrip(t *testing.T) {
 	if out, _, code := d.run("pins", "ls", addr, "default", "--all"); code != 0 || !regexp.MustCompile(`box_rm\s+pinned\s+-\s+\S+ \S+\s+`+regexp.QuoteMeta(defaultAs())).MatchString(out) {
 		t.Fatalf("pins ls --all after approval: exit %d\n%s", code, out)
 	}
+	// Another change, rejected without naming the fingerprint: the CLI
+	// prints the change it rejects first.
+	advertise("Removes a file, and its neighbours.")
+	if out, stderr, code := d.run("pins", "reject", addr, "default", "box_rm"); code != 0 ||
+		!strings.Contains(out, "+ Removes a file, and its neighbours.\n") || !strings.HasSuffix(out, "rejected box_rm in default: rejected\n") {
+		t.Fatalf("pins reject: exit %d, %q, %q", code, out, stderr)
+	}
 	if out, _, code := d.run("pins", "policy", addr, "default", "warn"); code != 0 || out != "workspace default: pin policy warn\n" {
 		t.Fatalf("pins policy warn: exit %d, %q", code, out)
 	}

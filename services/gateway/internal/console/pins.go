@@ -50,16 +50,19 @@ func (c *Console) readPins(ctx context.Context, ws, decided string) (pinsView, e
 func (c *Console) decidePin(ctx context.Context, r *http.Request, f url.Values) (any, error) {
 	ws, name, fp := r.PathValue("workspace"), r.PathValue("name"), f.Get("fingerprint")
 	var err error
+	var done string
 	switch r.PathValue("decision") {
 	case "approve":
 		_, err = c.Registry.ApprovePin(ctx, &registryv1.ApprovePinRequest{Workspace: ws, PresentedName: name, Fingerprint: fp})
+		done = "approved"
 	case "reject":
 		_, err = c.Registry.RejectPin(ctx, &registryv1.RejectPinRequest{Workspace: ws, PresentedName: name, Fingerprint: fp})
+		done = "rejected"
 	default:
 		return nil, badForm("%q is neither approve nor reject", r.PathValue("decision"))
 	}
 	if err != nil {
 		return nil, err
 	}
-	return c.readPins(ctx, ws, r.PathValue("decision")+"d "+name)
+	return c.readPins(ctx, ws, done+" "+name)
 }
