@@ -230,9 +230,17 @@ func (s *state) pinWrites(client string, now time.Time) []pinWrite {
 				Pinned: t, Fingerprint: a.fps[i], PinnedAt: timestamppb.New(now)}
 			changed = true
 		}
-		if changed {
-			out = append(out, pinWrite{ws: ws, set: boundedSet(byTool, a), rev: rev})
+		if !changed {
+			continue
 		}
+		set := boundedSet(byTool, a)
+		if n := proto.Size(set); n > maxPinSetBytes {
+			// A set near the record bound has no room for its pins: its
+			// tools are served unpinned rather than the set refused.
+			s.log.Warn("a client's tools are too large to pin; they are served unpinned", "client", client, "workspace", ws, "bytes", n, "bound", maxPinSetBytes)
+			continue
+		}
+		out = append(out, pinWrite{ws: ws, set: set, rev: rev})
 	}
 	return out
 }

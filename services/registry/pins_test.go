@@ -1,6 +1,7 @@
 package registry_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -218,5 +219,28 @@ func TestAHeldToolStaysHeldAcrossARestart(t *testing.T) {
 	}
 	if !found {
 		t.Fatal("a watch's snapshot after a restart holds no held pin")
+	}
+}
+
+// A set near the record bound leaves no room for its pins: it is stored
+// and served unpinned, never refused for its pins.
+func TestASetTooLargeToPinIsServedUnpinned(t *testing.T) {
+	t.Parallel()
+	e := serve(t, nil)
+	var set []*registryv1.Tool
+	for i := range 100 {
+		tl := tool(fmt.Sprintf("t%03d", i))
+		tl.Description = strings.Repeat("x", 152_000)
+		set = append(set, tl)
+	}
+	e.advertise("big", set...)
+	for _, name := range []string{"big_t000", "big_t099"} {
+		if _, err := e.reg.ResolveTool(admin, &registryv1.ResolveToolRequest{PresentedName: name}); err != nil {
+			t.Fatalf("%s is not served: %v", name, err)
+		}
+	}
+	res, err := e.reg.ListPins(admin, &registryv1.ListPinsRequest{Workspace: "default", All: true})
+	if err != nil || len(res.GetPins()) != 0 {
+		t.Fatalf("ListPins = %d pins, %v; want none", len(res.GetPins()), err)
 	}
 }
