@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/switchboard-run/switchboard/kit/natsconn"
@@ -240,6 +242,15 @@ func (b *Box) status(ctx context.Context, caller, id string, after int64, wait t
 	for {
 		b.mu.Lock()
 		s := b.slots[id]
+		if s != nil && s.poster == caller && s.tool == "" && s.rev != 0 {
+			// A stub: what the post said (its time, its tool) is in its
+			// record, read first.
+			b.mu.Unlock()
+			if err := b.fill(ctx, s); err != nil && status.Code(err) != codes.NotFound {
+				return inflight.State{}, err
+			}
+			continue
+		}
 		if s != nil && s.poster == caller {
 			st := stateOf(s, after)
 			if !waiting || st.News() {
