@@ -23,6 +23,7 @@ import (
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/streams"
+	"github.com/switchboard-run/switchboard/kit/telemetry"
 )
 
 // The trail: one stream, a subject per recording service.
@@ -60,8 +61,8 @@ type Writer struct {
 }
 
 // NewWriter starts a writer for service on js. Its counters are
-// registered with reg when reg is not nil.
-func NewWriter(js jetstream.JetStream, service string, reg prometheus.Registerer, log *slog.Logger) *Writer {
+// registered with tel's registry when tel is not nil.
+func NewWriter(js jetstream.JetStream, service string, tel *telemetry.Telemetry, log *slog.Logger) *Writer {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &Writer{js: js, service: service, log: log, ch: make(chan *registryv1.AuditEvent, Buffer), done: make(chan struct{}), stop: cancel,
 		boot: service + "-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-",
@@ -70,8 +71,8 @@ func NewWriter(js jetstream.JetStream, service string, reg prometheus.Registerer
 		written: prometheus.NewCounter(prometheus.CounterOpts{Name: "switchboard_audit_written_total",
 			Help: "Audit events the trail acknowledged.", ConstLabels: prometheus.Labels{"service": service}}),
 	}
-	if reg != nil {
-		reg.MustRegister(w.dropped, w.written)
+	if tel != nil {
+		tel.Registry.MustRegister(w.dropped, w.written)
 	}
 	go w.run(ctx)
 	return w

@@ -20,7 +20,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -99,11 +98,7 @@ func New(ctx context.Context, cfg Config, nc *nats.Conn, reg registryv1.Registry
 		synced: make(chan struct{}), announceNow: make(chan struct{}, 1), announced: make(chan struct{}),
 	}
 	s.metrics = newMetrics(cfg.Telemetry, s)
-	var metrics prometheus.Registerer
-	if cfg.Telemetry != nil {
-		metrics = cfg.Telemetry.Registry
-	}
-	s.audit = audit.NewWriter(js, "bridge", metrics, log)
+	s.audit = audit.NewWriter(js, "bridge", cfg.Telemetry, log)
 	s.view = registryview.New(reg, cfg.Security.Self("bridge"), log)
 	run, stop := context.WithCancel(context.Background())
 	s.stop, s.life, s.catalog = stop, run, newCatalogHub()

@@ -65,7 +65,7 @@ func New(ctx context.Context, cfg Config, nc *nats.Conn, reg registryv1.Registry
 	if err != nil {
 		return nil, err
 	}
-	s.audit = audit.NewWriter(js, "mailbox", tel.Registry, log)
+	s.audit = audit.NewWriter(js, "mailbox", tel, log)
 	b, err := box.New(ctx, nc, box.Config{TTL: cfg.TTL, MaxQueued: cfg.MaxQueued, MaxSlots: cfg.MaxSlots, MaxQueueBytes: cfg.MaxQueueBytes,
 		MaxCaptureBytes: cfg.MaxCaptureBytes, Replicas: cfg.NATS.Replicas, PresenceTTL: cfg.PresenceTTL, Answered: s.answered}, log)
 	if err != nil {

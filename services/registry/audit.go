@@ -26,7 +26,7 @@ const (
 	maxAuditPage  = 1000        // the most a page may ask for
 	maxAuditScan  = 10_000      // messages (batches) a page reads at most before it stops, matching or not
 	batchSlack    = time.Minute // how much earlier than since a read starts, for batches sent late
-	auditFetch    = 512         // events fetched at once
+	auditFetch    = 512         // messages (batches) fetched at once
 	auditLookback = 24 * time.Hour
 )
 

@@ -18,7 +18,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/prometheus/client_golang/prometheus"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/audit"
@@ -79,11 +78,7 @@ func New(ctx context.Context, cfg Config, nc *nats.Conn, log *slog.Logger) (*Ser
 		autoJoin = DefaultWorkspace
 	}
 	st := newState(rec, pres, hub, autoJoin, log)
-	var metrics prometheus.Registerer
-	if cfg.Telemetry != nil {
-		metrics = cfg.Telemetry.Registry
-	}
-	st.audit = audit.NewWriter(js, "registry", metrics, log)
+	st.audit = audit.NewWriter(js, "registry", cfg.Telemetry, log)
 	followCtx, cancel := context.WithCancel(context.Background())
 	ready := make(chan struct{})
 	go st.follow(followCtx, ready)

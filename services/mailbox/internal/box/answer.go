@@ -203,7 +203,7 @@ func (b *Box) answerRecord(ctx context.Context, r *rec, capture func(*mailboxv1.
 	if b.cfg.Answered != nil {
 		body, size := full.body, r.size
 		if size == 0 {
-			size = len(body.GetInput()) + len(body.GetTool()) + len(body.GetCwd())
+			size = postSize(body.GetInput(), body.GetTool(), body.Cwd)
 		}
 		b.cfg.Answered(inflight.Ended{ID: r.id, Client: r.client, Poster: body.GetPoster(), Tool: body.GetTool(), Front: body.GetFront(),
 			Posted: postedOf(body), Handoffs: body.GetHandoffs(), InputBytes: size, Capture: c, By: by})

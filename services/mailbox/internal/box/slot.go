@@ -57,6 +57,16 @@ type slot struct {
 	q, e link // queue list, expiry list
 }
 
+// postSize is what an invocation's input, tool and cwd hold: its room in a
+// read, and its bytes in for the audit trail.
+func postSize(input, tool string, cwd *string) int {
+	n := len(input) + len(tool)
+	if cwd != nil {
+		n += len(*cwd)
+	}
+	return n
+}
+
 // invocation is s as a read hands it out, counted as the next hand-off.
 func (s *slot) invocation() inflight.Invocation {
 	return inflight.Invocation{ID: s.id, Tool: s.tool, Input: s.input, Cwd: s.cwd, Delivery: s.handoffs + 1, Trace: s.trace,
