@@ -126,7 +126,8 @@ func (r *records) put(ctx context.Context, client, id, state string, body *mailb
 		return err
 	})
 	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
+	if errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant) { // R1 and R>1 say it apart
 		return 0, errConflict
 	}
 	if err != nil {

@@ -1,0 +1,62 @@
+package box
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/testkit"
+)
+
+// Of first writes racing on one record one wins and the rest are conflicts,
+// whether the stream is replicated or not: NATS says it with other codes.
+func TestRacingWritesOfARecordLeaveOneWinnerAtEveryReplication(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("a three-node cluster: not in -short")
+	}
+	ctx := context.Background()
+	for _, c := range []struct {
+		name     string
+		url      string
+		replicas int
+	}{
+		{"R1", testkit.NATS(t).ClientURL(), 1},
+		{"R3", testkit.URLs(testkit.NATSCluster(t, 3)), 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			recs, err := declareRecords(ctx, testkit.JetStream(t, c.url), Config{Replicas: c.replicas, MaxSlots: 1000, MaxQueueBytes: 1 << 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Writes racing on one record: a replicated stream refuses those
+			// that meet another in flight before it knows who won.
+			body := &mailboxv1.StoredInvocation{Poster: "driver", Tool: "echo", Input: "{}"}
+			for round := range 5 {
+				id := fmt.Sprintf("inv-%d", round)
+				errs := make(chan error, 8)
+				for range cap(errs) {
+					go func() {
+						_, err := recs.put(ctx, "laptop", id, stQueued, body, 0, time.Minute)
+						errs <- err
+					}()
+				}
+				won := 0
+				for range cap(errs) {
+					switch err := <-errs; {
+					case err == nil:
+						won++
+					case !errors.Is(err, errConflict):
+						t.Fatalf("a first write racing others: %v; want it written or a conflict", err)
+					}
+				}
+				if won != 1 {
+					t.Fatalf("%d of %d racing first writes of %s won; want one", won, cap(errs), id)
+				}
+			}
+		})
+	}
+}
