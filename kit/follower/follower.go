@@ -255,8 +255,10 @@ func (f *Follower) complete(run context.Context, id string, c *mailboxv1.Capture
 	// whatever became of the run's context.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(run), completeWithin)
 	defer cancel()
+	// An attempt that ran out of its own time is tried again as an
+	// unreachable mailbox is: a store is idempotent by the invocation id.
 	send := retry.Loop{Policy: retry.Default, Retryable: func(err error) bool {
-		return status.Code(err) == codes.Unavailable && f.o.RunContext.Err() == nil
+		return again(err) && f.o.RunContext.Err() == nil
 	}}
 	err := send.Do(ctx, func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, completeAttemptLimit)
@@ -288,6 +290,12 @@ func (f *Follower) notice(s string) {
 		return
 	}
 	f.log.Info(s)
+}
+
+// again reports whether a capture's store failed in a way worth another try.
+func again(err error) bool {
+	c := status.Code(err)
+	return c == codes.Unavailable || c == codes.DeadlineExceeded
 }
 
 // message is an error's sentence: a gRPC status's message alone.

@@ -230,6 +230,7 @@ func TestCompletingTriesAgainWhileTheMailboxIsUnavailable(t *testing.T) {
 		wantFault string
 	}{
 		{"unavailable, then taken", []error{status.Error(codes.Unavailable, "connection refused")}, ""},
+		{"an attempt out of time, then taken", []error{status.Error(codes.DeadlineExceeded, "context deadline exceeded")}, ""},
 		{"not found is quiet", []error{status.Error(codes.NotFound, "no invocation")}, ""},
 		{"another refusal is a fault", []error{status.Error(codes.InvalidArgument, "capture: missing field")}, "completing a: capture: missing field"},
 	}
@@ -243,7 +244,7 @@ func TestCompletingTriesAgainWhileTheMailboxIsUnavailable(t *testing.T) {
 			s.invoke("a")
 			r.awaitStarted(t)
 			r.release <- struct{}{}
-			if tt.refuse[0] != nil && status.Code(tt.refuse[0]) == codes.Unavailable {
+			if again(tt.refuse[0]) {
 				if c := mb.awaitCompleted(t); c.id != "a" {
 					t.Errorf("completed %v", c)
 				}

@@ -209,7 +209,7 @@ func (l *line) settle(id string, err error) {
 	if s == nil {
 		return // not ours (a resend took it over)
 	}
-	if status.Code(err) == codes.Unavailable {
+	if again(err) {
 		go l.resend(s)
 		return
 	}

@@ -3,6 +3,7 @@ package follower
 import (
 	"context"
 	"io"
+	"slices"
 	"sync"
 	"testing"
 
@@ -179,29 +180,34 @@ func TestRunReturnsOnlyOnceEveryCaptureIsReceiptedOrResent(t *testing.T) {
 	}
 }
 
-// A complete refused as unavailable (NATS unreachable for a moment) goes
-// to Complete's retries; one refused as absent is given up, unsent again.
+// A complete refused as unavailable (NATS unreachable for a moment) or out
+// of time goes to Complete's retries; one refused as absent is given up,
+// unsent again.
 func TestRefusedCompletesAreRetriedOnlyWhenUnavailable(t *testing.T) {
 	t.Parallel()
 	m, r := newServing(), newRunner()
-	_, stop := start(t, Options{Mailbox: m, Slots: 2}, r)
+	_, stop := start(t, Options{Mailbox: m, Slots: 3}, r)
 	b := receive(t, m.lines, "a Serve stream")
 	b.invoke("gone")
 	b.invoke("busy")
-	for range 2 {
+	b.invoke("slow")
+	for range 3 {
 		r.awaitStarted(t)
 		r.release <- struct{}{}
 	}
-	for range 2 {
+	for range 3 {
 		switch id := b.awaitSent(t).GetComplete().GetInvocation(); id {
 		case "gone":
 			b.refused(id, codes.NotFound)
 		case "busy":
 			b.refused(id, codes.Unavailable)
+		case "slow":
+			b.refused(id, codes.DeadlineExceeded)
 		}
 	}
-	if got := m.awaitCompleted(t); got.id != "busy" {
-		t.Fatalf("Complete was sent %s, want busy", got.id)
+	got := []string{m.awaitCompleted(t).id, m.awaitCompleted(t).id}
+	if slices.Sort(got); !slices.Equal(got, []string{"busy", "slow"}) {
+		t.Fatalf("Complete was sent %v, want busy and slow", got)
 	}
 	if err := stop(); err != nil {
 		t.Fatal(err)

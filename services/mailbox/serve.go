@@ -148,6 +148,9 @@ func (l *line) complete(ctx context.Context, req *mailboxv1.CompleteRequest, car
 	defer span.End()
 	out := &mailboxv1.ServeResponse{}
 	_, err := l.s.complete(ctx, l.caller, req)
+	if err != nil && ctx.Err() != nil { // its time ran out here: the host's to try again, not a verdict
+		err = status.Errorf(codes.Unavailable, "the mailbox could not store the capture of %s within %v (NATS is slow to answer); send it again", req.GetInvocation(), serveCompleteFor)
+	}
 	l.s.metrics.streamed.WithLabelValues(status.Code(err).String()).Inc()
 	if err != nil {
 		st := status.Convert(err)
