@@ -57,7 +57,7 @@ func (b *Box) cancel(ctx context.Context, caller, id, reason string, keep, local
 			if s.rev == 0 {
 				b.unlist(s)
 				b.answer(s, c, inflight.ByCancel)
-				if !keep && s.collectors == 0 { // a waiting call takes it
+				if !keep && s.collectors == 0 && !s.awaited { // a waiting call takes it
 					b.remove(s)
 				}
 				b.mu.Unlock()
@@ -299,6 +299,10 @@ func (b *Box) status(ctx context.Context, caller, id string, after int64, wait t
 			return st, nil
 		}
 		b.mu.Lock()
+		if b.view[id] != r || b.slots[id] != nil { // it moved while unlocked: look again
+			b.mu.Unlock()
+			continue
+		}
 		ch := b.news(id)
 		b.mu.Unlock()
 		waiting = b.wait(ctx, ch)

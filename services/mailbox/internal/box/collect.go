@@ -130,6 +130,10 @@ func (b *Box) collectRecord(ctx context.Context, r *rec, caller, key string, wai
 			return nil, nil, !b.reread(r)
 		}
 		b.mu.Lock()
+		if b.view[r.id] != r || b.slots[r.id] != nil { // it moved while unlocked: its news is past
+			b.mu.Unlock()
+			return nil, nil, false
+		}
 		ch := b.news(r.id)
 		b.mu.Unlock()
 		if !b.wait(ctx, ch) {

@@ -32,6 +32,22 @@ const (
 // replica asked is gone.
 var errNoHome = errors.New("no replica answered")
 
+// errSilent says the ask reached a replica that never answered while NATS
+// itself did: the replica died between taking the ask and replying.
+var errSilent = errors.New("the replica asked did not answer")
+
+// silentError is errSilent as a caller hears it when nothing better is known.
+type silentError struct{ st *status.Status }
+
+func silent(subj string) error {
+	return silentError{status.Newf(codes.Unavailable,
+		"the mailbox replica serving %s stopped answering, likely gone; try again in a moment", subj)}
+}
+
+func (e silentError) Error() string              { return e.st.Err().Error() }
+func (e silentError) GRPCStatus() *status.Status { return e.st }
+func (e silentError) Is(target error) bool       { return target == errSilent }
+
 // ask is one replica's request of another: an act, as the Store method of
 // the same name takes it, done there without asking further.
 type ask struct {
@@ -72,8 +88,10 @@ func (r *reply) err() error {
 	return status.Error(r.Code, r.Message)
 }
 
-// request asks subj and decodes the reply; errNoHome when nobody listens.
+// request asks subj and decodes the reply; errNoHome when nobody listens,
+// errSilent when the replica that got the ask went quiet but NATS did not.
 func (b *Box) request(ctx context.Context, subj string, a *ask) (*reply, error) {
+	caller := ctx
 	a.From = b.name
 	data, err := json.Marshal(a)
 	if err != nil {
@@ -88,6 +106,8 @@ func (b *Box) request(ctx context.Context, subj string, a *ask) (*reply, error) 
 	switch {
 	case errors.Is(err, nats.ErrNoResponders):
 		return nil, errNoHome
+	case err != nil && caller.Err() == nil && b.nc.FlushTimeout(findWait) == nil:
+		return nil, silent(subj)
 	case err != nil:
 		return nil, status.Errorf(codes.Unavailable, "the mailbox cannot reach NATS right now to find its other replicas (%v); try again in a moment", err)
 	}
@@ -203,8 +223,14 @@ func (b *Box) locate(ctx context.Context, id string) string {
 	return ""
 }
 
-// alive asks replica whether it still lives.
+// alive asks replica whether it still lives. A ping that went unanswered
+// may have raced its death, so it is asked once more.
 func (b *Box) alive(ctx context.Context, replica string) bool {
-	_, err := b.request(ctx, mbxPrefix+replica, &ask{Op: "ping"})
-	return !errors.Is(err, errNoHome)
+	for range 2 {
+		_, err := b.request(ctx, mbxPrefix+replica, &ask{Op: "ping"})
+		if !errors.Is(err, errSilent) {
+			return !errors.Is(err, errNoHome)
+		}
+	}
+	return false
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -98,6 +99,11 @@ func (b *Box) Call(ctx, wait context.Context, p inflight.Post) (*Capture, error)
 			return nil, err
 		}
 		return b.collect(wait, p.Poster, p.ID, true, "", true)
+	case errors.Is(err, errSilent): // the home died with the ask; it may have taken it
+		if home := b.locate(ctx, p.ID); home != "" {
+			return b.awaitAt(wait, home, p)
+		}
+		return b.orphaned(wait, p.Poster, p.ID)
 	}
 	return nil, err
 }
@@ -114,21 +120,28 @@ func (b *Box) take(p *inflight.Post) (bool, error) {
 	if err := b.admit(p.Client); err != nil {
 		return false, err
 	}
-	b.add(q, b.newSlot(*p))
+	s := b.newSlot(*p)
+	s.awaited = true
+	b.add(q, s)
 	return true, nil
 }
 
 // awaitAt waits for the answer of a call held by replica home, asking every
 // second whether home still lives. If it died, the call's record (written
 // if its host moved meanwhile) still answers it; otherwise the call fails
-// in band, naming the handle. An answer that arrives after the caller gave
-// up is kept here, for its collection.
+// in band, naming the handle. When ctx ends first the call returns with no
+// answer at once, even if home's reply is lost; one that arrives later is
+// kept here, for its collection.
 func (b *Box) awaitAt(ctx context.Context, home string, p inflight.Post) (*Capture, error) {
 	type result struct {
 		c   *Capture
 		err error
 	}
 	got := make(chan result, 1)
+	// gone is set when the caller stopped waiting: from then on an answer
+	// is kept here rather than handed over.
+	var mu sync.Mutex
+	gone := false
 	go func() {
 		for {
 			w := 30 * time.Second
@@ -137,14 +150,20 @@ func (b *Box) awaitAt(ctx context.Context, home string, p inflight.Post) (*Captu
 			}
 			// Not bound to ctx: an answer taken at home must reach here.
 			r, err := b.request(context.Background(), mbxPrefix+home, &ask{Op: "collect", Caller: p.Poster, ID: p.ID, Wait: max(w, time.Millisecond), Key: callKey})
-			if err != nil || r.Capture != nil || ctx.Err() != nil {
-				var c *Capture
-				if r != nil {
-					c = r.Capture
-				}
-				got <- result{c, err}
-				return
+			if err == nil && r.Capture == nil && ctx.Err() == nil {
+				continue
 			}
+			var c *Capture
+			if r != nil {
+				c = r.Capture
+			}
+			mu.Lock()
+			if gone && c != nil {
+				b.keep(p, *c)
+			}
+			mu.Unlock()
+			got <- result{c, err}
+			return
 		}
 	}()
 	tick := time.NewTicker(pingEvery)
@@ -152,16 +171,24 @@ func (b *Box) awaitAt(ctx context.Context, home string, p inflight.Post) (*Captu
 	for {
 		select {
 		case r := <-got:
-			switch {
-			case errors.Is(r.err, errNoHome):
+			if errors.Is(r.err, errNoHome) {
 				return b.orphaned(ctx, p.Poster, p.ID)
-			case r.c != nil && ctx.Err() != nil:
-				b.keep(p, *r.c)
-				return nil, nil
 			}
 			return r.c, r.err
+		case <-ctx.Done():
+			mu.Lock()
+			gone = true
+			mu.Unlock()
+			select {
+			case r := <-got: // it came as the wait ended
+				if r.c != nil {
+					return r.c, nil
+				}
+			default:
+			}
+			return nil, nil // collected by its handle later, here or at home
 		case <-tick.C:
-			if ctx.Err() == nil && !b.alive(ctx, home) {
+			if !b.alive(ctx, home) && ctx.Err() == nil {
 				return b.orphaned(ctx, p.Poster, p.ID)
 			}
 		}

@@ -113,6 +113,12 @@ func (b *Box) acquire(ctx context.Context, client, session string) (*presence.Le
 		case errors.Is(err, errNoHome):
 			bump = held.Held && !b.alive(ctx, held.Replica)
 			return true, nil
+		case errors.Is(err, errSilent): // the home went quiet as it was asked
+			if held.Held && b.alive(ctx, held.Replica) {
+				return false, status.Errorf(codes.Unavailable, "invocations: mailbox replica %s reads %q and did not let it go; read again in a moment", held.Replica, client)
+			}
+			bump = held.Held
+			return true, nil
 		case status.Code(err) == codes.FailedPrecondition:
 			return false, nil
 		}

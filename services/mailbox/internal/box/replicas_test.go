@@ -1,6 +1,7 @@
 package box_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -281,5 +283,45 @@ func TestParkedHostsAddNoJetStreamConsumer(t *testing.T) {
 	}
 	if after := consumers(); after != before {
 		t.Fatalf("%d consumers with one host reading, %d with 1,001: a host must cost no consumer", before, after)
+	}
+}
+
+// A call held by a replica whose replies are lost (a NATS node going away
+// with them) returns when its wait ends, for collection by its handle: the
+// wait is the caller's, not NATS's.
+func TestACallReturnsWhenItsWaitEndsThoughItsHomeIsSilent(t *testing.T) {
+	t.Parallel()
+	url := testkit.NATS(t).ClientURL()
+	a, _ := replica(t, url, storetest.Defaults, 1)
+	// A home that takes the call and answers pings, but never a collect.
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	for subj, reply := range map[string]string{"sb.host.laptop": `{"replica":"ghost","held":true}`, "sb.mbx.ghost": ""} {
+		if _, err := nc.Subscribe(subj, func(m *nats.Msg) {
+			if strings.Contains(string(m.Data), `"op":"collect"`) {
+				return
+			}
+			_ = m.Respond([]byte(cmp.Or(reply, `{"replica":"ghost"}`)))
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	wait, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	done := make(chan called, 1)
+	go func() {
+		c, err := a.Call(ctx, wait, inflight.Post{ID: inflight.NewID(), Client: "laptop", Poster: "driver", Tool: "echo", Input: `{}`})
+		done <- called{c, err}
+	}()
+	// One that waits for the silent home instead hears, seconds later, that
+	// home stopped answering.
+	if got := result(t, done); got.err != nil || got.c != nil {
+		t.Fatalf("call: %+v %v; want no answer and no error, for collection later", got.c, got.err)
 	}
 }

@@ -53,6 +53,9 @@ type slot struct {
 	// collectors counts the collections waiting here for its answer; keyed
 	// those with a retry key, whose answer must outlive this replica.
 	collectors, keyed int
+	// awaited marks a Call posted at another replica: its collection is on
+	// its way here, so its answer waits for it even before it arrives.
+	awaited bool
 
 	q, e link // queue list, expiry list
 }
