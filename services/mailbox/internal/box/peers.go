@@ -133,8 +133,15 @@ func (b *Box) dispatch(ctx context.Context) {
 
 func (b *Box) serve(m *nats.Msg) {
 	var a ask
-	if json.Unmarshal(m.Data, &a) != nil || a.From == b.name {
-		return // not ours, or our own lookup
+	if json.Unmarshal(m.Data, &a) != nil {
+		return // not ours
+	}
+	if a.From == b.name {
+		if a.Op == "post" { // this replica became home as it asked: the poster posts here
+			data, _ := json.Marshal(&reply{Replica: b.name})
+			_ = m.Respond(data)
+		}
+		return // our own lookup
 	}
 	ctx := context.Background()
 	if a.Wait > 0 {
