@@ -137,7 +137,11 @@ func (b *Box) collectRecord(ctx context.Context, r *rec, caller, key string, wai
 		ch := b.news(r.id)
 		b.mu.Unlock()
 		if !b.wait(ctx, ch) {
-			return nil, nil, !b.reread(r) // no news: the record itself, should the view lag
+			if b.reread(r) { // no news: the record itself, should the view lag
+				return nil, nil, false
+			}
+			b.nudge(r)
+			return nil, nil, true
 		}
 		return nil, nil, false
 	case stTaken:
@@ -172,6 +176,19 @@ func (b *Box) collectRecord(ctx context.Context, r *rec, caller, key string, wai
 		return nil, refused(err), true
 	}
 	return captureOf(full.body), nil, true
+}
+
+// nudge makes sure r, still queued after a wait without news, is queued
+// at its client's home: here, or told to the home again.
+func (b *Box) nudge(r *rec) {
+	b.mu.Lock()
+	b.restub(r)
+	q := b.queues[r.client]
+	home := q != nil && q.sub != nil
+	b.mu.Unlock()
+	if !home {
+		b.tellHome(r)
+	}
 }
 
 // reread reads r's record once, bounded by a request's time, and reports

@@ -160,8 +160,10 @@ func (b *Box) serve(m *nats.Msg) {
 	case "post":
 		r.Held, err = b.take(a.Post)
 	case "queued": // a record posted elsewhere, told at once rather than through the view
+		r := &rec{client: a.Post.Client, id: a.Post.ID, poster: a.Post.Poster, state: stQueued, size: a.Size, rev: a.Rev}
 		b.mu.Lock()
-		b.hear(&rec{client: a.Post.Client, id: a.Post.ID, poster: a.Post.Poster, state: stQueued, size: a.Size, rev: a.Rev})
+		b.hear(r)
+		b.restub(r)
 		b.mu.Unlock()
 		return
 	case "release":

@@ -66,12 +66,18 @@ func (b *Box) Post(ctx context.Context, p inflight.Post) error {
 	b.hear(&rec{client: p.Client, id: p.ID, poster: p.Poster, state: stQueued, size: s.size, rev: rev})
 	b.mu.Unlock()
 	if q == nil || q.sub == nil { // its home, if any, hears of it now, not when its view does
-		p.Input = ""
-		if data, err := json.Marshal(&ask{Op: "queued", From: b.name, Post: &p, Rev: rev, Size: s.size}); err == nil {
-			_ = b.nc.Publish(hostPrefix+p.Client, data)
-		}
+		b.tellHome(&rec{client: p.Client, id: p.ID, poster: p.Poster, state: stQueued, size: s.size, rev: rev})
 	}
 	return nil
+}
+
+// tellHome tells the replica r's client reads through, if any, of r
+// queued, at once rather than through its view.
+func (b *Box) tellHome(r *rec) {
+	p := inflight.Post{ID: r.id, Client: r.client, Poster: r.poster}
+	if data, err := json.Marshal(&ask{Op: "queued", From: b.name, Post: &p, Rev: r.rev, Size: r.size}); err == nil {
+		_ = b.nc.Publish(hostPrefix+r.client, data)
+	}
 }
 
 // Call posts p and waits for its answer until wait ends, writing nothing

@@ -116,6 +116,20 @@ func (b *Box) addStub(q *queue, r *rec) {
 	b.add(q, s)
 }
 
+// restub queues r here again when this replica is its client's home, its
+// view holds r as it is and no slot holds it: a view that heard r while
+// the client read elsewhere, or a stub lost in a NATS failover, would
+// otherwise leave it queued with its host connected. Called locked.
+func (b *Box) restub(r *rec) {
+	v := b.view[r.id]
+	if b.slots[r.id] != nil || v == nil || v.state != stQueued || v.rev != r.rev {
+		return
+	}
+	if q := b.queues[r.client]; q != nil && q.sub != nil {
+		b.addStub(q, v)
+	}
+}
+
 // bumped is the hand-off a record posted at t gets when this replica took
 // its client from one that died: it may have handed it out unrecorded.
 func (q *queue) bumped(t time.Time) int32 {
