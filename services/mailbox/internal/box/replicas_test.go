@@ -277,6 +277,11 @@ func TestParkedHostsAddNoJetStreamConsumer(t *testing.T) {
 		return n
 	}
 	openRead(t, b, "host-first", "s")
+	// The replica's own: its view of each partition and its watch of the
+	// other replicas, made in the background as it starts.
+	testkit.Eventually(t, "the replica's views to follow their partitions", 30*time.Second, func() bool {
+		return consumers() >= box.Partitions+1
+	})
 	before := consumers()
 	for i := range 1000 {
 		openRead(t, b, fmt.Sprint("host-", i), "s")
