@@ -53,7 +53,7 @@ func (b *Box) Post(ctx context.Context, p inflight.Post) error {
 	if err != nil {
 		return err
 	}
-	rev, err := b.recs.put(ctx, p.Client, p.ID, stQueued, s.stored(), 0, b.cfg.TTL)
+	rev, err := b.recs.create(ctx, p.Client, p.ID, s.stored(), b.cfg.TTL)
 	if err != nil {
 		return refused(err)
 	}

@@ -4,11 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/testkit"
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
 
 // Of first writes racing on one record one wins and the rest are conflicts,
@@ -58,5 +63,38 @@ func TestRacingWritesOfARecordLeaveOneWinnerAtEveryReplication(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A post made as the leader of its partition's stream goes away waits the
+// election out instead of refusing.
+func TestAPostWaitsOutItsStreamsElection(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("a three-node cluster: not in -short")
+	}
+	ctx := context.Background()
+	nodes := testkit.NATSCluster(t, 3)
+	nc, err := nats.Connect(testkit.URLs(nodes), nats.MaxReconnects(-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	b, err := New(ctx, nc, Config{TTL: time.Hour, MaxQueued: 100, MaxSlots: 1000, MaxCaptureBytes: 1 << 20,
+		MaxQueueBytes: 1 << 30, Replicas: 3, PresenceTTL: 3 * time.Second}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	leader, _ := testkit.StreamLeader(t, nodes, StreamPrefix+strconv.Itoa(partition("laptop")))
+	leader.Shutdown()
+	post, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	id := inflight.NewID()
+	if err := b.Post(post, inflight.Post{ID: id, Client: "laptop", Poster: "driver", Tool: "echo", Input: `{}`}); err != nil {
+		t.Fatalf("a post during the election: %v; want it written once a leader is elected", err)
+	}
+	if r, err := b.recs.get(ctx, "laptop", id); err != nil || r == nil || r.state != stQueued {
+		t.Fatalf("its record: %+v %v; want it queued", r, err)
 	}
 }
