@@ -163,12 +163,12 @@ func (b *Box) awaitAt(ctx context.Context, home string, p inflight.Post) (*Captu
 			if r != nil {
 				c = r.Capture
 			}
-			mu.Lock()
+			mu.Lock() // kept, or handed over before the caller can look and leave
 			if gone && c != nil {
 				b.keep(p, *c)
 			}
-			mu.Unlock()
 			got <- result{c, err}
+			mu.Unlock()
 			return
 		}
 	}()
@@ -194,7 +194,7 @@ func (b *Box) awaitAt(ctx context.Context, home string, p inflight.Post) (*Captu
 			}
 			return nil, nil // collected by its handle later, here or at home
 		case <-tick.C:
-			if !b.alive(ctx, home) && ctx.Err() == nil {
+			if ctx.Err() == nil && !b.alive(ctx, home) {
 				return b.orphaned(ctx, p.Poster, p.ID)
 			}
 		}
