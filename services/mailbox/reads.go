@@ -149,7 +149,7 @@ func (s *Service) push(ctx context.Context, read inflight.Read, send func(*mailb
 		select {
 		case <-read.Wake():
 		case <-read.Ended():
-			return status.Error(codes.Unavailable, "the mailbox is shutting down; follow again once it is back")
+			return status.Error(codes.Unavailable, read.Why())
 		case <-ctx.Done():
 			return status.FromContextError(ctx.Err()).Err()
 		}

@@ -164,7 +164,7 @@ func (b *Box) Close() {
 	var leases []*presence.Lease
 	for _, q := range b.queues {
 		if q.reader != nil {
-			q.reader.end()
+			q.reader.end(endDrain)
 			q.reader = nil
 			leases = append(leases, q.lease)
 		}

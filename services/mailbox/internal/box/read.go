@@ -26,6 +26,7 @@ type Read struct {
 	session string
 	wake    chan struct{} // capacity 1: a post between Take and the wait is never lost
 	ended   chan struct{}
+	why     string // set before ended closes
 	endOnce sync.Once
 	cancels []string // cancellations to tell the host, in order
 	done    bool
@@ -48,7 +49,7 @@ func (b *Box) OpenRead(ctx context.Context, client, session string) (inflight.Re
 			b.mu.Unlock()
 			return nil, inflight.SecondReader(client)
 		}
-		q.reader.end() // the same host again: its old read is over
+		q.reader.end(endAgain)
 		q.reader = nil
 	}
 	b.mu.Unlock()
@@ -150,7 +151,7 @@ func (b *Box) release(ctx context.Context, client, session string) error {
 			b.mu.Unlock()
 			return inflight.SecondReader(client)
 		}
-		r.end()
+		r.end(endMoved)
 		q.reader = nil
 	}
 	b.mu.Unlock()
@@ -258,7 +259,25 @@ func (r *Read) Wake() <-chan struct{} { return r.wake }
 // down or lost NATS, or the client's read moved to another replica.
 func (r *Read) Ended() <-chan struct{} { return r.ended }
 
-func (r *Read) end() { r.endOnce.Do(func() { close(r.ended) }) }
+// Why says why the read ended; read it once Ended is closed.
+func (r *Read) Why() string { return r.why }
+
+// end ends the read for the reason why, told to its host.
+func (r *Read) end(why string) {
+	r.endOnce.Do(func() {
+		r.why = why
+		close(r.ended)
+	})
+}
+
+// Why a read ends, as its host hears it.
+const (
+	endDrain   = "the mailbox replica is shutting down; follow again through another replica or once it is back"
+	endNATS    = "the mailbox replica lost NATS and let the read go; follow again in a moment"
+	endMoved   = "this host's read moved to another mailbox replica; follow again"
+	endAgain   = "this host opened another read; this one is over"
+	endByClose = "the read was closed"
+)
 
 // signal wakes the reader without blocking. Called locked.
 func (r *Read) signal() {
@@ -284,7 +303,7 @@ func (r *Read) Close() {
 		return
 	}
 	r.done = true
-	r.end()
+	r.end(endByClose)
 	mine := r.q.reader == r
 	if mine {
 		r.q.reader = nil

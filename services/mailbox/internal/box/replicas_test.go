@@ -330,3 +330,29 @@ func TestACallReturnsWhenItsWaitEndsThoughItsHomeIsSilent(t *testing.T) {
 		t.Fatalf("call: %+v %v; want no answer and no error, for collection later", got.c, got.err)
 	}
 }
+
+// A read that ends says why to its host: moved to another replica, or the
+// replica draining — not one sentence for both.
+func TestAnEndedReadSaysWhy(t *testing.T) {
+	t.Parallel()
+	url := testkit.NATS(t).ClientURL()
+	a, _ := replica(t, url, storetest.Defaults, 1)
+	b, _ := replica(t, url, storetest.Defaults, 1)
+	ended := func(r inflight.Read, want string) {
+		t.Helper()
+		select {
+		case <-r.Ended():
+		case <-time.After(30 * time.Second):
+			t.Fatal("the read never ended")
+		}
+		if !strings.Contains(r.Why(), want) {
+			t.Fatalf("the read ended saying %q; want %q in it", r.Why(), want)
+		}
+	}
+	first := openRead(t, a, "laptop", "s")
+	openRead(t, b, "laptop", "s") // the same host through another replica
+	ended(first, "moved to another mailbox replica")
+	r := openRead(t, a, "desktop", "s")
+	a.Close()
+	ended(r, "shutting down")
+}

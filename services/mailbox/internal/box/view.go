@@ -195,7 +195,7 @@ func (b *Box) orphan() {
 	defer b.mu.Unlock()
 	for _, q := range b.queues {
 		if q.reader != nil {
-			q.reader.end()
+			q.reader.end(endNATS)
 		}
 		if q.sub != nil {
 			_ = q.sub.Unsubscribe()

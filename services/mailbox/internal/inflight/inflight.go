@@ -302,8 +302,9 @@ type Read interface {
 	// Wake is signalled when there may be something to Take.
 	Wake() <-chan struct{}
 	// Ended is closed when the read can go on no longer; the host should
-	// read again.
+	// read again. Why then says why, as a sentence for the host.
 	Ended() <-chan struct{}
+	Why() string
 	// Requeued counts the invocations handed out earlier without an answer,
 	// which this read gets again first.
 	Requeued() int
