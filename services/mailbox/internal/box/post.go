@@ -99,7 +99,7 @@ func (b *Box) Call(ctx, wait context.Context, p inflight.Post) (*Capture, error)
 	r, err := b.request(ctx, hostPrefix+p.Client, &ask{Op: "post", Post: &p})
 	switch {
 	case err == nil && r.Held:
-		return b.awaitAt(wait, r.Replica, p)
+		return b.awaitAt(ctx, wait, r.Replica, p)
 	case err == nil || errors.Is(err, errNoHome):
 		if err := b.Post(ctx, p); err != nil {
 			return nil, err
@@ -107,7 +107,7 @@ func (b *Box) Call(ctx, wait context.Context, p inflight.Post) (*Capture, error)
 		return b.collect(wait, p.Poster, p.ID, true, "", true)
 	case errors.Is(err, errSilent): // the home died with the ask; it may have taken it
 		if home := b.locate(ctx, p.ID); home != "" {
-			return b.awaitAt(wait, home, p)
+			return b.awaitAt(ctx, wait, home, p)
 		}
 		return b.orphaned(wait, p.Poster, p.ID)
 	}
@@ -132,13 +132,14 @@ func (b *Box) take(p *inflight.Post) (bool, error) {
 	return true, nil
 }
 
-// awaitAt waits for the answer of a call held by replica home, asking every
-// second whether home still lives. If it died, the call's record (written
-// if its host moved meanwhile) still answers it; otherwise the call fails
-// in band, naming the handle. When ctx ends first the call returns with no
-// answer at once, even if home's reply is lost; one that arrives later is
-// kept here, for its collection.
-func (b *Box) awaitAt(ctx context.Context, home string, p inflight.Post) (*Capture, error) {
+// awaitAt waits for the answer of a call held by replica home until wait
+// ends, asking every second whether home still lives. If it died, the
+// call's record (written if its host moved meanwhile) still answers it;
+// otherwise the call fails in band, naming the handle. Home's reply to a
+// wait that ended is waited for while the caller (ctx) still is, so that
+// it is not lost between them; a silent home is not. An answer arriving
+// after that is kept here, for its collection.
+func (b *Box) awaitAt(ctx, wait context.Context, home string, p inflight.Post) (*Capture, error) {
 	type result struct {
 		c   *Capture
 		err error
@@ -151,12 +152,12 @@ func (b *Box) awaitAt(ctx context.Context, home string, p inflight.Post) (*Captu
 	go func() {
 		for {
 			w := 30 * time.Second
-			if d, ok := ctx.Deadline(); ok {
+			if d, ok := wait.Deadline(); ok {
 				w = min(w, time.Until(d))
 			}
-			// Not bound to ctx: an answer taken at home must reach here.
+			// Not bound to wait: an answer taken at home must reach here.
 			r, err := b.request(context.Background(), mbxPrefix+home, &ask{Op: "collect", Caller: p.Poster, ID: p.ID, Wait: max(w, time.Millisecond), Key: callKey})
-			if err == nil && r.Capture == nil && ctx.Err() == nil {
+			if err == nil && r.Capture == nil && wait.Err() == nil {
 				continue
 			}
 			var c *Capture
@@ -172,21 +173,33 @@ func (b *Box) awaitAt(ctx context.Context, home string, p inflight.Post) (*Captu
 			return
 		}
 	}()
+	settle := func(r result) (*Capture, error) {
+		if errors.Is(r.err, errNoHome) {
+			return b.orphaned(wait, p.Poster, p.ID)
+		}
+		return r.c, r.err
+	}
 	tick := time.NewTicker(pingEvery)
 	defer tick.Stop()
 	for {
 		select {
 		case r := <-got:
-			if errors.Is(r.err, errNoHome) {
-				return b.orphaned(ctx, p.Poster, p.ID)
+			return settle(r)
+		case <-wait.Done():
+			grace := time.NewTimer(min(untilDeadline(ctx)-replyMargin, findWait))
+			select {
+			case r := <-got:
+				grace.Stop()
+				return settle(r)
+			case <-grace.C:
+			case <-ctx.Done():
+				grace.Stop()
 			}
-			return r.c, r.err
-		case <-ctx.Done():
 			mu.Lock()
 			gone = true
 			mu.Unlock()
 			select {
-			case r := <-got: // it came as the wait ended
+			case r := <-got: // it came as the caller left
 				if r.c != nil {
 					return r.c, nil
 				}
@@ -194,12 +207,16 @@ func (b *Box) awaitAt(ctx context.Context, home string, p inflight.Post) (*Captu
 			}
 			return nil, nil // collected by its handle later, here or at home
 		case <-tick.C:
-			if ctx.Err() == nil && !b.alive(ctx, home) {
-				return b.orphaned(ctx, p.Poster, p.ID)
+			if wait.Err() == nil && !b.alive(wait, home) {
+				return b.orphaned(wait, p.Poster, p.ID)
 			}
 		}
 	}
 }
+
+// replyMargin is the time a caller's reply needs to leave before its
+// deadline.
+const replyMargin = 50 * time.Millisecond
 
 // keep holds an answer taken for a caller that gave up, for its collection.
 func (b *Box) keep(p inflight.Post, c Capture) {
