@@ -6,12 +6,14 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
 // serving is the fake mailbox with Serve: each stream goes to the test,
@@ -104,6 +106,22 @@ func (b *bidi) refused(id string, code codes.Code) {
 	b.events <- &mailboxv1.ServeResponse{Event: &mailboxv1.ServeResponse_Refused{Refused: &mailboxv1.Refused{Invocation: id, Code: int32(code), Message: "no"}}}
 }
 
+// awaitSettled waits until the current line holds no capture of id; a
+// line that ended has handed its captures to Complete.
+func awaitSettled(t *testing.T, f *Follower, id string) {
+	t.Helper()
+	testkit.Eventually(t, id+"'s receipt taken", 10*time.Second, func() bool {
+		l := f.line.Load()
+		if l == nil {
+			return true
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		_, out := l.pending[id]
+		return !out
+	})
+}
+
 // noUnaryCompletes fails when a capture went with Complete.
 func (m *serving) noUnaryCompletes(t *testing.T) {
 	t.Helper()
@@ -119,7 +137,7 @@ func (m *serving) noUnaryCompletes(t *testing.T) {
 func TestCapturesGoOverTheServeStream(t *testing.T) {
 	t.Parallel()
 	m, r := newServing(), newRunner()
-	_, stop := start(t, Options{Mailbox: m}, r)
+	f, stop := start(t, Options{Mailbox: m}, r)
 	b := receive(t, m.lines, "a Serve stream")
 	if open := receive(t, b.sent, "the open").GetOpen(); open == nil {
 		t.Fatal("the first message on the stream was not the open")
@@ -132,6 +150,7 @@ func TestCapturesGoOverTheServeStream(t *testing.T) {
 		t.Fatalf("sent %v, want i1's capture", c)
 	}
 	b.receipt("i1")
+	awaitSettled(t, f, "i1") // stopping first would rightly resend it
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
