@@ -66,6 +66,10 @@ type Box struct {
 	backlog  map[string]map[string]*rec // queued durable records, by client and id
 	replicas map[string]bool            // the other live replicas
 	waits    map[string]chan struct{}
+	// arriving holds the calls whose answer is on its way from their home
+	// after the Call returned the handle, by id: their poster. A collection
+	// here waits for it rather than finding nothing.
+	arriving map[string]string
 	expiry   list
 	taken    takenSet
 	sweep    Timer
@@ -109,7 +113,7 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Box
 	_, _ = rand.Read(id[:])
 	b := &Box{cfg: cfg, nc: nc, js: js, log: log, name: "mb-" + hex.EncodeToString(id[:]), recs: recs,
 		inbox: make(chan *nats.Msg, 4096), slots: map[string]*slot{}, queues: map[string]*queue{}, view: map[string]*rec{},
-		backlog: map[string]map[string]*rec{}, replicas: map[string]bool{}, waits: map[string]chan struct{}{},
+		backlog: map[string]map[string]*rec{}, replicas: map[string]bool{}, waits: map[string]chan struct{}{}, arriving: map[string]string{},
 		expiry: list{at: expiryLinks}, closing: make(chan struct{})}
 	b.leases = presence.NewLeases(kv, b.name)
 	for _, subj := range []string{mbxPrefix + b.name, findSubject} {

@@ -75,6 +75,18 @@ func (b *Box) collect(ctx context.Context, caller, id string, wait bool, key str
 			b.mu.Unlock()
 			continue
 		}
+		if poster, ok := b.arriving[id]; ok && poster == caller { // its answer is on its way from home
+			if !wait {
+				b.mu.Unlock()
+				return nil, nil
+			}
+			ch := b.news(id)
+			b.mu.Unlock()
+			if !b.wait(ctx, ch) {
+				wait = false
+			}
+			continue
+		}
 		again := b.taken.again(b.cfg.Clock.Now(), id, caller, key)
 		r := b.view[id]
 		b.mu.Unlock()

@@ -155,7 +155,7 @@ func (b *Box) serve(m *nats.Msg) {
 	case "ping":
 	case "find":
 		b.mu.Lock()
-		r.Held = b.slots[a.ID] != nil
+		r.Held = b.slots[a.ID] != nil || b.arriving[a.ID] != ""
 		b.mu.Unlock()
 	case "post":
 		r.Held, err = b.take(a.Post)

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/switchboard-run/switchboard/kit/retry"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
 
@@ -138,7 +139,7 @@ func (b *Box) take(p *inflight.Post) (bool, error) {
 // otherwise the call fails in band, naming the handle. Home's reply to a
 // wait that ended is waited for while the caller (ctx) still is, so that
 // it is not lost between them; a silent home is not. An answer arriving
-// after that is kept here, for its collection.
+// after that is kept here, for its collection, which waits for it.
 func (b *Box) awaitAt(ctx, wait context.Context, home string, p inflight.Post) (*Capture, error) {
 	type result struct {
 		c   *Capture
@@ -150,28 +151,16 @@ func (b *Box) awaitAt(ctx, wait context.Context, home string, p inflight.Post) (
 	var mu sync.Mutex
 	gone := false
 	go func() {
-		for {
-			w := 30 * time.Second
-			if d, ok := wait.Deadline(); ok {
-				w = min(w, time.Until(d))
-			}
-			// Not bound to wait: an answer taken at home must reach here.
-			r, err := b.request(context.Background(), mbxPrefix+home, &ask{Op: "collect", Caller: p.Poster, ID: p.ID, Wait: max(w, time.Millisecond), Key: callKey})
-			if err == nil && r.Capture == nil && wait.Err() == nil {
-				continue
-			}
-			var c *Capture
-			if r != nil {
-				c = r.Capture
-			}
-			mu.Lock() // kept, or handed over before the caller can look and leave
-			if gone && c != nil {
+		c, err := b.fetch(wait, home, p)
+		mu.Lock() // kept, or handed over before the caller can look and leave
+		if gone {
+			if c != nil {
 				b.keep(p, *c)
 			}
-			got <- result{c, err}
-			mu.Unlock()
-			return
+			b.landed(p.ID)
 		}
+		got <- result{c, err}
+		mu.Unlock()
 	}()
 	settle := func(r result) (*Capture, error) {
 		if errors.Is(r.err, errNoHome) {
@@ -196,15 +185,19 @@ func (b *Box) awaitAt(ctx, wait context.Context, home string, p inflight.Post) (
 				grace.Stop()
 			}
 			mu.Lock()
-			gone = true
-			mu.Unlock()
+			defer mu.Unlock()
 			select {
 			case r := <-got: // it came as the caller left
 				if r.c != nil {
 					return r.c, nil
 				}
+				return nil, nil
 			default:
 			}
+			gone = true
+			b.mu.Lock()
+			b.arriving[p.ID] = p.Poster
+			b.mu.Unlock()
 			return nil, nil // collected by its handle later, here or at home
 		case <-tick.C:
 			if wait.Err() == nil && !b.alive(wait, home) {
@@ -212,6 +205,42 @@ func (b *Box) awaitAt(ctx, wait context.Context, home string, p inflight.Post) (
 			}
 		}
 	}
+}
+
+// fetch collects a call's answer at home under the call's retry key, until
+// wait ends without it (or for a minute, once an answer may be on its way:
+// the key gets home's copy again). A reply lost on the way (NATS
+// reconnecting at either end) is asked for again while home lives.
+func (b *Box) fetch(wait context.Context, home string, p inflight.Post) (*Capture, error) {
+	began := time.Now()
+	backoff := retry.NewBackoff(election)
+	for {
+		w := 30 * time.Second
+		if d, ok := wait.Deadline(); ok {
+			w = min(w, time.Until(d))
+		}
+		// Not bound to wait: an answer taken at home must reach here.
+		r, err := b.request(context.Background(), mbxPrefix+home, &ask{Op: "collect", Caller: p.Poster, ID: p.ID, Wait: max(w, time.Millisecond), Key: callKey})
+		switch {
+		case err == nil && r.Capture == nil && wait.Err() == nil:
+			continue
+		case err == nil:
+			return r.Capture, nil
+		case !errors.Is(err, errNoHome) && time.Since(began) < retryGrace && b.alive(context.Background(), home):
+			retry.Sleep(context.Background(), backoff.Next(), nil)
+			continue
+		}
+		return nil, err
+	}
+}
+
+// landed ends a call's wait for its answer from home. Called with its
+// answer kept, or without one (its collection then looks elsewhere).
+func (b *Box) landed(id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.arriving, id)
+	b.notify(id)
 }
 
 // replyMargin is the time a caller's reply needs to leave before its

@@ -161,6 +161,9 @@ func (b *Box) release(ctx context.Context, client, session string) error {
 // spill writes every invocation of q to its record (a call's is written
 // now, a durable one's hand-offs when they moved) and stops being q's
 // client's home: its host reads elsewhere now, or this replica lost NATS.
+// Each slot is marked writing meanwhile, so an act on it (a complete, a
+// collection) waits and then finds the record; one whose write failed goes
+// back on the client's queue here, for the next try.
 func (b *Box) spill(ctx context.Context, q *queue) error {
 	b.mu.Lock()
 	if q.reader != nil { // a read opened here meanwhile: the client stays
@@ -171,6 +174,7 @@ func (b *Box) spill(ctx context.Context, q *queue) error {
 	for _, l := range []*list{&q.handed, &q.pending} {
 		for s := l.head; s != nil; s = l.head {
 			l.remove(s)
+			s.writing = make(chan struct{})
 			moving = append(moving, s)
 		}
 	}
@@ -186,9 +190,14 @@ func (b *Box) spill(ctx context.Context, q *queue) error {
 	for _, s := range moving {
 		rev, err := b.store(ctx, s)
 		b.mu.Lock()
-		if err != nil {
+		close(s.writing)
+		s.writing = nil
+		switch {
+		case b.slots[s.id] != s: // expired or taken meanwhile
+		case err != nil:
 			errs = append(errs, err)
-		} else if b.slots[s.id] == s {
+			b.requeue(q, s)
+		default:
 			b.remove(s)
 			b.hear(&rec{client: s.client, id: s.id, poster: s.poster, state: stQueued, size: s.size, rev: rev})
 		}
@@ -198,6 +207,22 @@ func (b *Box) spill(ctx context.Context, q *queue) error {
 		return status.Errorf(codes.Unavailable, "the mailbox could not hand %q's invocations over (%v); read again in a moment", q.client, errors.Join(errs...))
 	}
 	return nil
+}
+
+// requeue puts back a slot a spill could not write, on its client's queue
+// here (q again when no other was made meanwhile, still without a
+// subscription), so that a read here or the next hand-over takes it.
+// Called locked.
+func (b *Box) requeue(q *queue, s *slot) {
+	home := b.queues[s.client]
+	if home == nil {
+		home = q
+		b.queues[s.client] = q
+	}
+	home.pending.pushBack(s)
+	if home.reader != nil {
+		home.reader.signal()
+	}
 }
 
 // store writes s to its record for the replica that takes its client:

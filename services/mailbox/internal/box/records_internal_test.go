@@ -40,6 +40,11 @@ func TestRacingWritesOfARecordLeaveOneWinnerAtEveryReplication(t *testing.T) {
 			// Writes racing on one record: a replicated stream refuses those
 			// that meet another in flight before it knows who won.
 			body := &mailboxv1.StoredInvocation{Poster: "driver", Tool: "echo", Input: "{}"}
+			// A new replicated stream answers once it has elected a leader.
+			testkit.Eventually(t, "the records' stream to answer a write", 30*time.Second, func() bool {
+				_, err := recs.put(ctx, "laptop", "inv-first", stQueued, body, 0, time.Minute)
+				return err == nil || errors.Is(err, errConflict)
+			})
 			for round := range 5 {
 				id := fmt.Sprintf("inv-%d", round)
 				errs := make(chan error, 8)

@@ -183,7 +183,7 @@ func (b *Box) watchConnection(ctx context.Context) {
 			if st != nats.CONNECTED {
 				b.orphan()
 			} else {
-				b.rehome(ctx)
+				go b.rehome(ctx)
 			}
 		}
 	}
@@ -205,19 +205,31 @@ func (b *Box) orphan() {
 }
 
 // rehome writes what orphaned clients left here to their records, and
-// drops them.
+// drops them; a write refused (a stream electing its leader) is tried
+// again while NATS stays, since no other replica can ask for them.
 func (b *Box) rehome(ctx context.Context) {
-	b.mu.Lock()
-	var left []*queue
-	for _, q := range b.queues {
-		if q.sub == nil && q.reader == nil {
-			left = append(left, q)
+	backoff := retry.NewBackoff(rewatch)
+	for warned := false; ; {
+		b.mu.Lock()
+		var left []*queue
+		for _, q := range b.queues {
+			if q.sub == nil && q.reader == nil {
+				left = append(left, q)
+			}
 		}
-	}
-	b.mu.Unlock()
-	for _, q := range left {
-		if err := b.spill(ctx, q); err != nil {
-			b.log.Warn("a client's invocations stay in this replica's memory", "client", q.client, "err", err)
+		b.mu.Unlock()
+		failed := false
+		for _, q := range left {
+			if err := b.spill(ctx, q); err != nil {
+				failed = true
+				if !warned {
+					b.log.Warn("a client's invocations stay in this replica's memory; trying again", "client", q.client, "err", err)
+				}
+			}
+		}
+		warned = warned || failed
+		if !failed || !b.nc.IsConnected() || !retry.Sleep(ctx, backoff.Next(), nil) {
+			return
 		}
 	}
 }

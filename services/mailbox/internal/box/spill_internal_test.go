@@ -1,0 +1,153 @@
+package box
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/switchboard-run/switchboard/kit/testkit"
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/storetest"
+)
+
+// A hand-over whose write fails (a stream electing its leader, NATS going)
+// leaves the call on its client's queue here, for the next try, rather than
+// stranded off every list: the next hand-over writes it, and the call is
+// answered through its record.
+func TestAHandOverThatCannotWriteKeepsItsCall(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	nc, err := nats.Connect(testkit.NATS(t).ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	b, err := New(ctx, nc, Config{TTL: time.Hour, MaxQueued: 100, MaxSlots: 1000, MaxCaptureBytes: 1 << 20,
+		MaxQueueBytes: 1 << 30, Replicas: 1, PresenceTTL: 3 * time.Second}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	r, err := b.OpenRead(ctx, "laptop", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := inflight.NewID()
+	wait, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	answered := make(chan *Capture, 1)
+	go func() {
+		c, err := b.Call(ctx, wait, inflight.Post{ID: id, Client: "laptop", Poster: "driver", Tool: "echo", Input: `{}`})
+		if err != nil {
+			t.Errorf("the call: %v", err)
+		}
+		answered <- c
+	}()
+	awaitHanded(t, r, id)
+	r.Close()
+
+	b.mu.Lock()
+	q := b.queues["laptop"]
+	b.mu.Unlock()
+	cut, stop := context.WithCancel(ctx)
+	stop() // every write fails
+	if err := b.spill(cut, q); err == nil {
+		t.Fatal("a hand-over that could not write said nothing")
+	}
+	b.mu.Lock()
+	s := b.slots[id]
+	kept := s != nil && b.queues["laptop"] == q && q.pending.has(s) && s.writing == nil
+	b.mu.Unlock()
+	if !kept {
+		t.Fatal("the call whose write failed is on no queue here")
+	}
+
+	if err := b.spill(ctx, q); err != nil {
+		t.Fatalf("the next hand-over: %v", err)
+	}
+	if rec, err := b.recs.get(ctx, "laptop", id); err != nil || rec == nil || rec.state != stQueued {
+		t.Fatalf("the call's record: %+v %v; want it queued", rec, err)
+	}
+	r2, err := b.OpenRead(ctx, "laptop", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	awaitHanded(t, r2, id)
+	if _, err := b.Complete(ctx, "laptop", id, Capture{Stdout: "done"}); err != nil {
+		t.Fatal(err)
+	}
+	if c := <-answered; c == nil || c.Stdout != "done" {
+		t.Fatalf("the call answered %+v; want its capture", c)
+	}
+}
+
+// awaitHanded takes from r until it hands out id.
+func awaitHanded(t *testing.T, r inflight.Read, id string) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		got, _ := r.Take(true, storetest.Roomy())
+		for _, inv := range got {
+			if inv.ID == id {
+				return
+			}
+		}
+		select {
+		case <-r.Wake():
+		case <-deadline:
+			t.Fatalf("%s was never handed out", id)
+		}
+	}
+}
+
+// A collection of a call whose answer is on its way from home (the Call
+// returned its handle first) waits for it here, rather than finding it
+// nowhere while it travels.
+func TestACollectionWaitsForAnAnswerOnItsWay(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	nc, err := nats.Connect(testkit.NATS(t).ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	b, err := New(ctx, nc, Config{TTL: time.Hour, MaxQueued: 100, MaxSlots: 1000, MaxCaptureBytes: 1 << 20,
+		MaxQueueBytes: 1 << 30, Replicas: 1, PresenceTTL: 3 * time.Second}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	p := inflight.Post{ID: inflight.NewID(), Client: "laptop", Poster: "driver", Tool: "echo", Input: `{}`}
+	b.mu.Lock()
+	b.arriving[p.ID] = p.Poster
+	b.mu.Unlock()
+	if c, err := b.Collect(ctx, "driver", p.ID, 0, ""); c != nil || err != nil {
+		t.Fatalf("a look without waiting: %+v %v; want it running", c, err)
+	}
+	if _, err := b.Collect(ctx, "intruder", p.ID, 0, ""); err == nil {
+		t.Fatal("another caller's collection found a call on its way")
+	}
+	collected := make(chan error, 1)
+	go func() {
+		c, err := b.Collect(ctx, "driver", p.ID, time.Minute, "")
+		if err == nil && (c == nil || c.Stdout != "done") {
+			err = fmt.Errorf("collected %+v; want its answer", c)
+		}
+		collected <- err
+	}()
+	testkit.Eventually(t, "the collection to wait", 10*time.Second, func() bool {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.waits[p.ID] != nil
+	})
+	b.keep(p, Capture{Stdout: "done"})
+	b.landed(p.ID)
+	if err := <-collected; err != nil {
+		t.Fatal(err)
+	}
+}
