@@ -102,6 +102,7 @@ type Options struct {
 	// every error is tried again.
 	Fatal func(error) bool
 	// Redial is the backoff between Follow attempts; zero: retry.Default.
+	// A refusal as UNAVAILABLE waits at most briefFault whatever it says.
 	Redial retry.Policy
 	// Standby says whether a refused Follow means another reader holds the
 	// queue now (a replica of the same host): it is tried again like any
@@ -178,7 +179,7 @@ func (f *Follower) Run(ctx context.Context, r Runner) error {
 	if policy == (retry.Policy{}) {
 		policy = retry.Default
 	}
-	redial := retry.Loop{Policy: policy, OnRetry: func(err error, wait time.Duration) {
+	redial := retry.Loop{Policy: policy, Ceiling: brief, OnRetry: func(err error, wait time.Duration) {
 		if f.o.Standby != nil && f.o.Standby(err) {
 			f.log.Debug("standing by: another reader holds the queue", "error", message(err), "again_in", wait)
 			return
@@ -257,7 +258,7 @@ func (f *Follower) complete(run context.Context, id string, c *mailboxv1.Capture
 	defer cancel()
 	// An attempt that ran out of its own time is tried again as an
 	// unreachable mailbox is: a store is idempotent by the invocation id.
-	send := retry.Loop{Policy: retry.Default, Retryable: func(err error) bool {
+	send := retry.Loop{Policy: retry.Default, Ceiling: brief, Retryable: func(err error) bool {
 		return again(err) && f.o.RunContext.Err() == nil
 	}}
 	err := send.Do(ctx, func(ctx context.Context) error {
@@ -274,6 +275,19 @@ func (f *Follower) complete(run context.Context, id string, c *mailboxv1.Capture
 	default:
 		f.fault(fmt.Sprintf("completing %s: %s", id, message(err)))
 	}
+}
+
+// briefFault caps the wait after an UNAVAILABLE refusal, which is what the
+// mailbox and the registry answer while NATS or a stream's leader is away
+// for a moment: a host serves again within seconds of its return, not after
+// a backoff grown through the outage.
+const briefFault = 2 * time.Second
+
+func brief(err error) time.Duration {
+	if status.Code(err) == codes.Unavailable {
+		return briefFault
+	}
+	return 0
 }
 
 func (f *Follower) fault(s string) {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/retry"
 )
 
 func (f *Follower) queuedIDs() []string {
@@ -264,6 +266,25 @@ func TestCompletingTriesAgainWhileTheMailboxIsUnavailable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A refusal as UNAVAILABLE (the store away for a moment) is tried again
+// within seconds, however long the redial policy's waits have grown.
+func TestAnUnavailableRefusalIsTriedAgainSoon(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	calls := 0
+	mb := newMailbox()
+	start(t, Options{Mailbox: mb, Redial: retry.Policy{Base: time.Hour, Max: time.Hour, Multiplier: 2},
+		Advertise: func(context.Context) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if calls++; calls < 3 {
+				return status.Error(codes.Unavailable, "the registry cannot reach NATS right now")
+			}
+			return nil
+		}}, newRunner())
+	mb.stream(t) // the third try opened a read, within wait, not hours
 }
 
 func TestAFatalErrorEndsRun(t *testing.T) {

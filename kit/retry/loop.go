@@ -34,6 +34,10 @@ type Loop struct {
 	// OnRetry, when set, is told each failure that will be tried again and
 	// how long the loop waits first.
 	OnRetry func(err error, wait time.Duration)
+	// Ceiling, when set, caps the wait after err: a fault known to pass in
+	// seconds (a store electing its leader) is tried again that soon, while
+	// the run of failures still grows toward Policy.Max for the rest.
+	Ceiling func(err error) time.Duration
 	// Wake, when set, ends a wait early: something changed that makes
 	// trying at once worthwhile. The run of failures goes on.
 	Wake <-chan struct{}
@@ -114,6 +118,11 @@ func (l Loop) now() func() time.Time {
 
 // wait tells OnRetry and waits d; false when ctx ended or would end first.
 func (l Loop) wait(ctx context.Context, d time.Duration, err error) bool {
+	if l.Ceiling != nil {
+		if c := l.Ceiling(err); c > 0 {
+			d = min(d, c)
+		}
+	}
 	if deadline, ok := ctx.Deadline(); ok && l.now()().Add(d).After(deadline) {
 		return false
 	}

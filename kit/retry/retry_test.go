@@ -138,6 +138,37 @@ func TestForeverResetsAfterProgressOrAStableRun(t *testing.T) {
 	}
 }
 
+// A failure with a ceiling waits at most that long, whatever the run of
+// failures has grown to; the others wait as the policy says.
+func TestACeilingCapsTheWaitAfterItsFailuresOnly(t *testing.T) {
+	t.Parallel()
+	f := &fake{now: time.Unix(0, 0)}
+	brief, long := errors.New("electing"), errors.New("down")
+	script := []error{long, long, brief, long, brief}
+	i := 0
+	l := Loop{Policy: Policy{Base: time.Second, Max: 8 * time.Second, Multiplier: 2}, hooks: f.hooks(),
+		Ceiling: func(err error) time.Duration {
+			if err == brief {
+				return 1500 * ms
+			}
+			return 0
+		}}
+	err := l.Do(context.Background(), func(context.Context) error {
+		if i == len(script) {
+			return nil
+		}
+		i++
+		return script[i-1]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []time.Duration{time.Second, 2 * time.Second, 1500 * ms, 8 * time.Second, 1500 * ms}
+	if !slices.Equal(f.waits, want) {
+		t.Errorf("waits = %v, want %v", f.waits, want)
+	}
+}
+
 func TestForeverReturnsAStoppedError(t *testing.T) {
 	t.Parallel()
 	f := &fake{now: time.Unix(0, 0)}
