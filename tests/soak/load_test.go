@@ -192,7 +192,23 @@ func (l *load) collect(dr *driver, id, input string) {
 			return
 		}
 	}
-	l.lose("%s (%s) was not answered within %v", id, input, collectWithin)
+	l.lose("%s (%s) was not answered within %v: %s", id, input, collectWithin, l.whereIs(dr, id))
+}
+
+// whereIs says, for the report of a lost handle, how often a host ran it
+// and what the mailbox knows of it.
+func (l *load) whereIs(dr *driver, id string) string {
+	runs := 0
+	if n, ok := ran.Load(id); ok {
+		runs = int(n.(*atomic.Int32).Load())
+	}
+	ctx, cancel := context.WithTimeout(procs.Driver(), 5*time.Second)
+	defer cancel()
+	st, err := l.replicas[dr.at].Status(ctx, &mailboxv1.StatusRequest{Invocation: id})
+	if err != nil {
+		return fmt.Sprintf("run %d times by its host; status: %v", runs, err)
+	}
+	return fmt.Sprintf("run %d times by its host; %s, handed out %d times", runs, st.GetPhase(), st.GetHandOffs())
 }
 
 func (l *load) lose(format string, args ...any) {
@@ -297,6 +313,12 @@ func echoHosts(t *testing.T, reg string, mailboxes []string, clients []string, d
 // echo answers every invocation with its input as stdout.
 type echo struct{}
 
+// ran counts the runs of each invocation id by the echo hosts, for the
+// report of a lost one.
+var ran sync.Map
+
 func (echo) Run(_ context.Context, inv *mailboxv1.Invocation) *mailboxv1.Capture {
+	n, _ := ran.LoadOrStore(inv.GetInvocation(), new(atomic.Int32))
+	n.(*atomic.Int32).Add(1)
 	return capture.New(inv.GetInput(), "", 0)
 }
