@@ -48,6 +48,9 @@ func TestKilledStdioServerIsRestartedAndServesAgain(t *testing.T) {
 	if !contains(row.GetFaults(), "crashed (1 in a row): the server process exited (signal: killed)") {
 		t.Errorf("faults = %q, want the crash named", row.GetFaults())
 	}
+	testkit.Eventually(t, "the last fault cleared once it runs again", 20*time.Second, func() bool {
+		return s.row(t, "conf").GetLastFault() == ""
+	})
 	if after := s.pid(t, "conf"); after == before || after == 0 {
 		t.Errorf("pid %d → %d, want a new process", before, after)
 	}

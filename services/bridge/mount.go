@@ -68,8 +68,9 @@ type mount struct {
 	starts     int               // runs started, for a plugin's init.restart
 	info       upstream.Info
 	set        *advertisement.Set
-	advertised int // tools in the last advertisement the registry took
-	inFlight   int // MCP calls running
+	advertised int    // tools in the last advertisement the registry took
+	inFlight   int    // MCP calls running
+	lastFault  string // the latest fault since the mount last recovered
 
 	catalog *catalogHub // hears when the server's catalog changed
 
@@ -121,7 +122,10 @@ func newMount(s *Service, client string, cfg *bridgev1.ServerConfig) *mount {
 		// The read is held under our session now: re-present the set, so a
 		// registry that restarted, or a set changed while we were away, is
 		// right.
-		Opened:    func(ctx context.Context, _ int32) { m.advertise(ctx) },
+		Opened: func(ctx context.Context, _ int32) {
+			m.recovered()
+			m.advertise(ctx)
+		},
 		OnFault:   m.fault,
 		OnNotice:  m.notice,
 		Log:       m.log,
@@ -270,6 +274,9 @@ func (m *mount) onChange(st supervise.Status) {
 		m.fault(fmt.Sprintf("failed after %d crashes in a row; its tools are withdrawn until it is mounted again: %s", st.Streak, st.Fault))
 		m.withdraw()
 	}
+	if st.State == bridgev1.State_STATE_RUNNING {
+		m.recovered()
+	}
 	m.log.Debug("state", "state", st.State, "restarts", st.Restarts)
 	if st.State != bridgev1.State_STATE_STARTING {
 		m.settle.Do(func() { close(m.settled) })
@@ -284,7 +291,18 @@ func (m *mount) notice(s string) {
 func (m *mount) fault(s string) {
 	m.faultCount.Inc()
 	m.faults.Add(s)
+	m.mu.Lock()
+	m.lastFault = s
+	m.mu.Unlock()
 	m.log.Warn("fault", "text", s)
+}
+
+// recovered clears the last fault: the server runs again, or the read of
+// its queue opened again. The faults keep it.
+func (m *mount) recovered() {
+	m.mu.Lock()
+	m.lastFault = ""
+	m.mu.Unlock()
 }
 
 // setTools builds the advertisement from a listing and advertises it.
@@ -305,7 +323,7 @@ func (m *mount) status() *bridgev1.ServerStatus {
 	if m.sess != nil {
 		m.info = m.sess.Info() // a re-initialised HTTP session has a new id
 	}
-	info, set, advertised, inFlight, backend := m.info, m.set, m.advertised, m.inFlight, m.backend
+	info, set, advertised, inFlight, backend, lastFault := m.info, m.set, m.advertised, m.inFlight, m.backend, m.lastFault
 	m.mu.Unlock()
 	state := st.State
 	if backend != nil {
@@ -323,7 +341,7 @@ func (m *mount) status() *bridgev1.ServerStatus {
 		ServerVersion:   info.ServerVersion,
 		ToolCount:       int32(advertised),
 		Restarts:        int32(st.Restarts),
-		LastFault:       m.faults.Last(),
+		LastFault:       lastFault,
 		StderrTail:      m.stderr.String(),
 		Faults:          m.faults.All(),
 		Notices:         m.notices.All(),

@@ -1003,7 +1003,9 @@ type ServerStatus struct {
 	ToolCount int32 `protobuf:"varint,7,opt,name=tool_count,json=toolCount,proto3" json:"tool_count,omitempty"`
 	// restarts counts starts after the first.
 	Restarts int32 `protobuf:"varint,8,opt,name=restarts,proto3" json:"restarts,omitempty"`
-	// last_fault is the most recent fault, empty if none.
+	// last_fault is the most recent fault since the mount last recovered (its
+	// server running again, or its read of the queue open again); empty when
+	// none. faults keeps them all.
 	LastFault string `protobuf:"bytes,9,opt,name=last_fault,json=lastFault,proto3" json:"last_fault,omitempty"`
 	// stderr_tail is the last lines the server wrote to stderr (bounded).
 	StderrTail string `protobuf:"bytes,10,opt,name=stderr_tail,json=stderrTail,proto3" json:"stderr_tail,omitempty"`
