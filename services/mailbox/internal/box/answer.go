@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
@@ -65,6 +67,16 @@ func (b *Box) complete(ctx context.Context, caller, id string, c Capture, local 
 			}
 			if !errors.Is(err, errNoHome) {
 				return Capture{}, err
+			}
+			// No home: one that lost NATS may still hold it, orphaned.
+			if holder := b.locate(ctx, id); holder != "" {
+				rep, err := b.request(ctx, mbxPrefix+holder, &ask{Op: "complete", Caller: caller, ID: id, Capture: &c})
+				if err == nil {
+					return *rep.Capture, nil
+				}
+				if st, ok := status.FromError(err); !ok || st.Code() != codes.NotFound {
+					return Capture{}, err
+				}
 			}
 		}
 		if r == nil {

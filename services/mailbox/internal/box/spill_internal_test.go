@@ -151,3 +151,88 @@ func TestACollectionWaitsForAnAnswerOnItsWay(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A home that loses NATS ends its reads at once: the read hands out
+// nothing more, an answer sent through another replica meanwhile still
+// reaches the call it holds, and once NATS is back what it had not handed
+// out goes to records, for wherever the host reads next.
+func TestAHomeThatLostNATSHandsOutNothingMoreAndLosesNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := testkit.NATS(t).ClientURL()
+	open := func() *Box {
+		nc, err := nats.Connect(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		b, err := New(ctx, nc, Config{TTL: time.Hour, MaxQueued: 100, MaxSlots: 1000, MaxCaptureBytes: 1 << 20,
+			MaxQueueBytes: 1 << 30, Replicas: 1, PresenceTTL: 3 * time.Second}, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(b.Close)
+		return b
+	}
+	home, other := open(), open()
+	testkit.Eventually(t, "the replicas to hear of each other", 10*time.Second, func() bool {
+		other.mu.Lock()
+		defer other.mu.Unlock()
+		return len(other.replicas) > 0
+	})
+	r, err := home.OpenRead(ctx, "laptop", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	wait, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	call := func(id string) chan *Capture {
+		answered := make(chan *Capture, 1)
+		go func() {
+			c, err := home.Call(ctx, wait, inflight.Post{ID: id, Client: "laptop", Poster: "driver", Tool: "echo", Input: `{}`})
+			if err != nil {
+				t.Errorf("the call %s: %v", id, err)
+			}
+			answered <- c
+		}()
+		testkit.Eventually(t, id+" queued at home", 10*time.Second, func() bool {
+			home.mu.Lock()
+			defer home.mu.Unlock()
+			return home.slots[id] != nil
+		})
+		return answered
+	}
+	handed, queued := inflight.NewID(), inflight.NewID()
+	handedDone := call(handed)
+	awaitHanded(t, r, handed)
+	queuedDone := call(queued)
+
+	home.orphan() // as when its connection to NATS breaks, which drops its interest at once
+	if err := home.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := r.Take(true, storetest.Roomy()); len(got) != 0 {
+		t.Fatalf("a read ended by a lost NATS handed out %v", got)
+	}
+	if _, err := other.Complete(ctx, "laptop", handed, Capture{Stdout: "ran"}); err != nil {
+		t.Fatalf("an answer sent through the other replica: %v", err)
+	}
+	if c := <-handedDone; c == nil || c.Stdout != "ran" {
+		t.Fatalf("the handed call answered %+v; want its capture", c)
+	}
+
+	home.rehome(ctx) // NATS is back
+	r2, err := other.OpenRead(ctx, "laptop", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	awaitHanded(t, r2, queued)
+	if _, err := other.Complete(ctx, "laptop", queued, Capture{Stdout: "ran too"}); err != nil {
+		t.Fatal(err)
+	}
+	if c := <-queuedDone; c == nil || c.Stdout != "ran too" {
+		t.Fatalf("the queued call answered %+v; want its capture", c)
+	}
+}

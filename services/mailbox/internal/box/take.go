@@ -14,7 +14,7 @@ func (r *Read) Take(withCancels bool, room *inflight.Room) ([]inflight.Invocatio
 	b := r.box
 	r.load(room.Rows)
 	b.mu.Lock()
-	if r.done {
+	if r.done || r.q.reader != r { // closed, or ended (NATS lost, moved, replaced)
 		b.mu.Unlock()
 		return nil, nil
 	}

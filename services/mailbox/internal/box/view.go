@@ -195,7 +195,10 @@ func (b *Box) orphan() {
 	defer b.mu.Unlock()
 	for _, q := range b.queues {
 		if q.reader != nil {
+			// Over now, not at its stream's close: rehome writes what it
+			// held, and it hands out nothing more.
 			q.reader.end(endNATS)
+			q.reader = nil
 		}
 		if q.sub != nil {
 			_ = q.sub.Unsubscribe()
