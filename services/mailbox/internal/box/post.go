@@ -226,7 +226,7 @@ func (b *Box) fetch(wait context.Context, home string, p inflight.Post) (*Captur
 			continue
 		case err == nil:
 			return r.Capture, nil
-		case !errors.Is(err, errNoHome) && time.Since(began) < retryGrace && b.alive(context.Background(), home):
+		case status.Code(err) == codes.Unavailable && time.Since(began) < retryGrace && b.alive(context.Background(), home):
 			retry.Sleep(context.Background(), backoff.Next(), nil)
 			continue
 		}
