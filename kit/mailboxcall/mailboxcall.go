@@ -12,6 +12,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"io"
 	"time"
 
 	"google.golang.org/grpc"
@@ -61,7 +62,13 @@ func Call(ctx context.Context, mb mailboxv1.MailboxServiceClient, req *mailboxv1
 	opts ...grpc.CallOption) (*mailboxv1.CallResponse, error) {
 	var header, trailer metadata.MD
 	res, err := mb.Call(ctx, req, append(opts, grpc.Header(&header), grpc.Trailer(&trailer))...)
-	id := Handle(header)
+	return settle(ctx, mb, res, err, Handle(header), trailer, broke)
+}
+
+// settle is a Call's answer: as it came, or collected by its handle id when
+// its connection broke after naming it.
+func settle(ctx context.Context, mb mailboxv1.MailboxServiceClient, res *mailboxv1.CallResponse, err error, id string,
+	trailer metadata.MD, broke func(id string, lost error)) (*mailboxv1.CallResponse, error) {
 	if err == nil || id == "" || !Broken(err, trailer) {
 		return res, err
 	}
@@ -73,6 +80,40 @@ func Call(ctx context.Context, mb mailboxv1.MailboxServiceClient, req *mailboxv1
 		return res, nil
 	}
 	return res, err
+}
+
+// CallNamed is Call over cc that also tells named the handle the moment
+// the Call's header names it, before the call is answered: a front that
+// passes it on at once (REST's 103 Early Hints) lets a client whose
+// connection breaks collect by it. named is called at most once.
+func CallNamed(ctx context.Context, cc grpc.ClientConnInterface, req *mailboxv1.CallRequest, named func(id string),
+	broke func(id string, lost error), opts ...grpc.CallOption) (*mailboxv1.CallResponse, error) {
+	var header, trailer metadata.MD
+	res, err := invokeNamed(ctx, cc, req, named, append(opts, grpc.Header(&header), grpc.Trailer(&trailer))...)
+	return settle(ctx, mailboxv1.NewMailboxServiceClient(cc), res, err, Handle(header), trailer, broke)
+}
+
+// invokeNamed makes the unary Call as a stream: a unary call's header is
+// read only once it is answered, a stream's as soon as it arrives.
+func invokeNamed(ctx context.Context, cc grpc.ClientConnInterface, req *mailboxv1.CallRequest, named func(id string),
+	opts ...grpc.CallOption) (*mailboxv1.CallResponse, error) {
+	cs, err := cc.NewStream(ctx, &grpc.StreamDesc{StreamName: "Call"}, mailboxv1.MailboxService_Call_FullMethodName, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if err := cs.SendMsg(req); err != nil && !errors.Is(err, io.EOF) { // EOF: RecvMsg has the status
+		return nil, err
+	}
+	if header, err := cs.Header(); err == nil && named != nil {
+		if id := Handle(header); id != "" {
+			named(id)
+		}
+	}
+	res := new(mailboxv1.CallResponse)
+	if err := cs.RecvMsg(res); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // Recollect collects the capture of invocation id, whose Call broke with

@@ -121,9 +121,10 @@ func NewStatusWriter(w http.ResponseWriter) *StatusWriter {
 	return &StatusWriter{ResponseWriter: w, Code: http.StatusOK}
 }
 
-// WriteHeader records the first status written.
+// WriteHeader records the first final status written (a 1xx, such as
+// 103 Early Hints, is informational: the final one follows).
 func (s *StatusWriter) WriteHeader(code int) {
-	if !s.wrote {
+	if !s.wrote && code >= 200 {
 		s.Code, s.wrote = code, true
 	}
 	s.ResponseWriter.WriteHeader(code)

@@ -151,3 +151,15 @@ func TestHTTPContinuesTheCallersTrace(t *testing.T) {
 		t.Errorf("parent span %s, want the caller's", got)
 	}
 }
+
+// A 103 Early Hints sent first is not the status recorded: the final one
+// that follows is.
+func TestTheStatusRecordedIsTheFinalOne(t *testing.T) {
+	t.Parallel()
+	sw := telemetry.NewStatusWriter(httptest.NewRecorder())
+	sw.WriteHeader(http.StatusEarlyHints)
+	sw.WriteHeader(http.StatusServiceUnavailable)
+	if sw.Code != http.StatusServiceUnavailable {
+		t.Errorf("recorded %d; want 503", sw.Code)
+	}
+}

@@ -143,8 +143,7 @@ func restCall(ctx context.Context, base, body string) string {
 	if err != nil {
 		return "error: " + err.Error()
 	}
-	req.Header.Set("Switchboard-Identity", "driver")
-	req.Header.Set("Switchboard-Grade", string(identity.Driver))
+	req.Header = asDriver.Clone()
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return "error: " + err.Error()

@@ -44,7 +44,7 @@ func New(c Conns) (*runtime.ServeMux, error) {
 		runtime.WithErrorHandler(writeError),
 		runtime.WithRoutingErrorHandler(writeRoutingError),
 		runtime.WithDisableHTTPMethodOverride(),
-		runtime.WithMiddlewares(nameRoute),
+		runtime.WithMiddlewares(nameRoute, earlyHandle),
 	)
 	// The *HandlerClient forms take the shared connections; ctx is unused
 	// by them (only the *FromEndpoint forms dial and watch it).
@@ -52,7 +52,7 @@ func New(c Conns) (*runtime.ServeMux, error) {
 	if err := registryv1.RegisterRegistryServiceHandlerClient(ctx, mux, registryv1.NewRegistryServiceClient(c.Registry)); err != nil {
 		return nil, fmt.Errorf("registering the registry's REST routes: %w", err)
 	}
-	if err := mailboxv1.RegisterMailboxServiceHandlerClient(ctx, mux, recoveringMailbox{mailboxv1.NewMailboxServiceClient(c.Mailbox)}); err != nil {
+	if err := mailboxv1.RegisterMailboxServiceHandlerClient(ctx, mux, recoveringMailbox{mailboxv1.NewMailboxServiceClient(c.Mailbox), c.Mailbox}); err != nil {
 		return nil, fmt.Errorf("registering the mailbox's REST routes: %w", err)
 	}
 	if err := bridgev1.RegisterBridgeServiceHandlerClient(ctx, mux, bridgev1.NewBridgeServiceClient(c.Bridge)); err != nil {
