@@ -25,6 +25,23 @@ import (
 const slowTool = `[{"name": "slow", "description": "Runs until told to finish.", "input_schema": {"type": "object"},
   "command": ["sh", "-c", "echo run >> DIR/runs; while [ ! -f DIR/go ]; do sleep 0.05; done; echo done"]}]`
 
+// slowWorker starts the "worker" host of slowTool on s, in the default
+// workspace, and a gateway; it returns the tool's folder and the gateway's
+// address.
+func slowWorker(t *testing.T, s *procs.Split) (dir, gwAddr string) {
+	t.Helper()
+	dir = t.TempDir()
+	procs.Host(t, "worker", strings.ReplaceAll(slowTool, "DIR", dir), s.RegAddr, s.MailboxAddrs())
+	s.WaitPresent("worker", true, procs.StartTimeout)
+	if _, err := s.Reg.RegisterClient(testkit.As("ops", identity.Admin),
+		&registryv1.RegisterClientRequest{Workspace: "default", Client: "worker"}); err != nil {
+		t.Fatal(err)
+	}
+	gwAddr = testkit.FreeAddr(t)
+	s.Gateway(gwAddr, s.RegAddr)
+	return dir, gwAddr
+}
+
 // An MCP tools/call and a REST POST /v1/call held, with their host's
 // read, by a mailbox replica that ends while the tool runs. Stopped as a
 // rolling restart stops it (SIGTERM), the replica writes what it held to
@@ -62,15 +79,7 @@ func callsThroughADyingReplica(t *testing.T, stop func(*testing.T, *procs.Replic
 	// The host and the gateway first find replica A alone, so the call
 	// and the host's read are both on A, the replica killed.
 	b.Proc.Kill()
-	dir := t.TempDir()
-	procs.Host(t, "worker", strings.ReplaceAll(slowTool, "DIR", dir), s.RegAddr, s.MailboxAddrs())
-	s.WaitPresent("worker", true, procs.StartTimeout)
-	if _, err := s.Reg.RegisterClient(testkit.As("ops", identity.Admin),
-		&registryv1.RegisterClientRequest{Workspace: "default", Client: "worker"}); err != nil {
-		t.Fatal(err)
-	}
-	gwAddr := testkit.FreeAddr(t)
-	s.Gateway(gwAddr, s.RegAddr)
+	dir, gwAddr := slowWorker(t, s)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -13,9 +13,6 @@ import (
 	"testing"
 	"time"
 
-	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/tests/internal/procs"
 )
 
@@ -28,16 +25,7 @@ const handleHeader = "Grpc-Metadata-Switchboard-Invocation"
 // and one that waits gets the answer naming the same handle once.
 func TestARESTCallNamesItsHandleBeforeItWaits(t *testing.T) {
 	t.Parallel()
-	s := procs.NewSplit(t, procs.Options{})
-	dir := t.TempDir()
-	procs.Host(t, "worker", strings.ReplaceAll(slowTool, "DIR", dir), s.RegAddr, s.MailboxAddrs())
-	s.WaitPresent("worker", true, procs.StartTimeout)
-	if _, err := s.Reg.RegisterClient(testkit.As("ops", identity.Admin),
-		&registryv1.RegisterClientRequest{Workspace: "default", Client: "worker"}); err != nil {
-		t.Fatal(err)
-	}
-	gwAddr := testkit.FreeAddr(t)
-	s.Gateway(gwAddr, s.RegAddr)
+	dir, gwAddr := slowWorker(t, procs.NewSplit(t, procs.Options{}))
 	base := "http://" + gwAddr
 
 	// The first call's client goes away while the tool runs.

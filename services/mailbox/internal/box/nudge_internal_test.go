@@ -2,11 +2,8 @@ package box
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats.go"
 
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
@@ -20,21 +17,7 @@ func TestACollectionRequeuesAnInvocationItsHomeLost(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	url := testkit.NATS(t).ClientURL()
-	open := func() *Box {
-		nc, err := nats.Connect(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		b, err := New(ctx, nc, Config{TTL: time.Hour, MaxQueued: 100, MaxSlots: 1000, MaxCaptureBytes: 1 << 20,
-			MaxQueueBytes: 1 << 30, Replicas: 1, PresenceTTL: 3 * time.Second}, slog.New(slog.DiscardHandler))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(b.Close)
-		return b
-	}
-	poster, home := open(), open()
+	poster, home := openBox(t, url, 1), openBox(t, url, 1)
 	r, err := home.OpenRead(ctx, "laptop", "s")
 	if err != nil {
 		t.Fatal(err)

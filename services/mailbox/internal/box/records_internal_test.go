@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats.go"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/testkit"
@@ -80,17 +77,7 @@ func TestAPostWaitsOutItsStreamsElection(t *testing.T) {
 	}
 	ctx := context.Background()
 	nodes := testkit.NATSCluster(t, 3)
-	nc, err := nats.Connect(testkit.URLs(nodes), nats.MaxReconnects(-1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	b, err := New(ctx, nc, Config{TTL: time.Hour, MaxQueued: 100, MaxSlots: 1000, MaxCaptureBytes: 1 << 20,
-		MaxQueueBytes: 1 << 30, Replicas: 3, PresenceTTL: 3 * time.Second}, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Close)
+	b := openBox(t, testkit.URLs(nodes), 3)
 	leader, _ := testkit.StreamLeader(t, nodes, StreamPrefix+strconv.Itoa(partition("laptop")))
 	leader.Shutdown()
 	post, cancel := context.WithTimeout(ctx, 30*time.Second)

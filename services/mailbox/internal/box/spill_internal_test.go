@@ -3,11 +3,8 @@ package box
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats.go"
 
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
@@ -21,17 +18,7 @@ import (
 func TestAHandOverThatCannotWriteKeepsItsCall(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	nc, err := nats.Connect(testkit.NATS(t).ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	b, err := New(ctx, nc, Config{TTL: time.Hour, MaxQueued: 100, MaxSlots: 1000, MaxCaptureBytes: 1 << 20,
-		MaxQueueBytes: 1 << 30, Replicas: 1, PresenceTTL: 3 * time.Second}, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Close)
+	b := openBox(t, testkit.NATS(t).ClientURL(), 1)
 	r, err := b.OpenRead(ctx, "laptop", "s")
 	if err != nil {
 		t.Fatal(err)
@@ -111,17 +98,7 @@ func awaitHanded(t *testing.T, r inflight.Read, id string) {
 func TestACollectionWaitsForAnAnswerOnItsWay(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	nc, err := nats.Connect(testkit.NATS(t).ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	b, err := New(ctx, nc, Config{TTL: time.Hour, MaxQueued: 100, MaxSlots: 1000, MaxCaptureBytes: 1 << 20,
-		MaxQueueBytes: 1 << 30, Replicas: 1, PresenceTTL: 3 * time.Second}, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Close)
+	b := openBox(t, testkit.NATS(t).ClientURL(), 1)
 	p := inflight.Post{ID: inflight.NewID(), Client: "laptop", Poster: "driver", Tool: "echo", Input: `{}`}
 	b.mu.Lock()
 	b.arriving[p.ID] = p.Poster
@@ -160,21 +137,7 @@ func TestAHomeThatLostNATSHandsOutNothingMoreAndLosesNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	url := testkit.NATS(t).ClientURL()
-	open := func() *Box {
-		nc, err := nats.Connect(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		b, err := New(ctx, nc, Config{TTL: time.Hour, MaxQueued: 100, MaxSlots: 1000, MaxCaptureBytes: 1 << 20,
-			MaxQueueBytes: 1 << 30, Replicas: 1, PresenceTTL: 3 * time.Second}, slog.New(slog.DiscardHandler))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(b.Close)
-		return b
-	}
-	home, other := open(), open()
+	home, other := openBox(t, url, 1), openBox(t, url, 1)
 	testkit.Eventually(t, "the replicas to hear of each other", 10*time.Second, func() bool {
 		other.mu.Lock()
 		defer other.mu.Unlock()
