@@ -213,7 +213,7 @@ func (b *Box) awaitAt(ctx, wait context.Context, home string, p inflight.Post) (
 // reconnecting at either end) is asked for again while home lives.
 func (b *Box) fetch(wait context.Context, home string, p inflight.Post) (*Capture, error) {
 	began := time.Now()
-	backoff := retry.NewBackoff(election)
+	backoff := retry.NewBackoff(reask)
 	for {
 		w := 30 * time.Second
 		if d, ok := wait.Deadline(); ok {
@@ -233,6 +233,9 @@ func (b *Box) fetch(wait context.Context, home string, p inflight.Post) (*Captur
 		return nil, err
 	}
 }
+
+// reask spaces fetch's asks after a reply was lost: home is alive, so soon.
+var reask = retry.Policy{Base: 100 * time.Millisecond, Max: time.Second, Multiplier: 2, Jitter: 0.2}
 
 // landed ends a call's wait for its answer from home. Called with its
 // answer kept, or without one (its collection then looks elsewhere).

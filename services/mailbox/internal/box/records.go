@@ -15,7 +15,6 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/natsconn"
-	"github.com/switchboard-run/switchboard/kit/retry"
 	"github.com/switchboard-run/switchboard/kit/streams"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
@@ -137,46 +136,22 @@ func (r *records) put(ctx context.Context, client, id, state string, body *mailb
 	return ack.Sequence, nil
 }
 
-// electionWait bounds how long a first write waits out a JetStream leader
-// election when its caller set no deadline of its own; election is its
-// backoff, short: an election takes seconds.
-const electionWait = 15 * time.Second
-
-var election = retry.Policy{Base: 100 * time.Millisecond, Max: time.Second, Multiplier: 2, Jitter: 0.2}
-
-// electing reports whether err is JetStream not answering for a moment, as
-// while a stream elects its leader: worth another try.
-func electing(err error) bool {
-	return errors.Is(err, natsconn.ErrNoAnswer) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
-		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout)
-}
-
 // create writes the first record of id, trying again while JetStream
-// elects a leader, within ctx (electionWait without a deadline). A try
-// stored without its answer reaching here is found by the id, which no
-// other invocation has, and counts as written.
+// elects a leader (streams.ThroughElection). A try stored without its
+// answer reaching here is found by the id, which no other invocation has,
+// and counts as written.
 func (r *records) create(ctx context.Context, client, id string, body *mailboxv1.StoredInvocation, ttl time.Duration) (uint64, error) {
-	var cancel context.CancelFunc
-	if d, ok := ctx.Deadline(); ok { // room left to refuse with a sentence before the caller gives up
-		ctx, cancel = context.WithDeadline(ctx, d.Add(-min(time.Until(d)/10, 500*time.Millisecond)))
-	} else {
-		ctx, cancel = context.WithTimeout(ctx, electionWait)
-	}
-	defer cancel()
 	var rev uint64
-	tried := false
-	loop := retry.Loop{Policy: election, Retryable: electing}
-	err := loop.Do(ctx, func(ctx context.Context) error {
+	err := streams.ThroughElection(ctx, func(ctx context.Context, retried bool) error {
 		var err error
 		rev, err = r.put(ctx, client, id, stQueued, body, 0, ttl)
-		if err == errConflict && tried {
+		if err == errConflict && retried {
 			full, gerr := r.get(ctx, client, id)
 			if gerr == nil && full != nil && full.poster == body.GetPoster() {
 				rev = full.rev
 				return nil
 			}
 		}
-		tried = true
 		return err
 	})
 	return rev, err

@@ -57,7 +57,7 @@ func (r *Records) PutGrant(ctx context.Context, g *registryv1.Grant) (uint64, er
 	if err != nil {
 		return 0, err
 	}
-	return r.kv.Put(ctx, grantPrefix+GrantKey(g.GetIdentity()), rec)
+	return r.set(ctx, grantPrefix+GrantKey(g.GetIdentity()), rec)
 }
 
 // DeleteGrant removes the grant of name; ok is false when there was none.

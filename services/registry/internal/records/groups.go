@@ -29,7 +29,7 @@ func (r *Records) PutGroup(ctx context.Context, g *registryv1.Group) (uint64, er
 	if err != nil {
 		return 0, err
 	}
-	return r.kv.Put(ctx, groupPrefix+g.GetWorkspace()+"."+g.GetName(), rec)
+	return r.set(ctx, groupPrefix+g.GetWorkspace()+"."+g.GetName(), rec)
 }
 
 // DeleteGroup removes a group; ok is false when there was none.

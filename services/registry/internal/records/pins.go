@@ -46,7 +46,7 @@ func (r *Records) PutPins(ctx context.Context, workspace, client string, set *re
 
 // PutPolicy stores a workspace's pin policy.
 func (r *Records) PutPolicy(ctx context.Context, workspace string, p registryv1.PinPolicy) (uint64, error) {
-	return r.kv.Put(ctx, policyPrefix+workspace, []byte(p.String()))
+	return r.set(ctx, policyPrefix+workspace, []byte(p.String()))
 }
 
 // decodePins reads one pins key and value.

@@ -18,6 +18,7 @@
 package records
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -69,21 +70,59 @@ func Open(ctx context.Context, js jetstream.JetStream, replicas int, maxValue in
 var ErrChanged = errors.New("the record changed meanwhile")
 
 // put writes key at revision rev (0: the key must not exist, or hold a
-// deletion) and returns the new revision.
+// deletion) and returns the new revision. It waits out a leader election
+// (streams.ThroughElection); a try stored unseen then meets a conflict,
+// which finding its own value there answers.
 func (r *Records) put(ctx context.Context, key string, value []byte, rev uint64) (uint64, error) {
-	var (
-		n   uint64
-		err error
-	)
-	if rev == 0 {
-		n, err = r.kv.Create(ctx, key, value)
-	} else {
-		n, err = r.kv.Update(ctx, key, value, rev)
-	}
+	var n uint64
+	err := streams.ThroughElection(ctx, func(ctx context.Context, retried bool) error {
+		var err error
+		if rev == 0 {
+			n, err = r.kv.Create(ctx, key, value)
+		} else {
+			n, err = r.kv.Update(ctx, key, value, rev)
+		}
+		if retried && streams.Conflict(err) {
+			if e, gerr := r.kv.Get(ctx, key); gerr == nil && bytes.Equal(e.Value(), value) {
+				n, err = e.Revision(), nil
+			}
+		}
+		return err
+	})
 	if streams.Conflict(err) {
 		return 0, ErrChanged
 	}
 	return n, err
+}
+
+// set writes key whatever it held, waiting out a leader election.
+func (r *Records) set(ctx context.Context, key string, value []byte) (uint64, error) {
+	var n uint64
+	err := streams.ThroughElection(ctx, func(ctx context.Context, _ bool) error {
+		var err error
+		n, err = r.kv.Put(ctx, key, value)
+		return err
+	})
+	return n, err
+}
+
+// remove deletes key at revision rev (0: whatever it held), waiting out a
+// leader election; a try stored unseen then meets a conflict, which the
+// key being gone answers.
+func (r *Records) remove(ctx context.Context, key string, rev uint64) error {
+	var opts []jetstream.KVDeleteOpt
+	if rev != 0 {
+		opts = append(opts, jetstream.LastRevision(rev))
+	}
+	return streams.ThroughElection(ctx, func(ctx context.Context, retried bool) error {
+		err := r.kv.Delete(ctx, key, opts...)
+		if retried && streams.Conflict(err) {
+			if _, gerr := r.kv.Get(ctx, key); errors.Is(gerr, jetstream.ErrKeyNotFound) {
+				err = nil
+			}
+		}
+		return err
+	})
 }
 
 // PutAdvert stores client's encoded set over revision rev (0 when it has
@@ -99,7 +138,7 @@ func (r *Records) PutAdvert(ctx context.Context, client string, encoded []byte, 
 }
 
 func (r *Records) delete(ctx context.Context, key string, rev uint64) (uint64, error) {
-	err := r.kv.Delete(ctx, key, jetstream.LastRevision(rev))
+	err := r.remove(ctx, key, rev)
 	if streams.Conflict(err) {
 		return 0, ErrChanged
 	}
@@ -131,7 +170,7 @@ func (r *Records) Latest(ctx context.Context) (uint64, error) {
 // PutSeen records that client was seen at.
 func (r *Records) PutSeen(ctx context.Context, client string, at time.Time) (uint64, error) {
 	b, _ := at.UTC().MarshalText()
-	return r.kv.Put(ctx, seenPrefix+client, b)
+	return r.set(ctx, seenPrefix+client, b)
 }
 
 // Join adds a membership; a membership already there changes nothing
@@ -211,10 +250,10 @@ func (r *Records) RevokeToken(ctx context.Context, id string) (*registryv1.Token
 	if err != nil {
 		return nil, 0, err
 	}
-	if err := r.kv.Delete(ctx, tokenPrefix+h); err != nil {
+	if err := r.remove(ctx, tokenPrefix+h, 0); err != nil {
 		return nil, 0, err
 	}
-	if err := r.kv.Delete(ctx, tokenIDPrefix+id); err != nil {
+	if err := r.remove(ctx, tokenIDPrefix+id, 0); err != nil {
 		return nil, 0, err
 	}
 	if tok == nil {
