@@ -33,7 +33,13 @@ func (b *Box) Await(ctx context.Context, caller, id string) (*Capture, error) {
 // collect looks for id here, then in its record, then (unless local: asked
 // by another replica) in the other replicas' memory.
 func (b *Box) collect(ctx context.Context, caller, id string, wait bool, key string, local bool) (*Capture, error) {
+	var look context.CancelFunc
 	for {
+		if ctx.Err() != nil && look == nil { // the wait ran out: one more look, with time for its reads
+			ctx, look = context.WithTimeout(context.WithoutCancel(ctx), natsconn.RequestTimeout)
+			defer look()
+			wait = false
+		}
 		b.mu.Lock()
 		if b.closed {
 			b.mu.Unlock()
@@ -72,7 +78,14 @@ func (b *Box) collect(ctx context.Context, caller, id string, wait bool, key str
 			if key != "" {
 				s.keyed--
 			}
+			// A durable one still unanswered here after a wait: its record
+			// may have moved on unheard (a view reset as a NATS node went).
+			stale := !wait && s.rev != 0 && s.writing == nil && s.state != answered && b.slots[id] == s
+			r := &rec{client: s.client, id: s.id, rev: s.rev}
 			b.mu.Unlock()
+			if stale {
+				b.reread(r)
+			}
 			continue
 		}
 		if poster, ok := b.arriving[id]; ok && poster == caller { // its answer is on its way from home

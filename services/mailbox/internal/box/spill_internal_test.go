@@ -199,3 +199,46 @@ func TestAHomeThatLostNATSHandsOutNothingMoreAndLosesNothing(t *testing.T) {
 		t.Fatalf("the queued call answered %+v; want its capture", c)
 	}
 }
+
+// A durable invocation answered behind the view's back (its message lost
+// as a NATS node went) is collected once a wait without news reads its
+// record, not reported running while its home still holds it handed out.
+func TestACollectionReadsTheRecordOfAnAnswerItsViewMissed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := openBox(t, testkit.NATS(t).ClientURL(), 1)
+	r, err := b.OpenRead(ctx, "laptop", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	id := inflight.NewID()
+	if err := b.Post(ctx, inflight.Post{ID: id, Client: "laptop", Poster: "driver", Tool: "echo", Input: `{}`}); err != nil {
+		t.Fatal(err)
+	}
+	awaitHanded(t, r, id)
+	b.mu.Lock()
+	s, before := b.slots[id], *b.view[id]
+	body := s.stored()
+	b.mu.Unlock()
+
+	c := Capture{Stdout: "done"}
+	body.Capture = captureProto(&c)
+	rev, err := b.recs.put(ctx, "laptop", id, stAnswered, body, s.rev, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, "the view to hear the answer", 10*time.Second, func() bool {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.view[id] != nil && b.view[id].rev == rev
+	})
+	b.mu.Lock() // as if it had not: the handed slot and the queued record back
+	b.slots[id], b.view[id] = s, &before
+	b.mu.Unlock()
+
+	got, err := b.Collect(ctx, "driver", id, 200*time.Millisecond, "")
+	if err != nil || got == nil || got.Stdout != "done" {
+		t.Fatalf("collected %+v, %v; want the answer in its record", got, err)
+	}
+}
