@@ -29,9 +29,11 @@ func Electing(err error) bool {
 // ThroughElection runs write, each try bounded by natsconn.RequestTimeout,
 // and tries again while JetStream elects a leader, within ctx less a margin
 // to refuse with a sentence before the caller gives up (ElectionWait
-// without a deadline). retried tells write that an earlier try may have
-// been stored without its answer arriving.
-func ThroughElection(ctx context.Context, write func(ctx context.Context, retried bool) error) error {
+// without a deadline). A try failing while nc is not connected is NATS
+// out of reach, not an election: that is refused at once. retried tells
+// write that an earlier try may have been stored without its answer
+// arriving.
+func ThroughElection(ctx context.Context, nc *nats.Conn, write func(ctx context.Context, retried bool) error) error {
 	var cancel context.CancelFunc
 	if d, ok := ctx.Deadline(); ok {
 		ctx, cancel = context.WithDeadline(ctx, d.Add(-min(time.Until(d)/10, 500*time.Millisecond)))
@@ -40,7 +42,8 @@ func ThroughElection(ctx context.Context, write func(ctx context.Context, retrie
 	}
 	defer cancel()
 	tried := false
-	return retry.Loop{Policy: election, Retryable: Electing}.Do(ctx, func(ctx context.Context) error {
+	electing := func(err error) bool { return Electing(err) && nc.IsConnected() }
+	return retry.Loop{Policy: election, Retryable: electing}.Do(ctx, func(ctx context.Context) error {
 		err := natsconn.Request(ctx, func(ctx context.Context) error { return write(ctx, tried) })
 		tried = true
 		return err

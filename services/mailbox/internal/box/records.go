@@ -142,7 +142,7 @@ func (r *records) put(ctx context.Context, client, id, state string, body *mailb
 // and counts as written.
 func (r *records) create(ctx context.Context, client, id string, body *mailboxv1.StoredInvocation, ttl time.Duration) (uint64, error) {
 	var rev uint64
-	err := streams.ThroughElection(ctx, func(ctx context.Context, retried bool) error {
+	err := streams.ThroughElection(ctx, r.js.Conn(), func(ctx context.Context, retried bool) error {
 		var err error
 		rev, err = r.put(ctx, client, id, stQueued, body, 0, ttl)
 		if err == errConflict && retried {

@@ -26,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 
@@ -47,6 +48,7 @@ const (
 // Records is the bucket.
 type Records struct {
 	kv jetstream.KeyValue
+	nc *nats.Conn // whether it is connected tells an election from an outage
 }
 
 // Open declares the bucket (created when missing, refused when someone
@@ -62,7 +64,7 @@ func Open(ctx context.Context, js jetstream.JetStream, replicas int, maxValue in
 	if err != nil {
 		return nil, err
 	}
-	return &Records{kv: kv}, nil
+	return &Records{kv: kv, nc: js.Conn()}, nil
 }
 
 // ErrChanged says a write found the key at another revision than the one
@@ -75,7 +77,7 @@ var ErrChanged = errors.New("the record changed meanwhile")
 // which finding its own value there answers.
 func (r *Records) put(ctx context.Context, key string, value []byte, rev uint64) (uint64, error) {
 	var n uint64
-	err := streams.ThroughElection(ctx, func(ctx context.Context, retried bool) error {
+	err := streams.ThroughElection(ctx, r.nc, func(ctx context.Context, retried bool) error {
 		var err error
 		if rev == 0 {
 			n, err = r.kv.Create(ctx, key, value)
@@ -98,7 +100,7 @@ func (r *Records) put(ctx context.Context, key string, value []byte, rev uint64)
 // set writes key whatever it held, waiting out a leader election.
 func (r *Records) set(ctx context.Context, key string, value []byte) (uint64, error) {
 	var n uint64
-	err := streams.ThroughElection(ctx, func(ctx context.Context, _ bool) error {
+	err := streams.ThroughElection(ctx, r.nc, func(ctx context.Context, _ bool) error {
 		var err error
 		n, err = r.kv.Put(ctx, key, value)
 		return err
@@ -114,7 +116,7 @@ func (r *Records) remove(ctx context.Context, key string, rev uint64) error {
 	if rev != 0 {
 		opts = append(opts, jetstream.LastRevision(rev))
 	}
-	return streams.ThroughElection(ctx, func(ctx context.Context, retried bool) error {
+	return streams.ThroughElection(ctx, r.nc, func(ctx context.Context, retried bool) error {
 		err := r.kv.Delete(ctx, key, opts...)
 		if retried && streams.Conflict(err) {
 			if _, gerr := r.kv.Get(ctx, key); errors.Is(gerr, jetstream.ErrKeyNotFound) {
