@@ -79,6 +79,9 @@ type reply struct {
 	State   *inflight.State   `json:"state,omitempty"`
 	Seq     int64             `json:"seq,omitempty"`
 	Bytes   int               `json:"bytes,omitempty"`
+	// Self says the ask reached the asker's own subscription (it became the
+	// client's home as it asked): the asker acts here, as with no home.
+	Self bool `json:"self,omitempty"`
 }
 
 func (r *reply) err() error {
@@ -115,6 +118,9 @@ func (b *Box) request(ctx context.Context, subj string, a *ask) (*reply, error) 
 	if err := json.Unmarshal(m.Data, &r); err != nil {
 		return nil, err
 	}
+	if r.Self {
+		return nil, errNoHome
+	}
 	return &r, r.err()
 }
 
@@ -136,9 +142,9 @@ func (b *Box) serve(m *nats.Msg) {
 	if json.Unmarshal(m.Data, &a) != nil {
 		return // not ours
 	}
-	if a.From == b.name {
-		if a.Op == "post" { // this replica became home as it asked: the poster posts here
-			data, _ := json.Marshal(&reply{Replica: b.name})
+	if a.From == b.name && a.Op != "ping" {
+		if a.Op != "find" { // this replica became home as it asked: the asker acts here
+			data, _ := json.Marshal(&reply{Replica: b.name, Self: true})
 			_ = m.Respond(data)
 		}
 		return // our own lookup

@@ -2,6 +2,7 @@ package box
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -240,5 +241,29 @@ func TestACollectionReadsTheRecordOfAnAnswerItsViewMissed(t *testing.T) {
 	got, err := b.Collect(ctx, "driver", id, 200*time.Millisecond, "")
 	if err != nil || got == nil || got.Stdout != "done" {
 		t.Fatalf("collected %+v, %v; want the answer in its record", got, err)
+	}
+}
+
+// An ask that reaches the asker's own subscription (it became the client's
+// home as it asked) is answered at once as one with no other home, so the
+// asker acts here; it does not wait out an ask nobody answers.
+func TestAnAskThatMeetsItsOwnReplicaIsAnsweredAsNoHome(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := openBox(t, testkit.NATS(t).ClientURL(), 1)
+	r, err := b.OpenRead(ctx, "laptop", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, op := range []string{"status", "complete", "collect", "cancel", "release", "post"} {
+		a := &ask{Op: op, Caller: "driver", ID: inflight.NewID(), Client: "laptop", Session: "s",
+			Capture: &Capture{}, Post: &inflight.Post{ID: inflight.NewID(), Client: "laptop", Poster: "driver", Tool: "echo", Input: `{}`}}
+		if _, err := b.request(ctx, hostPrefix+"laptop", a); !errors.Is(err, errNoHome) {
+			t.Errorf("%s asked of its own replica: %v; want it answered as no home", op, err)
+		}
+	}
+	if !b.alive(ctx, b.name) {
+		t.Error("a replica pinging itself is not alive")
 	}
 }
