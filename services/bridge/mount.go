@@ -68,9 +68,9 @@ type mount struct {
 	starts     int               // runs started, for a plugin's init.restart
 	info       upstream.Info
 	set        *advertisement.Set
-	advertised int    // tools in the last advertisement the registry took
-	inFlight   int    // MCP calls running
-	lastFault  string // the latest fault since the mount last recovered
+	advertised int  // tools in the last advertisement the registry took
+	inFlight   int  // MCP calls running
+	recovered  bool // no fault since the server last ran again or its read opened
 
 	catalog *catalogHub // hears when the server's catalog changed
 
@@ -123,7 +123,7 @@ func newMount(s *Service, client string, cfg *bridgev1.ServerConfig) *mount {
 		// registry that restarted, or a set changed while we were away, is
 		// right.
 		Opened: func(ctx context.Context, _ int32) {
-			m.recovered()
+			m.recover()
 			m.advertise(ctx)
 		},
 		OnFault:   m.fault,
@@ -275,7 +275,7 @@ func (m *mount) onChange(st supervise.Status) {
 		m.withdraw()
 	}
 	if st.State == bridgev1.State_STATE_RUNNING {
-		m.recovered()
+		m.recover()
 	}
 	m.log.Debug("state", "state", st.State, "restarts", st.Restarts)
 	if st.State != bridgev1.State_STATE_STARTING {
@@ -292,16 +292,16 @@ func (m *mount) fault(s string) {
 	m.faultCount.Inc()
 	m.faults.Add(s)
 	m.mu.Lock()
-	m.lastFault = s
+	m.recovered = false
 	m.mu.Unlock()
 	m.log.Warn("fault", "text", s)
 }
 
-// recovered clears the last fault: the server runs again, or the read of
+// recover clears the last fault: the server runs again, or the read of
 // its queue opened again. The faults keep it.
-func (m *mount) recovered() {
+func (m *mount) recover() {
 	m.mu.Lock()
-	m.lastFault = ""
+	m.recovered = true
 	m.mu.Unlock()
 }
 
@@ -323,7 +323,7 @@ func (m *mount) status() *bridgev1.ServerStatus {
 	if m.sess != nil {
 		m.info = m.sess.Info() // a re-initialised HTTP session has a new id
 	}
-	info, set, advertised, inFlight, backend, lastFault := m.info, m.set, m.advertised, m.inFlight, m.backend, m.lastFault
+	info, set, advertised, inFlight, backend, recovered := m.info, m.set, m.advertised, m.inFlight, m.backend, m.recovered
 	m.mu.Unlock()
 	state := st.State
 	if backend != nil {
@@ -341,7 +341,7 @@ func (m *mount) status() *bridgev1.ServerStatus {
 		ServerVersion:   info.ServerVersion,
 		ToolCount:       int32(advertised),
 		Restarts:        int32(st.Restarts),
-		LastFault:       lastFault,
+		LastFault:       lastFault(m.faults, recovered),
 		StderrTail:      m.stderr.String(),
 		Faults:          m.faults.All(),
 		Notices:         m.notices.All(),
@@ -351,6 +351,14 @@ func (m *mount) status() *bridgev1.ServerStatus {
 		out.ToolsSkipped = append([]string(nil), set.Skipped...)
 	}
 	return out
+}
+
+// lastFault is the latest of faults, unless the mount recovered since.
+func lastFault(faults *ring.Lines, recovered bool) string {
+	if recovered {
+		return ""
+	}
+	return faults.Last()
 }
 
 func transportName(cfg *bridgev1.ServerConfig) string {

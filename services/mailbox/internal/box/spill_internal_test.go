@@ -20,21 +20,9 @@ func TestAHandOverThatCannotWriteKeepsItsCall(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := openBox(t, testkit.NATS(t).ClientURL(), 1)
-	r, err := b.OpenRead(ctx, "laptop", "s")
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := laptopRead(t, b)
 	id := inflight.NewID()
-	wait, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	answered := make(chan *Capture, 1)
-	go func() {
-		c, err := b.Call(ctx, wait, inflight.Post{ID: id, Client: "laptop", Poster: "driver", Tool: "echo", Input: `{}`})
-		if err != nil {
-			t.Errorf("the call: %v", err)
-		}
-		answered <- c
-	}()
+	answered := callOn(t, b, id)
 	awaitHanded(t, r, id)
 	r.Close()
 
@@ -60,36 +48,9 @@ func TestAHandOverThatCannotWriteKeepsItsCall(t *testing.T) {
 	if rec, err := b.recs.get(ctx, "laptop", id); err != nil || rec == nil || rec.state != stQueued {
 		t.Fatalf("the call's record: %+v %v; want it queued", rec, err)
 	}
-	r2, err := b.OpenRead(ctx, "laptop", "s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r2.Close()
-	awaitHanded(t, r2, id)
-	if _, err := b.Complete(ctx, "laptop", id, Capture{Stdout: "done"}); err != nil {
-		t.Fatal(err)
-	}
+	answerThroughRead(t, b, id, "done")
 	if c := <-answered; c == nil || c.Stdout != "done" {
 		t.Fatalf("the call answered %+v; want its capture", c)
-	}
-}
-
-// awaitHanded takes from r until it hands out id.
-func awaitHanded(t *testing.T, r inflight.Read, id string) {
-	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		got, _ := r.Take(true, storetest.Roomy())
-		for _, inv := range got {
-			if inv.ID == id {
-				return
-			}
-		}
-		select {
-		case <-r.Wake():
-		case <-deadline:
-			t.Fatalf("%s was never handed out", id)
-		}
 	}
 }
 
@@ -144,22 +105,9 @@ func TestAHomeThatLostNATSHandsOutNothingMoreAndLosesNothing(t *testing.T) {
 		defer other.mu.Unlock()
 		return len(other.replicas) > 0
 	})
-	r, err := home.OpenRead(ctx, "laptop", "s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	wait, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	call := func(id string) chan *Capture {
-		answered := make(chan *Capture, 1)
-		go func() {
-			c, err := home.Call(ctx, wait, inflight.Post{ID: id, Client: "laptop", Poster: "driver", Tool: "echo", Input: `{}`})
-			if err != nil {
-				t.Errorf("the call %s: %v", id, err)
-			}
-			answered <- c
-		}()
+	r := laptopRead(t, home)
+	call := func(id string) <-chan *Capture {
+		answered := callOn(t, home, id)
 		testkit.Eventually(t, id+" queued at home", 10*time.Second, func() bool {
 			home.mu.Lock()
 			defer home.mu.Unlock()
@@ -187,15 +135,7 @@ func TestAHomeThatLostNATSHandsOutNothingMoreAndLosesNothing(t *testing.T) {
 	}
 
 	home.rehome(ctx) // NATS is back
-	r2, err := other.OpenRead(ctx, "laptop", "s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r2.Close()
-	awaitHanded(t, r2, queued)
-	if _, err := other.Complete(ctx, "laptop", queued, Capture{Stdout: "ran too"}); err != nil {
-		t.Fatal(err)
-	}
+	answerThroughRead(t, other, queued, "ran too")
 	if c := <-queuedDone; c == nil || c.Stdout != "ran too" {
 		t.Fatalf("the queued call answered %+v; want its capture", c)
 	}
@@ -208,11 +148,7 @@ func TestACollectionReadsTheRecordOfAnAnswerItsViewMissed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := openBox(t, testkit.NATS(t).ClientURL(), 1)
-	r, err := b.OpenRead(ctx, "laptop", "s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := laptopRead(t, b)
 	id := inflight.NewID()
 	if err := b.Post(ctx, inflight.Post{ID: id, Client: "laptop", Poster: "driver", Tool: "echo", Input: `{}`}); err != nil {
 		t.Fatal(err)
@@ -251,11 +187,7 @@ func TestAnAskThatMeetsItsOwnReplicaIsAnsweredAsNoHome(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := openBox(t, testkit.NATS(t).ClientURL(), 1)
-	r, err := b.OpenRead(ctx, "laptop", "s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	laptopRead(t, b) // the replica is laptop's home: it subscribes to its asks
 	for _, op := range []string{"status", "complete", "collect", "cancel", "release", "post"} {
 		a := &ask{Op: op, Caller: "driver", ID: inflight.NewID(), Client: "laptop", Session: "s",
 			Capture: &Capture{}, Post: &inflight.Post{ID: inflight.NewID(), Client: "laptop", Poster: "driver", Tool: "echo", Input: `{}`}}

@@ -2,6 +2,7 @@ package box
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -211,8 +212,15 @@ func (b *Box) orphan() {
 // drops them; a write refused (a stream electing its leader) is tried
 // again while NATS stays, since no other replica can ask for them.
 func (b *Box) rehome(ctx context.Context) {
-	backoff := retry.NewBackoff(rewatch)
-	for warned := false; ; {
+	warned := false
+	loop := retry.Loop{Policy: rewatch, Retryable: func(error) bool { return b.nc.IsConnected() },
+		OnRetry: func(err error, _ time.Duration) {
+			if !warned {
+				b.log.Warn("a client's invocations stay in this replica's memory; trying again", "err", err)
+				warned = true
+			}
+		}}
+	_ = loop.Do(ctx, func(ctx context.Context) error {
 		b.mu.Lock()
 		var left []*queue
 		for _, q := range b.queues {
@@ -221,20 +229,12 @@ func (b *Box) rehome(ctx context.Context) {
 			}
 		}
 		b.mu.Unlock()
-		failed := false
+		var errs []error
 		for _, q := range left {
-			if err := b.spill(ctx, q); err != nil {
-				failed = true
-				if !warned {
-					b.log.Warn("a client's invocations stay in this replica's memory; trying again", "client", q.client, "err", err)
-				}
-			}
+			errs = append(errs, b.spill(ctx, q))
 		}
-		warned = warned || failed
-		if !failed || !b.nc.IsConnected() || !retry.Sleep(ctx, backoff.Next(), nil) {
-			return
-		}
-	}
+		return errors.Join(errs...)
+	})
 }
 
 // rewatch is how soon a broken watch of NATS is opened again: the view is
