@@ -126,6 +126,14 @@ func seesAny(sees identity.Workspaces, workspaces iter.Seq[string]) bool {
 	return false
 }
 
+// RecordsIO reports whether workspace ws's audit trail records inputs
+// and outputs.
+func (v *View) RecordsIO(ws string) bool {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return v.st.recordIO[ws]
+}
+
 // WorkspaceOf returns client's workspace as the view knows it: the first
 // by name when it is in several, "" when in none.
 func (v *View) WorkspaceOf(client string) string {

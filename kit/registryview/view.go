@@ -39,11 +39,14 @@ type state struct {
 	// held are the tools a pin keeps from being served: client → tool →
 	// workspace → the pin.
 	held map[string]map[string]map[string]*registryv1.Pin
+	// recordIO are the workspaces whose audit trail records inputs and
+	// outputs.
+	recordIO map[string]bool
 }
 
 func newState() *state {
 	return &state{tools: map[string]toolSet{}, joined: map[string]map[string]bool{}, grants: map[string]identity.Workspaces{},
-		held: map[string]map[string]map[string]*registryv1.Pin{}}
+		held: map[string]map[string]map[string]*registryv1.Pin{}, recordIO: map[string]bool{}}
 }
 
 // join records that client sits in ws.
@@ -204,6 +207,12 @@ func (st *state) apply(ev *registryv1.WatchToolsResponse, log *slog.Logger) {
 		}
 	case *registryv1.WatchToolsResponse_Pinned:
 		st.pin(c.Pinned)
+	case *registryv1.WatchToolsResponse_AuditPolicy:
+		if c.AuditPolicy.GetPolicy().GetRecordIo() {
+			st.recordIO[c.AuditPolicy.GetWorkspace()] = true
+		} else {
+			delete(st.recordIO, c.AuditPolicy.GetWorkspace())
+		}
 	case *registryv1.WatchToolsResponse_Granted:
 		g := c.Granted
 		if len(g.GetWorkspaces()) == 0 {

@@ -40,4 +40,18 @@ func TestConsoleAuditPageFilters(t *testing.T) {
 	bob := s.consoleGet(t, "/console/api/audit", as("bob", identity.Driver))
 	mustStatus(t, "bob's audit", bob, http.StatusOK, "No event matches.")
 	mustStatus(t, "a bad since", s.consoleGet(t, "/console/api/audit?since=yesterday", opsHeader), http.StatusBadRequest, `since &#34;yesterday&#34; is not a positive duration`)
+
+	// Once the workspace records inputs and outputs (set over REST), a
+	// call's show on the page, escaped.
+	s.wantReply(t, http.MethodPut, "/v1/workspaces/default/audit-policy", opsHeader, `{"policy":{"record_io":true}}`, http.StatusOK, `{"policy":{"record_io":true}}`)
+	s.wantReply(t, http.MethodGet, "/v1/workspaces/default/audit-policy", aliceHeader, "", http.StatusOK, `{"policy":{"record_io":true}}`)
+	s.wantReply(t, http.MethodPut, "/v1/workspaces/default/audit-policy", aliceHeader, `{"policy":{"record_io":false}}`, http.StatusForbidden,
+		refusal(`"alice" is a driver and may not call AuditService.SetAuditPolicy`))
+	testkit.Eventually(t, "a call's input and output on the audit page", 20*time.Second, func() bool {
+		if rep := s.postAs(t, "alice", "/v1/call", `{"client":"laptop","tool":"cat","input":"{\"q\":\"<b>\"}"}`); rep.Status != http.StatusOK {
+			t.Fatalf("REST call: HTTP %d %s", rep.Status, rep.Body)
+		}
+		page = s.consoleGet(t, "/console/api/audit?tool=laptop_cat&since=1h", opsHeader)
+		return strings.Contains(string(page.Body), `<dt>input</dt><dd><pre>{&#34;q&#34;:&#34;&lt;b&gt;&#34;}</pre></dd>`)
+	})
 }

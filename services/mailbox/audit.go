@@ -40,17 +40,27 @@ func (s *Service) audited(e inflight.Ended) {
 		exit := e.Capture.ExitCode
 		inv.ExitCode = &exit
 	}
-	s.audit.Record(&registryv1.AuditEvent{Actor: e.Poster, Workspace: s.view.WorkspaceOf(e.Client), Action: "invocation",
+	ws := s.view.WorkspaceOf(e.Client)
+	if s.view.RecordsIO(ws) {
+		c := e.Capture // as its poster got it: a cancel's or a timeout's is the mailbox's
+		inv.Content = audit.Content(e.Input, e.Cwd, c.Stdout, c.Stderr, c.MCPResult)
+	}
+	s.audit.Record(&registryv1.AuditEvent{Actor: e.Poster, Workspace: ws, Action: "invocation",
 		Target: inv.PresentedName, Invocation: inv})
 }
 
-// auditRefusal records a post the mailbox refused, with its sentence.
-func (s *Service) auditRefusal(ctx context.Context, client, tool string, err error) {
+// auditRefusal records a post the mailbox refused, with its sentence (and
+// its input, where the workspace records inputs).
+func (s *Service) auditRefusal(ctx context.Context, client, tool, input string, cwd *string, err error) {
 	caller, cerr := identity.Caller(ctx)
 	if cerr != nil || err == nil {
 		return // unauthenticated: nobody to name
 	}
 	inv := &registryv1.AuditInvocation{Client: client, Tool: tool, PresentedName: presented.Name(client, tool), Front: audit.FrontOf(ctx), Outcome: "refused"}
-	s.audit.Record(&registryv1.AuditEvent{Actor: caller.Name, Workspace: s.view.WorkspaceOf(client), Action: "invocation",
+	ws := s.view.WorkspaceOf(client)
+	if s.view.RecordsIO(ws) {
+		inv.Content = audit.Content(input, cwd, "", "", "")
+	}
+	s.audit.Record(&registryv1.AuditEvent{Actor: caller.Name, Workspace: ws, Action: "invocation",
 		Target: inv.PresentedName, Detail: status.Convert(err).Message(), Invocation: inv})
 }

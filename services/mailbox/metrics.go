@@ -127,8 +127,8 @@ func (s *Service) answered(e inflight.Ended) {
 // refused counts a post the mailbox refused. A refusal for a malformed
 // client name is counted under telemetry.Other: the name is not one a
 // label should carry.
-func (s *Service) refused(ctx context.Context, client, tool string, err error) {
-	s.auditRefusal(ctx, client, tool, err)
+func (s *Service) refused(ctx context.Context, client, tool, input string, cwd *string, err error) {
+	s.auditRefusal(ctx, client, tool, input, cwd, err)
 	if names.CheckClient(client) != nil {
 		client = telemetry.Other
 	}

@@ -23,9 +23,9 @@ func TestTenThousandClientsStayBounded(t *testing.T) {
 	for i := range 10_000 {
 		client := fmt.Sprintf("host-%05d", i)
 		s.answered(inflight.Ended{ID: "inv-x", Client: client, Posted: time.Now(), By: inflight.ByHost})
-		s.refused(context.Background(), client, "t", nil)
+		s.refused(context.Background(), client, "t", "", nil, nil)
 	}
-	s.refused(context.Background(), "not a client name!", "t", nil)
+	s.refused(context.Background(), "not a client name!", "t", "", nil, nil)
 	m := testkit.ScrapeHandler(t, tel.MetricsHandler())
 	clients := m.LabelValues("switchboard_invocations_total", "client")
 	if len(clients) != MetricClients+1 {

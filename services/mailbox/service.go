@@ -38,7 +38,7 @@ var sessionRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 func (s *Service) Invoke(ctx context.Context, req *mailboxv1.InvokeRequest) (*mailboxv1.InvokeResponse, error) {
 	id, err := s.post(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd, req.Timeout)
 	if err != nil {
-		s.refused(ctx, req.GetClient(), req.GetTool(), err)
+		s.refused(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd, err)
 		return nil, err
 	}
 	return &mailboxv1.InvokeResponse{Invocation: id}, nil
@@ -211,7 +211,7 @@ func (s *Service) Capture(ctx context.Context, req *mailboxv1.CaptureRequest) (*
 func (s *Service) Call(ctx context.Context, req *mailboxv1.CallRequest) (*mailboxv1.CallResponse, error) {
 	p, err := s.check(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd, req.Timeout)
 	if err != nil {
-		s.refused(ctx, req.GetClient(), req.GetTool(), err)
+		s.refused(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd, err)
 		return nil, err
 	}
 	waitCtx := ctx

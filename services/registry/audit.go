@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/audit"
@@ -28,6 +29,9 @@ const (
 	batchSlack    = time.Minute // how much earlier than since a read starts, for batches sent late
 	auditFetch    = 512         // messages (batches) fetched at once
 	auditLookback = 24 * time.Hour
+	// maxAuditPageBytes bounds a page's events, well under a gRPC message's
+	// 4 MiB: events that record inputs and outputs run to 160 KiB each.
+	maxAuditPageBytes = 2 << 20
 )
 
 // act records an administrative act of the caller's, once it succeeded.
@@ -153,7 +157,7 @@ func (a auditService) ListAudit(ctx context.Context, req *registryv1.ListAuditRe
 	if err != nil {
 		return nil, storeFailed("reading the audit trail", err)
 	}
-	scanned := 0
+	scanned, bytes := 0, 0
 	for {
 		batch, err := cons.Fetch(auditFetch, jetstream.FetchMaxWait(time.Second))
 		if err != nil {
@@ -171,6 +175,12 @@ func (a auditService) ListAudit(ctx context.Context, req *registryv1.ListAuditRe
 				return res, nil
 			}
 			for _, e := range q.events(m) {
+				n := proto.Size(e)
+				if len(res.Events) > 0 && bytes+n > maxAuditPageBytes {
+					res.NextPageToken = "seq-" + strconv.FormatUint(e.Seq, 10)
+					return res, nil
+				}
+				bytes += n
 				res.Events = append(res.Events, e)
 				if len(res.Events) == size {
 					res.NextPageToken = "seq-" + strconv.FormatUint(e.Seq+1, 10)

@@ -130,8 +130,9 @@ func (s *state) publishPresence(client string, present bool) {
 // scope sees it: one advertised per client with a set, one registered per
 // membership, one presence per present client, one grouped per tool group
 // of the workspaces shown, one pinned per tool of theirs not served as
-// pinned, one granted per grant (when it is shown grants), then synced;
-// each carries the current revision.
+// pinned, one audit_policy per workspace it may see whose trail records
+// inputs and outputs, one granted per grant (when it is shown grants),
+// then synced; each carries the current revision.
 func (s *state) snapshot(workspace string, scope watch.Scope) []*watch.Event {
 	rev := s.applied
 	shown := func(c string) bool { return s.members[workspace][c] }
@@ -168,6 +169,7 @@ func (s *state) snapshot(workspace string, scope watch.Scope) []*watch.Event {
 	for _, ws := range workspaces {
 		out = append(out, s.pinEvents(rev, ws)...)
 	}
+	out = append(out, s.auditPolicyEvents(rev, workspace, scope.Sees)...)
 	if scope.Grants {
 		for _, name := range sortedKeys(s.grants) {
 			out = append(out, grantedEvent(rev, s.grants[name].record))

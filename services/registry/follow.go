@@ -180,6 +180,9 @@ func (s *state) applyRecord(c records.Change) {
 		s.repin(c.Pins.Workspace, c.Pins.Client, true)
 	case c.Policy != nil:
 		s.setPolicy(c.Policy.Workspace, c.Policy.Policy)
+	case c.AuditPolicy != nil:
+		s.setAuditPolicy(c.AuditPolicy.Workspace, c.AuditPolicy.Policy)
+		s.publishAuditPolicy(c.AuditPolicy.Workspace)
 	}
 }
 
@@ -213,6 +216,7 @@ type view struct {
 	groups  []*registryv1.Group
 	pins    []pinsAt
 	policy  map[string]registryv1.PinPolicy
+	audits  map[string]*registryv1.AuditPolicy
 	rev     uint64
 }
 
@@ -223,7 +227,8 @@ type pinsAt struct {
 }
 
 func newView() *view {
-	return &view{adverts: map[string]*advert{}, seen: map[string]time.Time{}, tokens: map[string]*records.Token{}, policy: map[string]registryv1.PinPolicy{}}
+	return &view{adverts: map[string]*advert{}, seen: map[string]time.Time{}, tokens: map[string]*records.Token{}, policy: map[string]registryv1.PinPolicy{},
+		audits: map[string]*registryv1.AuditPolicy{}}
 }
 
 func (v *view) add(c records.Change, log interface{ Warn(string, ...any) }) {
@@ -254,6 +259,8 @@ func (v *view) add(c records.Change, log interface{ Warn(string, ...any) }) {
 		v.pins = append(v.pins, pinsAt{Pins: *c.Pins, rev: c.Revision})
 	case c.Policy != nil:
 		v.policy[c.Policy.Workspace] = c.Policy.Policy
+	case c.AuditPolicy != nil:
+		v.audits[c.AuditPolicy.Workspace] = c.AuditPolicy.Policy
 	}
 }
 
@@ -288,6 +295,7 @@ func (s *state) replaceRecords(v *view, again bool) {
 		s.setGroup(g.GetWorkspace(), g.GetName(), g)
 	}
 	s.pinSets, s.policies, s.pinned = map[string]map[string]*pinSet{}, v.policy, map[string]map[string]map[string]*registryv1.Pin{}
+	s.audits = v.audits
 	for _, p := range v.pins {
 		s.setPins(p.Workspace, p.Client, p.Set, p.rev)
 	}

@@ -47,4 +47,6 @@ var Policy = identity.Policy{
 	registryv1.RegistryService_GetPinPolicy_FullMethodName:      readers,
 	registryv1.AuditService_ListAudit_FullMethodName:            {identity.Driver, identity.Admin},
 	registryv1.AuditService_FollowAudit_FullMethodName:          {identity.Driver, identity.Admin},
+	registryv1.AuditService_SetAuditPolicy_FullMethodName:       admins,
+	registryv1.AuditService_GetAuditPolicy_FullMethodName:       readers,
 }

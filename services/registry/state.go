@@ -61,6 +61,7 @@ type state struct {
 	groups   map[string]map[string]*registryv1.Group // workspace → name → tool group
 	pinSets  map[string]map[string]*pinSet           // workspace → client → its stored pins
 	policies map[string]registryv1.PinPolicy         // workspace → pin policy (absent: hold)
+	audits   map[string]*registryv1.AuditPolicy      // workspace → audit policy (absent: metadata only)
 	// pinned are the tools whose state against their pin is not
 	// PIN_STATE_PINNED: workspace → client → tool → pin with its state.
 	pinned map[string]map[string]map[string]*registryv1.Pin
@@ -100,7 +101,7 @@ func newState(rec *records.Records, pres *presenceBucket, hub *watch.Hub, autoJo
 		members: map[string]map[string]bool{}, joined: map[string]map[string]bool{},
 		present: map[string]*presence.Read{}, byName: map[string]presentedTool{},
 		tokens: map[string]*registryv1.Token{}, grants: map[string]*grant{}, groups: map[string]map[string]*registryv1.Group{}, toolIndexes: map[string]*toolIndex{},
-		pinSets: map[string]map[string]*pinSet{}, policies: map[string]registryv1.PinPolicy{}, pinned: map[string]map[string]map[string]*registryv1.Pin{},
+		pinSets: map[string]map[string]*pinSet{}, policies: map[string]registryv1.PinPolicy{}, audits: map[string]*registryv1.AuditPolicy{}, pinned: map[string]map[string]map[string]*registryv1.Pin{},
 	}
 }
 

@@ -45,7 +45,7 @@ func commands() map[string]command {
 		"tokens":   {"create, list and revoke API tokens", runTokens},
 		"grants":   {"set, list and remove the workspaces a certificate identity may see", runGrants},
 		"groups":   {"set, list and remove a workspace's tool groups (its MCP endpoints /mcp/<workspace>/<group>)", runGroups},
-		"audit":    {"read the audit trail: who ran what, with what outcome, and every administrative act (--follow, --json)", runAudit},
+		"audit":    {"read the audit trail: who ran what, with what outcome, and every administrative act (--follow, --json); audit policy sets what it records", runAudit},
 		"pins":     {"list, show, approve and reject changed tools, and set a workspace's pin policy", runPins},
 		"health":   {"check a service's health (for container healthchecks)", runHealth},
 	}

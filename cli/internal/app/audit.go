@@ -20,9 +20,12 @@ import (
 )
 
 // runAudit: switchboard audit [filters] [--since T] [--until T] [--follow] [--json]
-// reads the audit trail (docs/security.md, "Audit"); --json writes JSON
+// (or audit policy, auditpolicy.go) reads the audit trail (docs/security.md, "Audit"); --json writes JSON
 // lines, the export for a SIEM.
 func runAudit(ctx context.Context, args []string, std IO) int {
+	if len(args) > 0 && args[0] == "policy" {
+		return runAuditPolicy(ctx, args[1:], std)
+	}
 	fs := envflag.NewFlagSet("audit", std.Stderr)
 	var rf remote.Flags
 	rf.Register(fs)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -56,6 +57,11 @@ type auditEvent struct {
 		BytesIn       string `json:"bytes_in"`
 		BytesOut      string `json:"bytes_out"`
 		Deliveries    int    `json:"deliveries"`
+		Content       *struct {
+			Input  string `json:"input"`
+			Stdout string `json:"stdout"`
+			Stderr string `json:"stderr"`
+		} `json:"content"`
 	} `json:"invocation"`
 }
 
@@ -221,6 +227,9 @@ func TestAuditRecordsAScriptedSession(t *testing.T) {
 			if wantOutcome != "cancelled" && inv.BytesOut == "" {
 				t.Errorf("%s has no bytes out: %+v", k, *inv)
 			}
+			if inv.Content != nil {
+				t.Errorf("%s records content in a workspace that records none: %+v", k, *inv.Content)
+			}
 		}
 	}
 	if g := byKey["grant.set"]; g.Actor != defaultAs() || g.Target != "carol" || g.Detail != "workspaces default" || g.Service != "registry" {
@@ -264,5 +273,61 @@ func TestAuditRecordsAScriptedSession(t *testing.T) {
 		return strings.Contains(l, "alice") && strings.Contains(l, "box_three") && strings.Contains(l, "failed") && strings.Contains(l, "grpc")
 	}) || !bytes.HasPrefix([]byte(out), []byte("TIME")) {
 		t.Errorf("switchboard audit --tool box_three:\n%s", out)
+	}
+
+	auditRecordsInputsAndOutputsOnceOptedIn(t, d, web, read)
+}
+
+// auditRecordsInputsAndOutputsOnceOptedIn sets the workspace default to
+// record inputs and outputs, and finds them in the events of the calls
+// made after the mailbox heard of it.
+func auditRecordsInputsAndOutputsOnceOptedIn(t *testing.T, d *devSuite, web *http.Client, read func(...string) []auditEvent) {
+	t.Helper()
+	addr := "--addr=" + d.grpcAddr
+	if out, stderr, code := d.run("audit", "policy", addr, "default", "everything"); code != 2 || out != "" || !strings.Contains(stderr, `audit policy "everything" is neither io`) {
+		t.Fatalf("audit policy everything: exit %d, %q %q", code, out, stderr)
+	}
+	if out, stderr, code := d.run("audit", "policy", addr, "default"); code != 0 || out != "metadata\n" {
+		t.Fatalf("audit policy default: exit %d, %q %s", code, out, stderr)
+	}
+	if out, stderr, code := d.run("audit", "policy", addr, "default", "io"); code != 0 || out != "workspace default: audit policy io\n" {
+		t.Fatalf("audit policy default io: exit %d, %q %s", code, out, stderr)
+	}
+	if out, _, _ := d.run("audit", "policy", addr, "default"); out != "io\n" {
+		t.Fatalf("audit policy default reads %q after it was set", out)
+	}
+	// The mailbox hears of the policy through its watch: call until a
+	// call's event carries what went in and came out.
+	try := 0
+	testkit.Eventually(t, "a call's input and output in the trail", 30*time.Second, func() bool {
+		try++
+		input := fmt.Sprintf(`{"secret":"s%d"}`, try)
+		body, _ := json.Marshal(map[string]string{"client": "box", "tool": "echo", "input": input})
+		res, err := web.Post("http://"+d.httpAddr+"/v1/call", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		for _, e := range read("--action", "invocation", "--tool", "box_echo", "--since", "1m") {
+			if c := e.Invocation.Content; c != nil && c.Input == input && c.Stdout == input && e.Invocation.Front == "rest" {
+				return true
+			}
+		}
+		return false
+	})
+	if _, _, code := d.run("call", addr, "--as", "alice", "--as-grade", "driver", "box_three", "{}"); code != 3 {
+		t.Fatalf("switchboard call box_three: exit %d, want 3", code)
+	}
+	testkit.Eventually(t, "the failed call's output in the trail", 20*time.Second, func() bool {
+		for _, e := range read("--outcome", "failed") {
+			if c := e.Invocation.Content; c != nil && c.Input == "{}" && c.Stdout == "out\n" && strings.HasSuffix(c.Stderr, "err\n") {
+				return true
+			}
+		}
+		return false
+	})
+	acts := read("--action", "audit.policy")
+	if len(acts) != 1 || acts[0].Workspace != "default" || acts[0].Detail != "records inputs and outputs" || acts[0].Actor != defaultAs() {
+		t.Errorf("--action audit.policy: %+v", acts)
 	}
 }

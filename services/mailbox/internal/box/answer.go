@@ -179,7 +179,7 @@ func (b *Box) answer(s *slot, c Capture, by inflight.Answer) {
 func (b *Box) answered(s *slot, c Capture, by inflight.Answer) {
 	if b.cfg.Answered != nil {
 		b.cfg.Answered(inflight.Ended{ID: s.id, Client: s.client, Poster: s.poster, Tool: s.tool, Front: s.front, Posted: s.posted,
-			Handoffs: s.handoffs, InputBytes: s.size, Capture: c, By: by})
+			Handoffs: s.handoffs, InputBytes: s.size, Input: s.input, Cwd: s.cwd, Capture: c, By: by})
 	}
 }
 
@@ -218,7 +218,7 @@ func (b *Box) answerRecord(ctx context.Context, r *rec, capture func(*mailboxv1.
 			size = postSize(body.GetInput(), body.GetTool(), body.Cwd)
 		}
 		b.cfg.Answered(inflight.Ended{ID: r.id, Client: r.client, Poster: body.GetPoster(), Tool: body.GetTool(), Front: body.GetFront(),
-			Posted: postedOf(body), Handoffs: body.GetHandoffs(), InputBytes: size, Capture: c, By: by})
+			Posted: postedOf(body), Handoffs: body.GetHandoffs(), InputBytes: size, Input: body.GetInput(), Cwd: body.Cwd, Capture: c, By: by})
 	}
 	return c, nil
 }

@@ -28,7 +28,7 @@ type slot struct {
 	poster   string // the driver: only it may collect or cancel
 	tool     string
 	front    string // where it was posted, for the audit trail
-	input    string // empty in a durable slot not yet fetched (stub) and once handed
+	input    string // empty in a durable slot not yet fetched (stub)
 	size     int    // what input, tool and cwd hold, for a read's room
 	cwd      *string
 	trace    map[string]string

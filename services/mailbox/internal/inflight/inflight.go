@@ -272,12 +272,15 @@ const (
 )
 
 // Ended is an invocation as its answer leaves it: what the metrics and the
-// audit trail are told. Posted is zero when the store cannot tell.
+// audit trail are told. Posted is zero when the store cannot tell; Input
+// is empty when it held only a stub of the invocation (the record has it).
 type Ended struct {
 	ID, Client, Poster, Tool, Front string
 	Posted                          time.Time
 	Handoffs                        int32
 	InputBytes                      int
+	Input                           string
+	Cwd                             *string
 	Capture                         Capture
 	By                              Answer
 }

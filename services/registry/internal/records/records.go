@@ -280,6 +280,8 @@ type Change struct {
 	Group  *Group
 	Pins   *Pins
 	Policy *Policy
+
+	AuditPolicy *AuditPolicy
 }
 
 // Token is one token record, under the hex of its secret's hash.
@@ -356,6 +358,10 @@ func decode(e jetstream.KeyValueEntry) (Change, error) {
 		}
 	case strings.HasPrefix(key, policyPrefix):
 		if err := decodePolicy(&c, key[len(policyPrefix):], e.Value()); err != nil {
+			return c, err
+		}
+	case strings.HasPrefix(key, auditPolicyPrefix):
+		if err := decodeAuditPolicy(&c, key[len(auditPolicyPrefix):], e.Value()); err != nil {
 			return c, err
 		}
 	case strings.HasPrefix(key, tokenPrefix):

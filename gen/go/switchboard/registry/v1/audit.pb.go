@@ -23,7 +23,7 @@ const (
 )
 
 // AuditEvent is one entry of the audit trail. Inputs and outputs of tools
-// are never recorded.
+// are recorded only in a workspace whose AuditPolicy says so.
 type AuditEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// seq is the event's number in the trail: it orders events, and a page
@@ -40,7 +40,8 @@ type AuditEvent struct {
 	// action is what happened: "invocation", or an administrative act —
 	// "mount", "unmount", "client.register", "client.unregister",
 	// "grant.set", "grant.delete", "token.create", "token.revoke",
-	// "group.set", "group.delete", "pin.approve", "pin.reject", "pin.policy".
+	// "group.set", "group.delete", "pin.approve", "pin.reject", "pin.policy",
+	// "audit.policy".
 	Action string `protobuf:"bytes,5,opt,name=action,proto3" json:"action,omitempty"`
 	// target is what it acted on: a presented name, a client, a token id, an
 	// identity, a group.
@@ -177,7 +178,10 @@ type AuditInvocation struct {
 	BytesIn  int64 `protobuf:"varint,9,opt,name=bytes_in,json=bytesIn,proto3" json:"bytes_in,omitempty"`
 	BytesOut int64 `protobuf:"varint,10,opt,name=bytes_out,json=bytesOut,proto3" json:"bytes_out,omitempty"`
 	// deliveries counts the hand-offs to its host.
-	Deliveries    int32 `protobuf:"varint,11,opt,name=deliveries,proto3" json:"deliveries,omitempty"`
+	Deliveries int32 `protobuf:"varint,11,opt,name=deliveries,proto3" json:"deliveries,omitempty"`
+	// content is what went in and came out, recorded only when the event's
+	// workspace records inputs and outputs (AuditPolicy.record_io).
+	Content       *AuditContent `protobuf:"bytes,12,opt,name=content,proto3" json:"content,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -289,6 +293,344 @@ func (x *AuditInvocation) GetDeliveries() int32 {
 	return 0
 }
 
+func (x *AuditInvocation) GetContent() *AuditContent {
+	if x != nil {
+		return x.Content
+	}
+	return nil
+}
+
+// AuditContent is an invocation's input and output as the trail keeps
+// them: each field at most 32 KiB, cut at a character's edge.
+type AuditContent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// input is the tool's input as posted (JSON text).
+	Input string `protobuf:"bytes,1,opt,name=input,proto3" json:"input,omitempty"`
+	// cwd is the working directory the driver set, if any.
+	Cwd *string `protobuf:"bytes,2,opt,name=cwd,proto3,oneof" json:"cwd,omitempty"`
+	// stdout, stderr and mcp_result are the capture's (no capture, no
+	// output: a refusal, a cancel).
+	Stdout    string `protobuf:"bytes,3,opt,name=stdout,proto3" json:"stdout,omitempty"`
+	Stderr    string `protobuf:"bytes,4,opt,name=stderr,proto3" json:"stderr,omitempty"`
+	McpResult string `protobuf:"bytes,5,opt,name=mcp_result,json=mcpResult,proto3" json:"mcp_result,omitempty"`
+	// truncated names the fields cut at the bound ("input", "stdout", …);
+	// bytes_in and bytes_out of the invocation say their whole size.
+	Truncated     []string `protobuf:"bytes,6,rep,name=truncated,proto3" json:"truncated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditContent) Reset() {
+	*x = AuditContent{}
+	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditContent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditContent) ProtoMessage() {}
+
+func (x *AuditContent) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditContent.ProtoReflect.Descriptor instead.
+func (*AuditContent) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_audit_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *AuditContent) GetInput() string {
+	if x != nil {
+		return x.Input
+	}
+	return ""
+}
+
+func (x *AuditContent) GetCwd() string {
+	if x != nil && x.Cwd != nil {
+		return *x.Cwd
+	}
+	return ""
+}
+
+func (x *AuditContent) GetStdout() string {
+	if x != nil {
+		return x.Stdout
+	}
+	return ""
+}
+
+func (x *AuditContent) GetStderr() string {
+	if x != nil {
+		return x.Stderr
+	}
+	return ""
+}
+
+func (x *AuditContent) GetMcpResult() string {
+	if x != nil {
+		return x.McpResult
+	}
+	return ""
+}
+
+func (x *AuditContent) GetTruncated() []string {
+	if x != nil {
+		return x.Truncated
+	}
+	return nil
+}
+
+// AuditPolicy is what the trail records of a workspace's invocations.
+// Every invocation's who, what, when and outcome are always recorded.
+type AuditPolicy struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// record_io records each invocation's input and output too
+	// (AuditInvocation.content). Off unless an admin turns it on.
+	RecordIo      bool `protobuf:"varint,1,opt,name=record_io,json=recordIo,proto3" json:"record_io,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditPolicy) Reset() {
+	*x = AuditPolicy{}
+	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditPolicy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditPolicy) ProtoMessage() {}
+
+func (x *AuditPolicy) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditPolicy.ProtoReflect.Descriptor instead.
+func (*AuditPolicy) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_audit_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *AuditPolicy) GetRecordIo() bool {
+	if x != nil {
+		return x.RecordIo
+	}
+	return false
+}
+
+// SetAuditPolicyRequest sets a workspace's audit policy.
+type SetAuditPolicyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// workspace is the workspace, which need not have members yet.
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// policy replaces the one in force; absent is refused.
+	Policy        *AuditPolicy `protobuf:"bytes,2,opt,name=policy,proto3" json:"policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetAuditPolicyRequest) Reset() {
+	*x = SetAuditPolicyRequest{}
+	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetAuditPolicyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetAuditPolicyRequest) ProtoMessage() {}
+
+func (x *SetAuditPolicyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetAuditPolicyRequest.ProtoReflect.Descriptor instead.
+func (*SetAuditPolicyRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_audit_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *SetAuditPolicyRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *SetAuditPolicyRequest) GetPolicy() *AuditPolicy {
+	if x != nil {
+		return x.Policy
+	}
+	return nil
+}
+
+// SetAuditPolicyResponse confirms the policy in force.
+type SetAuditPolicyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Policy        *AuditPolicy           `protobuf:"bytes,1,opt,name=policy,proto3" json:"policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetAuditPolicyResponse) Reset() {
+	*x = SetAuditPolicyResponse{}
+	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetAuditPolicyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetAuditPolicyResponse) ProtoMessage() {}
+
+func (x *SetAuditPolicyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetAuditPolicyResponse.ProtoReflect.Descriptor instead.
+func (*SetAuditPolicyResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_audit_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *SetAuditPolicyResponse) GetPolicy() *AuditPolicy {
+	if x != nil {
+		return x.Policy
+	}
+	return nil
+}
+
+// GetAuditPolicyRequest names a workspace.
+type GetAuditPolicyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Workspace     string                 `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAuditPolicyRequest) Reset() {
+	*x = GetAuditPolicyRequest{}
+	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAuditPolicyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAuditPolicyRequest) ProtoMessage() {}
+
+func (x *GetAuditPolicyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAuditPolicyRequest.ProtoReflect.Descriptor instead.
+func (*GetAuditPolicyRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_audit_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *GetAuditPolicyRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+// GetAuditPolicyResponse is a workspace's audit policy in force (record_io
+// off when none was set).
+type GetAuditPolicyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Policy        *AuditPolicy           `protobuf:"bytes,1,opt,name=policy,proto3" json:"policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAuditPolicyResponse) Reset() {
+	*x = GetAuditPolicyResponse{}
+	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAuditPolicyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAuditPolicyResponse) ProtoMessage() {}
+
+func (x *GetAuditPolicyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAuditPolicyResponse.ProtoReflect.Descriptor instead.
+func (*GetAuditPolicyResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_audit_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *GetAuditPolicyResponse) GetPolicy() *AuditPolicy {
+	if x != nil {
+		return x.Policy
+	}
+	return nil
+}
+
 // ListAuditRequest selects events; every set field must match.
 type ListAuditRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -318,7 +660,7 @@ type ListAuditRequest struct {
 
 func (x *ListAuditRequest) Reset() {
 	*x = ListAuditRequest{}
-	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[2]
+	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -330,7 +672,7 @@ func (x *ListAuditRequest) String() string {
 func (*ListAuditRequest) ProtoMessage() {}
 
 func (x *ListAuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[2]
+	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -343,7 +685,7 @@ func (x *ListAuditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditRequest.ProtoReflect.Descriptor instead.
 func (*ListAuditRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_audit_proto_rawDescGZIP(), []int{2}
+	return file_switchboard_registry_v1_audit_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListAuditRequest) GetActor() string {
@@ -430,7 +772,7 @@ type ListAuditResponse struct {
 
 func (x *ListAuditResponse) Reset() {
 	*x = ListAuditResponse{}
-	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[3]
+	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -442,7 +784,7 @@ func (x *ListAuditResponse) String() string {
 func (*ListAuditResponse) ProtoMessage() {}
 
 func (x *ListAuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[3]
+	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -455,7 +797,7 @@ func (x *ListAuditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditResponse.ProtoReflect.Descriptor instead.
 func (*ListAuditResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_audit_proto_rawDescGZIP(), []int{3}
+	return file_switchboard_registry_v1_audit_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListAuditResponse) GetEvents() []*AuditEvent {
@@ -489,7 +831,7 @@ type FollowAuditRequest struct {
 
 func (x *FollowAuditRequest) Reset() {
 	*x = FollowAuditRequest{}
-	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[4]
+	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -501,7 +843,7 @@ func (x *FollowAuditRequest) String() string {
 func (*FollowAuditRequest) ProtoMessage() {}
 
 func (x *FollowAuditRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[4]
+	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -514,7 +856,7 @@ func (x *FollowAuditRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FollowAuditRequest.ProtoReflect.Descriptor instead.
 func (*FollowAuditRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_audit_proto_rawDescGZIP(), []int{4}
+	return file_switchboard_registry_v1_audit_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *FollowAuditRequest) GetActor() string {
@@ -577,7 +919,7 @@ type FollowAuditResponse struct {
 
 func (x *FollowAuditResponse) Reset() {
 	*x = FollowAuditResponse{}
-	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[5]
+	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -589,7 +931,7 @@ func (x *FollowAuditResponse) String() string {
 func (*FollowAuditResponse) ProtoMessage() {}
 
 func (x *FollowAuditResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[5]
+	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -602,7 +944,7 @@ func (x *FollowAuditResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FollowAuditResponse.ProtoReflect.Descriptor instead.
 func (*FollowAuditResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_audit_proto_rawDescGZIP(), []int{5}
+	return file_switchboard_registry_v1_audit_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *FollowAuditResponse) GetEvent() *AuditEvent {
@@ -625,7 +967,7 @@ type AuditBatch struct {
 
 func (x *AuditBatch) Reset() {
 	*x = AuditBatch{}
-	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[6]
+	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -637,7 +979,7 @@ func (x *AuditBatch) String() string {
 func (*AuditBatch) ProtoMessage() {}
 
 func (x *AuditBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[6]
+	mi := &file_switchboard_registry_v1_audit_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -650,7 +992,7 @@ func (x *AuditBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditBatch.ProtoReflect.Descriptor instead.
 func (*AuditBatch) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_audit_proto_rawDescGZIP(), []int{6}
+	return file_switchboard_registry_v1_audit_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *AuditBatch) GetEvents() []*AuditEvent {
@@ -677,7 +1019,7 @@ const file_switchboard_registry_v1_audit_proto_rawDesc = "" +
 	"\aservice\x18\b \x01(\tR\aservice\x12H\n" +
 	"\n" +
 	"invocation\x18\t \x01(\v2(.switchboard.registry.v1.AuditInvocationR\n" +
-	"invocation\"\xe0\x02\n" +
+	"invocation\"\xa1\x03\n" +
 	"\x0fAuditInvocation\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06client\x18\x02 \x01(\tR\x06client\x12\x12\n" +
@@ -692,9 +1034,30 @@ const file_switchboard_registry_v1_audit_proto_rawDesc = "" +
 	" \x01(\x03R\bbytesOut\x12\x1e\n" +
 	"\n" +
 	"deliveries\x18\v \x01(\x05R\n" +
-	"deliveriesB\f\n" +
+	"deliveries\x12?\n" +
+	"\acontent\x18\f \x01(\v2%.switchboard.registry.v1.AuditContentR\acontentB\f\n" +
 	"\n" +
-	"_exit_code\"\xc4\x02\n" +
+	"_exit_code\"\xb0\x01\n" +
+	"\fAuditContent\x12\x14\n" +
+	"\x05input\x18\x01 \x01(\tR\x05input\x12\x15\n" +
+	"\x03cwd\x18\x02 \x01(\tH\x00R\x03cwd\x88\x01\x01\x12\x16\n" +
+	"\x06stdout\x18\x03 \x01(\tR\x06stdout\x12\x16\n" +
+	"\x06stderr\x18\x04 \x01(\tR\x06stderr\x12\x1d\n" +
+	"\n" +
+	"mcp_result\x18\x05 \x01(\tR\tmcpResult\x12\x1c\n" +
+	"\ttruncated\x18\x06 \x03(\tR\ttruncatedB\x06\n" +
+	"\x04_cwd\"*\n" +
+	"\vAuditPolicy\x12\x1b\n" +
+	"\trecord_io\x18\x01 \x01(\bR\brecordIo\"s\n" +
+	"\x15SetAuditPolicyRequest\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12<\n" +
+	"\x06policy\x18\x02 \x01(\v2$.switchboard.registry.v1.AuditPolicyR\x06policy\"V\n" +
+	"\x16SetAuditPolicyResponse\x12<\n" +
+	"\x06policy\x18\x01 \x01(\v2$.switchboard.registry.v1.AuditPolicyR\x06policy\"5\n" +
+	"\x15GetAuditPolicyRequest\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\"V\n" +
+	"\x16GetAuditPolicyResponse\x12<\n" +
+	"\x06policy\x18\x01 \x01(\v2$.switchboard.registry.v1.AuditPolicyR\x06policy\"\xc4\x02\n" +
 	"\x10ListAuditRequest\x12\x14\n" +
 	"\x05actor\x18\x01 \x01(\tR\x05actor\x12\x1c\n" +
 	"\tworkspace\x18\x02 \x01(\tR\tworkspace\x12\x16\n" +
@@ -723,10 +1086,12 @@ const file_switchboard_registry_v1_audit_proto_rawDesc = "" +
 	"\x05event\x18\x01 \x01(\v2#.switchboard.registry.v1.AuditEventR\x05event\"I\n" +
 	"\n" +
 	"AuditBatch\x12;\n" +
-	"\x06events\x18\x01 \x03(\v2#.switchboard.registry.v1.AuditEventR\x06events2\xde\x01\n" +
+	"\x06events\x18\x01 \x03(\v2#.switchboard.registry.v1.AuditEventR\x06events2\xc4\x03\n" +
 	"\fAuditService\x12b\n" +
 	"\tListAudit\x12).switchboard.registry.v1.ListAuditRequest\x1a*.switchboard.registry.v1.ListAuditResponse\x12j\n" +
-	"\vFollowAudit\x12+.switchboard.registry.v1.FollowAuditRequest\x1a,.switchboard.registry.v1.FollowAuditResponse0\x01BRZPgithub.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1;registryv1b\x06proto3"
+	"\vFollowAudit\x12+.switchboard.registry.v1.FollowAuditRequest\x1a,.switchboard.registry.v1.FollowAuditResponse0\x01\x12q\n" +
+	"\x0eSetAuditPolicy\x12..switchboard.registry.v1.SetAuditPolicyRequest\x1a/.switchboard.registry.v1.SetAuditPolicyResponse\x12q\n" +
+	"\x0eGetAuditPolicy\x12..switchboard.registry.v1.GetAuditPolicyRequest\x1a/.switchboard.registry.v1.GetAuditPolicyResponseBRZPgithub.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1;registryv1b\x06proto3"
 
 var (
 	file_switchboard_registry_v1_audit_proto_rawDescOnce sync.Once
@@ -740,36 +1105,50 @@ func file_switchboard_registry_v1_audit_proto_rawDescGZIP() []byte {
 	return file_switchboard_registry_v1_audit_proto_rawDescData
 }
 
-var file_switchboard_registry_v1_audit_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_switchboard_registry_v1_audit_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_switchboard_registry_v1_audit_proto_goTypes = []any{
-	(*AuditEvent)(nil),            // 0: switchboard.registry.v1.AuditEvent
-	(*AuditInvocation)(nil),       // 1: switchboard.registry.v1.AuditInvocation
-	(*ListAuditRequest)(nil),      // 2: switchboard.registry.v1.ListAuditRequest
-	(*ListAuditResponse)(nil),     // 3: switchboard.registry.v1.ListAuditResponse
-	(*FollowAuditRequest)(nil),    // 4: switchboard.registry.v1.FollowAuditRequest
-	(*FollowAuditResponse)(nil),   // 5: switchboard.registry.v1.FollowAuditResponse
-	(*AuditBatch)(nil),            // 6: switchboard.registry.v1.AuditBatch
-	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
+	(*AuditEvent)(nil),             // 0: switchboard.registry.v1.AuditEvent
+	(*AuditInvocation)(nil),        // 1: switchboard.registry.v1.AuditInvocation
+	(*AuditContent)(nil),           // 2: switchboard.registry.v1.AuditContent
+	(*AuditPolicy)(nil),            // 3: switchboard.registry.v1.AuditPolicy
+	(*SetAuditPolicyRequest)(nil),  // 4: switchboard.registry.v1.SetAuditPolicyRequest
+	(*SetAuditPolicyResponse)(nil), // 5: switchboard.registry.v1.SetAuditPolicyResponse
+	(*GetAuditPolicyRequest)(nil),  // 6: switchboard.registry.v1.GetAuditPolicyRequest
+	(*GetAuditPolicyResponse)(nil), // 7: switchboard.registry.v1.GetAuditPolicyResponse
+	(*ListAuditRequest)(nil),       // 8: switchboard.registry.v1.ListAuditRequest
+	(*ListAuditResponse)(nil),      // 9: switchboard.registry.v1.ListAuditResponse
+	(*FollowAuditRequest)(nil),     // 10: switchboard.registry.v1.FollowAuditRequest
+	(*FollowAuditResponse)(nil),    // 11: switchboard.registry.v1.FollowAuditResponse
+	(*AuditBatch)(nil),             // 12: switchboard.registry.v1.AuditBatch
+	(*timestamppb.Timestamp)(nil),  // 13: google.protobuf.Timestamp
 }
 var file_switchboard_registry_v1_audit_proto_depIdxs = []int32{
-	7,  // 0: switchboard.registry.v1.AuditEvent.at:type_name -> google.protobuf.Timestamp
+	13, // 0: switchboard.registry.v1.AuditEvent.at:type_name -> google.protobuf.Timestamp
 	1,  // 1: switchboard.registry.v1.AuditEvent.invocation:type_name -> switchboard.registry.v1.AuditInvocation
-	7,  // 2: switchboard.registry.v1.AuditInvocation.posted:type_name -> google.protobuf.Timestamp
-	7,  // 3: switchboard.registry.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
-	7,  // 4: switchboard.registry.v1.ListAuditRequest.until:type_name -> google.protobuf.Timestamp
-	0,  // 5: switchboard.registry.v1.ListAuditResponse.events:type_name -> switchboard.registry.v1.AuditEvent
-	7,  // 6: switchboard.registry.v1.FollowAuditRequest.since:type_name -> google.protobuf.Timestamp
-	0,  // 7: switchboard.registry.v1.FollowAuditResponse.event:type_name -> switchboard.registry.v1.AuditEvent
-	0,  // 8: switchboard.registry.v1.AuditBatch.events:type_name -> switchboard.registry.v1.AuditEvent
-	2,  // 9: switchboard.registry.v1.AuditService.ListAudit:input_type -> switchboard.registry.v1.ListAuditRequest
-	4,  // 10: switchboard.registry.v1.AuditService.FollowAudit:input_type -> switchboard.registry.v1.FollowAuditRequest
-	3,  // 11: switchboard.registry.v1.AuditService.ListAudit:output_type -> switchboard.registry.v1.ListAuditResponse
-	5,  // 12: switchboard.registry.v1.AuditService.FollowAudit:output_type -> switchboard.registry.v1.FollowAuditResponse
-	11, // [11:13] is the sub-list for method output_type
-	9,  // [9:11] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	13, // 2: switchboard.registry.v1.AuditInvocation.posted:type_name -> google.protobuf.Timestamp
+	2,  // 3: switchboard.registry.v1.AuditInvocation.content:type_name -> switchboard.registry.v1.AuditContent
+	3,  // 4: switchboard.registry.v1.SetAuditPolicyRequest.policy:type_name -> switchboard.registry.v1.AuditPolicy
+	3,  // 5: switchboard.registry.v1.SetAuditPolicyResponse.policy:type_name -> switchboard.registry.v1.AuditPolicy
+	3,  // 6: switchboard.registry.v1.GetAuditPolicyResponse.policy:type_name -> switchboard.registry.v1.AuditPolicy
+	13, // 7: switchboard.registry.v1.ListAuditRequest.since:type_name -> google.protobuf.Timestamp
+	13, // 8: switchboard.registry.v1.ListAuditRequest.until:type_name -> google.protobuf.Timestamp
+	0,  // 9: switchboard.registry.v1.ListAuditResponse.events:type_name -> switchboard.registry.v1.AuditEvent
+	13, // 10: switchboard.registry.v1.FollowAuditRequest.since:type_name -> google.protobuf.Timestamp
+	0,  // 11: switchboard.registry.v1.FollowAuditResponse.event:type_name -> switchboard.registry.v1.AuditEvent
+	0,  // 12: switchboard.registry.v1.AuditBatch.events:type_name -> switchboard.registry.v1.AuditEvent
+	8,  // 13: switchboard.registry.v1.AuditService.ListAudit:input_type -> switchboard.registry.v1.ListAuditRequest
+	10, // 14: switchboard.registry.v1.AuditService.FollowAudit:input_type -> switchboard.registry.v1.FollowAuditRequest
+	4,  // 15: switchboard.registry.v1.AuditService.SetAuditPolicy:input_type -> switchboard.registry.v1.SetAuditPolicyRequest
+	6,  // 16: switchboard.registry.v1.AuditService.GetAuditPolicy:input_type -> switchboard.registry.v1.GetAuditPolicyRequest
+	9,  // 17: switchboard.registry.v1.AuditService.ListAudit:output_type -> switchboard.registry.v1.ListAuditResponse
+	11, // 18: switchboard.registry.v1.AuditService.FollowAudit:output_type -> switchboard.registry.v1.FollowAuditResponse
+	5,  // 19: switchboard.registry.v1.AuditService.SetAuditPolicy:output_type -> switchboard.registry.v1.SetAuditPolicyResponse
+	7,  // 20: switchboard.registry.v1.AuditService.GetAuditPolicy:output_type -> switchboard.registry.v1.GetAuditPolicyResponse
+	17, // [17:21] is the sub-list for method output_type
+	13, // [13:17] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_registry_v1_audit_proto_init() }
@@ -778,13 +1157,14 @@ func file_switchboard_registry_v1_audit_proto_init() {
 		return
 	}
 	file_switchboard_registry_v1_audit_proto_msgTypes[1].OneofWrappers = []any{}
+	file_switchboard_registry_v1_audit_proto_msgTypes[2].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_registry_v1_audit_proto_rawDesc), len(file_switchboard_registry_v1_audit_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

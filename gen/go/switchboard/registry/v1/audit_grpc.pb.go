@@ -19,8 +19,10 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AuditService_ListAudit_FullMethodName   = "/switchboard.registry.v1.AuditService/ListAudit"
-	AuditService_FollowAudit_FullMethodName = "/switchboard.registry.v1.AuditService/FollowAudit"
+	AuditService_ListAudit_FullMethodName      = "/switchboard.registry.v1.AuditService/ListAudit"
+	AuditService_FollowAudit_FullMethodName    = "/switchboard.registry.v1.AuditService/FollowAudit"
+	AuditService_SetAuditPolicy_FullMethodName = "/switchboard.registry.v1.AuditService/SetAuditPolicy"
+	AuditService_GetAuditPolicy_FullMethodName = "/switchboard.registry.v1.AuditService/GetAuditPolicy"
 )
 
 // AuditServiceClient is the client API for AuditService service.
@@ -39,6 +41,12 @@ type AuditServiceClient interface {
 	// FollowAudit (driver, admin) streams the events that match from `since`
 	// on, then each new one as it is recorded, until the caller hangs up.
 	FollowAudit(ctx context.Context, in *FollowAuditRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[FollowAuditResponse], error)
+	// SetAuditPolicy (admin) sets what the trail records of a workspace's
+	// invocations.
+	SetAuditPolicy(ctx context.Context, in *SetAuditPolicyRequest, opts ...grpc.CallOption) (*SetAuditPolicyResponse, error)
+	// GetAuditPolicy (driver, admin, service) reads a workspace's audit
+	// policy.
+	GetAuditPolicy(ctx context.Context, in *GetAuditPolicyRequest, opts ...grpc.CallOption) (*GetAuditPolicyResponse, error)
 }
 
 type auditServiceClient struct {
@@ -78,6 +86,26 @@ func (c *auditServiceClient) FollowAudit(ctx context.Context, in *FollowAuditReq
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type AuditService_FollowAuditClient = grpc.ServerStreamingClient[FollowAuditResponse]
 
+func (c *auditServiceClient) SetAuditPolicy(ctx context.Context, in *SetAuditPolicyRequest, opts ...grpc.CallOption) (*SetAuditPolicyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetAuditPolicyResponse)
+	err := c.cc.Invoke(ctx, AuditService_SetAuditPolicy_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *auditServiceClient) GetAuditPolicy(ctx context.Context, in *GetAuditPolicyRequest, opts ...grpc.CallOption) (*GetAuditPolicyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetAuditPolicyResponse)
+	err := c.cc.Invoke(ctx, AuditService_GetAuditPolicy_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AuditServiceServer is the server API for AuditService service.
 // All implementations must embed UnimplementedAuditServiceServer
 // for forward compatibility.
@@ -94,6 +122,12 @@ type AuditServiceServer interface {
 	// FollowAudit (driver, admin) streams the events that match from `since`
 	// on, then each new one as it is recorded, until the caller hangs up.
 	FollowAudit(*FollowAuditRequest, grpc.ServerStreamingServer[FollowAuditResponse]) error
+	// SetAuditPolicy (admin) sets what the trail records of a workspace's
+	// invocations.
+	SetAuditPolicy(context.Context, *SetAuditPolicyRequest) (*SetAuditPolicyResponse, error)
+	// GetAuditPolicy (driver, admin, service) reads a workspace's audit
+	// policy.
+	GetAuditPolicy(context.Context, *GetAuditPolicyRequest) (*GetAuditPolicyResponse, error)
 	mustEmbedUnimplementedAuditServiceServer()
 }
 
@@ -109,6 +143,12 @@ func (UnimplementedAuditServiceServer) ListAudit(context.Context, *ListAuditRequ
 }
 func (UnimplementedAuditServiceServer) FollowAudit(*FollowAuditRequest, grpc.ServerStreamingServer[FollowAuditResponse]) error {
 	return status.Error(codes.Unimplemented, "method FollowAudit not implemented")
+}
+func (UnimplementedAuditServiceServer) SetAuditPolicy(context.Context, *SetAuditPolicyRequest) (*SetAuditPolicyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetAuditPolicy not implemented")
+}
+func (UnimplementedAuditServiceServer) GetAuditPolicy(context.Context, *GetAuditPolicyRequest) (*GetAuditPolicyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetAuditPolicy not implemented")
 }
 func (UnimplementedAuditServiceServer) mustEmbedUnimplementedAuditServiceServer() {}
 func (UnimplementedAuditServiceServer) testEmbeddedByValue()                      {}
@@ -160,6 +200,42 @@ func _AuditService_FollowAudit_Handler(srv interface{}, stream grpc.ServerStream
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type AuditService_FollowAuditServer = grpc.ServerStreamingServer[FollowAuditResponse]
 
+func _AuditService_SetAuditPolicy_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetAuditPolicyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuditServiceServer).SetAuditPolicy(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuditService_SetAuditPolicy_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuditServiceServer).SetAuditPolicy(ctx, req.(*SetAuditPolicyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AuditService_GetAuditPolicy_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetAuditPolicyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AuditServiceServer).GetAuditPolicy(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AuditService_GetAuditPolicy_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AuditServiceServer).GetAuditPolicy(ctx, req.(*GetAuditPolicyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AuditService_ServiceDesc is the grpc.ServiceDesc for AuditService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -170,6 +246,14 @@ var AuditService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListAudit",
 			Handler:    _AuditService_ListAudit_Handler,
+		},
+		{
+			MethodName: "SetAuditPolicy",
+			Handler:    _AuditService_SetAuditPolicy_Handler,
+		},
+		{
+			MethodName: "GetAuditPolicy",
+			Handler:    _AuditService_GetAuditPolicy_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -664,6 +664,7 @@ type WatchToolsResponse struct {
 	//	*WatchToolsResponse_Granted
 	//	*WatchToolsResponse_Grouped
 	//	*WatchToolsResponse_Pinned
+	//	*WatchToolsResponse_AuditPolicy
 	Change        isWatchToolsResponse_Change `protobuf_oneof:"change"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -794,6 +795,15 @@ func (x *WatchToolsResponse) GetPinned() *Pin {
 	return nil
 }
 
+func (x *WatchToolsResponse) GetAuditPolicy() *WorkspaceAuditPolicy {
+	if x != nil {
+		if x, ok := x.Change.(*WatchToolsResponse_AuditPolicy); ok {
+			return x.AuditPolicy
+		}
+	}
+	return nil
+}
+
 type isWatchToolsResponse_Change interface {
 	isWatchToolsResponse_Change()
 }
@@ -851,6 +861,13 @@ type WatchToolsResponse_Pinned struct {
 	Pinned *Pin `protobuf:"bytes,10,opt,name=pinned,proto3,oneof"`
 }
 
+type WatchToolsResponse_AuditPolicy struct {
+	// audit_policy: a workspace's audit policy is now this. A snapshot holds
+	// one per workspace shown whose policy records inputs and outputs. Sent
+	// to the watchers of that workspace and of everything that may see it.
+	AuditPolicy *WorkspaceAuditPolicy `protobuf:"bytes,11,opt,name=audit_policy,json=auditPolicy,proto3,oneof"`
+}
+
 func (*WatchToolsResponse_Advertised) isWatchToolsResponse_Change() {}
 
 func (*WatchToolsResponse_Registered) isWatchToolsResponse_Change() {}
@@ -869,6 +886,61 @@ func (*WatchToolsResponse_Grouped) isWatchToolsResponse_Change() {}
 
 func (*WatchToolsResponse_Pinned) isWatchToolsResponse_Change() {}
 
+func (*WatchToolsResponse_AuditPolicy) isWatchToolsResponse_Change() {}
+
+// WorkspaceAuditPolicy is one workspace's audit policy.
+type WorkspaceAuditPolicy struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Workspace     string                 `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	Policy        *AuditPolicy           `protobuf:"bytes,2,opt,name=policy,proto3" json:"policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkspaceAuditPolicy) Reset() {
+	*x = WorkspaceAuditPolicy{}
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkspaceAuditPolicy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkspaceAuditPolicy) ProtoMessage() {}
+
+func (x *WorkspaceAuditPolicy) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkspaceAuditPolicy.ProtoReflect.Descriptor instead.
+func (*WorkspaceAuditPolicy) Descriptor() ([]byte, []int) {
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *WorkspaceAuditPolicy) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *WorkspaceAuditPolicy) GetPolicy() *AuditPolicy {
+	if x != nil {
+		return x.Policy
+	}
+	return nil
+}
+
 // Advertised carries a client's whole current set.
 type Advertised struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -882,7 +954,7 @@ type Advertised struct {
 
 func (x *Advertised) Reset() {
 	*x = Advertised{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[12]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -894,7 +966,7 @@ func (x *Advertised) String() string {
 func (*Advertised) ProtoMessage() {}
 
 func (x *Advertised) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[12]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -907,7 +979,7 @@ func (x *Advertised) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Advertised.ProtoReflect.Descriptor instead.
 func (*Advertised) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{12}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Advertised) GetClient() string {
@@ -937,7 +1009,7 @@ type Membership struct {
 
 func (x *Membership) Reset() {
 	*x = Membership{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[13]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -949,7 +1021,7 @@ func (x *Membership) String() string {
 func (*Membership) ProtoMessage() {}
 
 func (x *Membership) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[13]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -962,7 +1034,7 @@ func (x *Membership) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Membership.ProtoReflect.Descriptor instead.
 func (*Membership) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{13}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Membership) GetWorkspace() string {
@@ -994,7 +1066,7 @@ type Presence struct {
 
 func (x *Presence) Reset() {
 	*x = Presence{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[14]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1006,7 +1078,7 @@ func (x *Presence) String() string {
 func (*Presence) ProtoMessage() {}
 
 func (x *Presence) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[14]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1019,7 +1091,7 @@ func (x *Presence) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Presence.ProtoReflect.Descriptor instead.
 func (*Presence) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{14}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Presence) GetClient() string {
@@ -1052,7 +1124,7 @@ type Synced struct {
 
 func (x *Synced) Reset() {
 	*x = Synced{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[15]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1064,7 +1136,7 @@ func (x *Synced) String() string {
 func (*Synced) ProtoMessage() {}
 
 func (x *Synced) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[15]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1077,7 +1149,7 @@ func (x *Synced) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Synced.ProtoReflect.Descriptor instead.
 func (*Synced) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{15}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{16}
 }
 
 // Resync tells a watcher that it fell behind.
@@ -1091,7 +1163,7 @@ type Resync struct {
 
 func (x *Resync) Reset() {
 	*x = Resync{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[16]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1103,7 +1175,7 @@ func (x *Resync) String() string {
 func (*Resync) ProtoMessage() {}
 
 func (x *Resync) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[16]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1116,7 +1188,7 @@ func (x *Resync) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Resync.ProtoReflect.Descriptor instead.
 func (*Resync) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{16}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Resync) GetReason() string {
@@ -1139,7 +1211,7 @@ type RegisterClientRequest struct {
 
 func (x *RegisterClientRequest) Reset() {
 	*x = RegisterClientRequest{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[17]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1151,7 +1223,7 @@ func (x *RegisterClientRequest) String() string {
 func (*RegisterClientRequest) ProtoMessage() {}
 
 func (x *RegisterClientRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[17]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1164,7 +1236,7 @@ func (x *RegisterClientRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterClientRequest.ProtoReflect.Descriptor instead.
 func (*RegisterClientRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{17}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RegisterClientRequest) GetWorkspace() string {
@@ -1192,7 +1264,7 @@ type RegisterClientResponse struct {
 
 func (x *RegisterClientResponse) Reset() {
 	*x = RegisterClientResponse{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[18]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1204,7 +1276,7 @@ func (x *RegisterClientResponse) String() string {
 func (*RegisterClientResponse) ProtoMessage() {}
 
 func (x *RegisterClientResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[18]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1217,7 +1289,7 @@ func (x *RegisterClientResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterClientResponse.ProtoReflect.Descriptor instead.
 func (*RegisterClientResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{18}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RegisterClientResponse) GetWrote() bool {
@@ -1240,7 +1312,7 @@ type UnregisterClientRequest struct {
 
 func (x *UnregisterClientRequest) Reset() {
 	*x = UnregisterClientRequest{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[19]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1252,7 +1324,7 @@ func (x *UnregisterClientRequest) String() string {
 func (*UnregisterClientRequest) ProtoMessage() {}
 
 func (x *UnregisterClientRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[19]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1265,7 +1337,7 @@ func (x *UnregisterClientRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnregisterClientRequest.ProtoReflect.Descriptor instead.
 func (*UnregisterClientRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{19}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *UnregisterClientRequest) GetWorkspace() string {
@@ -1293,7 +1365,7 @@ type UnregisterClientResponse struct {
 
 func (x *UnregisterClientResponse) Reset() {
 	*x = UnregisterClientResponse{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[20]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1305,7 +1377,7 @@ func (x *UnregisterClientResponse) String() string {
 func (*UnregisterClientResponse) ProtoMessage() {}
 
 func (x *UnregisterClientResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[20]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1318,7 +1390,7 @@ func (x *UnregisterClientResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnregisterClientResponse.ProtoReflect.Descriptor instead.
 func (*UnregisterClientResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{20}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *UnregisterClientResponse) GetWrote() bool {
@@ -1351,7 +1423,7 @@ type CreateTokenRequest struct {
 
 func (x *CreateTokenRequest) Reset() {
 	*x = CreateTokenRequest{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[21]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1363,7 +1435,7 @@ func (x *CreateTokenRequest) String() string {
 func (*CreateTokenRequest) ProtoMessage() {}
 
 func (x *CreateTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[21]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1376,7 +1448,7 @@ func (x *CreateTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTokenRequest.ProtoReflect.Descriptor instead.
 func (*CreateTokenRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{21}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CreateTokenRequest) GetIdentity() string {
@@ -1434,7 +1506,7 @@ type CreateTokenResponse struct {
 
 func (x *CreateTokenResponse) Reset() {
 	*x = CreateTokenResponse{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[22]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1446,7 +1518,7 @@ func (x *CreateTokenResponse) String() string {
 func (*CreateTokenResponse) ProtoMessage() {}
 
 func (x *CreateTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[22]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1459,7 +1531,7 @@ func (x *CreateTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTokenResponse.ProtoReflect.Descriptor instead.
 func (*CreateTokenResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{22}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CreateTokenResponse) GetToken() *Token {
@@ -1485,7 +1557,7 @@ type ListTokensRequest struct {
 
 func (x *ListTokensRequest) Reset() {
 	*x = ListTokensRequest{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[23]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1497,7 +1569,7 @@ func (x *ListTokensRequest) String() string {
 func (*ListTokensRequest) ProtoMessage() {}
 
 func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[23]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1510,7 +1582,7 @@ func (x *ListTokensRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTokensRequest.ProtoReflect.Descriptor instead.
 func (*ListTokensRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{23}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{24}
 }
 
 // ListTokensResponse lists tokens, sorted by id.
@@ -1524,7 +1596,7 @@ type ListTokensResponse struct {
 
 func (x *ListTokensResponse) Reset() {
 	*x = ListTokensResponse{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[24]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1536,7 +1608,7 @@ func (x *ListTokensResponse) String() string {
 func (*ListTokensResponse) ProtoMessage() {}
 
 func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[24]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1549,7 +1621,7 @@ func (x *ListTokensResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTokensResponse.ProtoReflect.Descriptor instead.
 func (*ListTokensResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{24}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListTokensResponse) GetTokens() []*Token {
@@ -1570,7 +1642,7 @@ type RevokeTokenRequest struct {
 
 func (x *RevokeTokenRequest) Reset() {
 	*x = RevokeTokenRequest{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[25]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1582,7 +1654,7 @@ func (x *RevokeTokenRequest) String() string {
 func (*RevokeTokenRequest) ProtoMessage() {}
 
 func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[25]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1595,7 +1667,7 @@ func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenRequest.ProtoReflect.Descriptor instead.
 func (*RevokeTokenRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{25}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RevokeTokenRequest) GetId() string {
@@ -1616,7 +1688,7 @@ type RevokeTokenResponse struct {
 
 func (x *RevokeTokenResponse) Reset() {
 	*x = RevokeTokenResponse{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[26]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1628,7 +1700,7 @@ func (x *RevokeTokenResponse) String() string {
 func (*RevokeTokenResponse) ProtoMessage() {}
 
 func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[26]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1641,7 +1713,7 @@ func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenResponse.ProtoReflect.Descriptor instead.
 func (*RevokeTokenResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{26}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RevokeTokenResponse) GetToken() *Token {
@@ -1662,7 +1734,7 @@ type AuthenticateTokenRequest struct {
 
 func (x *AuthenticateTokenRequest) Reset() {
 	*x = AuthenticateTokenRequest{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[27]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1674,7 +1746,7 @@ func (x *AuthenticateTokenRequest) String() string {
 func (*AuthenticateTokenRequest) ProtoMessage() {}
 
 func (x *AuthenticateTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[27]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1687,7 +1759,7 @@ func (x *AuthenticateTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateTokenRequest.ProtoReflect.Descriptor instead.
 func (*AuthenticateTokenRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{27}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *AuthenticateTokenRequest) GetSecret() string {
@@ -1718,7 +1790,7 @@ type AuthenticateTokenResponse struct {
 
 func (x *AuthenticateTokenResponse) Reset() {
 	*x = AuthenticateTokenResponse{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[28]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1730,7 +1802,7 @@ func (x *AuthenticateTokenResponse) String() string {
 func (*AuthenticateTokenResponse) ProtoMessage() {}
 
 func (x *AuthenticateTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[28]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1743,7 +1815,7 @@ func (x *AuthenticateTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateTokenResponse.ProtoReflect.Descriptor instead.
 func (*AuthenticateTokenResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{28}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *AuthenticateTokenResponse) GetIdentity() string {
@@ -1795,7 +1867,7 @@ type SetGrantRequest struct {
 
 func (x *SetGrantRequest) Reset() {
 	*x = SetGrantRequest{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[29]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1807,7 +1879,7 @@ func (x *SetGrantRequest) String() string {
 func (*SetGrantRequest) ProtoMessage() {}
 
 func (x *SetGrantRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[29]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1820,7 +1892,7 @@ func (x *SetGrantRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetGrantRequest.ProtoReflect.Descriptor instead.
 func (*SetGrantRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{29}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SetGrantRequest) GetIdentity() string {
@@ -1848,7 +1920,7 @@ type SetGrantResponse struct {
 
 func (x *SetGrantResponse) Reset() {
 	*x = SetGrantResponse{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[30]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1860,7 +1932,7 @@ func (x *SetGrantResponse) String() string {
 func (*SetGrantResponse) ProtoMessage() {}
 
 func (x *SetGrantResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[30]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1873,7 +1945,7 @@ func (x *SetGrantResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetGrantResponse.ProtoReflect.Descriptor instead.
 func (*SetGrantResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{30}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SetGrantResponse) GetGrant() *Grant {
@@ -1894,7 +1966,7 @@ type GetGrantRequest struct {
 
 func (x *GetGrantRequest) Reset() {
 	*x = GetGrantRequest{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[31]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1906,7 +1978,7 @@ func (x *GetGrantRequest) String() string {
 func (*GetGrantRequest) ProtoMessage() {}
 
 func (x *GetGrantRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[31]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1919,7 +1991,7 @@ func (x *GetGrantRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGrantRequest.ProtoReflect.Descriptor instead.
 func (*GetGrantRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{31}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GetGrantRequest) GetIdentity() string {
@@ -1940,7 +2012,7 @@ type GetGrantResponse struct {
 
 func (x *GetGrantResponse) Reset() {
 	*x = GetGrantResponse{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[32]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1952,7 +2024,7 @@ func (x *GetGrantResponse) String() string {
 func (*GetGrantResponse) ProtoMessage() {}
 
 func (x *GetGrantResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[32]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1965,7 +2037,7 @@ func (x *GetGrantResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGrantResponse.ProtoReflect.Descriptor instead.
 func (*GetGrantResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{32}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetGrantResponse) GetGrant() *Grant {
@@ -1984,7 +2056,7 @@ type ListGrantsRequest struct {
 
 func (x *ListGrantsRequest) Reset() {
 	*x = ListGrantsRequest{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[33]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1996,7 +2068,7 @@ func (x *ListGrantsRequest) String() string {
 func (*ListGrantsRequest) ProtoMessage() {}
 
 func (x *ListGrantsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[33]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2009,7 +2081,7 @@ func (x *ListGrantsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListGrantsRequest.ProtoReflect.Descriptor instead.
 func (*ListGrantsRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{33}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{34}
 }
 
 // ListGrantsResponse lists the grants, sorted by identity.
@@ -2023,7 +2095,7 @@ type ListGrantsResponse struct {
 
 func (x *ListGrantsResponse) Reset() {
 	*x = ListGrantsResponse{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[34]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2035,7 +2107,7 @@ func (x *ListGrantsResponse) String() string {
 func (*ListGrantsResponse) ProtoMessage() {}
 
 func (x *ListGrantsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[34]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2048,7 +2120,7 @@ func (x *ListGrantsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListGrantsResponse.ProtoReflect.Descriptor instead.
 func (*ListGrantsResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{34}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListGrantsResponse) GetGrants() []*Grant {
@@ -2069,7 +2141,7 @@ type DeleteGrantRequest struct {
 
 func (x *DeleteGrantRequest) Reset() {
 	*x = DeleteGrantRequest{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[35]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2081,7 +2153,7 @@ func (x *DeleteGrantRequest) String() string {
 func (*DeleteGrantRequest) ProtoMessage() {}
 
 func (x *DeleteGrantRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[35]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2094,7 +2166,7 @@ func (x *DeleteGrantRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteGrantRequest.ProtoReflect.Descriptor instead.
 func (*DeleteGrantRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{35}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *DeleteGrantRequest) GetIdentity() string {
@@ -2115,7 +2187,7 @@ type DeleteGrantResponse struct {
 
 func (x *DeleteGrantResponse) Reset() {
 	*x = DeleteGrantResponse{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[36]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2127,7 +2199,7 @@ func (x *DeleteGrantResponse) String() string {
 func (*DeleteGrantResponse) ProtoMessage() {}
 
 func (x *DeleteGrantResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[36]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2140,7 +2212,7 @@ func (x *DeleteGrantResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteGrantResponse.ProtoReflect.Descriptor instead.
 func (*DeleteGrantResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{36}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *DeleteGrantResponse) GetGrant() *Grant {
@@ -2161,7 +2233,7 @@ type SetGroupRequest struct {
 
 func (x *SetGroupRequest) Reset() {
 	*x = SetGroupRequest{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[37]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2173,7 +2245,7 @@ func (x *SetGroupRequest) String() string {
 func (*SetGroupRequest) ProtoMessage() {}
 
 func (x *SetGroupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[37]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2186,7 +2258,7 @@ func (x *SetGroupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetGroupRequest.ProtoReflect.Descriptor instead.
 func (*SetGroupRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{37}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SetGroupRequest) GetGroup() *Group {
@@ -2207,7 +2279,7 @@ type SetGroupResponse struct {
 
 func (x *SetGroupResponse) Reset() {
 	*x = SetGroupResponse{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[38]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2219,7 +2291,7 @@ func (x *SetGroupResponse) String() string {
 func (*SetGroupResponse) ProtoMessage() {}
 
 func (x *SetGroupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[38]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2232,7 +2304,7 @@ func (x *SetGroupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetGroupResponse.ProtoReflect.Descriptor instead.
 func (*SetGroupResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{38}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SetGroupResponse) GetGroup() *Group {
@@ -2255,7 +2327,7 @@ type GetGroupRequest struct {
 
 func (x *GetGroupRequest) Reset() {
 	*x = GetGroupRequest{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[39]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2267,7 +2339,7 @@ func (x *GetGroupRequest) String() string {
 func (*GetGroupRequest) ProtoMessage() {}
 
 func (x *GetGroupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[39]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2280,7 +2352,7 @@ func (x *GetGroupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGroupRequest.ProtoReflect.Descriptor instead.
 func (*GetGroupRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{39}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *GetGroupRequest) GetWorkspace() string {
@@ -2308,7 +2380,7 @@ type GetGroupResponse struct {
 
 func (x *GetGroupResponse) Reset() {
 	*x = GetGroupResponse{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[40]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2320,7 +2392,7 @@ func (x *GetGroupResponse) String() string {
 func (*GetGroupResponse) ProtoMessage() {}
 
 func (x *GetGroupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[40]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2333,7 +2405,7 @@ func (x *GetGroupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGroupResponse.ProtoReflect.Descriptor instead.
 func (*GetGroupResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{40}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *GetGroupResponse) GetGroup() *Group {
@@ -2354,7 +2426,7 @@ type ListGroupsRequest struct {
 
 func (x *ListGroupsRequest) Reset() {
 	*x = ListGroupsRequest{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[41]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2366,7 +2438,7 @@ func (x *ListGroupsRequest) String() string {
 func (*ListGroupsRequest) ProtoMessage() {}
 
 func (x *ListGroupsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[41]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2379,7 +2451,7 @@ func (x *ListGroupsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListGroupsRequest.ProtoReflect.Descriptor instead.
 func (*ListGroupsRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{41}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListGroupsRequest) GetWorkspace() string {
@@ -2400,7 +2472,7 @@ type ListGroupsResponse struct {
 
 func (x *ListGroupsResponse) Reset() {
 	*x = ListGroupsResponse{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[42]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2412,7 +2484,7 @@ func (x *ListGroupsResponse) String() string {
 func (*ListGroupsResponse) ProtoMessage() {}
 
 func (x *ListGroupsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[42]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2425,7 +2497,7 @@ func (x *ListGroupsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListGroupsResponse.ProtoReflect.Descriptor instead.
 func (*ListGroupsResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{42}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListGroupsResponse) GetGroups() []*Group {
@@ -2448,7 +2520,7 @@ type DeleteGroupRequest struct {
 
 func (x *DeleteGroupRequest) Reset() {
 	*x = DeleteGroupRequest{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[43]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2460,7 +2532,7 @@ func (x *DeleteGroupRequest) String() string {
 func (*DeleteGroupRequest) ProtoMessage() {}
 
 func (x *DeleteGroupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[43]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2473,7 +2545,7 @@ func (x *DeleteGroupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteGroupRequest.ProtoReflect.Descriptor instead.
 func (*DeleteGroupRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{43}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *DeleteGroupRequest) GetWorkspace() string {
@@ -2501,7 +2573,7 @@ type DeleteGroupResponse struct {
 
 func (x *DeleteGroupResponse) Reset() {
 	*x = DeleteGroupResponse{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[44]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2513,7 +2585,7 @@ func (x *DeleteGroupResponse) String() string {
 func (*DeleteGroupResponse) ProtoMessage() {}
 
 func (x *DeleteGroupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[44]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2526,7 +2598,7 @@ func (x *DeleteGroupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteGroupResponse.ProtoReflect.Descriptor instead.
 func (*DeleteGroupResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{44}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *DeleteGroupResponse) GetGroup() *Group {
@@ -2549,7 +2621,7 @@ type ListPinsRequest struct {
 
 func (x *ListPinsRequest) Reset() {
 	*x = ListPinsRequest{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[45]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2561,7 +2633,7 @@ func (x *ListPinsRequest) String() string {
 func (*ListPinsRequest) ProtoMessage() {}
 
 func (x *ListPinsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[45]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2574,7 +2646,7 @@ func (x *ListPinsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPinsRequest.ProtoReflect.Descriptor instead.
 func (*ListPinsRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{45}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListPinsRequest) GetWorkspace() string {
@@ -2604,7 +2676,7 @@ type ListPinsResponse struct {
 
 func (x *ListPinsResponse) Reset() {
 	*x = ListPinsResponse{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[46]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2616,7 +2688,7 @@ func (x *ListPinsResponse) String() string {
 func (*ListPinsResponse) ProtoMessage() {}
 
 func (x *ListPinsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[46]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2629,7 +2701,7 @@ func (x *ListPinsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPinsResponse.ProtoReflect.Descriptor instead.
 func (*ListPinsResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{46}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ListPinsResponse) GetPins() []*Pin {
@@ -2661,7 +2733,7 @@ type ApprovePinRequest struct {
 
 func (x *ApprovePinRequest) Reset() {
 	*x = ApprovePinRequest{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[47]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2673,7 +2745,7 @@ func (x *ApprovePinRequest) String() string {
 func (*ApprovePinRequest) ProtoMessage() {}
 
 func (x *ApprovePinRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[47]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2686,7 +2758,7 @@ func (x *ApprovePinRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovePinRequest.ProtoReflect.Descriptor instead.
 func (*ApprovePinRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{47}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ApprovePinRequest) GetWorkspace() string {
@@ -2721,7 +2793,7 @@ type ApprovePinResponse struct {
 
 func (x *ApprovePinResponse) Reset() {
 	*x = ApprovePinResponse{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[48]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2733,7 +2805,7 @@ func (x *ApprovePinResponse) String() string {
 func (*ApprovePinResponse) ProtoMessage() {}
 
 func (x *ApprovePinResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[48]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2746,7 +2818,7 @@ func (x *ApprovePinResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovePinResponse.ProtoReflect.Descriptor instead.
 func (*ApprovePinResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{48}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ApprovePinResponse) GetPin() *Pin {
@@ -2771,7 +2843,7 @@ type RejectPinRequest struct {
 
 func (x *RejectPinRequest) Reset() {
 	*x = RejectPinRequest{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[49]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2783,7 +2855,7 @@ func (x *RejectPinRequest) String() string {
 func (*RejectPinRequest) ProtoMessage() {}
 
 func (x *RejectPinRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[49]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2796,7 +2868,7 @@ func (x *RejectPinRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RejectPinRequest.ProtoReflect.Descriptor instead.
 func (*RejectPinRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{49}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *RejectPinRequest) GetWorkspace() string {
@@ -2831,7 +2903,7 @@ type RejectPinResponse struct {
 
 func (x *RejectPinResponse) Reset() {
 	*x = RejectPinResponse{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[50]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2843,7 +2915,7 @@ func (x *RejectPinResponse) String() string {
 func (*RejectPinResponse) ProtoMessage() {}
 
 func (x *RejectPinResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[50]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2856,7 +2928,7 @@ func (x *RejectPinResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RejectPinResponse.ProtoReflect.Descriptor instead.
 func (*RejectPinResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{50}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *RejectPinResponse) GetPin() *Pin {
@@ -2879,7 +2951,7 @@ type SetPinPolicyRequest struct {
 
 func (x *SetPinPolicyRequest) Reset() {
 	*x = SetPinPolicyRequest{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[51]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2891,7 +2963,7 @@ func (x *SetPinPolicyRequest) String() string {
 func (*SetPinPolicyRequest) ProtoMessage() {}
 
 func (x *SetPinPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[51]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2904,7 +2976,7 @@ func (x *SetPinPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPinPolicyRequest.ProtoReflect.Descriptor instead.
 func (*SetPinPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{51}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *SetPinPolicyRequest) GetWorkspace() string {
@@ -2932,7 +3004,7 @@ type SetPinPolicyResponse struct {
 
 func (x *SetPinPolicyResponse) Reset() {
 	*x = SetPinPolicyResponse{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[52]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2944,7 +3016,7 @@ func (x *SetPinPolicyResponse) String() string {
 func (*SetPinPolicyResponse) ProtoMessage() {}
 
 func (x *SetPinPolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[52]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2957,7 +3029,7 @@ func (x *SetPinPolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPinPolicyResponse.ProtoReflect.Descriptor instead.
 func (*SetPinPolicyResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{52}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *SetPinPolicyResponse) GetPolicy() PinPolicy {
@@ -2978,7 +3050,7 @@ type GetPinPolicyRequest struct {
 
 func (x *GetPinPolicyRequest) Reset() {
 	*x = GetPinPolicyRequest{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[53]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2990,7 +3062,7 @@ func (x *GetPinPolicyRequest) String() string {
 func (*GetPinPolicyRequest) ProtoMessage() {}
 
 func (x *GetPinPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[53]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3003,7 +3075,7 @@ func (x *GetPinPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPinPolicyRequest.ProtoReflect.Descriptor instead.
 func (*GetPinPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{53}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *GetPinPolicyRequest) GetWorkspace() string {
@@ -3024,7 +3096,7 @@ type GetPinPolicyResponse struct {
 
 func (x *GetPinPolicyResponse) Reset() {
 	*x = GetPinPolicyResponse{}
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[54]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3036,7 +3108,7 @@ func (x *GetPinPolicyResponse) String() string {
 func (*GetPinPolicyResponse) ProtoMessage() {}
 
 func (x *GetPinPolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[54]
+	mi := &file_switchboard_registry_v1_registry_service_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3049,7 +3121,7 @@ func (x *GetPinPolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPinPolicyResponse.ProtoReflect.Descriptor instead.
 func (*GetPinPolicyResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{54}
+	return file_switchboard_registry_v1_registry_service_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *GetPinPolicyResponse) GetPolicy() PinPolicy {
@@ -3063,7 +3135,7 @@ var File_switchboard_registry_v1_registry_service_proto protoreflect.FileDescrip
 
 const file_switchboard_registry_v1_registry_service_proto_rawDesc = "" +
 	"\n" +
-	".switchboard/registry/v1/registry_service.proto\x12\x17switchboard.registry.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a&switchboard/registry/v1/registry.proto\"r\n" +
+	".switchboard/registry/v1/registry_service.proto\x12\x17switchboard.registry.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a#switchboard/registry/v1/audit.proto\x1a&switchboard/registry/v1/registry.proto\"r\n" +
 	"\x10AdvertiseRequest\x123\n" +
 	"\x05tools\x18\x01 \x03(\v2\x1d.switchboard.registry.v1.ToolR\x05tools\x12\x1d\n" +
 	"\asession\x18\x02 \x01(\tH\x00R\asession\x88\x01\x01B\n" +
@@ -3104,7 +3176,7 @@ const file_switchboard_registry_v1_registry_service_proto_rawDesc = "" +
 	"\x11WatchToolsRequest\x12!\n" +
 	"\tworkspace\x18\x01 \x01(\tH\x00R\tworkspace\x88\x01\x01B\f\n" +
 	"\n" +
-	"_workspace\"\xfa\x04\n" +
+	"_workspace\"\xce\x05\n" +
 	"\x12WatchToolsResponse\x12\x1a\n" +
 	"\brevision\x18\x01 \x01(\x04R\brevision\x12E\n" +
 	"\n" +
@@ -3120,8 +3192,12 @@ const file_switchboard_registry_v1_registry_service_proto_rawDesc = "" +
 	"\agranted\x18\b \x01(\v2\x1e.switchboard.registry.v1.GrantH\x00R\agranted\x12:\n" +
 	"\agrouped\x18\t \x01(\v2\x1e.switchboard.registry.v1.GroupH\x00R\agrouped\x126\n" +
 	"\x06pinned\x18\n" +
-	" \x01(\v2\x1c.switchboard.registry.v1.PinH\x00R\x06pinnedB\b\n" +
-	"\x06change\"Y\n" +
+	" \x01(\v2\x1c.switchboard.registry.v1.PinH\x00R\x06pinned\x12R\n" +
+	"\faudit_policy\x18\v \x01(\v2-.switchboard.registry.v1.WorkspaceAuditPolicyH\x00R\vauditPolicyB\b\n" +
+	"\x06change\"r\n" +
+	"\x14WorkspaceAuditPolicy\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12<\n" +
+	"\x06policy\x18\x02 \x01(\v2$.switchboard.registry.v1.AuditPolicyR\x06policy\"Y\n" +
 	"\n" +
 	"Advertised\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\tR\x06client\x123\n" +
@@ -3283,7 +3359,7 @@ func file_switchboard_registry_v1_registry_service_proto_rawDescGZIP() []byte {
 	return file_switchboard_registry_v1_registry_service_proto_rawDescData
 }
 
-var file_switchboard_registry_v1_registry_service_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
+var file_switchboard_registry_v1_registry_service_proto_msgTypes = make([]protoimpl.MessageInfo, 56)
 var file_switchboard_registry_v1_registry_service_proto_goTypes = []any{
 	(*AdvertiseRequest)(nil),          // 0: switchboard.registry.v1.AdvertiseRequest
 	(*AdvertiseResponse)(nil),         // 1: switchboard.registry.v1.AdvertiseResponse
@@ -3297,154 +3373,158 @@ var file_switchboard_registry_v1_registry_service_proto_goTypes = []any{
 	(*GetClientResponse)(nil),         // 9: switchboard.registry.v1.GetClientResponse
 	(*WatchToolsRequest)(nil),         // 10: switchboard.registry.v1.WatchToolsRequest
 	(*WatchToolsResponse)(nil),        // 11: switchboard.registry.v1.WatchToolsResponse
-	(*Advertised)(nil),                // 12: switchboard.registry.v1.Advertised
-	(*Membership)(nil),                // 13: switchboard.registry.v1.Membership
-	(*Presence)(nil),                  // 14: switchboard.registry.v1.Presence
-	(*Synced)(nil),                    // 15: switchboard.registry.v1.Synced
-	(*Resync)(nil),                    // 16: switchboard.registry.v1.Resync
-	(*RegisterClientRequest)(nil),     // 17: switchboard.registry.v1.RegisterClientRequest
-	(*RegisterClientResponse)(nil),    // 18: switchboard.registry.v1.RegisterClientResponse
-	(*UnregisterClientRequest)(nil),   // 19: switchboard.registry.v1.UnregisterClientRequest
-	(*UnregisterClientResponse)(nil),  // 20: switchboard.registry.v1.UnregisterClientResponse
-	(*CreateTokenRequest)(nil),        // 21: switchboard.registry.v1.CreateTokenRequest
-	(*CreateTokenResponse)(nil),       // 22: switchboard.registry.v1.CreateTokenResponse
-	(*ListTokensRequest)(nil),         // 23: switchboard.registry.v1.ListTokensRequest
-	(*ListTokensResponse)(nil),        // 24: switchboard.registry.v1.ListTokensResponse
-	(*RevokeTokenRequest)(nil),        // 25: switchboard.registry.v1.RevokeTokenRequest
-	(*RevokeTokenResponse)(nil),       // 26: switchboard.registry.v1.RevokeTokenResponse
-	(*AuthenticateTokenRequest)(nil),  // 27: switchboard.registry.v1.AuthenticateTokenRequest
-	(*AuthenticateTokenResponse)(nil), // 28: switchboard.registry.v1.AuthenticateTokenResponse
-	(*SetGrantRequest)(nil),           // 29: switchboard.registry.v1.SetGrantRequest
-	(*SetGrantResponse)(nil),          // 30: switchboard.registry.v1.SetGrantResponse
-	(*GetGrantRequest)(nil),           // 31: switchboard.registry.v1.GetGrantRequest
-	(*GetGrantResponse)(nil),          // 32: switchboard.registry.v1.GetGrantResponse
-	(*ListGrantsRequest)(nil),         // 33: switchboard.registry.v1.ListGrantsRequest
-	(*ListGrantsResponse)(nil),        // 34: switchboard.registry.v1.ListGrantsResponse
-	(*DeleteGrantRequest)(nil),        // 35: switchboard.registry.v1.DeleteGrantRequest
-	(*DeleteGrantResponse)(nil),       // 36: switchboard.registry.v1.DeleteGrantResponse
-	(*SetGroupRequest)(nil),           // 37: switchboard.registry.v1.SetGroupRequest
-	(*SetGroupResponse)(nil),          // 38: switchboard.registry.v1.SetGroupResponse
-	(*GetGroupRequest)(nil),           // 39: switchboard.registry.v1.GetGroupRequest
-	(*GetGroupResponse)(nil),          // 40: switchboard.registry.v1.GetGroupResponse
-	(*ListGroupsRequest)(nil),         // 41: switchboard.registry.v1.ListGroupsRequest
-	(*ListGroupsResponse)(nil),        // 42: switchboard.registry.v1.ListGroupsResponse
-	(*DeleteGroupRequest)(nil),        // 43: switchboard.registry.v1.DeleteGroupRequest
-	(*DeleteGroupResponse)(nil),       // 44: switchboard.registry.v1.DeleteGroupResponse
-	(*ListPinsRequest)(nil),           // 45: switchboard.registry.v1.ListPinsRequest
-	(*ListPinsResponse)(nil),          // 46: switchboard.registry.v1.ListPinsResponse
-	(*ApprovePinRequest)(nil),         // 47: switchboard.registry.v1.ApprovePinRequest
-	(*ApprovePinResponse)(nil),        // 48: switchboard.registry.v1.ApprovePinResponse
-	(*RejectPinRequest)(nil),          // 49: switchboard.registry.v1.RejectPinRequest
-	(*RejectPinResponse)(nil),         // 50: switchboard.registry.v1.RejectPinResponse
-	(*SetPinPolicyRequest)(nil),       // 51: switchboard.registry.v1.SetPinPolicyRequest
-	(*SetPinPolicyResponse)(nil),      // 52: switchboard.registry.v1.SetPinPolicyResponse
-	(*GetPinPolicyRequest)(nil),       // 53: switchboard.registry.v1.GetPinPolicyRequest
-	(*GetPinPolicyResponse)(nil),      // 54: switchboard.registry.v1.GetPinPolicyResponse
-	(*Tool)(nil),                      // 55: switchboard.registry.v1.Tool
-	(*ClientRow)(nil),                 // 56: switchboard.registry.v1.ClientRow
-	(*PresentedTool)(nil),             // 57: switchboard.registry.v1.PresentedTool
-	(*Pin)(nil),                       // 58: switchboard.registry.v1.Pin
-	(*Grant)(nil),                     // 59: switchboard.registry.v1.Grant
-	(*Group)(nil),                     // 60: switchboard.registry.v1.Group
-	(*timestamppb.Timestamp)(nil),     // 61: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),       // 62: google.protobuf.Duration
-	(*Token)(nil),                     // 63: switchboard.registry.v1.Token
-	(PinPolicy)(0),                    // 64: switchboard.registry.v1.PinPolicy
+	(*WorkspaceAuditPolicy)(nil),      // 12: switchboard.registry.v1.WorkspaceAuditPolicy
+	(*Advertised)(nil),                // 13: switchboard.registry.v1.Advertised
+	(*Membership)(nil),                // 14: switchboard.registry.v1.Membership
+	(*Presence)(nil),                  // 15: switchboard.registry.v1.Presence
+	(*Synced)(nil),                    // 16: switchboard.registry.v1.Synced
+	(*Resync)(nil),                    // 17: switchboard.registry.v1.Resync
+	(*RegisterClientRequest)(nil),     // 18: switchboard.registry.v1.RegisterClientRequest
+	(*RegisterClientResponse)(nil),    // 19: switchboard.registry.v1.RegisterClientResponse
+	(*UnregisterClientRequest)(nil),   // 20: switchboard.registry.v1.UnregisterClientRequest
+	(*UnregisterClientResponse)(nil),  // 21: switchboard.registry.v1.UnregisterClientResponse
+	(*CreateTokenRequest)(nil),        // 22: switchboard.registry.v1.CreateTokenRequest
+	(*CreateTokenResponse)(nil),       // 23: switchboard.registry.v1.CreateTokenResponse
+	(*ListTokensRequest)(nil),         // 24: switchboard.registry.v1.ListTokensRequest
+	(*ListTokensResponse)(nil),        // 25: switchboard.registry.v1.ListTokensResponse
+	(*RevokeTokenRequest)(nil),        // 26: switchboard.registry.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),       // 27: switchboard.registry.v1.RevokeTokenResponse
+	(*AuthenticateTokenRequest)(nil),  // 28: switchboard.registry.v1.AuthenticateTokenRequest
+	(*AuthenticateTokenResponse)(nil), // 29: switchboard.registry.v1.AuthenticateTokenResponse
+	(*SetGrantRequest)(nil),           // 30: switchboard.registry.v1.SetGrantRequest
+	(*SetGrantResponse)(nil),          // 31: switchboard.registry.v1.SetGrantResponse
+	(*GetGrantRequest)(nil),           // 32: switchboard.registry.v1.GetGrantRequest
+	(*GetGrantResponse)(nil),          // 33: switchboard.registry.v1.GetGrantResponse
+	(*ListGrantsRequest)(nil),         // 34: switchboard.registry.v1.ListGrantsRequest
+	(*ListGrantsResponse)(nil),        // 35: switchboard.registry.v1.ListGrantsResponse
+	(*DeleteGrantRequest)(nil),        // 36: switchboard.registry.v1.DeleteGrantRequest
+	(*DeleteGrantResponse)(nil),       // 37: switchboard.registry.v1.DeleteGrantResponse
+	(*SetGroupRequest)(nil),           // 38: switchboard.registry.v1.SetGroupRequest
+	(*SetGroupResponse)(nil),          // 39: switchboard.registry.v1.SetGroupResponse
+	(*GetGroupRequest)(nil),           // 40: switchboard.registry.v1.GetGroupRequest
+	(*GetGroupResponse)(nil),          // 41: switchboard.registry.v1.GetGroupResponse
+	(*ListGroupsRequest)(nil),         // 42: switchboard.registry.v1.ListGroupsRequest
+	(*ListGroupsResponse)(nil),        // 43: switchboard.registry.v1.ListGroupsResponse
+	(*DeleteGroupRequest)(nil),        // 44: switchboard.registry.v1.DeleteGroupRequest
+	(*DeleteGroupResponse)(nil),       // 45: switchboard.registry.v1.DeleteGroupResponse
+	(*ListPinsRequest)(nil),           // 46: switchboard.registry.v1.ListPinsRequest
+	(*ListPinsResponse)(nil),          // 47: switchboard.registry.v1.ListPinsResponse
+	(*ApprovePinRequest)(nil),         // 48: switchboard.registry.v1.ApprovePinRequest
+	(*ApprovePinResponse)(nil),        // 49: switchboard.registry.v1.ApprovePinResponse
+	(*RejectPinRequest)(nil),          // 50: switchboard.registry.v1.RejectPinRequest
+	(*RejectPinResponse)(nil),         // 51: switchboard.registry.v1.RejectPinResponse
+	(*SetPinPolicyRequest)(nil),       // 52: switchboard.registry.v1.SetPinPolicyRequest
+	(*SetPinPolicyResponse)(nil),      // 53: switchboard.registry.v1.SetPinPolicyResponse
+	(*GetPinPolicyRequest)(nil),       // 54: switchboard.registry.v1.GetPinPolicyRequest
+	(*GetPinPolicyResponse)(nil),      // 55: switchboard.registry.v1.GetPinPolicyResponse
+	(*Tool)(nil),                      // 56: switchboard.registry.v1.Tool
+	(*ClientRow)(nil),                 // 57: switchboard.registry.v1.ClientRow
+	(*PresentedTool)(nil),             // 58: switchboard.registry.v1.PresentedTool
+	(*Pin)(nil),                       // 59: switchboard.registry.v1.Pin
+	(*Grant)(nil),                     // 60: switchboard.registry.v1.Grant
+	(*Group)(nil),                     // 61: switchboard.registry.v1.Group
+	(*AuditPolicy)(nil),               // 62: switchboard.registry.v1.AuditPolicy
+	(*timestamppb.Timestamp)(nil),     // 63: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),       // 64: google.protobuf.Duration
+	(*Token)(nil),                     // 65: switchboard.registry.v1.Token
+	(PinPolicy)(0),                    // 66: switchboard.registry.v1.PinPolicy
 }
 var file_switchboard_registry_v1_registry_service_proto_depIdxs = []int32{
-	55, // 0: switchboard.registry.v1.AdvertiseRequest.tools:type_name -> switchboard.registry.v1.Tool
-	56, // 1: switchboard.registry.v1.ListClientsResponse.rows:type_name -> switchboard.registry.v1.ClientRow
-	57, // 2: switchboard.registry.v1.ListToolsResponse.tools:type_name -> switchboard.registry.v1.PresentedTool
-	55, // 3: switchboard.registry.v1.ResolveToolResponse.tool:type_name -> switchboard.registry.v1.Tool
-	56, // 4: switchboard.registry.v1.GetClientResponse.row:type_name -> switchboard.registry.v1.ClientRow
-	58, // 5: switchboard.registry.v1.GetClientResponse.held:type_name -> switchboard.registry.v1.Pin
-	12, // 6: switchboard.registry.v1.WatchToolsResponse.advertised:type_name -> switchboard.registry.v1.Advertised
-	13, // 7: switchboard.registry.v1.WatchToolsResponse.registered:type_name -> switchboard.registry.v1.Membership
-	13, // 8: switchboard.registry.v1.WatchToolsResponse.unregistered:type_name -> switchboard.registry.v1.Membership
-	14, // 9: switchboard.registry.v1.WatchToolsResponse.presence:type_name -> switchboard.registry.v1.Presence
-	15, // 10: switchboard.registry.v1.WatchToolsResponse.synced:type_name -> switchboard.registry.v1.Synced
-	16, // 11: switchboard.registry.v1.WatchToolsResponse.resync:type_name -> switchboard.registry.v1.Resync
-	59, // 12: switchboard.registry.v1.WatchToolsResponse.granted:type_name -> switchboard.registry.v1.Grant
-	60, // 13: switchboard.registry.v1.WatchToolsResponse.grouped:type_name -> switchboard.registry.v1.Group
-	58, // 14: switchboard.registry.v1.WatchToolsResponse.pinned:type_name -> switchboard.registry.v1.Pin
-	55, // 15: switchboard.registry.v1.Advertised.tools:type_name -> switchboard.registry.v1.Tool
-	61, // 16: switchboard.registry.v1.Presence.last_seen:type_name -> google.protobuf.Timestamp
-	62, // 17: switchboard.registry.v1.CreateTokenRequest.ttl:type_name -> google.protobuf.Duration
-	63, // 18: switchboard.registry.v1.CreateTokenResponse.token:type_name -> switchboard.registry.v1.Token
-	63, // 19: switchboard.registry.v1.ListTokensResponse.tokens:type_name -> switchboard.registry.v1.Token
-	63, // 20: switchboard.registry.v1.RevokeTokenResponse.token:type_name -> switchboard.registry.v1.Token
-	61, // 21: switchboard.registry.v1.AuthenticateTokenResponse.expires:type_name -> google.protobuf.Timestamp
-	59, // 22: switchboard.registry.v1.SetGrantResponse.grant:type_name -> switchboard.registry.v1.Grant
-	59, // 23: switchboard.registry.v1.GetGrantResponse.grant:type_name -> switchboard.registry.v1.Grant
-	59, // 24: switchboard.registry.v1.ListGrantsResponse.grants:type_name -> switchboard.registry.v1.Grant
-	59, // 25: switchboard.registry.v1.DeleteGrantResponse.grant:type_name -> switchboard.registry.v1.Grant
-	60, // 26: switchboard.registry.v1.SetGroupRequest.group:type_name -> switchboard.registry.v1.Group
-	60, // 27: switchboard.registry.v1.SetGroupResponse.group:type_name -> switchboard.registry.v1.Group
-	60, // 28: switchboard.registry.v1.GetGroupResponse.group:type_name -> switchboard.registry.v1.Group
-	60, // 29: switchboard.registry.v1.ListGroupsResponse.groups:type_name -> switchboard.registry.v1.Group
-	60, // 30: switchboard.registry.v1.DeleteGroupResponse.group:type_name -> switchboard.registry.v1.Group
-	58, // 31: switchboard.registry.v1.ListPinsResponse.pins:type_name -> switchboard.registry.v1.Pin
-	64, // 32: switchboard.registry.v1.ListPinsResponse.policy:type_name -> switchboard.registry.v1.PinPolicy
-	58, // 33: switchboard.registry.v1.ApprovePinResponse.pin:type_name -> switchboard.registry.v1.Pin
-	58, // 34: switchboard.registry.v1.RejectPinResponse.pin:type_name -> switchboard.registry.v1.Pin
-	64, // 35: switchboard.registry.v1.SetPinPolicyRequest.policy:type_name -> switchboard.registry.v1.PinPolicy
-	64, // 36: switchboard.registry.v1.SetPinPolicyResponse.policy:type_name -> switchboard.registry.v1.PinPolicy
-	64, // 37: switchboard.registry.v1.GetPinPolicyResponse.policy:type_name -> switchboard.registry.v1.PinPolicy
-	0,  // 38: switchboard.registry.v1.RegistryService.Advertise:input_type -> switchboard.registry.v1.AdvertiseRequest
-	2,  // 39: switchboard.registry.v1.RegistryService.ListClients:input_type -> switchboard.registry.v1.ListClientsRequest
-	4,  // 40: switchboard.registry.v1.RegistryService.ListTools:input_type -> switchboard.registry.v1.ListToolsRequest
-	6,  // 41: switchboard.registry.v1.RegistryService.ResolveTool:input_type -> switchboard.registry.v1.ResolveToolRequest
-	8,  // 42: switchboard.registry.v1.RegistryService.GetClient:input_type -> switchboard.registry.v1.GetClientRequest
-	10, // 43: switchboard.registry.v1.RegistryService.WatchTools:input_type -> switchboard.registry.v1.WatchToolsRequest
-	17, // 44: switchboard.registry.v1.RegistryService.RegisterClient:input_type -> switchboard.registry.v1.RegisterClientRequest
-	19, // 45: switchboard.registry.v1.RegistryService.UnregisterClient:input_type -> switchboard.registry.v1.UnregisterClientRequest
-	21, // 46: switchboard.registry.v1.RegistryService.CreateToken:input_type -> switchboard.registry.v1.CreateTokenRequest
-	23, // 47: switchboard.registry.v1.RegistryService.ListTokens:input_type -> switchboard.registry.v1.ListTokensRequest
-	25, // 48: switchboard.registry.v1.RegistryService.RevokeToken:input_type -> switchboard.registry.v1.RevokeTokenRequest
-	27, // 49: switchboard.registry.v1.RegistryService.AuthenticateToken:input_type -> switchboard.registry.v1.AuthenticateTokenRequest
-	29, // 50: switchboard.registry.v1.RegistryService.SetGrant:input_type -> switchboard.registry.v1.SetGrantRequest
-	31, // 51: switchboard.registry.v1.RegistryService.GetGrant:input_type -> switchboard.registry.v1.GetGrantRequest
-	33, // 52: switchboard.registry.v1.RegistryService.ListGrants:input_type -> switchboard.registry.v1.ListGrantsRequest
-	35, // 53: switchboard.registry.v1.RegistryService.DeleteGrant:input_type -> switchboard.registry.v1.DeleteGrantRequest
-	37, // 54: switchboard.registry.v1.RegistryService.SetGroup:input_type -> switchboard.registry.v1.SetGroupRequest
-	39, // 55: switchboard.registry.v1.RegistryService.GetGroup:input_type -> switchboard.registry.v1.GetGroupRequest
-	41, // 56: switchboard.registry.v1.RegistryService.ListGroups:input_type -> switchboard.registry.v1.ListGroupsRequest
-	43, // 57: switchboard.registry.v1.RegistryService.DeleteGroup:input_type -> switchboard.registry.v1.DeleteGroupRequest
-	45, // 58: switchboard.registry.v1.RegistryService.ListPins:input_type -> switchboard.registry.v1.ListPinsRequest
-	47, // 59: switchboard.registry.v1.RegistryService.ApprovePin:input_type -> switchboard.registry.v1.ApprovePinRequest
-	49, // 60: switchboard.registry.v1.RegistryService.RejectPin:input_type -> switchboard.registry.v1.RejectPinRequest
-	51, // 61: switchboard.registry.v1.RegistryService.SetPinPolicy:input_type -> switchboard.registry.v1.SetPinPolicyRequest
-	53, // 62: switchboard.registry.v1.RegistryService.GetPinPolicy:input_type -> switchboard.registry.v1.GetPinPolicyRequest
-	1,  // 63: switchboard.registry.v1.RegistryService.Advertise:output_type -> switchboard.registry.v1.AdvertiseResponse
-	3,  // 64: switchboard.registry.v1.RegistryService.ListClients:output_type -> switchboard.registry.v1.ListClientsResponse
-	5,  // 65: switchboard.registry.v1.RegistryService.ListTools:output_type -> switchboard.registry.v1.ListToolsResponse
-	7,  // 66: switchboard.registry.v1.RegistryService.ResolveTool:output_type -> switchboard.registry.v1.ResolveToolResponse
-	9,  // 67: switchboard.registry.v1.RegistryService.GetClient:output_type -> switchboard.registry.v1.GetClientResponse
-	11, // 68: switchboard.registry.v1.RegistryService.WatchTools:output_type -> switchboard.registry.v1.WatchToolsResponse
-	18, // 69: switchboard.registry.v1.RegistryService.RegisterClient:output_type -> switchboard.registry.v1.RegisterClientResponse
-	20, // 70: switchboard.registry.v1.RegistryService.UnregisterClient:output_type -> switchboard.registry.v1.UnregisterClientResponse
-	22, // 71: switchboard.registry.v1.RegistryService.CreateToken:output_type -> switchboard.registry.v1.CreateTokenResponse
-	24, // 72: switchboard.registry.v1.RegistryService.ListTokens:output_type -> switchboard.registry.v1.ListTokensResponse
-	26, // 73: switchboard.registry.v1.RegistryService.RevokeToken:output_type -> switchboard.registry.v1.RevokeTokenResponse
-	28, // 74: switchboard.registry.v1.RegistryService.AuthenticateToken:output_type -> switchboard.registry.v1.AuthenticateTokenResponse
-	30, // 75: switchboard.registry.v1.RegistryService.SetGrant:output_type -> switchboard.registry.v1.SetGrantResponse
-	32, // 76: switchboard.registry.v1.RegistryService.GetGrant:output_type -> switchboard.registry.v1.GetGrantResponse
-	34, // 77: switchboard.registry.v1.RegistryService.ListGrants:output_type -> switchboard.registry.v1.ListGrantsResponse
-	36, // 78: switchboard.registry.v1.RegistryService.DeleteGrant:output_type -> switchboard.registry.v1.DeleteGrantResponse
-	38, // 79: switchboard.registry.v1.RegistryService.SetGroup:output_type -> switchboard.registry.v1.SetGroupResponse
-	40, // 80: switchboard.registry.v1.RegistryService.GetGroup:output_type -> switchboard.registry.v1.GetGroupResponse
-	42, // 81: switchboard.registry.v1.RegistryService.ListGroups:output_type -> switchboard.registry.v1.ListGroupsResponse
-	44, // 82: switchboard.registry.v1.RegistryService.DeleteGroup:output_type -> switchboard.registry.v1.DeleteGroupResponse
-	46, // 83: switchboard.registry.v1.RegistryService.ListPins:output_type -> switchboard.registry.v1.ListPinsResponse
-	48, // 84: switchboard.registry.v1.RegistryService.ApprovePin:output_type -> switchboard.registry.v1.ApprovePinResponse
-	50, // 85: switchboard.registry.v1.RegistryService.RejectPin:output_type -> switchboard.registry.v1.RejectPinResponse
-	52, // 86: switchboard.registry.v1.RegistryService.SetPinPolicy:output_type -> switchboard.registry.v1.SetPinPolicyResponse
-	54, // 87: switchboard.registry.v1.RegistryService.GetPinPolicy:output_type -> switchboard.registry.v1.GetPinPolicyResponse
-	63, // [63:88] is the sub-list for method output_type
-	38, // [38:63] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	56, // 0: switchboard.registry.v1.AdvertiseRequest.tools:type_name -> switchboard.registry.v1.Tool
+	57, // 1: switchboard.registry.v1.ListClientsResponse.rows:type_name -> switchboard.registry.v1.ClientRow
+	58, // 2: switchboard.registry.v1.ListToolsResponse.tools:type_name -> switchboard.registry.v1.PresentedTool
+	56, // 3: switchboard.registry.v1.ResolveToolResponse.tool:type_name -> switchboard.registry.v1.Tool
+	57, // 4: switchboard.registry.v1.GetClientResponse.row:type_name -> switchboard.registry.v1.ClientRow
+	59, // 5: switchboard.registry.v1.GetClientResponse.held:type_name -> switchboard.registry.v1.Pin
+	13, // 6: switchboard.registry.v1.WatchToolsResponse.advertised:type_name -> switchboard.registry.v1.Advertised
+	14, // 7: switchboard.registry.v1.WatchToolsResponse.registered:type_name -> switchboard.registry.v1.Membership
+	14, // 8: switchboard.registry.v1.WatchToolsResponse.unregistered:type_name -> switchboard.registry.v1.Membership
+	15, // 9: switchboard.registry.v1.WatchToolsResponse.presence:type_name -> switchboard.registry.v1.Presence
+	16, // 10: switchboard.registry.v1.WatchToolsResponse.synced:type_name -> switchboard.registry.v1.Synced
+	17, // 11: switchboard.registry.v1.WatchToolsResponse.resync:type_name -> switchboard.registry.v1.Resync
+	60, // 12: switchboard.registry.v1.WatchToolsResponse.granted:type_name -> switchboard.registry.v1.Grant
+	61, // 13: switchboard.registry.v1.WatchToolsResponse.grouped:type_name -> switchboard.registry.v1.Group
+	59, // 14: switchboard.registry.v1.WatchToolsResponse.pinned:type_name -> switchboard.registry.v1.Pin
+	12, // 15: switchboard.registry.v1.WatchToolsResponse.audit_policy:type_name -> switchboard.registry.v1.WorkspaceAuditPolicy
+	62, // 16: switchboard.registry.v1.WorkspaceAuditPolicy.policy:type_name -> switchboard.registry.v1.AuditPolicy
+	56, // 17: switchboard.registry.v1.Advertised.tools:type_name -> switchboard.registry.v1.Tool
+	63, // 18: switchboard.registry.v1.Presence.last_seen:type_name -> google.protobuf.Timestamp
+	64, // 19: switchboard.registry.v1.CreateTokenRequest.ttl:type_name -> google.protobuf.Duration
+	65, // 20: switchboard.registry.v1.CreateTokenResponse.token:type_name -> switchboard.registry.v1.Token
+	65, // 21: switchboard.registry.v1.ListTokensResponse.tokens:type_name -> switchboard.registry.v1.Token
+	65, // 22: switchboard.registry.v1.RevokeTokenResponse.token:type_name -> switchboard.registry.v1.Token
+	63, // 23: switchboard.registry.v1.AuthenticateTokenResponse.expires:type_name -> google.protobuf.Timestamp
+	60, // 24: switchboard.registry.v1.SetGrantResponse.grant:type_name -> switchboard.registry.v1.Grant
+	60, // 25: switchboard.registry.v1.GetGrantResponse.grant:type_name -> switchboard.registry.v1.Grant
+	60, // 26: switchboard.registry.v1.ListGrantsResponse.grants:type_name -> switchboard.registry.v1.Grant
+	60, // 27: switchboard.registry.v1.DeleteGrantResponse.grant:type_name -> switchboard.registry.v1.Grant
+	61, // 28: switchboard.registry.v1.SetGroupRequest.group:type_name -> switchboard.registry.v1.Group
+	61, // 29: switchboard.registry.v1.SetGroupResponse.group:type_name -> switchboard.registry.v1.Group
+	61, // 30: switchboard.registry.v1.GetGroupResponse.group:type_name -> switchboard.registry.v1.Group
+	61, // 31: switchboard.registry.v1.ListGroupsResponse.groups:type_name -> switchboard.registry.v1.Group
+	61, // 32: switchboard.registry.v1.DeleteGroupResponse.group:type_name -> switchboard.registry.v1.Group
+	59, // 33: switchboard.registry.v1.ListPinsResponse.pins:type_name -> switchboard.registry.v1.Pin
+	66, // 34: switchboard.registry.v1.ListPinsResponse.policy:type_name -> switchboard.registry.v1.PinPolicy
+	59, // 35: switchboard.registry.v1.ApprovePinResponse.pin:type_name -> switchboard.registry.v1.Pin
+	59, // 36: switchboard.registry.v1.RejectPinResponse.pin:type_name -> switchboard.registry.v1.Pin
+	66, // 37: switchboard.registry.v1.SetPinPolicyRequest.policy:type_name -> switchboard.registry.v1.PinPolicy
+	66, // 38: switchboard.registry.v1.SetPinPolicyResponse.policy:type_name -> switchboard.registry.v1.PinPolicy
+	66, // 39: switchboard.registry.v1.GetPinPolicyResponse.policy:type_name -> switchboard.registry.v1.PinPolicy
+	0,  // 40: switchboard.registry.v1.RegistryService.Advertise:input_type -> switchboard.registry.v1.AdvertiseRequest
+	2,  // 41: switchboard.registry.v1.RegistryService.ListClients:input_type -> switchboard.registry.v1.ListClientsRequest
+	4,  // 42: switchboard.registry.v1.RegistryService.ListTools:input_type -> switchboard.registry.v1.ListToolsRequest
+	6,  // 43: switchboard.registry.v1.RegistryService.ResolveTool:input_type -> switchboard.registry.v1.ResolveToolRequest
+	8,  // 44: switchboard.registry.v1.RegistryService.GetClient:input_type -> switchboard.registry.v1.GetClientRequest
+	10, // 45: switchboard.registry.v1.RegistryService.WatchTools:input_type -> switchboard.registry.v1.WatchToolsRequest
+	18, // 46: switchboard.registry.v1.RegistryService.RegisterClient:input_type -> switchboard.registry.v1.RegisterClientRequest
+	20, // 47: switchboard.registry.v1.RegistryService.UnregisterClient:input_type -> switchboard.registry.v1.UnregisterClientRequest
+	22, // 48: switchboard.registry.v1.RegistryService.CreateToken:input_type -> switchboard.registry.v1.CreateTokenRequest
+	24, // 49: switchboard.registry.v1.RegistryService.ListTokens:input_type -> switchboard.registry.v1.ListTokensRequest
+	26, // 50: switchboard.registry.v1.RegistryService.RevokeToken:input_type -> switchboard.registry.v1.RevokeTokenRequest
+	28, // 51: switchboard.registry.v1.RegistryService.AuthenticateToken:input_type -> switchboard.registry.v1.AuthenticateTokenRequest
+	30, // 52: switchboard.registry.v1.RegistryService.SetGrant:input_type -> switchboard.registry.v1.SetGrantRequest
+	32, // 53: switchboard.registry.v1.RegistryService.GetGrant:input_type -> switchboard.registry.v1.GetGrantRequest
+	34, // 54: switchboard.registry.v1.RegistryService.ListGrants:input_type -> switchboard.registry.v1.ListGrantsRequest
+	36, // 55: switchboard.registry.v1.RegistryService.DeleteGrant:input_type -> switchboard.registry.v1.DeleteGrantRequest
+	38, // 56: switchboard.registry.v1.RegistryService.SetGroup:input_type -> switchboard.registry.v1.SetGroupRequest
+	40, // 57: switchboard.registry.v1.RegistryService.GetGroup:input_type -> switchboard.registry.v1.GetGroupRequest
+	42, // 58: switchboard.registry.v1.RegistryService.ListGroups:input_type -> switchboard.registry.v1.ListGroupsRequest
+	44, // 59: switchboard.registry.v1.RegistryService.DeleteGroup:input_type -> switchboard.registry.v1.DeleteGroupRequest
+	46, // 60: switchboard.registry.v1.RegistryService.ListPins:input_type -> switchboard.registry.v1.ListPinsRequest
+	48, // 61: switchboard.registry.v1.RegistryService.ApprovePin:input_type -> switchboard.registry.v1.ApprovePinRequest
+	50, // 62: switchboard.registry.v1.RegistryService.RejectPin:input_type -> switchboard.registry.v1.RejectPinRequest
+	52, // 63: switchboard.registry.v1.RegistryService.SetPinPolicy:input_type -> switchboard.registry.v1.SetPinPolicyRequest
+	54, // 64: switchboard.registry.v1.RegistryService.GetPinPolicy:input_type -> switchboard.registry.v1.GetPinPolicyRequest
+	1,  // 65: switchboard.registry.v1.RegistryService.Advertise:output_type -> switchboard.registry.v1.AdvertiseResponse
+	3,  // 66: switchboard.registry.v1.RegistryService.ListClients:output_type -> switchboard.registry.v1.ListClientsResponse
+	5,  // 67: switchboard.registry.v1.RegistryService.ListTools:output_type -> switchboard.registry.v1.ListToolsResponse
+	7,  // 68: switchboard.registry.v1.RegistryService.ResolveTool:output_type -> switchboard.registry.v1.ResolveToolResponse
+	9,  // 69: switchboard.registry.v1.RegistryService.GetClient:output_type -> switchboard.registry.v1.GetClientResponse
+	11, // 70: switchboard.registry.v1.RegistryService.WatchTools:output_type -> switchboard.registry.v1.WatchToolsResponse
+	19, // 71: switchboard.registry.v1.RegistryService.RegisterClient:output_type -> switchboard.registry.v1.RegisterClientResponse
+	21, // 72: switchboard.registry.v1.RegistryService.UnregisterClient:output_type -> switchboard.registry.v1.UnregisterClientResponse
+	23, // 73: switchboard.registry.v1.RegistryService.CreateToken:output_type -> switchboard.registry.v1.CreateTokenResponse
+	25, // 74: switchboard.registry.v1.RegistryService.ListTokens:output_type -> switchboard.registry.v1.ListTokensResponse
+	27, // 75: switchboard.registry.v1.RegistryService.RevokeToken:output_type -> switchboard.registry.v1.RevokeTokenResponse
+	29, // 76: switchboard.registry.v1.RegistryService.AuthenticateToken:output_type -> switchboard.registry.v1.AuthenticateTokenResponse
+	31, // 77: switchboard.registry.v1.RegistryService.SetGrant:output_type -> switchboard.registry.v1.SetGrantResponse
+	33, // 78: switchboard.registry.v1.RegistryService.GetGrant:output_type -> switchboard.registry.v1.GetGrantResponse
+	35, // 79: switchboard.registry.v1.RegistryService.ListGrants:output_type -> switchboard.registry.v1.ListGrantsResponse
+	37, // 80: switchboard.registry.v1.RegistryService.DeleteGrant:output_type -> switchboard.registry.v1.DeleteGrantResponse
+	39, // 81: switchboard.registry.v1.RegistryService.SetGroup:output_type -> switchboard.registry.v1.SetGroupResponse
+	41, // 82: switchboard.registry.v1.RegistryService.GetGroup:output_type -> switchboard.registry.v1.GetGroupResponse
+	43, // 83: switchboard.registry.v1.RegistryService.ListGroups:output_type -> switchboard.registry.v1.ListGroupsResponse
+	45, // 84: switchboard.registry.v1.RegistryService.DeleteGroup:output_type -> switchboard.registry.v1.DeleteGroupResponse
+	47, // 85: switchboard.registry.v1.RegistryService.ListPins:output_type -> switchboard.registry.v1.ListPinsResponse
+	49, // 86: switchboard.registry.v1.RegistryService.ApprovePin:output_type -> switchboard.registry.v1.ApprovePinResponse
+	51, // 87: switchboard.registry.v1.RegistryService.RejectPin:output_type -> switchboard.registry.v1.RejectPinResponse
+	53, // 88: switchboard.registry.v1.RegistryService.SetPinPolicy:output_type -> switchboard.registry.v1.SetPinPolicyResponse
+	55, // 89: switchboard.registry.v1.RegistryService.GetPinPolicy:output_type -> switchboard.registry.v1.GetPinPolicyResponse
+	65, // [65:90] is the sub-list for method output_type
+	40, // [40:65] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_registry_v1_registry_service_proto_init() }
@@ -3452,6 +3532,7 @@ func file_switchboard_registry_v1_registry_service_proto_init() {
 	if File_switchboard_registry_v1_registry_service_proto != nil {
 		return
 	}
+	file_switchboard_registry_v1_audit_proto_init()
 	file_switchboard_registry_v1_registry_proto_init()
 	file_switchboard_registry_v1_registry_service_proto_msgTypes[0].OneofWrappers = []any{}
 	file_switchboard_registry_v1_registry_service_proto_msgTypes[10].OneofWrappers = []any{}
@@ -3465,6 +3546,7 @@ func file_switchboard_registry_v1_registry_service_proto_init() {
 		(*WatchToolsResponse_Granted)(nil),
 		(*WatchToolsResponse_Grouped)(nil),
 		(*WatchToolsResponse_Pinned)(nil),
+		(*WatchToolsResponse_AuditPolicy)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -3472,7 +3554,7 @@ func file_switchboard_registry_v1_registry_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_registry_v1_registry_service_proto_rawDesc), len(file_switchboard_registry_v1_registry_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   55,
+			NumMessages:   56,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
