@@ -155,3 +155,27 @@ func Recollect(ctx context.Context, mb mailboxv1.MailboxServiceClient, id string
 			status.Convert(lost).Message(), status.Convert(err).Message())
 	}
 }
+
+// IdempotencyKey is the request metadata in which a driver names its
+// idempotency key on Invoke and Call (HTTP fronts: the Idempotency-Key
+// header): for the mailbox's --ttl, a retry with it returns the handle, or
+// the capture, of the key's first use, and never runs the tool again.
+const IdempotencyKey = "idempotency-key"
+
+// MaxIdempotencyKeyBytes bounds one idempotency key, as HTTP APIs that take
+// the header do.
+const MaxIdempotencyKeyBytes = 255
+
+// CheckIdempotencyKey refuses a key that is not 1–255 bytes of visible
+// ASCII, naming what is wrong with it.
+func CheckIdempotencyKey(key string) error {
+	if key == "" || len(key) > MaxIdempotencyKeyBytes {
+		return status.Errorf(codes.InvalidArgument, "idempotency key: %d bytes; a key is 1 to %d bytes of visible ASCII", len(key), MaxIdempotencyKeyBytes)
+	}
+	for i := range len(key) {
+		if c := key[i]; c < 0x21 || c > 0x7e {
+			return status.Errorf(codes.InvalidArgument, "idempotency key %q: byte %d (%#x) is not visible ASCII (! to ~)", key, i, c)
+		}
+	}
+	return nil
+}

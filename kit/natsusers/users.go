@@ -35,7 +35,7 @@ type User struct {
 // The mailbox's row is its store (services/mailbox/internal/box): the
 // partitions' streams SB_MBOX_0..3, whose records it publishes on
 // sb.rec.<k>.<client>.<id>; the presence bucket (reads' leases, replicas'
-// heartbeats); and its replicas' messages to each other: a client's
+// heartbeats); the drivers' idempotency keys (sb_idempotency); and its replicas' messages to each other: a client's
 // hand-offs (sb.host.<client>), one replica's (sb.mbx.<replica>), the
 // search for a client's reader (sb.find), the budgets' ledger
 // (sb.held.*) and the invocation watch. The registry owns the audit trail
@@ -45,7 +45,7 @@ var Users = []User{
 		Streams: []string{"SB_AUDIT"}, Sends: []string{"sb.audit.registry"}},
 	{Name: "mailbox",
 		Streams: []string{"SB_MBOX_0", "SB_MBOX_1", "SB_MBOX_2", "SB_MBOX_3"},
-		Buckets: []string{"sb_presence"},
+		Buckets: []string{"sb_presence", "sb_idempotency"},
 		Core:    []string{"sb.rec.>", "sb.host.*", "sb.mbx.*", "sb.find", "sb.held.*", "switchboard.mailbox.watch"},
 		Sends:   []string{"sb.audit.mailbox"}},
 	{Name: "bridge", Buckets: []string{"sb_mounts", "sb_mount_leases"}, Sends: []string{"sb.audit.bridge"}},

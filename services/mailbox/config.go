@@ -70,7 +70,8 @@ func (b Bounds) withDefaults() Bounds {
 	for _, d := range []struct {
 		v   *int
 		def int
-	}{{&b.MaxReadBytes, DefaultMaxReadBytes}, {&b.MaxReadRows, DefaultMaxReadRows}, {&b.MaxCancelReason, DefaultMaxCancelReason}} {
+	}{{&b.MaxReadBytes, DefaultMaxReadBytes}, {&b.MaxReadRows, DefaultMaxReadRows}, {&b.MaxCancelReason, DefaultMaxCancelReason},
+		{&b.MaxIdempotencyKeys, DefaultMaxIdempotencyKeys}} {
 		if *d.v == 0 {
 			*d.v = d.def
 		}
@@ -113,6 +114,9 @@ type Bounds struct {
 	// MaxCancelReason bounds a cancel's reason, which becomes the
 	// capture's stderr.
 	MaxCancelReason int
+	// MaxIdempotencyKeys bounds the new idempotency keys one driver may
+	// use on this replica within one --ttl.
+	MaxIdempotencyKeys int
 }
 
 // Register adds the bounds' flags.
@@ -130,6 +134,7 @@ func (b *Bounds) Register(fs *flag.FlagSet) {
 	fs.IntVar(&b.MaxReadBytes, "max-read-bytes", DefaultMaxReadBytes, "bytes of invocations one read hands out at once (an Invocations response); more wait for the next read")
 	fs.IntVar(&b.MaxReadRows, "max-read-rows", DefaultMaxReadRows, "invocations one read hands out at once; more wait for the next read")
 	fs.IntVar(&b.MaxCancelReason, "max-cancel-reason", DefaultMaxCancelReason, "bytes a cancel's reason may hold")
+	fs.IntVar(&b.MaxIdempotencyKeys, "max-idempotency-keys", DefaultMaxIdempotencyKeys, "new idempotency keys one driver may use on this replica within one --ttl")
 }
 
 // Defaults of the byte budgets and the read batches (docs/security.md).
@@ -143,6 +148,8 @@ const (
 	DefaultMaxReadBytes    = 4 << 20
 	DefaultMaxReadRows     = 256
 	DefaultMaxCancelReason = 1024
+	// Ten thousand keys an hour is a call every 360 ms, each retryable.
+	DefaultMaxIdempotencyKeys = 10_000
 )
 
 // maxCwdBytes bounds an invocation's cwd: a path, at most PATH_MAX.

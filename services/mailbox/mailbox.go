@@ -26,6 +26,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/registryview"
 	"github.com/switchboard-run/switchboard/kit/telemetry"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/box"
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/idempotency"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/watch"
 )
@@ -44,6 +45,7 @@ type Service struct {
 	metrics *metrics
 	tel     *telemetry.Telemetry // a Serve stream's complete spans
 	audit   *audit.Writer        // the audit trail (audit.go)
+	keys    *idempotency.Keys    // the drivers' idempotency keys (once.go)
 }
 
 // New returns the mailbox: its store within cfg's bounds on nc, and a view
@@ -72,6 +74,11 @@ func New(ctx context.Context, cfg Config, nc *nats.Conn, reg registryv1.Registry
 		return nil, err
 	}
 	s.box = b
+	if s.keys, err = idempotency.New(ctx, js, idempotency.Config{TTL: cfg.TTL, MaxPerPoster: cfg.MaxIdempotencyKeys,
+		MaxValueBytes: int32(cfg.MaxCaptureBytes + natsHeadroom), Replicas: cfg.NATS.Replicas}); err != nil {
+		s.box.Close()
+		return nil, err
+	}
 	h, err := newHeld(nc, cfg.Bounds, log)
 	if err != nil {
 		s.box.Close()

@@ -34,31 +34,48 @@ const (
 
 var sessionRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
-// Invoke queues one call and returns the handle at once.
+// Invoke queues one call and returns the handle at once; a retry with the
+// idempotency key of an earlier Invoke returns that one's handle.
 func (s *Service) Invoke(ctx context.Context, req *mailboxv1.InvokeRequest) (*mailboxv1.InvokeResponse, error) {
-	id, err := s.post(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd, req.Timeout)
+	key, err := idempotencyKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.check(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd, req.Timeout)
 	if err != nil {
 		s.refused(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd, err)
 		return nil, err
 	}
-	return &mailboxv1.InvokeResponse{Invocation: id}, nil
+	var k keyed
+	if key != "" {
+		if k, err = s.claimKey(ctx, key, p); err != nil {
+			return nil, err
+		}
+		if !k.claim.Mine {
+			return &mailboxv1.InvokeResponse{Invocation: k.claim.Invocation}, nil
+		}
+	}
+	if err := s.post(ctx, p); err != nil {
+		if key != "" {
+			s.release(ctx, k)
+		}
+		s.refused(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd, err)
+		return nil, err
+	}
+	return &mailboxv1.InvokeResponse{Invocation: p.ID}, nil
 }
 
-// post checks an invocation and queues it.
-func (s *Service) post(ctx context.Context, client, tool, input string, cwd *string, timeout *durationpb.Duration) (string, error) {
-	p, err := s.check(ctx, client, tool, input, cwd, timeout)
-	if err != nil {
-		return "", err
-	}
+// post queues a checked invocation.
+func (s *Service) post(ctx context.Context, p inflight.Post) error {
 	if err := s.held.reserve(p); err != nil {
-		return "", err
+		return err
 	}
 	if err := s.box.Post(ctx, p); err != nil {
 		s.held.ledger.Release(p.ID, p.Poster)
-		return "", err
+		return err
 	}
 	s.posted(p)
-	return p.ID, nil
+	return nil
 }
 
 // check refuses an invocation that may not be posted, and names it. The
@@ -208,7 +225,12 @@ func (s *Service) Capture(ctx context.Context, req *mailboxv1.CaptureRequest) (*
 
 // Call posts and waits. The wait ends a little before the caller's
 // deadline, so the caller gets its handle back rather than a bare timeout.
+// A retry with the idempotency key of an earlier Call collects that one.
 func (s *Service) Call(ctx context.Context, req *mailboxv1.CallRequest) (*mailboxv1.CallResponse, error) {
+	key, err := idempotencyKey(ctx)
+	if err != nil {
+		return nil, err
+	}
 	p, err := s.check(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd, req.Timeout)
 	if err != nil {
 		s.refused(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd, err)
@@ -221,6 +243,28 @@ func (s *Service) Call(ctx context.Context, req *mailboxv1.CallRequest) (*mailbo
 		waitCtx, cancel = context.WithDeadline(ctx, deadline.Add(-margin))
 		defer cancel()
 	}
+	if key == "" {
+		return s.call(ctx, waitCtx, p)
+	}
+	k, err := s.claimKey(ctx, key, p)
+	switch {
+	case err != nil:
+		return nil, err
+	case !k.claim.Mine:
+		return s.callAgain(ctx, waitCtx, p.Poster, k)
+	}
+	res, err := s.call(ctx, waitCtx, p)
+	switch {
+	case status.Code(err) == codes.ResourceExhausted: // a bound refused it before anything was posted
+		s.release(ctx, k)
+	case res.GetCapture() != nil:
+		s.keep(ctx, k, res.GetCapture())
+	}
+	return res, err
+}
+
+// call is Call's post and wait for a checked invocation.
+func (s *Service) call(ctx, waitCtx context.Context, p inflight.Post) (*mailboxv1.CallResponse, error) {
 	if err := s.held.reserve(p); err != nil {
 		return nil, err
 	}

@@ -148,11 +148,19 @@ func callsThroughADyingReplica(t *testing.T, stop func(*testing.T, *procs.Replic
 // restCall posts body to the gateway's POST /v1/call as the driver and
 // returns the status and the reply's body, or the error.
 func restCall(ctx context.Context, base, body string) string {
+	return restCallWith(ctx, base, nil, body)
+}
+
+// restCallWith is restCall with header's fields added to the request.
+func restCallWith(ctx context.Context, base string, header http.Header, body string) string {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/call", strings.NewReader(body))
 	if err != nil {
 		return "error: " + err.Error()
 	}
 	req.Header = asDriver.Clone()
+	for k, v := range header {
+		req.Header[k] = v
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return "error: " + err.Error()

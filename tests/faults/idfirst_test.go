@@ -42,7 +42,7 @@ func TestARESTCallNamesItsHandleBeforeItWaits(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res := driverRequest(t, http.MethodGet, base+"/v1/invocations/"+id+"/capture?wait=60s")
+	res := driverRequest(t, http.MethodGet, base+"/v1/invocations/"+id+"/capture?wait=60s", "")
 	if !strings.Contains(res, `"stdout":"done\n"`) {
 		t.Fatalf("collecting %s by its handle answered %s; want its capture", id, res)
 	}
@@ -85,9 +85,11 @@ func namedCall(t *testing.T, ctx context.Context, base string) (named, answered 
 	return named, answered
 }
 
-func driverRequest(t *testing.T, method, url string) string {
+// driverRequest sends body to url as the driver, and returns the status
+// and the reply's body.
+func driverRequest(t *testing.T, method, url, body string) string {
 	t.Helper()
-	req, err := http.NewRequest(method, url, nil)
+	req, err := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,17 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/switchboard-run/switchboard/kit/audit"
 	"io"
+	"net/http"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/audit"
 	"github.com/switchboard-run/switchboard/kit/mailboxcall"
 )
 
@@ -57,6 +59,13 @@ func (m *Mirror) handler(name string, e entry) mcp.ToolHandler {
 		}
 		rpc, cancel := context.WithDeadline(context.WithoutCancel(as), deadline)
 		defer cancel()
+		var header http.Header
+		if req.Extra != nil {
+			header = req.Extra.Header
+		}
+		if rpc, err = withIdempotencyKey(rpc, header); err != nil {
+			return refusal(status.Convert(err).Message()), nil
+		}
 		call := m.startCall(rpc, &mailboxv1.CallRequest{Client: e.client, Tool: e.def.GetName(), Input: input})
 		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
 			// Only a call that asks for progress reads it: the hot path
@@ -101,6 +110,24 @@ func (m *Mirror) handler(name string, e entry) mcp.ToolHandler {
 		}
 		return refusal(fmt.Sprintf("invocation %s of tool %q: %s", id, name, status.Convert(r.err).Message())), nil
 	}
+}
+
+// IdempotencyHeader is the HTTP header in which a client names a
+// tools/call's idempotency key: a retry with it is answered with the first
+// call's result, and the tool does not run again.
+const IdempotencyHeader = "Idempotency-Key"
+
+// withIdempotencyKey carries the client's idempotency keys, if header
+// holds any, to the mailbox (which refuses more than one), refusing one
+// gRPC could not send.
+func withIdempotencyKey(ctx context.Context, header http.Header) (context.Context, error) {
+	for _, k := range header.Values(IdempotencyHeader) {
+		if err := mailboxcall.CheckIdempotencyKey(k); err != nil {
+			return ctx, err
+		}
+		ctx = metadata.AppendToOutgoingContext(ctx, mailboxcall.IdempotencyKey, k)
+	}
+	return ctx, nil
 }
 
 // callDesc is the mailbox's unary Call, opened as a stream to read its

@@ -123,7 +123,12 @@ func (v *view) serveTasks(rw http.ResponseWriter, r *http.Request, body []byte, 
 			writeRPCStatus(rw, http.StatusBadRequest, req.ID, nil, mismatch)
 			return true
 		}
-		res, rerr := v.createTask(ctx, p)
+		keyed, err := withIdempotencyKey(ctx, r.Header)
+		if err != nil {
+			writeRPC(rw, req.ID, v.annotate(r, refusal(status.Convert(err).Message())), nil)
+			return true
+		}
+		res, rerr := v.createTask(keyed, p)
 		writeRPC(rw, req.ID, v.annotate(r, res), rerr)
 		return true
 	}

@@ -9,18 +9,21 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/mailboxcall"
 )
 
 var opField = field{"op", kindString, true}
 
 // The request shapes of docs/design.md §2, field by field.
 var (
-	advertiseShape   = []field{opField, {"tools", kindArray, true}}
-	invokeShape      = []field{opField, {"client", kindString, true}, {"tool", kindString, true}, {"input", kindAny, true}, {"cwd", kindString, false}, {"group", kindString, false}}
+	advertiseShape = []field{opField, {"tools", kindArray, true}}
+	invokeShape    = []field{opField, {"client", kindString, true}, {"tool", kindString, true}, {"input", kindAny, true}, {"cwd", kindString, false}, {"group", kindString, false},
+		{"idempotency_key", kindString, false}}
 	invocationsShape = []field{opField}
 	completeShape    = []field{opField, {"invocation", kindString, true}, {"capture", kindObject, true}}
 	captureShape     = []field{opField, {"invocation", kindString, true}, {"wait", kindString, false}, {"retry_key", kindString, false}, {"progress", kindBool, false}}
@@ -182,6 +185,12 @@ func decodeInvoke(ms []member) (*Request, error) {
 		if req.Group, err = parseGroup(*g); err != nil {
 			return nil, err
 		}
+	}
+	if k := optStr(got, "idempotency_key"); k != nil {
+		if err := mailboxcall.CheckIdempotencyKey(*k); err != nil {
+			return nil, refuse("%s", status.Convert(err).Message())
+		}
+		req.IdempotencyKey = *k
 	}
 	return req, nil
 }

@@ -2,13 +2,16 @@ package act
 
 import (
 	"context"
-	"github.com/switchboard-run/switchboard/kit/audit"
 	"io"
 	"net/http"
 
+	"google.golang.org/grpc/metadata"
+
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/audit"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/mailboxcall"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/bodylimit"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
 )
@@ -81,6 +84,9 @@ func (h Handler) Do(ctx context.Context, req *Request) ([]byte, error) {
 			if err := h.throughGroup(ctx, req.Group, req.Invoke); err != nil {
 				return nil, err
 			}
+		}
+		if req.IdempotencyKey != "" {
+			ctx = metadata.AppendToOutgoingContext(ctx, mailboxcall.IdempotencyKey, req.IdempotencyKey)
 		}
 		res, err := h.Mailbox.Invoke(audit.WithFront(ctx, "act"), req.Invoke)
 		if err != nil {

@@ -21,6 +21,7 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/mailboxcall"
 	"github.com/switchboard-run/switchboard/kit/telemetry"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/bodylimit"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
@@ -34,17 +35,18 @@ type Conns struct {
 // New returns the REST mux. Requests must carry the caller's identity in
 // their context (identity.NewContext); it is forwarded to the backends with
 // the kit's metadata (on behalf of, over the gateway's own certificate in
-// production). No HTTP header is forwarded: the caller's credentials end at
-// the gateway.
+// production). One HTTP header is forwarded, Idempotency-Key (to Invoke
+// and Call, as mailboxcall.IdempotencyKey); the caller's credentials end
+// at the gateway.
 func New(c Conns) (*runtime.ServeMux, error) {
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, NewMarshaler()),
-		runtime.WithIncomingHeaderMatcher(func(string) (string, bool) { return "", false }),
+		runtime.WithIncomingHeaderMatcher(idempotencyKeyOnly),
 		runtime.WithMetadata(forwardIdentity),
 		runtime.WithErrorHandler(writeError),
 		runtime.WithRoutingErrorHandler(writeRoutingError),
 		runtime.WithDisableHTTPMethodOverride(),
-		runtime.WithMiddlewares(nameRoute, earlyHandle),
+		runtime.WithMiddlewares(nameRoute, checkIdempotencyKey, earlyHandle),
 	)
 	// The *HandlerClient forms take the shared connections; ctx is unused
 	// by them (only the *FromEndpoint forms dial and watch it).
@@ -62,6 +64,31 @@ func New(c Conns) (*runtime.ServeMux, error) {
 		return nil, fmt.Errorf("registering the audit trail's REST routes: %w", err)
 	}
 	return mux, nil
+}
+
+// IdempotencyHeader is the HTTP header naming a call's idempotency key.
+const IdempotencyHeader = "Idempotency-Key"
+
+// idempotencyKeyOnly forwards the Idempotency-Key header and no other.
+func idempotencyKeyOnly(h string) (string, bool) {
+	if http.CanonicalHeaderKey(h) == IdempotencyHeader {
+		return mailboxcall.IdempotencyKey, true
+	}
+	return "", false
+}
+
+// checkIdempotencyKey refuses an Idempotency-Key header the mailbox could
+// not be sent (gRPC metadata is visible ASCII), with the mailbox's sentence.
+func checkIdempotencyKey(next runtime.HandlerFunc) runtime.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
+		for _, k := range r.Header.Values(IdempotencyHeader) {
+			if err := mailboxcall.CheckIdempotencyKey(k); err != nil {
+				httperr.WriteErr(w, err)
+				return
+			}
+		}
+		next(w, r, params)
+	}
 }
 
 // forwardIdentity is the metadata identity.As would send for the caller.

@@ -46,7 +46,11 @@ type MailboxServiceClient interface {
 	// Invoke is called by a driver or an admin to queue one call for a
 	// client's advertised tool. It returns the handle at once and never waits
 	// for the tool; the one check is that the client advertises the tool and
-	// sits in a workspace the caller may see.
+	// sits in a workspace the caller may see. With an idempotency key (the
+	// request metadata "idempotency-key", over HTTP the Idempotency-Key
+	// header: 1–255 bytes of visible ASCII), a retry by the same caller within
+	// the mailbox's --ttl returns the first Invoke's handle and posts nothing;
+	// the key reused for another call is refused (FAILED_PRECONDITION).
 	Invoke(ctx context.Context, in *InvokeRequest, opts ...grpc.CallOption) (*InvokeResponse, error)
 	// Invocations is called by a tool host (host grade) to read its
 	// queue: it holds up to 30 s and answers every queued invocation at once,
@@ -83,7 +87,9 @@ type MailboxServiceClient interface {
 	// while the call waits answers UNAVAILABLE without it, as a broken
 	// connection would: the invocation goes on, and Capture collects it. A
 	// replica killed while it held the call loses it; Capture then answers
-	// NOT_FOUND saying the host may have run it.
+	// NOT_FOUND saying the host may have run it. With an idempotency key (as
+	// for Invoke), a retry returns the first Call's capture, collecting it
+	// if need be, and never runs the tool again.
 	Call(ctx context.Context, in *CallRequest, opts ...grpc.CallOption) (*CallResponse, error)
 	// Cancel is called by the driver that posted an invocation to abandon it.
 	// The host is told on its Follow stream, and the capture becomes exit_code
@@ -266,7 +272,11 @@ type MailboxServiceServer interface {
 	// Invoke is called by a driver or an admin to queue one call for a
 	// client's advertised tool. It returns the handle at once and never waits
 	// for the tool; the one check is that the client advertises the tool and
-	// sits in a workspace the caller may see.
+	// sits in a workspace the caller may see. With an idempotency key (the
+	// request metadata "idempotency-key", over HTTP the Idempotency-Key
+	// header: 1–255 bytes of visible ASCII), a retry by the same caller within
+	// the mailbox's --ttl returns the first Invoke's handle and posts nothing;
+	// the key reused for another call is refused (FAILED_PRECONDITION).
 	Invoke(context.Context, *InvokeRequest) (*InvokeResponse, error)
 	// Invocations is called by a tool host (host grade) to read its
 	// queue: it holds up to 30 s and answers every queued invocation at once,
@@ -303,7 +313,9 @@ type MailboxServiceServer interface {
 	// while the call waits answers UNAVAILABLE without it, as a broken
 	// connection would: the invocation goes on, and Capture collects it. A
 	// replica killed while it held the call loses it; Capture then answers
-	// NOT_FOUND saying the host may have run it.
+	// NOT_FOUND saying the host may have run it. With an idempotency key (as
+	// for Invoke), a retry returns the first Call's capture, collecting it
+	// if need be, and never runs the tool again.
 	Call(context.Context, *CallRequest) (*CallResponse, error)
 	// Cancel is called by the driver that posted an invocation to abandon it.
 	// The host is told on its Follow stream, and the capture becomes exit_code

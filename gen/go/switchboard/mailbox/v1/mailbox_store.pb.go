@@ -194,6 +194,75 @@ func (x *StoredInvocation) GetFront() string {
 	return ""
 }
 
+// StoredIdempotencyKey is what one driver's idempotency key names, as the
+// mailbox keeps it in the JetStream key-value bucket sb_idempotency under
+// k.<sha-256 of the poster and the key, hex>, for --ttl from its first
+// use. Written and read by mailbox replicas only.
+type StoredIdempotencyKey struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// invocation is the handle the key's first use posted.
+	Invocation string `protobuf:"bytes,1,opt,name=invocation,proto3" json:"invocation,omitempty"`
+	// call is the SHA-256 of what that use called (client, tool, input, cwd):
+	// a later use that calls anything else is refused.
+	Call []byte `protobuf:"bytes,2,opt,name=call,proto3" json:"call,omitempty"`
+	// capture is set once a keyed Call collected the answer: a retry is
+	// answered with it, and nothing runs again.
+	Capture       *Capture `protobuf:"bytes,3,opt,name=capture,proto3" json:"capture,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StoredIdempotencyKey) Reset() {
+	*x = StoredIdempotencyKey{}
+	mi := &file_switchboard_mailbox_v1_mailbox_store_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StoredIdempotencyKey) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StoredIdempotencyKey) ProtoMessage() {}
+
+func (x *StoredIdempotencyKey) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_mailbox_v1_mailbox_store_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StoredIdempotencyKey.ProtoReflect.Descriptor instead.
+func (*StoredIdempotencyKey) Descriptor() ([]byte, []int) {
+	return file_switchboard_mailbox_v1_mailbox_store_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *StoredIdempotencyKey) GetInvocation() string {
+	if x != nil {
+		return x.Invocation
+	}
+	return ""
+}
+
+func (x *StoredIdempotencyKey) GetCall() []byte {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *StoredIdempotencyKey) GetCapture() *Capture {
+	if x != nil {
+		return x.Capture
+	}
+	return nil
+}
+
 var File_switchboard_mailbox_v1_mailbox_store_proto protoreflect.FileDescriptor
 
 const file_switchboard_mailbox_v1_mailbox_store_proto_rawDesc = "" +
@@ -218,7 +287,13 @@ const file_switchboard_mailbox_v1_mailbox_store_proto_rawDesc = "" +
 	"\x11TraceContextEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
-	"\x04_cwdBPZNgithub.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1;mailboxv1b\x06proto3"
+	"\x04_cwd\"\x85\x01\n" +
+	"\x14StoredIdempotencyKey\x12\x1e\n" +
+	"\n" +
+	"invocation\x18\x01 \x01(\tR\n" +
+	"invocation\x12\x12\n" +
+	"\x04call\x18\x02 \x01(\fR\x04call\x129\n" +
+	"\acapture\x18\x03 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acaptureBPZNgithub.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1;mailboxv1b\x06proto3"
 
 var (
 	file_switchboard_mailbox_v1_mailbox_store_proto_rawDescOnce sync.Once
@@ -232,22 +307,24 @@ func file_switchboard_mailbox_v1_mailbox_store_proto_rawDescGZIP() []byte {
 	return file_switchboard_mailbox_v1_mailbox_store_proto_rawDescData
 }
 
-var file_switchboard_mailbox_v1_mailbox_store_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_switchboard_mailbox_v1_mailbox_store_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_switchboard_mailbox_v1_mailbox_store_proto_goTypes = []any{
-	(*StoredInvocation)(nil), // 0: switchboard.mailbox.v1.StoredInvocation
-	nil,                      // 1: switchboard.mailbox.v1.StoredInvocation.TraceContextEntry
-	(*Capture)(nil),          // 2: switchboard.mailbox.v1.Capture
-	(*ProgressNote)(nil),     // 3: switchboard.mailbox.v1.ProgressNote
+	(*StoredInvocation)(nil),     // 0: switchboard.mailbox.v1.StoredInvocation
+	(*StoredIdempotencyKey)(nil), // 1: switchboard.mailbox.v1.StoredIdempotencyKey
+	nil,                          // 2: switchboard.mailbox.v1.StoredInvocation.TraceContextEntry
+	(*Capture)(nil),              // 3: switchboard.mailbox.v1.Capture
+	(*ProgressNote)(nil),         // 4: switchboard.mailbox.v1.ProgressNote
 }
 var file_switchboard_mailbox_v1_mailbox_store_proto_depIdxs = []int32{
-	1, // 0: switchboard.mailbox.v1.StoredInvocation.trace_context:type_name -> switchboard.mailbox.v1.StoredInvocation.TraceContextEntry
-	2, // 1: switchboard.mailbox.v1.StoredInvocation.capture:type_name -> switchboard.mailbox.v1.Capture
-	3, // 2: switchboard.mailbox.v1.StoredInvocation.notes:type_name -> switchboard.mailbox.v1.ProgressNote
-	3, // [3:3] is the sub-list for method output_type
-	3, // [3:3] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	2, // 0: switchboard.mailbox.v1.StoredInvocation.trace_context:type_name -> switchboard.mailbox.v1.StoredInvocation.TraceContextEntry
+	3, // 1: switchboard.mailbox.v1.StoredInvocation.capture:type_name -> switchboard.mailbox.v1.Capture
+	4, // 2: switchboard.mailbox.v1.StoredInvocation.notes:type_name -> switchboard.mailbox.v1.ProgressNote
+	3, // 3: switchboard.mailbox.v1.StoredIdempotencyKey.capture:type_name -> switchboard.mailbox.v1.Capture
+	4, // [4:4] is the sub-list for method output_type
+	4, // [4:4] is the sub-list for method input_type
+	4, // [4:4] is the sub-list for extension type_name
+	4, // [4:4] is the sub-list for extension extendee
+	0, // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_mailbox_v1_mailbox_store_proto_init() }
@@ -263,7 +340,7 @@ func file_switchboard_mailbox_v1_mailbox_store_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_mailbox_v1_mailbox_store_proto_rawDesc), len(file_switchboard_mailbox_v1_mailbox_store_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,92 @@
+package mailbox
+
+import (
+	"context"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/mailboxcall"
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/idempotency"
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
+)
+
+// keyWrite bounds a key's writes made after the caller may have gone:
+// releasing a refused claim, keeping a capture.
+const keyWrite = 5 * time.Second
+
+// idempotencyKey is the caller's idempotency key, checked; "" when it
+// sent none.
+func idempotencyKey(ctx context.Context) (string, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	switch v := md.Get(mailboxcall.IdempotencyKey); len(v) {
+	case 0:
+		return "", nil
+	case 1:
+		return v[0], mailboxcall.CheckIdempotencyKey(v[0])
+	default:
+		return "", status.Errorf(codes.InvalidArgument, "idempotency key: %d keys sent; send one", len(v))
+	}
+}
+
+// keyed is one use of an idempotency key: its claim, and the call it
+// stands for.
+type keyed struct {
+	claim idempotency.Claim
+	sum   []byte
+}
+
+// claimKey claims key for p, or finds what it names already.
+func (s *Service) claimKey(ctx context.Context, key string, p inflight.Post) (keyed, error) {
+	sum := idempotency.Sum(p.Client, p.Tool, p.Input, p.Cwd)
+	cl, err := s.keys.Claim(ctx, p.Poster, key, sum, p.ID)
+	return keyed{claim: cl, sum: sum}, err
+}
+
+// release frees a claim whose post was refused before anything was
+// posted, so the key may be used again.
+func (s *Service) release(ctx context.Context, k keyed) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), keyWrite)
+	defer cancel()
+	s.keys.Release(ctx, k.claim)
+}
+
+// keep stores on the key the capture its call collected.
+func (s *Service) keep(ctx context.Context, k keyed, c *mailboxv1.Capture) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), keyWrite)
+	defer cancel()
+	if err := s.keys.Answer(ctx, k.claim, k.sum, c); err != nil {
+		s.log.Warn("keeping the capture on its idempotency key; a retry will collect by the handle", "invocation", k.claim.Invocation, "err", err)
+	}
+}
+
+// callAgain answers a Call whose key named an invocation already: with the
+// capture the key keeps, or by collecting it until wait ends.
+func (s *Service) callAgain(ctx, wait context.Context, poster string, k keyed) (*mailboxv1.CallResponse, error) {
+	id := k.claim.Invocation
+	_ = grpc.SendHeader(ctx, metadata.Pairs(InvocationHeader, id))
+	if k.claim.Capture != nil {
+		return &mailboxv1.CallResponse{Invocation: id, Capture: k.claim.Capture}, nil
+	}
+	hold := maxCaptureWait
+	if deadline, ok := wait.Deadline(); ok {
+		hold = min(hold, time.Until(deadline))
+	}
+	c, err := s.box.Collect(ctx, poster, id, max(hold, 0), k.claim.RetryKey())
+	s.held.settled(id, poster, c != nil, err)
+	if err != nil {
+		_ = grpc.SetTrailer(ctx, metadata.Pairs(mailboxcall.RefusedTrailer, "1"))
+		return nil, err
+	}
+	if c == nil {
+		return &mailboxv1.CallResponse{Invocation: id}, nil // still running: the handle alone, as at a Call's deadline
+	}
+	s.changed(id, mailboxv1.Phase_PHASE_COLLECTED, &mailboxv1.InvocationState{Poster: poster, ExitCode: &c.ExitCode})
+	res := &mailboxv1.CallResponse{Invocation: id, Capture: toProto(c)}
+	s.keep(ctx, k, res.Capture)
+	return res, nil
+}
