@@ -195,7 +195,8 @@ func (d *Driver) Tally(t *testing.T, ran map[string]int) {
 			refused++
 			t.Logf("%s: the call %s to %s, begun %s, was refused: %v", d.Name, r.text, client, r.began.Format("15:04:05.000"), r.refusal)
 		case !strings.Contains(r.answer, r.text):
-			t.Errorf("%s: the call %s to %s was answered %q, not with its own input", d.Name, r.text, client, r.answer)
+			t.Errorf("%s: the call %s to %s (%s), begun %s, was answered %q, not with its own input", d.Name, r.text, client, r.id,
+				r.began.Format("15:04:05.000"), r.answer)
 		case r.target.Counted && r.id != "" && ran[r.id] != 1:
 			t.Errorf("%s: the call %s was answered by invocation %s, which the host ran %d times; want once", d.Name, r.text, r.id, ran[r.id])
 		default:

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/tests/internal/procs"
@@ -27,8 +29,42 @@ func GRPC(mb mailboxv1.MailboxServiceClient, as func(context.Context) context.Co
 		if err != nil {
 			return "", "", errors.New(status.Convert(err).Message())
 		}
-		return res.GetCapture().GetStdout(), res.GetInvocation(), nil
+		c, id := res.GetCapture(), res.GetInvocation()
+		if c == nil { // still running at the call's deadline: collect it by its handle, as its user would
+			if c, err = collect(as(context.WithoutCancel(ctx)), mb, id, "k"+text); err != nil {
+				return "", id, err
+			}
+		}
+		return answer(c.GetStdout(), c.GetStderr(), c.GetExitCode(), id)
 	})
+}
+
+// collect collects invocation id for up to another CallTimeout, under the
+// retry key key; a capture that does not come by then is lost.
+func collect(ctx context.Context, mb mailboxv1.MailboxServiceClient, id, key string) (*mailboxv1.Capture, error) {
+	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
+	defer cancel()
+	for ctx.Err() == nil {
+		res, err := mb.Capture(ctx, &mailboxv1.CaptureRequest{Invocation: id, Wait: durationpb.New(20 * time.Second), RetryKey: &key})
+		switch {
+		case err == nil && res.GetCapture() != nil:
+			return res.GetCapture(), nil
+		case err != nil && status.Code(err) != codes.Unavailable && ctx.Err() == nil:
+			return nil, fmt.Errorf("collecting %s, still running at the call's deadline: %s", id, status.Convert(err).Message())
+		case err != nil:
+			time.Sleep(200 * time.Millisecond) // its replica is going or gone: another answers
+		}
+	}
+	return nil, fmt.Errorf("%w: %s, still running at the call's deadline, was not answered %v later", ErrLost, id, CallTimeout)
+}
+
+// answer is a capture as the drill reads it: a failed run is a refusal
+// whose sentence is its stderr, as the MCP endpoint's isError result is.
+func answer(stdout, stderr string, exitCode int32, id string) (string, string, error) {
+	if exitCode != 0 {
+		return "", id, fmt.Errorf("%s exited %d: %s", id, exitCode, stderr)
+	}
+	return stdout, id, nil
 }
 
 // Act posts an invoke to /v1/act at url with hc, each request carrying
@@ -70,12 +106,17 @@ func Act(url string, hc *http.Client, header http.Header, targets []Target) *Dri
 			code, out, err := post(ctx, `{"op":"capture","invocation":"`+id+`","wait":"20s","retry_key":"k`+text+`"}`)
 			switch {
 			case err == nil && code == http.StatusOK:
-				var got struct{ Capture *struct{ Stdout string } }
+				var got struct {
+					Capture *struct {
+						Stdout, Stderr string
+						ExitCode       int32 `json:"exit_code"`
+					}
+				}
 				if err := json.Unmarshal(out, &got); err != nil {
 					return "", id, fmt.Errorf("the capture of %s is not JSON: %s", id, out)
 				}
 				if got.Capture != nil {
-					return got.Capture.Stdout, id, nil
+					return answer(got.Capture.Stdout, got.Capture.Stderr, got.Capture.ExitCode, id)
 				}
 			case err == nil && code != http.StatusBadGateway && code != http.StatusServiceUnavailable:
 				return "", id, refusal(code, out)
