@@ -10,6 +10,7 @@ import (
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/testkit"
+	"github.com/switchboard-run/switchboard/services/mailbox"
 	"github.com/switchboard-run/switchboard/tests/internal/drill"
 	"github.com/switchboard-run/switchboard/tests/internal/procs"
 )
@@ -25,11 +26,13 @@ const takeOverBound = 10 * time.Second
 // round-robin front. Drivers call both the host and the mount steadily —
 // over gRPC to the mailboxes, over /v1/act through the front, and from an
 // MCP session of each era through the front — while one gateway, the
-// bridge running the mount, and the mailbox replica holding the host's
-// read are killed (-9) in turn. Every call is answered with its own input,
+// bridge running the mount, the mailbox replica holding the host's read
+// and the registry are killed (-9) in turn (the registry started again),
+// and then a NATS node leading a durable stream is shut down. Every call is answered with its own input,
 // once, or refused with a sentence; a host's invocation never runs twice;
 // the mount runs on the other bridge within 10 s; both MCP sessions go on
-// through the surviving gateway. The test logs each failover's time.
+// through the surviving gateway. The test logs each failover's time and
+// the drill's table by fault (docs/deploy.md, "The fault drill").
 func TestKillingAGatewayABridgeAndAMailboxInTurnUnderLoadLosesNoCall(t *testing.T) {
 	t.Parallel()
 	nodes := testkit.NATSCluster(t, 3)
@@ -70,6 +73,7 @@ func TestKillingAGatewayABridgeAndAMailboxInTurnUnderLoadLosesNoCall(t *testing.
 		mcpDriver(t, front.URL, "2025-11-25"),
 		mcpDriver(t, front.URL, "2026-07-28"),
 	}
+	began := time.Now()
 	for _, d := range drivers {
 		d.Start()
 	}
@@ -85,9 +89,11 @@ func TestKillingAGatewayABridgeAndAMailboxInTurnUnderLoadLosesNoCall(t *testing.
 		}
 	}
 	goOn("before any kill")
+	phases := []drill.Phase{{Fault: "none", At: began}}
 
 	// A gateway: the drivers through the front go on through the other.
 	killed := time.Now()
+	phases = append(phases, drill.Phase{Fault: "a gateway killed", At: killed})
 	gateways[0].Kill()
 	t.Logf("gateway %s killed at %s", gwAddrs[0], killed.Format("15:04:05.000"))
 	front.Down[0].Store(true) // as a balancer's health check would
@@ -102,6 +108,7 @@ func TestKillingAGatewayABridgeAndAMailboxInTurnUnderLoadLosesNoCall(t *testing.
 		standby = bridges[1]
 	}
 	killed = time.Now()
+	phases = append(phases, drill.Phase{Fault: "the bridge running the exclusive mount killed", At: killed})
 	holder.proc.Kill()
 	t.Logf("bridge %s killed at %s", holder.name, killed.Format("15:04:05.000"))
 	testkit.Eventually(t, "solo running on "+standby.name, 6*takeOverBound, func() bool {
@@ -120,6 +127,7 @@ func TestKillingAGatewayABridgeAndAMailboxInTurnUnderLoadLosesNoCall(t *testing.
 
 	// The mailbox replica holding the host's read: the host moves to B.
 	killed = time.Now()
+	phases = append(phases, drill.Phase{Fault: "the mailbox replica holding the host's read killed", At: killed})
 	a.Proc.Kill()
 	t.Logf("mailbox replica %s killed at %s", a.Addr, killed.Format("15:04:05.000"))
 	heldRead(t, kv, onA.Replica)
@@ -129,6 +137,23 @@ func TestKillingAGatewayABridgeAndAMailboxInTurnUnderLoadLosesNoCall(t *testing.
 	}
 	goOn("after the mailbox replica was killed")
 
+	// The registry, killed and started again: calls go on from the
+	// mailboxes' views meanwhile.
+	killed = time.Now()
+	phases = append(phases, drill.Phase{Fault: "the registry killed and started again", At: killed})
+	s.RegProc.Kill()
+	s.StartRegistry()
+	goOn("after the registry came back")
+
+	// The NATS node leading the first durable partition, shut down: two
+	// copies of every stream and bucket are left.
+	leader, _ := testkit.StreamLeader(t, nodes, mailbox.DurableStreams()[0])
+	killed = time.Now()
+	phases = append(phases, drill.Phase{Fault: "a NATS node of three (a stream leader) shut down", At: killed})
+	leader.Shutdown()
+	t.Logf("NATS node %s shut down at %s", leader.Name(), killed.Format("15:04:05.000"))
+	goOn("after the NATS node was shut down")
+
 	for _, d := range drivers {
 		d.Stop()
 	}
@@ -136,6 +161,7 @@ func TestKillingAGatewayABridgeAndAMailboxInTurnUnderLoadLosesNoCall(t *testing.
 	for _, d := range drivers {
 		d.Tally(t, ran)
 	}
+	t.Logf("the drill, by fault (calls by the phase they ended in):\n%s", drill.Table(drivers, phases, ran))
 }
 
 // bridge is one bridge replica process.
