@@ -180,3 +180,37 @@ func refusedWith(t *testing.T, err error, code codes.Code, part string) {
 		t.Fatalf("err = %v; want %v holding %q", err, code, part)
 	}
 }
+
+// A retry made while the key's first call still waits: whichever of the
+// two takes the answer, both are answered with it, and the tool runs once.
+func TestARetryBesideItsFirstCallIsAnsweredToo(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t)
+	s.advertise(t, "laptop", "echo")
+	stream, stop := s.follow(t, "laptop")
+	defer stop()
+	call := func() (*mailboxv1.CallResponse, error) {
+		ctx, cancel := context.WithTimeout(keyed(driver, "twice"), 20*time.Second)
+		defer cancel()
+		return s.mb.Call(ctx, &mailboxv1.CallRequest{Client: "laptop", Tool: "echo", Input: `{"both":true}`})
+	}
+	type answer struct {
+		res *mailboxv1.CallResponse
+		err error
+	}
+	answers := make(chan answer, 2)
+	go func() { res, err := call(); answers <- answer{res, err} }()
+	inv := next(t, stream).GetInvocation() // the first call is posted and handed out
+	// The retry comes while the first call waits, or as it is answered:
+	// in either order both are answered.
+	go func() { res, err := call(); answers <- answer{res, err} }()
+	if _, err := s.mb.Complete(host("laptop"), &mailboxv1.CompleteRequest{Invocation: inv.GetInvocation(), Capture: capture.New("both", "", 0)}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		a := <-answers
+		if a.err != nil || a.res.GetInvocation() != inv.GetInvocation() || a.res.GetCapture().GetStdout() != "both" {
+			t.Fatalf("a call = %v, %v; want invocation %s answered", a.res, a.err, inv.GetInvocation())
+		}
+	}
+}

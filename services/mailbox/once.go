@@ -64,6 +64,14 @@ func (s *Service) keep(ctx context.Context, k keyed, c *mailboxv1.Capture) {
 	}
 }
 
+// kept waits a moment for the capture another use of the key took to be
+// kept on it: two uses of a key wait on one invocation, one takes it.
+func (s *Service) kept(ctx context.Context, k keyed) *mailboxv1.Capture {
+	ctx, cancel := context.WithTimeout(ctx, keyWrite)
+	defer cancel()
+	return s.keys.Kept(ctx, k.claim)
+}
+
 // callAgain answers a Call whose key named an invocation already: with the
 // capture the key keeps, or by collecting it until wait ends.
 func (s *Service) callAgain(ctx, wait context.Context, poster string, k keyed) (*mailboxv1.CallResponse, error) {
@@ -78,6 +86,11 @@ func (s *Service) callAgain(ctx, wait context.Context, poster string, k keyed) (
 	}
 	c, err := s.box.Collect(ctx, poster, id, max(hold, 0), k.claim.RetryKey())
 	s.held.settled(id, poster, c != nil, err)
+	if status.Code(err) == codes.NotFound { // taken by the key's first call, which keeps it
+		if kept := s.kept(ctx, k); kept != nil {
+			return &mailboxv1.CallResponse{Invocation: id, Capture: kept}, nil
+		}
+	}
 	if err != nil {
 		_ = grpc.SetTrailer(ctx, metadata.Pairs(mailboxcall.RefusedTrailer, "1"))
 		return nil, err

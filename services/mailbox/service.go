@@ -257,6 +257,10 @@ func (s *Service) Call(ctx context.Context, req *mailboxv1.CallRequest) (*mailbo
 	switch {
 	case status.Code(err) == codes.ResourceExhausted: // a bound refused it before anything was posted
 		s.release(ctx, k)
+	case status.Code(err) == codes.NotFound: // a retry beside it took the answer, and keeps it
+		if kept := s.kept(ctx, k); kept != nil {
+			return &mailboxv1.CallResponse{Invocation: p.ID, Capture: kept}, nil
+		}
 	case res.GetCapture() != nil:
 		s.keep(ctx, k, res.GetCapture())
 	}

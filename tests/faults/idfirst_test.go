@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/tests/internal/procs"
 )
 
@@ -39,6 +40,11 @@ func TestARESTCallNamesItsHandleBeforeItWaits(t *testing.T) {
 	}
 	hangUp()
 	receive(t, answered, "the broken call to return")
+	// The gateway's Call waits on until it sees its client gone, and could
+	// meanwhile take the capture collected below: wait for it to end.
+	testkit.Eventually(t, "the gateway to end the broken call", procs.StartTimeout, func() bool {
+		return testkit.Scrape(t, base+"/metrics", nil, nil).Value("switchboard_http_requests_total", "method", http.MethodPost) >= 1
+	})
 	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}

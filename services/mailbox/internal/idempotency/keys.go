@@ -143,6 +143,34 @@ func (k *Keys) Claim(ctx context.Context, poster, key string, sum []byte, id str
 	return Claim{}, status.Errorf(codes.Aborted, "idempotency key %q: another use of it is posting and failing at once; try again", key)
 }
 
+// Kept waits, until ctx ends, for a capture to be kept on cl's key, and
+// returns it, or nil: a retry whose collection found the invocation taken
+// by the key's first call reads what that call keeps.
+func (k *Keys) Kept(ctx context.Context, cl Claim) *mailboxv1.Capture {
+	w, err := k.kv.Watch(ctx, cl.key)
+	if err != nil {
+		return nil
+	}
+	defer func() { _ = w.Stop() }()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case e := <-w.Updates():
+			if e == nil || e.Operation() != jetstream.KeyValuePut {
+				continue // nil: the current value has been sent
+			}
+			stored := new(mailboxv1.StoredIdempotencyKey)
+			if proto.Unmarshal(e.Value(), stored) != nil || stored.GetInvocation() != cl.Invocation {
+				return nil
+			}
+			if c := stored.GetCapture(); c != nil {
+				return c
+			}
+		}
+	}
+}
+
 // RetryKey is the retry key (CaptureRequest.retry_key) of a keyed
 // collection: the same for every retry with the key, so a retry may take
 // again a capture the one before took and could not keep.
