@@ -59,9 +59,7 @@ func (r *report) plain(key string, v float64) { r.set(key, round(v)) }
 
 // ratio records a/b under key and checks it against target.
 func (r *report) ratio(key string, a, b time.Duration, target float64, atMost bool) {
-	v := float64(a) / float64(b)
-	r.set(key, round(v))
-	r.check(key, v, target, atMost)
+	r.check(key, float64(a)/float64(b), target, atMost)
 }
 
 // check adds a row for a figure with a target, and records the figure in
