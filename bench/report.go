@@ -62,12 +62,9 @@ func (r *report) ratio(key string, a, b time.Duration, target float64, atMost bo
 	r.check(key, float64(a)/float64(b), target, atMost)
 }
 
-// check adds a row for a figure with a target, and records the figure in
-// the results file when its caller has not.
+// check records a figure with a target and adds its row.
 func (r *report) check(key string, v, target float64, atMost bool) {
-	if _, ok := r.values[key]; !ok {
-		r.set(key, round(v))
-	}
+	r.set(key, round(v))
 	op, ok := "≥", v >= target
 	if atMost {
 		op, ok = "≤", v <= target
