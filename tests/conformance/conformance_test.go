@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -42,10 +43,6 @@ var stamp = regexp.MustCompile(`-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$`)
 var mounts = []string{"conf-stdio", "conf-http"}
 
 func TestTheConformanceSuiteRunsThroughSwitchboard(t *testing.T) {
-	if os.Getenv("SWITCHBOARD_CONFORMANCE") == "" {
-		// Not yet steady enough to gate a landing (docs/mcp.md, "Conformance").
-		t.Skip("make conformance-test runs the MCP conformance suite (SWITCHBOARD_CONFORMANCE=1)")
-	}
 	t.Parallel()
 	node, cli := suitePaths(t)
 	server := testkit.Tool(t, "everything-server")
@@ -184,9 +181,17 @@ func identified(t *testing.T, d *procs.Dev) string {
 		},
 		FlushInterval: -1, // event streams as they come
 	}
-	srv := httptest.NewServer(proxy)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Without full duplex the server closes the request body when the
+		// answer starts; a transport still reading it then cuts the answer.
+		if err := http.NewResponseController(w).EnableFullDuplex(); err != nil {
+			t.Errorf("the front cannot stream both ways: %v", err)
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	front = srv.Listener.Addr().String() // before the first request reads it
+	srv.Start()
 	t.Cleanup(srv.Close)
-	front = srv.Listener.Addr().String()
 	return srv.URL
 }
 
