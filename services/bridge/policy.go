@@ -23,5 +23,6 @@ var Policy = identity.Policy{
 	bridgev1.BridgeService_WatchCatalog_FullMethodName:          {identity.Driver, identity.Admin, identity.Service},
 	bridgev1.BridgeService_ReadResource_FullMethodName:          {identity.Driver, identity.Admin},
 	bridgev1.BridgeService_GetPrompt_FullMethodName:             {identity.Driver, identity.Admin},
+	bridgev1.BridgeService_Complete_FullMethodName:              {identity.Driver, identity.Admin},
 	bridgev1.BridgeService_ExportServers_FullMethodName:         {identity.Admin},
 }

@@ -22,7 +22,7 @@ func (s *suite) join(t testing.TB, workspace, client string) {
 	}
 }
 
-// catalogCalls are the five catalog RPCs about client, each returning its
+// catalogCalls are the six catalog RPCs about client, each returning its
 // refusal (nil when it answered).
 func catalogCalls(s *suite, client string) map[string]func(ctx context.Context) error {
 	return map[string]func(ctx context.Context) error{
@@ -44,6 +44,10 @@ func catalogCalls(s *suite, client string) map[string]func(ctx context.Context) 
 		},
 		"GetPrompt": func(ctx context.Context) error {
 			_, err := s.bridge.GetPrompt(ctx, &bridgev1.GetPromptRequest{Client: client, Name: "test_simple_prompt"})
+			return err
+		},
+		"Complete": func(ctx context.Context) error {
+			_, err := s.bridge.Complete(ctx, &bridgev1.CompleteRequest{Client: client, Prompt: "test_prompt_with_arguments", Argument: "arg1", Value: "p"})
 			return err
 		},
 	}

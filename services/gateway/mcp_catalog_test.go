@@ -212,6 +212,10 @@ func TestTheCatalogOverREST(t *testing.T) {
 		{"a file the server does not list", http.MethodGet, "/v1/servers/conf/resource?uri=" + url.QueryEscape("file:///etc/passwd"), "", 404,
 			`MCP server \"conf\" lists no resource \"file:///etc/passwd\"`},
 		{"an unknown prompt", http.MethodPost, "/v1/servers/conf/prompts/nope", `{}`, 404, `MCP server \"conf\" lists no prompt \"nope\"`},
+		{"completions", http.MethodPost, "/v1/servers/conf/completions", `{"prompt":"test_prompt_with_arguments","argument":"arg1","value":"x"}`, 200,
+			`{"values":[],"total":0,"has_more":false}`},
+		{"completions of an unlisted template", http.MethodPost, "/v1/servers/conf/completions", `{"uri_template":"file:///{p}","argument":"p"}`, 404,
+			`MCP server \"conf\" lists no resource template \"file:///{p}\"`},
 	}
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {

@@ -70,5 +70,9 @@ func init() {
 		wantStatus(t, err, codes.InvalidArgument, `prompt "p" is given 65 arguments; at most 64 are passed`)
 		_, err = br.GetPrompt(driver, &bridgev1.GetPromptRequest{Client: "conf", Name: "p", Arguments: map[string]string{"a": strings.Repeat("x", 64<<10)}})
 		wantStatus(t, err, codes.InvalidArgument, `argument "a" of prompt "p" is 65537 bytes; at most 65536 are passed`)
+		_, err = br.Complete(driver, &bridgev1.CompleteRequest{Client: "conf", Argument: "a"})
+		wantStatus(t, err, codes.InvalidArgument, `a completion names a prompt or a resource template, exactly one (prompt "", uri_template "")`)
+		_, err = br.Complete(driver, &bridgev1.CompleteRequest{Client: "conf", Prompt: "p", Argument: "a", Context: many})
+		wantStatus(t, err, codes.InvalidArgument, `a completion is given 65 resolved arguments; at most 64 are passed`)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
+	"github.com/switchboard-run/switchboard/kit/presented"
 )
 
 // MetaPrompt is the _meta key naming a prompt's name on its server, next
@@ -83,13 +84,13 @@ func (v *view) applyCatalog(snap catalogSnap) {
 	v.mu.Unlock()
 }
 
-// promptName is a prompt's name in the view: <client>_<prompt>, or its own
-// in one client's view.
+// promptName is a prompt's name in the view: presented as a tool's is
+// (<client>_<prompt>, sanitised), or its own in one client's view.
 func (v *view) promptName(client, name string) string {
 	if v.client != "" {
 		return name
 	}
-	return client + "_" + name
+	return presented.Name(client, name)
 }
 
 // put adds e under key unless another client has it already.

@@ -57,14 +57,17 @@ func (m *Mirror) newView(group, client string) *view {
 		caps.AddExtension(TasksExtension, map[string]any{})
 	}
 	v.impl = &mcp.Implementation{Name: "switchboard", Title: title, Version: version()}
-	v.server = mcp.NewServer(v.impl,
-		&mcp.ServerOptions{
-			Instructions: about + naming + " each call is routed through Switchboard's mailbox. A call still running when its time is up is " +
-				"answered with its invocation handle, which can be collected later.",
-			Capabilities: caps,
-			PageSize:     m.opts.PageSize,
-			Logger:       sdkLog(m.log),
-		})
+	opts := &mcp.ServerOptions{
+		Instructions: about + naming + " each call is routed through Switchboard's mailbox. A call still running when its time is up is " +
+			"answered with its invocation handle, which can be collected later.",
+		Capabilities: caps,
+		PageSize:     m.opts.PageSize,
+		Logger:       sdkLog(m.log),
+	}
+	if m.opts.Bridge != nil {
+		opts.CompletionHandler = v.complete // declares completions, as prompts and resources are: from the start
+	}
+	v.server = mcp.NewServer(v.impl, opts)
 	v.server.AddReceivingMiddleware(v.unknownTools, v.unknownCatalog)
 	if m.opts.Metrics != nil {
 		// Added last, so outermost: the refusals above are counted too.

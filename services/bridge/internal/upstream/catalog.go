@@ -154,6 +154,17 @@ func (s *Session) GetPrompt(ctx context.Context, name string, args map[string]st
 	})
 }
 
+// Complete forwards completion/complete to the server. A server that does
+// not declare completions is not asked: it has no suggestions.
+func (s *Session) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	return retried(s, ctx, func(cs *mcp.ClientSession) (*mcp.CompleteResult, error) {
+		if caps := cs.InitializeResult().Capabilities; caps == nil || caps.Completions == nil {
+			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
+		}
+		return cs.Complete(ctx, p)
+	})
+}
+
 // retried runs f on the current session, and once more on a new one when
 // an HTTP server had forgotten the session (404): it never saw the request.
 func retried[T any](s *Session, ctx context.Context, f func(*mcp.ClientSession) (T, error)) (T, error) {

@@ -808,6 +808,165 @@ func (x *GetPromptResponse) GetTruncated() bool {
 	return false
 }
 
+// CompleteRequest names the argument to complete and what is typed so far.
+// Exactly one of prompt and uri_template is set.
+type CompleteRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// client is the mounted server's client name.
+	Client string `protobuf:"bytes,1,opt,name=client,proto3" json:"client,omitempty"`
+	// prompt is the name, on that server, of the prompt whose argument it is.
+	Prompt string `protobuf:"bytes,2,opt,name=prompt,proto3" json:"prompt,omitempty"`
+	// uri_template is the resource template, as the server lists it, whose
+	// variable it is.
+	UriTemplate string `protobuf:"bytes,3,opt,name=uri_template,json=uriTemplate,proto3" json:"uri_template,omitempty"`
+	// argument is the argument's (or the template variable's) name.
+	Argument string `protobuf:"bytes,4,opt,name=argument,proto3" json:"argument,omitempty"`
+	// value is what is typed so far.
+	Value string `protobuf:"bytes,5,opt,name=value,proto3" json:"value,omitempty"`
+	// context holds the arguments already resolved, by name.
+	Context       map[string]string `protobuf:"bytes,6,rep,name=context,proto3" json:"context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompleteRequest) Reset() {
+	*x = CompleteRequest{}
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompleteRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompleteRequest) ProtoMessage() {}
+
+func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
+func (*CompleteRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_bridge_v1_bridge_service_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *CompleteRequest) GetClient() string {
+	if x != nil {
+		return x.Client
+	}
+	return ""
+}
+
+func (x *CompleteRequest) GetPrompt() string {
+	if x != nil {
+		return x.Prompt
+	}
+	return ""
+}
+
+func (x *CompleteRequest) GetUriTemplate() string {
+	if x != nil {
+		return x.UriTemplate
+	}
+	return ""
+}
+
+func (x *CompleteRequest) GetArgument() string {
+	if x != nil {
+		return x.Argument
+	}
+	return ""
+}
+
+func (x *CompleteRequest) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+func (x *CompleteRequest) GetContext() map[string]string {
+	if x != nil {
+		return x.Context
+	}
+	return nil
+}
+
+// CompleteResponse holds the server's suggestions, at most 100 (MCP's
+// bound), in its order.
+type CompleteResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// values are the suggestions.
+	Values []string `protobuf:"bytes,1,rep,name=values,proto3" json:"values,omitempty"`
+	// total is how many the server says there are, when it says; 0 when not.
+	Total int32 `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
+	// has_more says there are more than those given (the server said so, or
+	// it gave more than 100 and the rest were cut).
+	HasMore       bool `protobuf:"varint,3,opt,name=has_more,json=hasMore,proto3" json:"has_more,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompleteResponse) Reset() {
+	*x = CompleteResponse{}
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompleteResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompleteResponse) ProtoMessage() {}
+
+func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
+func (*CompleteResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_bridge_v1_bridge_service_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *CompleteResponse) GetValues() []string {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+func (x *CompleteResponse) GetTotal() int32 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *CompleteResponse) GetHasMore() bool {
+	if x != nil {
+		return x.HasMore
+	}
+	return false
+}
+
 // WatchCatalogRequest opens a watch of every mounted server's catalog.
 type WatchCatalogRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -817,7 +976,7 @@ type WatchCatalogRequest struct {
 
 func (x *WatchCatalogRequest) Reset() {
 	*x = WatchCatalogRequest{}
-	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[16]
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -829,7 +988,7 @@ func (x *WatchCatalogRequest) String() string {
 func (*WatchCatalogRequest) ProtoMessage() {}
 
 func (x *WatchCatalogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[16]
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -842,7 +1001,7 @@ func (x *WatchCatalogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchCatalogRequest.ProtoReflect.Descriptor instead.
 func (*WatchCatalogRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_bridge_v1_bridge_service_proto_rawDescGZIP(), []int{16}
+	return file_switchboard_bridge_v1_bridge_service_proto_rawDescGZIP(), []int{18}
 }
 
 // WatchCatalogResponse is one change.
@@ -859,7 +1018,7 @@ type WatchCatalogResponse struct {
 
 func (x *WatchCatalogResponse) Reset() {
 	*x = WatchCatalogResponse{}
-	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[17]
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -871,7 +1030,7 @@ func (x *WatchCatalogResponse) String() string {
 func (*WatchCatalogResponse) ProtoMessage() {}
 
 func (x *WatchCatalogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[17]
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -884,7 +1043,7 @@ func (x *WatchCatalogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchCatalogResponse.ProtoReflect.Descriptor instead.
 func (*WatchCatalogResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_bridge_v1_bridge_service_proto_rawDescGZIP(), []int{17}
+	return file_switchboard_bridge_v1_bridge_service_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *WatchCatalogResponse) GetChange() CatalogChange {
@@ -913,7 +1072,7 @@ type ExportServersRequest struct {
 
 func (x *ExportServersRequest) Reset() {
 	*x = ExportServersRequest{}
-	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[18]
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -925,7 +1084,7 @@ func (x *ExportServersRequest) String() string {
 func (*ExportServersRequest) ProtoMessage() {}
 
 func (x *ExportServersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[18]
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -938,7 +1097,7 @@ func (x *ExportServersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportServersRequest.ProtoReflect.Descriptor instead.
 func (*ExportServersRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_bridge_v1_bridge_service_proto_rawDescGZIP(), []int{18}
+	return file_switchboard_bridge_v1_bridge_service_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ExportServersRequest) GetWorkspace() string {
@@ -959,7 +1118,7 @@ type ExportServersResponse struct {
 
 func (x *ExportServersResponse) Reset() {
 	*x = ExportServersResponse{}
-	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[19]
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -971,7 +1130,7 @@ func (x *ExportServersResponse) String() string {
 func (*ExportServersResponse) ProtoMessage() {}
 
 func (x *ExportServersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[19]
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -984,7 +1143,7 @@ func (x *ExportServersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportServersResponse.ProtoReflect.Descriptor instead.
 func (*ExportServersResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_bridge_v1_bridge_service_proto_rawDescGZIP(), []int{19}
+	return file_switchboard_bridge_v1_bridge_service_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ExportServersResponse) GetServers() []*ExportedServer {
@@ -1011,7 +1170,7 @@ type ExportedServer struct {
 
 func (x *ExportedServer) Reset() {
 	*x = ExportedServer{}
-	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[20]
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1023,7 +1182,7 @@ func (x *ExportedServer) String() string {
 func (*ExportedServer) ProtoMessage() {}
 
 func (x *ExportedServer) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[20]
+	mi := &file_switchboard_bridge_v1_bridge_service_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1036,7 +1195,7 @@ func (x *ExportedServer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportedServer.ProtoReflect.Descriptor instead.
 func (*ExportedServer) Descriptor() ([]byte, []int) {
-	return file_switchboard_bridge_v1_bridge_service_proto_rawDescGZIP(), []int{20}
+	return file_switchboard_bridge_v1_bridge_service_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ExportedServer) GetClient() string {
@@ -1104,7 +1263,21 @@ const file_switchboard_bridge_v1_bridge_service_proto_rawDesc = "" +
 	"\x11GetPromptResponse\x12 \n" +
 	"\vdescription\x18\x01 \x01(\tR\vdescription\x12\x1a\n" +
 	"\bmessages\x18\x02 \x03(\tR\bmessages\x12\x1c\n" +
-	"\ttruncated\x18\x03 \x01(\bR\ttruncated\"\x15\n" +
+	"\ttruncated\x18\x03 \x01(\bR\ttruncated\"\xa1\x02\n" +
+	"\x0fCompleteRequest\x12\x16\n" +
+	"\x06client\x18\x01 \x01(\tR\x06client\x12\x16\n" +
+	"\x06prompt\x18\x02 \x01(\tR\x06prompt\x12!\n" +
+	"\furi_template\x18\x03 \x01(\tR\vuriTemplate\x12\x1a\n" +
+	"\bargument\x18\x04 \x01(\tR\bargument\x12\x14\n" +
+	"\x05value\x18\x05 \x01(\tR\x05value\x12M\n" +
+	"\acontext\x18\x06 \x03(\v23.switchboard.bridge.v1.CompleteRequest.ContextEntryR\acontext\x1a:\n" +
+	"\fContextEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"[\n" +
+	"\x10CompleteResponse\x12\x16\n" +
+	"\x06values\x18\x01 \x03(\tR\x06values\x12\x14\n" +
+	"\x05total\x18\x02 \x01(\x05R\x05total\x12\x19\n" +
+	"\bhas_more\x18\x03 \x01(\bR\ahasMore\"\x15\n" +
 	"\x13WatchCatalogRequest\"l\n" +
 	"\x14WatchCatalogResponse\x12<\n" +
 	"\x06change\x18\x01 \x01(\x0e2$.switchboard.bridge.v1.CatalogChangeR\x06change\x12\x16\n" +
@@ -1117,7 +1290,7 @@ const file_switchboard_bridge_v1_bridge_service_proto_rawDesc = "" +
 	"\x06client\x18\x01 \x01(\tR\x06client\x12\x1f\n" +
 	"\vserver_json\x18\x02 \x01(\tR\n" +
 	"serverJson\x12\x18\n" +
-	"\askipped\x18\x03 \x01(\tR\askipped2\x9a\b\n" +
+	"\askipped\x18\x03 \x01(\tR\askipped2\xf7\b\n" +
 	"\rBridgeService\x12R\n" +
 	"\x05Mount\x12#.switchboard.bridge.v1.MountRequest\x1a$.switchboard.bridge.v1.MountResponse\x12X\n" +
 	"\aUnmount\x12%.switchboard.bridge.v1.UnmountRequest\x1a&.switchboard.bridge.v1.UnmountResponse\x12d\n" +
@@ -1126,7 +1299,8 @@ const file_switchboard_bridge_v1_bridge_service_proto_rawDesc = "" +
 	"\x15ListResourceTemplates\x123.switchboard.bridge.v1.ListResourceTemplatesRequest\x1a4.switchboard.bridge.v1.ListResourceTemplatesResponse\x12g\n" +
 	"\fReadResource\x12*.switchboard.bridge.v1.ReadResourceRequest\x1a+.switchboard.bridge.v1.ReadResourceResponse\x12d\n" +
 	"\vListPrompts\x12).switchboard.bridge.v1.ListPromptsRequest\x1a*.switchboard.bridge.v1.ListPromptsResponse\x12^\n" +
-	"\tGetPrompt\x12'.switchboard.bridge.v1.GetPromptRequest\x1a(.switchboard.bridge.v1.GetPromptResponse\x12i\n" +
+	"\tGetPrompt\x12'.switchboard.bridge.v1.GetPromptRequest\x1a(.switchboard.bridge.v1.GetPromptResponse\x12[\n" +
+	"\bComplete\x12&.switchboard.bridge.v1.CompleteRequest\x1a'.switchboard.bridge.v1.CompleteResponse\x12i\n" +
 	"\fWatchCatalog\x12*.switchboard.bridge.v1.WatchCatalogRequest\x1a+.switchboard.bridge.v1.WatchCatalogResponse0\x01\x12j\n" +
 	"\rExportServers\x12+.switchboard.bridge.v1.ExportServersRequest\x1a,.switchboard.bridge.v1.ExportServersResponseBNZLgithub.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1;bridgev1b\x06proto3"
 
@@ -1142,7 +1316,7 @@ func file_switchboard_bridge_v1_bridge_service_proto_rawDescGZIP() []byte {
 	return file_switchboard_bridge_v1_bridge_service_proto_rawDescData
 }
 
-var file_switchboard_bridge_v1_bridge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_switchboard_bridge_v1_bridge_service_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_switchboard_bridge_v1_bridge_service_proto_goTypes = []any{
 	(*MountRequest)(nil),                  // 0: switchboard.bridge.v1.MountRequest
 	(*MountResponse)(nil),                 // 1: switchboard.bridge.v1.MountResponse
@@ -1160,57 +1334,63 @@ var file_switchboard_bridge_v1_bridge_service_proto_goTypes = []any{
 	(*ListPromptsResponse)(nil),           // 13: switchboard.bridge.v1.ListPromptsResponse
 	(*GetPromptRequest)(nil),              // 14: switchboard.bridge.v1.GetPromptRequest
 	(*GetPromptResponse)(nil),             // 15: switchboard.bridge.v1.GetPromptResponse
-	(*WatchCatalogRequest)(nil),           // 16: switchboard.bridge.v1.WatchCatalogRequest
-	(*WatchCatalogResponse)(nil),          // 17: switchboard.bridge.v1.WatchCatalogResponse
-	(*ExportServersRequest)(nil),          // 18: switchboard.bridge.v1.ExportServersRequest
-	(*ExportServersResponse)(nil),         // 19: switchboard.bridge.v1.ExportServersResponse
-	(*ExportedServer)(nil),                // 20: switchboard.bridge.v1.ExportedServer
-	nil,                                   // 21: switchboard.bridge.v1.GetPromptRequest.ArgumentsEntry
-	(*ServerConfig)(nil),                  // 22: switchboard.bridge.v1.ServerConfig
-	(*ServerStatus)(nil),                  // 23: switchboard.bridge.v1.ServerStatus
-	(*Resource)(nil),                      // 24: switchboard.bridge.v1.Resource
-	(*ResourceTemplate)(nil),              // 25: switchboard.bridge.v1.ResourceTemplate
-	(*ResourceContents)(nil),              // 26: switchboard.bridge.v1.ResourceContents
-	(*Prompt)(nil),                        // 27: switchboard.bridge.v1.Prompt
-	(CatalogChange)(0),                    // 28: switchboard.bridge.v1.CatalogChange
+	(*CompleteRequest)(nil),               // 16: switchboard.bridge.v1.CompleteRequest
+	(*CompleteResponse)(nil),              // 17: switchboard.bridge.v1.CompleteResponse
+	(*WatchCatalogRequest)(nil),           // 18: switchboard.bridge.v1.WatchCatalogRequest
+	(*WatchCatalogResponse)(nil),          // 19: switchboard.bridge.v1.WatchCatalogResponse
+	(*ExportServersRequest)(nil),          // 20: switchboard.bridge.v1.ExportServersRequest
+	(*ExportServersResponse)(nil),         // 21: switchboard.bridge.v1.ExportServersResponse
+	(*ExportedServer)(nil),                // 22: switchboard.bridge.v1.ExportedServer
+	nil,                                   // 23: switchboard.bridge.v1.GetPromptRequest.ArgumentsEntry
+	nil,                                   // 24: switchboard.bridge.v1.CompleteRequest.ContextEntry
+	(*ServerConfig)(nil),                  // 25: switchboard.bridge.v1.ServerConfig
+	(*ServerStatus)(nil),                  // 26: switchboard.bridge.v1.ServerStatus
+	(*Resource)(nil),                      // 27: switchboard.bridge.v1.Resource
+	(*ResourceTemplate)(nil),              // 28: switchboard.bridge.v1.ResourceTemplate
+	(*ResourceContents)(nil),              // 29: switchboard.bridge.v1.ResourceContents
+	(*Prompt)(nil),                        // 30: switchboard.bridge.v1.Prompt
+	(CatalogChange)(0),                    // 31: switchboard.bridge.v1.CatalogChange
 }
 var file_switchboard_bridge_v1_bridge_service_proto_depIdxs = []int32{
-	22, // 0: switchboard.bridge.v1.MountRequest.config:type_name -> switchboard.bridge.v1.ServerConfig
-	23, // 1: switchboard.bridge.v1.MountResponse.server:type_name -> switchboard.bridge.v1.ServerStatus
-	23, // 2: switchboard.bridge.v1.UnmountResponse.server:type_name -> switchboard.bridge.v1.ServerStatus
-	23, // 3: switchboard.bridge.v1.ListServersResponse.servers:type_name -> switchboard.bridge.v1.ServerStatus
-	24, // 4: switchboard.bridge.v1.ListResourcesResponse.resources:type_name -> switchboard.bridge.v1.Resource
-	25, // 5: switchboard.bridge.v1.ListResourceTemplatesResponse.templates:type_name -> switchboard.bridge.v1.ResourceTemplate
-	26, // 6: switchboard.bridge.v1.ReadResourceResponse.contents:type_name -> switchboard.bridge.v1.ResourceContents
-	27, // 7: switchboard.bridge.v1.ListPromptsResponse.prompts:type_name -> switchboard.bridge.v1.Prompt
-	21, // 8: switchboard.bridge.v1.GetPromptRequest.arguments:type_name -> switchboard.bridge.v1.GetPromptRequest.ArgumentsEntry
-	28, // 9: switchboard.bridge.v1.WatchCatalogResponse.change:type_name -> switchboard.bridge.v1.CatalogChange
-	20, // 10: switchboard.bridge.v1.ExportServersResponse.servers:type_name -> switchboard.bridge.v1.ExportedServer
-	0,  // 11: switchboard.bridge.v1.BridgeService.Mount:input_type -> switchboard.bridge.v1.MountRequest
-	2,  // 12: switchboard.bridge.v1.BridgeService.Unmount:input_type -> switchboard.bridge.v1.UnmountRequest
-	4,  // 13: switchboard.bridge.v1.BridgeService.ListServers:input_type -> switchboard.bridge.v1.ListServersRequest
-	6,  // 14: switchboard.bridge.v1.BridgeService.ListResources:input_type -> switchboard.bridge.v1.ListResourcesRequest
-	8,  // 15: switchboard.bridge.v1.BridgeService.ListResourceTemplates:input_type -> switchboard.bridge.v1.ListResourceTemplatesRequest
-	10, // 16: switchboard.bridge.v1.BridgeService.ReadResource:input_type -> switchboard.bridge.v1.ReadResourceRequest
-	12, // 17: switchboard.bridge.v1.BridgeService.ListPrompts:input_type -> switchboard.bridge.v1.ListPromptsRequest
-	14, // 18: switchboard.bridge.v1.BridgeService.GetPrompt:input_type -> switchboard.bridge.v1.GetPromptRequest
-	16, // 19: switchboard.bridge.v1.BridgeService.WatchCatalog:input_type -> switchboard.bridge.v1.WatchCatalogRequest
-	18, // 20: switchboard.bridge.v1.BridgeService.ExportServers:input_type -> switchboard.bridge.v1.ExportServersRequest
-	1,  // 21: switchboard.bridge.v1.BridgeService.Mount:output_type -> switchboard.bridge.v1.MountResponse
-	3,  // 22: switchboard.bridge.v1.BridgeService.Unmount:output_type -> switchboard.bridge.v1.UnmountResponse
-	5,  // 23: switchboard.bridge.v1.BridgeService.ListServers:output_type -> switchboard.bridge.v1.ListServersResponse
-	7,  // 24: switchboard.bridge.v1.BridgeService.ListResources:output_type -> switchboard.bridge.v1.ListResourcesResponse
-	9,  // 25: switchboard.bridge.v1.BridgeService.ListResourceTemplates:output_type -> switchboard.bridge.v1.ListResourceTemplatesResponse
-	11, // 26: switchboard.bridge.v1.BridgeService.ReadResource:output_type -> switchboard.bridge.v1.ReadResourceResponse
-	13, // 27: switchboard.bridge.v1.BridgeService.ListPrompts:output_type -> switchboard.bridge.v1.ListPromptsResponse
-	15, // 28: switchboard.bridge.v1.BridgeService.GetPrompt:output_type -> switchboard.bridge.v1.GetPromptResponse
-	17, // 29: switchboard.bridge.v1.BridgeService.WatchCatalog:output_type -> switchboard.bridge.v1.WatchCatalogResponse
-	19, // 30: switchboard.bridge.v1.BridgeService.ExportServers:output_type -> switchboard.bridge.v1.ExportServersResponse
-	21, // [21:31] is the sub-list for method output_type
-	11, // [11:21] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	25, // 0: switchboard.bridge.v1.MountRequest.config:type_name -> switchboard.bridge.v1.ServerConfig
+	26, // 1: switchboard.bridge.v1.MountResponse.server:type_name -> switchboard.bridge.v1.ServerStatus
+	26, // 2: switchboard.bridge.v1.UnmountResponse.server:type_name -> switchboard.bridge.v1.ServerStatus
+	26, // 3: switchboard.bridge.v1.ListServersResponse.servers:type_name -> switchboard.bridge.v1.ServerStatus
+	27, // 4: switchboard.bridge.v1.ListResourcesResponse.resources:type_name -> switchboard.bridge.v1.Resource
+	28, // 5: switchboard.bridge.v1.ListResourceTemplatesResponse.templates:type_name -> switchboard.bridge.v1.ResourceTemplate
+	29, // 6: switchboard.bridge.v1.ReadResourceResponse.contents:type_name -> switchboard.bridge.v1.ResourceContents
+	30, // 7: switchboard.bridge.v1.ListPromptsResponse.prompts:type_name -> switchboard.bridge.v1.Prompt
+	23, // 8: switchboard.bridge.v1.GetPromptRequest.arguments:type_name -> switchboard.bridge.v1.GetPromptRequest.ArgumentsEntry
+	24, // 9: switchboard.bridge.v1.CompleteRequest.context:type_name -> switchboard.bridge.v1.CompleteRequest.ContextEntry
+	31, // 10: switchboard.bridge.v1.WatchCatalogResponse.change:type_name -> switchboard.bridge.v1.CatalogChange
+	22, // 11: switchboard.bridge.v1.ExportServersResponse.servers:type_name -> switchboard.bridge.v1.ExportedServer
+	0,  // 12: switchboard.bridge.v1.BridgeService.Mount:input_type -> switchboard.bridge.v1.MountRequest
+	2,  // 13: switchboard.bridge.v1.BridgeService.Unmount:input_type -> switchboard.bridge.v1.UnmountRequest
+	4,  // 14: switchboard.bridge.v1.BridgeService.ListServers:input_type -> switchboard.bridge.v1.ListServersRequest
+	6,  // 15: switchboard.bridge.v1.BridgeService.ListResources:input_type -> switchboard.bridge.v1.ListResourcesRequest
+	8,  // 16: switchboard.bridge.v1.BridgeService.ListResourceTemplates:input_type -> switchboard.bridge.v1.ListResourceTemplatesRequest
+	10, // 17: switchboard.bridge.v1.BridgeService.ReadResource:input_type -> switchboard.bridge.v1.ReadResourceRequest
+	12, // 18: switchboard.bridge.v1.BridgeService.ListPrompts:input_type -> switchboard.bridge.v1.ListPromptsRequest
+	14, // 19: switchboard.bridge.v1.BridgeService.GetPrompt:input_type -> switchboard.bridge.v1.GetPromptRequest
+	16, // 20: switchboard.bridge.v1.BridgeService.Complete:input_type -> switchboard.bridge.v1.CompleteRequest
+	18, // 21: switchboard.bridge.v1.BridgeService.WatchCatalog:input_type -> switchboard.bridge.v1.WatchCatalogRequest
+	20, // 22: switchboard.bridge.v1.BridgeService.ExportServers:input_type -> switchboard.bridge.v1.ExportServersRequest
+	1,  // 23: switchboard.bridge.v1.BridgeService.Mount:output_type -> switchboard.bridge.v1.MountResponse
+	3,  // 24: switchboard.bridge.v1.BridgeService.Unmount:output_type -> switchboard.bridge.v1.UnmountResponse
+	5,  // 25: switchboard.bridge.v1.BridgeService.ListServers:output_type -> switchboard.bridge.v1.ListServersResponse
+	7,  // 26: switchboard.bridge.v1.BridgeService.ListResources:output_type -> switchboard.bridge.v1.ListResourcesResponse
+	9,  // 27: switchboard.bridge.v1.BridgeService.ListResourceTemplates:output_type -> switchboard.bridge.v1.ListResourceTemplatesResponse
+	11, // 28: switchboard.bridge.v1.BridgeService.ReadResource:output_type -> switchboard.bridge.v1.ReadResourceResponse
+	13, // 29: switchboard.bridge.v1.BridgeService.ListPrompts:output_type -> switchboard.bridge.v1.ListPromptsResponse
+	15, // 30: switchboard.bridge.v1.BridgeService.GetPrompt:output_type -> switchboard.bridge.v1.GetPromptResponse
+	17, // 31: switchboard.bridge.v1.BridgeService.Complete:output_type -> switchboard.bridge.v1.CompleteResponse
+	19, // 32: switchboard.bridge.v1.BridgeService.WatchCatalog:output_type -> switchboard.bridge.v1.WatchCatalogResponse
+	21, // 33: switchboard.bridge.v1.BridgeService.ExportServers:output_type -> switchboard.bridge.v1.ExportServersResponse
+	23, // [23:34] is the sub-list for method output_type
+	12, // [12:23] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_bridge_v1_bridge_service_proto_init() }
@@ -1225,7 +1405,7 @@ func file_switchboard_bridge_v1_bridge_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_bridge_v1_bridge_service_proto_rawDesc), len(file_switchboard_bridge_v1_bridge_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   22,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

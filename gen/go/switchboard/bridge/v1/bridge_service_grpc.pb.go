@@ -27,6 +27,7 @@ const (
 	BridgeService_ReadResource_FullMethodName          = "/switchboard.bridge.v1.BridgeService/ReadResource"
 	BridgeService_ListPrompts_FullMethodName           = "/switchboard.bridge.v1.BridgeService/ListPrompts"
 	BridgeService_GetPrompt_FullMethodName             = "/switchboard.bridge.v1.BridgeService/GetPrompt"
+	BridgeService_Complete_FullMethodName              = "/switchboard.bridge.v1.BridgeService/Complete"
 	BridgeService_WatchCatalog_FullMethodName          = "/switchboard.bridge.v1.BridgeService/WatchCatalog"
 	BridgeService_ExportServers_FullMethodName         = "/switchboard.bridge.v1.BridgeService/ExportServers"
 )
@@ -75,6 +76,12 @@ type BridgeServiceClient interface {
 	// MCP client) to get one prompt of a mounted MCP server with arguments:
 	// forwarded to the server's session, its text bounded as ReadResource's.
 	GetPrompt(ctx context.Context, in *GetPromptRequest, opts ...grpc.CallOption) (*GetPromptResponse, error)
+	// Complete is called by drivers and admins (the gateway on behalf of an
+	// MCP client) for a mounted MCP server's suggestions for one argument of
+	// a prompt or resource template it lists (MCP's completion/complete):
+	// forwarded to its session. A server that offers no completions is not
+	// asked and suggests nothing.
+	Complete(ctx context.Context, in *CompleteRequest, opts ...grpc.CallOption) (*CompleteResponse, error)
 	// WatchCatalog is called by drivers, admins and the gateway's MCP
 	// endpoint to hear when a mounted server's resources or prompts changed,
 	// or the set of mounted servers did, so it can list again instead of
@@ -177,6 +184,16 @@ func (c *bridgeServiceClient) GetPrompt(ctx context.Context, in *GetPromptReques
 	return out, nil
 }
 
+func (c *bridgeServiceClient) Complete(ctx context.Context, in *CompleteRequest, opts ...grpc.CallOption) (*CompleteResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CompleteResponse)
+	err := c.cc.Invoke(ctx, BridgeService_Complete_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *bridgeServiceClient) WatchCatalog(ctx context.Context, in *WatchCatalogRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchCatalogResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &BridgeService_ServiceDesc.Streams[0], BridgeService_WatchCatalog_FullMethodName, cOpts...)
@@ -250,6 +267,12 @@ type BridgeServiceServer interface {
 	// MCP client) to get one prompt of a mounted MCP server with arguments:
 	// forwarded to the server's session, its text bounded as ReadResource's.
 	GetPrompt(context.Context, *GetPromptRequest) (*GetPromptResponse, error)
+	// Complete is called by drivers and admins (the gateway on behalf of an
+	// MCP client) for a mounted MCP server's suggestions for one argument of
+	// a prompt or resource template it lists (MCP's completion/complete):
+	// forwarded to its session. A server that offers no completions is not
+	// asked and suggests nothing.
+	Complete(context.Context, *CompleteRequest) (*CompleteResponse, error)
 	// WatchCatalog is called by drivers, admins and the gateway's MCP
 	// endpoint to hear when a mounted server's resources or prompts changed,
 	// or the set of mounted servers did, so it can list again instead of
@@ -295,6 +318,9 @@ func (UnimplementedBridgeServiceServer) ListPrompts(context.Context, *ListPrompt
 }
 func (UnimplementedBridgeServiceServer) GetPrompt(context.Context, *GetPromptRequest) (*GetPromptResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetPrompt not implemented")
+}
+func (UnimplementedBridgeServiceServer) Complete(context.Context, *CompleteRequest) (*CompleteResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Complete not implemented")
 }
 func (UnimplementedBridgeServiceServer) WatchCatalog(*WatchCatalogRequest, grpc.ServerStreamingServer[WatchCatalogResponse]) error {
 	return status.Error(codes.Unimplemented, "method WatchCatalog not implemented")
@@ -467,6 +493,24 @@ func _BridgeService_GetPrompt_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _BridgeService_Complete_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CompleteRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BridgeServiceServer).Complete(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BridgeService_Complete_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BridgeServiceServer).Complete(ctx, req.(*CompleteRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _BridgeService_WatchCatalog_Handler(srv interface{}, stream grpc.ServerStream) error {
 	m := new(WatchCatalogRequest)
 	if err := stream.RecvMsg(m); err != nil {
@@ -534,6 +578,10 @@ var BridgeService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetPrompt",
 			Handler:    _BridgeService_GetPrompt_Handler,
+		},
+		{
+			MethodName: "Complete",
+			Handler:    _BridgeService_Complete_Handler,
 		},
 		{
 			MethodName: "ExportServers",
