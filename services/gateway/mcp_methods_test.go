@@ -25,7 +25,8 @@ type rawMCPReply struct {
 	result json.RawMessage
 	code   int // the JSON-RPC error's code; 0 without an error
 	msg    string
-	acked  bool // a subscriptions/listen stream began with its acknowledgement
+	data   json.RawMessage // the JSON-RPC error's data
+	acked  bool            // a subscriptions/listen stream began with its acknowledgement
 }
 
 // rawMCPClient speaks JSON-RPC to /mcp by hand, for the methods the SDK's
@@ -141,6 +142,7 @@ func (c *rawMCPClient) send(t testing.TB, method string, params map[string]any, 
 		Error  *struct {
 			Code    int
 			Message string
+			Data    json.RawMessage
 		}
 	}
 	if err := json.Unmarshal(data, &r); err != nil {
@@ -149,7 +151,7 @@ func (c *rawMCPClient) send(t testing.TB, method string, params map[string]any, 
 	}
 	out.result = r.Result
 	if r.Error != nil {
-		out.code, out.msg = r.Error.Code, r.Error.Message
+		out.code, out.msg, out.data = r.Error.Code, r.Error.Message, r.Error.Data
 	}
 	return out
 }

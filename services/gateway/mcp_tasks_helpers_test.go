@@ -112,7 +112,7 @@ func startTask(t *testing.T, c *rawMCPClient, tool string) taskReply {
 // getTask is tasks/get of id.
 func getTask(t *testing.T, c *rawMCPClient, id string) taskReply {
 	t.Helper()
-	tr := decodeTask(t, "tasks/get "+id, c.send(t, "tasks/get", map[string]any{"taskId": id}, false))
+	tr := decodeTask(t, "tasks/get "+id, c.send(t, "tasks/get", map[string]any{"taskId": id, "_meta": taskMeta()}, false))
 	if tr.ResultType != "complete" || tr.TaskID != id {
 		t.Fatalf("tasks/get %s = %+v", id, tr)
 	}

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,14 +66,14 @@ func TestATaskOutlivesItsClientAndItsGateway(t *testing.T) {
 		}
 		const never = "inv-00000000000000000000000000000000"
 		for _, method := range []string{"tasks/get", "tasks/cancel", "tasks/update"} {
-			theirs := bob.send(t, method, map[string]any{"taskId": id}, false)
-			none := bob.send(t, method, map[string]any{"taskId": never}, false)
+			theirs := bob.send(t, method, map[string]any{"taskId": id, "_meta": taskMeta()}, false)
+			none := bob.send(t, method, map[string]any{"taskId": never, "_meta": taskMeta()}, false)
 			if theirs.code != -32602 || theirs.result != nil || strings.ReplaceAll(theirs.msg, id, never) != none.msg || none.code != -32602 {
 				t.Fatalf("bob's %s of alice's task: %d %q %s; of no task: %d %q", method, theirs.code, theirs.msg, theirs.result, none.code, none.msg)
 			}
 		}
 		// No input is ever asked of the client.
-		if r := elsewhere.send(t, "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"x": map[string]any{}}}, false); r.code != -32602 ||
+		if r := elsewhere.send(t, "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"x": map[string]any{}}, "_meta": taskMeta()}, false); r.code != -32602 ||
 			!strings.Contains(r.msg, "asks for no input") {
 			t.Fatalf("tasks/update = %d %q %s", r.code, r.msg, r.result)
 		}
@@ -135,6 +136,35 @@ func TestATasksResultIsTheSynchronousCallsResult(t *testing.T) {
 	}
 }
 
+// TestTheExtensionsMethodsNeedItDeclared: tasks/* in a request whose _meta
+// does not declare the extension are refused -32021, naming it in data;
+// the stateless era answers that and an unknown task with status 400.
+func TestTheExtensionsMethodsNeedItDeclared(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, options{laptop: true})
+	forEachRevision(t, func(t *testing.T, rev string) {
+		c := s.rawMCPSession(t, rev)
+		id := startTask(t, c, "laptop_stats").TaskID
+		bad := http.StatusOK
+		if rev >= "2026-07-28" {
+			bad = http.StatusBadRequest
+		}
+		for _, method := range []string{"tasks/get", "tasks/cancel", "tasks/update"} {
+			r := c.send(t, method, map[string]any{"taskId": id}, false)
+			if r.code != -32021 || r.status != bad || string(r.data) != `{"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}` ||
+				!strings.HasPrefix(r.msg, method+" is a method of the Tasks extension (io.modelcontextprotocol/tasks)") {
+				t.Fatalf("%s without the extension: HTTP %d, %d %q %s; want %d, -32021 with the extension in data", method, r.status, r.code, r.msg, r.data, bad)
+			}
+		}
+		if r := c.send(t, "tasks/get", map[string]any{"taskId": "inv-00000000000000000000000000000000", "_meta": taskMeta()}, false); r.code != -32602 || r.status != bad {
+			t.Fatalf("tasks/get of no task: HTTP %d, %d %q; want %d, -32602", r.status, r.code, r.msg, bad)
+		}
+		if done := awaitTask(t, c, id); done.Status != "completed" {
+			t.Fatalf("the task, asked with the extension declared: %+v", done)
+		}
+	})
+}
+
 func TestCancellingATaskStopsALocalTool(t *testing.T) {
 	t.Parallel()
 	forEachRevision(t, func(t *testing.T, rev string) {
@@ -143,7 +173,7 @@ func TestCancellingATaskStopsALocalTool(t *testing.T) {
 		c := s.rawMCPSession(t, rev)
 		id := startTask(t, c, "worker_sleeper").TaskID
 		waitFile(t, filepath.Join(dir, "sleeping"))
-		if r := c.send(t, "tasks/cancel", map[string]any{"taskId": id}, false); r.code != 0 || string(r.result) != `{"resultType":"complete"}` {
+		if r := c.send(t, "tasks/cancel", map[string]any{"taskId": id, "_meta": taskMeta()}, false); r.code != 0 || string(r.result) != `{"resultType":"complete"}` {
 			t.Fatalf("tasks/cancel = %d %q %s", r.code, r.msg, r.result)
 		}
 		if got := waitFile(t, filepath.Join(dir, "term")); got != "term" {
@@ -164,7 +194,7 @@ func TestCancellingATaskCancelsItUpstream(t *testing.T) {
 	c := s.rawMCPSession(t, "2026-07-28")
 	id := startTask(t, c, "up_hold").TaskID
 	within(t, up.started, 30*time.Second, "the upstream server to run the call")
-	if r := c.send(t, "tasks/cancel", map[string]any{"taskId": id}, false); r.code != 0 {
+	if r := c.send(t, "tasks/cancel", map[string]any{"taskId": id, "_meta": taskMeta()}, false); r.code != 0 {
 		t.Fatalf("tasks/cancel = %d %q", r.code, r.msg)
 	}
 	within(t, up.heard, 30*time.Second, "the upstream server to receive notifications/cancelled")

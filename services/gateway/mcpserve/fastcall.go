@@ -66,7 +66,7 @@ func (v *view) serveCall(rw http.ResponseWriter, r *http.Request, body []byte) b
 	if err != nil || res == nil {
 		// Neither the handler nor the refusal ever fails; should that change,
 		// the client still gets an answer rather than a hang.
-		writeEvent(rw, rpcMessage(call.id, nil, &rpcError{codeInternal, "tools/call produced no result"}))
+		writeEvent(rw, rpcMessage(call.id, nil, &rpcError{Code: codeInternal, Message: "tools/call produced no result"}))
 		return true
 	}
 	writeEvent(rw, v.resultMessage(call.id, res, ran))
@@ -179,7 +179,7 @@ func (v *view) resultMessage(id json.RawMessage, res *mcp.CallToolResult, comple
 	}
 	raw, err := res.MarshalJSON()
 	if err != nil || len(raw) < 2 || raw[len(raw)-1] != '}' {
-		return rpcMessage(id, nil, &rpcError{codeInternal, "encoding the tools/call result failed"})
+		return rpcMessage(id, nil, &rpcError{Code: codeInternal, Message: "encoding the tools/call result failed"})
 	}
 	var b bytes.Buffer
 	b.Grow(len(raw) + len(id) + 64)

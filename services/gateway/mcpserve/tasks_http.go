@@ -32,9 +32,29 @@ import (
 
 // JSON-RPC error codes the extension names.
 const (
-	codeInvalidParams = -32602
-	codeInternal      = -32603
+	codeInvalidParams     = -32602
+	codeInternal          = -32603
+	codeMissingCapability = mcp.CodeMissingRequiredClientCapabilities
 )
+
+// undeclared refuses one of the extension's methods to a request whose _meta
+// does not declare the extension, naming what it lacks in data as MCP asks.
+func undeclared(method string) *rpcError {
+	return &rpcError{Code: codeMissingCapability,
+		Message: fmt.Sprintf("%s is a method of the Tasks extension (%s), which this request does not declare in _meta[%q].extensions",
+			method, TasksExtension, metaClientCapabilities),
+		Data: map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}}}
+}
+
+// errorStatus is the HTTP status of an error answer: the stateless era
+// (SEP-2575) answers invalid params and a missing capability 400; a
+// session's answers are all 200.
+func errorStatus(r *http.Request, code int) int {
+	if r.Header.Get("Mcp-Protocol-Version") >= firstStatelessRevision && (code == codeInvalidParams || code == codeMissingCapability) {
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
 
 // maxTaskID bounds a taskId before it reaches the mailbox (a handle is 36
 // characters).
@@ -58,6 +78,7 @@ type rpcRequest struct {
 type taskParams struct {
 	TaskID         string          `json:"taskId"`
 	InputResponses json.RawMessage `json:"inputResponses"`
+	Meta           map[string]any  `json:"_meta"`
 }
 
 // callParams are the params of a tools/call.
@@ -71,6 +92,7 @@ type callParams struct {
 type rpcError struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
 }
 
 // readBody reads a POST's body for the requests answered in front of the
@@ -102,17 +124,25 @@ func (v *view) serveTasks(rw http.ResponseWriter, r *http.Request, body []byte, 
 	switch req.Method {
 	case "tasks/get", "tasks/update", "tasks/cancel":
 		var p taskParams
-		if err := json.Unmarshal(req.Params, &p); err != nil || p.TaskID == "" || len(p.TaskID) > maxTaskID {
-			writeRPC(rw, req.ID, nil, &rpcError{codeInvalidParams, fmt.Sprintf(
+		err := json.Unmarshal(req.Params, &p)
+		switch {
+		case err == nil && !declaresTasks(p.Meta):
+			writeRPCStatus(rw, errorStatus(r, codeMissingCapability), req.ID, nil, undeclared(req.Method))
+		case err != nil || p.TaskID == "" || len(p.TaskID) > maxTaskID:
+			writeRPCStatus(rw, errorStatus(r, codeInvalidParams), req.ID, nil, &rpcError{Code: codeInvalidParams, Message: fmt.Sprintf(
 				"%s takes params {\"taskId\": \"inv-…\"} with a task id of at most %d characters, not %s", req.Method, maxTaskID, clip(req.Params))})
-			return true
+		default:
+			if mismatch := headerMismatch(r, req.Method, p.TaskID); mismatch != nil {
+				writeRPCStatus(rw, http.StatusBadRequest, req.ID, nil, mismatch)
+				return true
+			}
+			res, rerr := v.taskRequest(ctx, req.Method, p)
+			code := http.StatusOK
+			if rerr != nil {
+				code = errorStatus(r, rerr.Code)
+			}
+			writeRPCStatus(rw, code, req.ID, v.annotate(r, res), rerr)
 		}
-		if mismatch := headerMismatch(r, req.Method, p.TaskID); mismatch != nil {
-			writeRPCStatus(rw, http.StatusBadRequest, req.ID, nil, mismatch)
-			return true
-		}
-		res, rerr := v.taskRequest(ctx, req.Method, p)
-		writeRPC(rw, req.ID, v.annotate(r, res), rerr)
 		return true
 	case "tools/call":
 		var p callParams
@@ -150,12 +180,12 @@ func (v *view) taskRequest(ctx context.Context, method string, p taskParams) (an
 		return nil, taskError(p.TaskID, err)
 	}
 	if method == "tasks/update" {
-		return nil, &rpcError{codeInvalidParams, fmt.Sprintf(
+		return nil, &rpcError{Code: codeInvalidParams, Message: fmt.Sprintf(
 			"task %q asks for no input, and never will: a Switchboard tool takes all its input in its tools/call, so tasks/update has nothing to answer", p.TaskID)}
 	}
 	t, err := taskOf(st, time.Now(), v.m.hasOutputSchema(st.GetClient(), st.GetTool()))
 	if err != nil {
-		return nil, &rpcError{codeInternal, err.Error()}
+		return nil, &rpcError{Code: codeInternal, Message: err.Error()}
 	}
 	t.ResultType = "complete"
 	return t, nil
@@ -241,9 +271,9 @@ func (m *Mirror) hasOutputSchema(client, tool string) bool {
 // extension says; anything else is internal.
 func taskError(id string, err error) *rpcError {
 	if status.Code(err) == codes.NotFound {
-		return &rpcError{codeInvalidParams, fmt.Sprintf("unknown task %q: %s", id, status.Convert(err).Message())}
+		return &rpcError{Code: codeInvalidParams, Message: fmt.Sprintf("unknown task %q: %s", id, status.Convert(err).Message())}
 	}
-	return &rpcError{codeInternal, fmt.Sprintf("task %q: %s", id, status.Convert(err).Message())}
+	return &rpcError{Code: codeInternal, Message: fmt.Sprintf("task %q: %s", id, status.Convert(err).Message())}
 }
 
 // writeRPC writes one JSON-RPC response as the whole HTTP reply.
@@ -262,16 +292,16 @@ func headerMismatch(r *http.Request, method, name string) *rpcError {
 	got := r.Header.Get(methodHeader)
 	switch {
 	case got == "":
-		return &rpcError{mcp.CodeHeaderMismatch, "missing required Mcp-Method header"}
+		return &rpcError{Code: mcp.CodeHeaderMismatch, Message: "missing required Mcp-Method header"}
 	case got != method:
-		return &rpcError{mcp.CodeHeaderMismatch, fmt.Sprintf("header mismatch: Mcp-Method header value '%s' does not match body value '%s'", got, method)}
+		return &rpcError{Code: mcp.CodeHeaderMismatch, Message: fmt.Sprintf("header mismatch: Mcp-Method header value '%s' does not match body value '%s'", got, method)}
 	}
 	header, sent := r.Header.Get(nameHeader), len(r.Header.Values(nameHeader)) > 0
 	switch {
 	case method == callMethod && !sent:
-		return &rpcError{mcp.CodeHeaderMismatch, fmt.Sprintf("missing required Mcp-Name header for method %q", method)}
+		return &rpcError{Code: mcp.CodeHeaderMismatch, Message: fmt.Sprintf("missing required Mcp-Name header for method %q", method)}
 	case sent && header != name:
-		return &rpcError{mcp.CodeHeaderMismatch, fmt.Sprintf("header mismatch: Mcp-Name header value '%s' does not match body value '%s'", header, name)}
+		return &rpcError{Code: mcp.CodeHeaderMismatch, Message: fmt.Sprintf("header mismatch: Mcp-Name header value '%s' does not match body value '%s'", header, name)}
 	}
 	return nil
 }
@@ -291,7 +321,7 @@ func writeRPCStatus(rw http.ResponseWriter, code int, id json.RawMessage, result
 			JSONRPC string          `json:"jsonrpc"`
 			ID      json.RawMessage `json:"id"`
 			Error   rpcError        `json:"error"`
-		}{"2.0", id, rpcError{codeInternal, "encoding the answer: " + err.Error()}})
+		}{"2.0", id, rpcError{Code: codeInternal, Message: "encoding the answer: " + err.Error()}})
 	}
 	rw.Header().Set("Content-Type", "application/json")
 	rw.WriteHeader(code)
