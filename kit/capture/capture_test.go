@@ -33,3 +33,23 @@ func TestNewSetsEveryField(t *testing.T) {
 		t.Fatalf("a zero field was left absent: %v", c)
 	}
 }
+
+func TestAnRPCErrorIsReadStrictly(t *testing.T) {
+	e := RPCError{Code: -32603, Message: "boom", Data: []byte(`{"uri":"x"}`)}
+	got, err := ParseRPCError(e.Encode())
+	if err != nil || got.Code != e.Code || got.Message != e.Message || string(got.Data) != `{"uri":"x"}` {
+		t.Fatalf("ParseRPCError(Encode()) = %+v, %v", got, err)
+	}
+	for text, want := range map[string]string{
+		`{"code":1}`:                            "lacks its code or its message",
+		`{"message":"m"}`:                       "lacks its code or its message",
+		`{"code":1,"message":"m","extra":true}`: `unknown field "extra"`,
+		`{"code":"1","message":"m"}`:            "is not a JSON-RPC error object",
+		`{"code":1,"message":"m"} {}`:           "more than one JSON value",
+		`[]`:                                    "is not a JSON-RPC error object",
+	} {
+		if _, err := ParseRPCError(text); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseRPCError(%s) = %v; want an error saying %q", text, err, want)
+		}
+	}
+}

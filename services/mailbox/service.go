@@ -13,6 +13,7 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/audit"
+	"github.com/switchboard-run/switchboard/kit/capture"
 	"github.com/switchboard-run/switchboard/kit/durations"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/jsontext"
@@ -189,8 +190,14 @@ func strictCapture(c *mailboxv1.Capture) (inflight.Capture, error) {
 		return inflight.Capture{}, status.Error(codes.InvalidArgument, `capture: missing field "exit_code"`)
 	case c.Warning != nil:
 		return inflight.Capture{}, status.Error(codes.InvalidArgument, `capture: "warning" is the mailbox's to set, not a host's`)
+	case c.McpResult != nil && c.McpError != nil:
+		return inflight.Capture{}, status.Error(codes.InvalidArgument, `capture: "mcp_result" and "mcp_error" exclude each other; a server answers one`)
 	case c.McpResult != nil:
 		if err := jsontext.CheckObject("capture: mcp_result", c.GetMcpResult()); err != nil {
+			return inflight.Capture{}, status.Error(codes.InvalidArgument, err.Error())
+		}
+	case c.McpError != nil:
+		if _, err := capture.ParseRPCError(c.GetMcpError()); err != nil {
 			return inflight.Capture{}, status.Error(codes.InvalidArgument, err.Error())
 		}
 	}

@@ -251,6 +251,9 @@ func TestCompleteIsStrict(t *testing.T) {
 		{&mailboxv1.Capture{Stdout: str(""), Stderr: str(""), ExitCode: code(0), Warning: str("trust me")}, `capture: "warning" is the mailbox's to set, not a host's`},
 		{&mailboxv1.Capture{Stdout: str(""), Stderr: str(""), ExitCode: code(0), McpResult: str(`{"content":[`)}, `capture: mcp_result is not valid JSON`},
 		{&mailboxv1.Capture{Stdout: str(""), Stderr: str(""), ExitCode: code(0), McpResult: str(`["text"]`)}, `capture: mcp_result is not a JSON object`},
+		{&mailboxv1.Capture{Stdout: str(""), Stderr: str(""), ExitCode: code(1), McpError: str(`{"code":1}`)}, `capture: mcp_error {"code":1} lacks its code or its message`},
+		{&mailboxv1.Capture{Stdout: str(""), Stderr: str(""), ExitCode: code(1), McpError: str(`{"code":1,"message":"m"}`), McpResult: str(`{}`)},
+			`capture: "mcp_result" and "mcp_error" exclude each other; a server answers one`},
 	} {
 		_, err := s.mb.Complete(host("laptop"), &mailboxv1.CompleteRequest{Invocation: id, Capture: tt.c})
 		testkit.Refused(t, err, codes.InvalidArgument, tt.msg)

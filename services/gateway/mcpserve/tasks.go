@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/capture"
 )
 
 // The MCP Tasks extension (io.modelcontextprotocol/tasks), served by the
@@ -51,18 +52,18 @@ type task struct {
 	TTLMs          int64               `json:"ttlMs"`
 	PollIntervalMs int64               `json:"pollIntervalMs,omitempty"`
 	Result         *mcp.CallToolResult `json:"result,omitempty"`
+	Error          *capture.RPCError   `json:"error,omitempty"`
 	Meta           map[string]any      `json:"_meta,omitempty"`
 }
 
 // Task statuses the endpoint uses. input_required never: a Switchboard
-// tool takes all its input in the call. failed never either: the extension
-// keeps it for a JSON-RPC error of the underlying request, and every
-// outcome of a call here is a result (isError when it went wrong), so a
-// task whose tool failed is completed with that result, as the extension
-// asks.
+// tool takes all its input in the call. failed only for a JSON-RPC error a
+// mounted server answered (the capture's mcp_error), as the extension
+// keeps it; a tool that failed is completed with its isError result.
 const (
 	taskWorking   = "working"
 	taskCompleted = "completed"
+	taskFailed    = "failed"
 	taskCancelled = "cancelled"
 )
 
@@ -73,7 +74,8 @@ const (
 //   - queued or handed out: working, with the latest progress note as the
 //     statusMessage and, whole, under _meta[MetaProgress];
 //   - answered: completed, the result being the capture mapped as a
-//     synchronous tools/call maps it (fromCapture);
+//     synchronous tools/call maps it (fromCapture); failed with the error
+//     when the capture holds a server's JSON-RPC error;
 //   - cancelled (kept by a Cancel with keep): cancelled, the capture's
 //     sentence as the statusMessage.
 //
@@ -109,6 +111,13 @@ func taskOf(st *mailboxv1.StatusResponse, now time.Time, hasOutputSchema bool) (
 	case mailboxv1.Phase_PHASE_ANSWERED:
 		t.Status, t.Result = taskCompleted, fromCapture(st.GetCapture(), hasOutputSchema)
 		t.StatusMessage = ""
+		if c := st.GetCapture(); c.McpError != nil {
+			e, err := capture.ParseRPCError(c.GetMcpError())
+			if err != nil {
+				return nil, err
+			}
+			t.Status, t.Result, t.Error, t.StatusMessage = taskFailed, nil, &e, e.Message
+		}
 	case mailboxv1.Phase_PHASE_CANCELLED:
 		t.Status, t.StatusMessage = taskCancelled, st.GetCapture().GetStderr()
 	default:

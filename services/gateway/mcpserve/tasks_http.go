@@ -224,7 +224,7 @@ func (v *view) createTask(ctx context.Context, p callParams) (any, *rpcError) {
 	// The seed is a Task, without the detailed variants' fields: a tool
 	// that was quick may be completed already, and its result is read
 	// with tasks/get like any other.
-	t.ResultType, t.Result = "task", nil
+	t.ResultType, t.Result, t.Error = "task", nil, nil
 	return t, nil
 }
 

@@ -3,6 +3,7 @@ package mcpserve
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/capture"
 )
 
 // Each phase of an invocation maps to the task status docs/mcp.md's
@@ -33,6 +35,9 @@ func TestATaskIsItsInvocationsStatus(t *testing.T) {
 	answered.Capture = &mailboxv1.Capture{Stdout: proto.String(`{"files": 3}`), Stderr: proto.String(""), ExitCode: proto.Int32(0)}
 	failed := base(mailboxv1.Phase_PHASE_ANSWERED)
 	failed.Capture = &mailboxv1.Capture{Stdout: proto.String("out"), Stderr: proto.String("bad"), ExitCode: proto.Int32(3)}
+	rpcFailed := base(mailboxv1.Phase_PHASE_ANSWERED)
+	rpcFailed.Capture = &mailboxv1.Capture{Stdout: proto.String(""), Stderr: proto.String("JSON-RPC error -32603: boom"), ExitCode: proto.Int32(1),
+		McpError: proto.String(`{"code":-32603,"message":"boom","data":{"why":"disk"}}`)}
 	cancelled := base(mailboxv1.Phase_PHASE_CANCELLED)
 	cancelled.Capture = &mailboxv1.Capture{Stdout: proto.String(""), Stderr: proto.String("cancelled by its poster"), ExitCode: proto.Int32(130)}
 
@@ -48,6 +53,8 @@ func TestATaskIsItsInvocationsStatus(t *testing.T) {
 		{"answered, with an output schema", answered, true, task{Status: "completed", LastUpdatedAt: stamp(posted), Result: fromCapture(answered.Capture, true)}},
 		{"answered, without", answered, false, task{Status: "completed", LastUpdatedAt: stamp(posted), Result: fromCapture(answered.Capture, false)}},
 		{"answered with a failure", failed, false, task{Status: "completed", LastUpdatedAt: stamp(posted), Result: fromCapture(failed.Capture, false)}},
+		{"answered with a server's JSON-RPC error", rpcFailed, false, task{Status: "failed", StatusMessage: "boom", LastUpdatedAt: stamp(posted),
+			Error: &capture.RPCError{Code: -32603, Message: "boom", Data: json.RawMessage(`{"why":"disk"}`)}}},
 		{"cancelled", cancelled, false, task{Status: "cancelled", StatusMessage: "cancelled by its poster", LastUpdatedAt: stamp(posted)}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -66,6 +73,10 @@ func TestATaskIsItsInvocationsStatus(t *testing.T) {
 	}
 	if _, err := taskOf(base(mailboxv1.Phase_PHASE_COLLECTED), now, false); err == nil {
 		t.Fatal("a collected invocation made a task")
+	}
+	rpcFailed.Capture.McpError = proto.String(`{"code":1}`)
+	if _, err := taskOf(rpcFailed, now, false); err == nil || !strings.Contains(err.Error(), "lacks its code or its message") {
+		t.Fatalf("a capture with a bad mcp_error made a task (%v)", err)
 	}
 	// A mailbox that does not say when it was posted: createdAt is now,
 	// and createdAt + ttlMs is still the expiry.

@@ -24,6 +24,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/protobuf/proto"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
@@ -36,6 +37,10 @@ const DefaultMaxChars = 100_000
 // stderr at their default caps it stays under the mailbox's default
 // --max-capture-bytes (4 MiB). A larger result reaches drivers as text only.
 const MaxResultBytes = 3 << 20
+
+// MaxErrorData bounds the data of a server's JSON-RPC error passed on; a
+// larger one is left out.
+const MaxErrorData = 64 << 10
 
 // FromResult maps a tools/call result. limit caps stdout and stderr each
 // (<= 0: DefaultMaxChars).
@@ -147,9 +152,15 @@ func FromError(err error, server, tool string, limit int) *mailboxv1.Capture {
 	}
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) {
-		return capture.Failed(capture.ExitError, "%s", capture.Cap(fmt.Sprintf(
+		c := capture.Failed(capture.ExitError, "%s", capture.Cap(fmt.Sprintf(
 			"MCP server %q answered tools/call %q with JSON-RPC error %d: %s",
 			server, tool, rpcErr.Code, rpcErr.Message), limit))
+		e := capture.RPCError{Code: int(rpcErr.Code), Message: capture.Cap(rpcErr.Message, limit), Data: rpcErr.Data}
+		if len(e.Data) > MaxErrorData {
+			e.Data = nil // the code and message still say what went wrong
+		}
+		c.McpError = proto.String(e.Encode())
+		return c
 	}
 	return capture.Failed(capture.ExitError, "%s", capture.Cap(fmt.Sprintf(
 		"calling tool %q on MCP server %q failed: %v", tool, server, err), limit))

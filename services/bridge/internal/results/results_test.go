@@ -120,6 +120,23 @@ func TestFromError(t *testing.T) {
 	}
 }
 
+// A server's JSON-RPC error travels as mcp_error too, its data bounded; a
+// failure to reach the server is no server's error and has none.
+func TestFromErrorKeepsTheServersError(t *testing.T) {
+	t.Parallel()
+	got := FromError(&jsonrpc.Error{Code: -32603, Message: "boom", Data: []byte(`{"why":"disk"}`)}, "files", "read", 0)
+	if got.GetMcpError() != `{"code":-32603,"message":"boom","data":{"why":"disk"}}` {
+		t.Errorf("mcp_error = %s", got.GetMcpError())
+	}
+	big := []byte(`"` + strings.Repeat("x", MaxErrorData) + `"`)
+	if got := FromError(&jsonrpc.Error{Code: 1, Message: "m", Data: big}, "files", "read", 0); got.GetMcpError() != `{"code":1,"message":"m"}` {
+		t.Errorf("mcp_error with data over %d bytes = %.80s…", MaxErrorData, got.GetMcpError())
+	}
+	if got := FromError(errors.New("connection closed"), "files", "read", 0); got.McpError != nil {
+		t.Errorf("a transport failure has mcp_error %s", got.GetMcpError())
+	}
+}
+
 // The result travels whole beside the text: every block, structured
 // content, isError and _meta, as the server sent them; the result type is
 // left for the driver to set for its own client.

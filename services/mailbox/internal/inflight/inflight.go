@@ -33,17 +33,23 @@ type Capture struct {
 	// MCPResult is an MCP server's tools/call result as JSON text, passed on
 	// as the host sent it ("" from hosts that are not MCP servers').
 	MCPResult string `json:"mcp_result,omitempty"`
+	// MCPError is the JSON-RPC error an MCP server answered instead, as
+	// JSON text.
+	MCPError string `json:"mcp_error,omitempty"`
 	// Warning is the mailbox's own sentence for the driver (Rehanded).
 	Warning string `json:"warning,omitempty"`
 }
 
 // Size is what the capture counts against --max-capture-bytes.
-func (c *Capture) Size() int { return len(c.Stdout) + len(c.Stderr) + len(c.MCPResult) }
+func (c *Capture) Size() int {
+	return len(c.Stdout) + len(c.Stderr) + len(c.MCPResult) + len(c.MCPError)
+}
 
 // CaptureOf is a capture as the wire carries it, read without checks (the
 // mailbox's own records; a host's capture is checked by the service).
 func CaptureOf(c *mailboxv1.Capture) Capture {
-	return Capture{Stdout: c.GetStdout(), Stderr: c.GetStderr(), ExitCode: c.GetExitCode(), MCPResult: c.GetMcpResult(), Warning: c.GetWarning()}
+	return Capture{Stdout: c.GetStdout(), Stderr: c.GetStderr(), ExitCode: c.GetExitCode(), MCPResult: c.GetMcpResult(),
+		MCPError: c.GetMcpError(), Warning: c.GetWarning()}
 }
 
 // Proto is the capture on the wire; the optional fields only when set.
@@ -51,6 +57,9 @@ func (c *Capture) Proto() *mailboxv1.Capture {
 	p := capture.New(c.Stdout, c.Stderr, c.ExitCode)
 	if c.MCPResult != "" {
 		p.McpResult = &c.MCPResult
+	}
+	if c.MCPError != "" {
+		p.McpError = &c.MCPError
 	}
 	if c.Warning != "" {
 		p.Warning = &c.Warning
@@ -234,8 +243,11 @@ func Past(deadline, now time.Time) bool { return !deadline.IsZero() && !now.Befo
 // TooLarge refuses a capture over the bound.
 func TooLarge(c *Capture, most int) error {
 	what := "stdout and stderr hold"
-	if c.MCPResult != "" {
+	switch {
+	case c.MCPResult != "":
 		what = "stdout, stderr and mcp_result hold"
+	case c.MCPError != "":
+		what = "stdout, stderr and mcp_error hold"
 	}
 	return status.Errorf(codes.ResourceExhausted,
 		"capture: %s %d bytes; this mailbox keeps at most %d — cut the output and complete again", what, c.Size(), most)

@@ -195,22 +195,26 @@ func aCaptureAfterTwoHandOffsIsPrefixed(t *testing.T, o Open) {
 	}
 }
 
-// An MCP server's result is kept as the host sent it, byte for byte, with
-// the text fields beside it.
+// An MCP server's result, or its JSON-RPC error, is kept as the host sent
+// it, byte for byte, with the text fields beside it.
 func anMCPResultIsKeptWhole(t *testing.T, o Open) {
 	s := o(t, Defaults)
-	id := post(t, s, "laptop", "shot")
-	r := open(t, s, "laptop")
-	defer r.Close()
-	take(t, r, 1)
 	const res = `{"content":[{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png","_meta":{"a":1}}],"isError":false,"structuredContent":{"k":"\u00e9"}}`
-	sent := inflight.Capture{Stdout: "[image content]", MCPResult: res}
-	if receipt, err := s.Complete(ctx, "laptop", id, sent); err != nil || receipt != sent {
-		t.Fatalf("receipt %+v %v", receipt, err)
-	}
-	c, err := s.Collect(ctx, "driver", id, 0, "")
-	if err != nil || c == nil || *c != sent {
-		t.Fatalf("collect: %+v %v, want %+v", c, err, sent)
+	for _, sent := range []inflight.Capture{
+		{Stdout: "[image content]", MCPResult: res},
+		{Stderr: "JSON-RPC error -32603: boom", ExitCode: 1, MCPError: `{"code":-32603,"message":"boom","data":{"k":"\u00e9"}}`},
+	} {
+		id := post(t, s, "laptop", "shot")
+		r := open(t, s, "laptop")
+		take(t, r, 1)
+		r.Close()
+		if receipt, err := s.Complete(ctx, "laptop", id, sent); err != nil || receipt != sent {
+			t.Fatalf("receipt %+v %v", receipt, err)
+		}
+		c, err := s.Collect(ctx, "driver", id, 0, "")
+		if err != nil || c == nil || *c != sent {
+			t.Fatalf("collect: %+v %v, want %+v", c, err, sent)
+		}
 	}
 }
 

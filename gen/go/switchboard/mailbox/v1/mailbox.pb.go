@@ -116,7 +116,13 @@ type Capture struct {
 	// shows before the result, for an invocation handed out more than once
 	// (what the capture reports may be the effect of more than one run).
 	// stderr starts with the same sentence.
-	Warning       *string `protobuf:"bytes,5,opt,name=warning,proto3,oneof" json:"warning,omitempty"`
+	Warning *string `protobuf:"bytes,5,opt,name=warning,proto3,oneof" json:"warning,omitempty"`
+	// mcp_error, when set, is the JSON-RPC error the host's MCP server
+	// answered tools/call with instead of a result, as JSON text ({"code",
+	// "message", "data"}). The bridge sets it; exit_code and stderr still
+	// say it in text. An MCP task whose capture has one is failed with this
+	// error; a synchronous tools/call stays an isError result.
+	McpError      *string `protobuf:"bytes,6,opt,name=mcp_error,json=mcpError,proto3,oneof" json:"mcp_error,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -182,6 +188,13 @@ func (x *Capture) GetMcpResult() string {
 func (x *Capture) GetWarning() string {
 	if x != nil && x.Warning != nil {
 		return *x.Warning
+	}
+	return ""
+}
+
+func (x *Capture) GetMcpError() string {
+	if x != nil && x.McpError != nil {
+		return *x.McpError
 	}
 	return ""
 }
@@ -524,21 +537,24 @@ var File_switchboard_mailbox_v1_mailbox_proto protoreflect.FileDescriptor
 
 const file_switchboard_mailbox_v1_mailbox_proto_rawDesc = "" +
 	"\n" +
-	"$switchboard/mailbox/v1/mailbox.proto\x12\x16switchboard.mailbox.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe7\x01\n" +
+	"$switchboard/mailbox/v1/mailbox.proto\x12\x16switchboard.mailbox.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x97\x02\n" +
 	"\aCapture\x12\x1b\n" +
 	"\x06stdout\x18\x01 \x01(\tH\x00R\x06stdout\x88\x01\x01\x12\x1b\n" +
 	"\x06stderr\x18\x02 \x01(\tH\x01R\x06stderr\x88\x01\x01\x12 \n" +
 	"\texit_code\x18\x03 \x01(\x05H\x02R\bexitCode\x88\x01\x01\x12\"\n" +
 	"\n" +
 	"mcp_result\x18\x04 \x01(\tH\x03R\tmcpResult\x88\x01\x01\x12\x1d\n" +
-	"\awarning\x18\x05 \x01(\tH\x04R\awarning\x88\x01\x01B\t\n" +
+	"\awarning\x18\x05 \x01(\tH\x04R\awarning\x88\x01\x01\x12 \n" +
+	"\tmcp_error\x18\x06 \x01(\tH\x05R\bmcpError\x88\x01\x01B\t\n" +
 	"\a_stdoutB\t\n" +
 	"\a_stderrB\f\n" +
 	"\n" +
 	"_exit_codeB\r\n" +
 	"\v_mcp_resultB\n" +
 	"\n" +
-	"\b_warning\"\x9a\x03\n" +
+	"\b_warningB\f\n" +
+	"\n" +
+	"_mcp_error\"\x9a\x03\n" +
 	"\n" +
 	"Invocation\x12\x1e\n" +
 	"\n" +
