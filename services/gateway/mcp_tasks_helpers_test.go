@@ -80,6 +80,7 @@ type taskReply struct {
 	TTLMs          *int64          `json:"ttlMs"`
 	PollIntervalMs int64           `json:"pollIntervalMs"`
 	Result         json.RawMessage `json:"result"`
+	Error          json.RawMessage `json:"error"`
 	Meta           map[string]any  `json:"_meta"`
 }
 

@@ -97,6 +97,9 @@ func (m *Mirror) handler(name string, e entry) mcp.ToolHandler {
 		id := r.res.GetInvocation()
 		switch {
 		case r.res.GetCapture() != nil: // answered, even if the client has just gone: nothing to cancel
+			if err := serverError(r.res.GetCapture()); err != nil {
+				return nil, err
+			}
 			return fromCapture(r.res.GetCapture(), hasOutputSchema), nil
 		case r.err == nil || status.Code(r.err) == codes.DeadlineExceeded:
 			if id == "" {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"mime"
 	"net/http"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-run/switchboard/kit/jsontext"
@@ -63,6 +65,19 @@ func (v *view) serveCall(rw http.ResponseWriter, r *http.Request, body []byte) b
 	// The handler reads the request's context: a client that hangs up
 	// cancels the call, as PropagateRequestCancellation makes the SDK do.
 	res, ran, err := v.runCall(r.Context(), call.req)
+	if rpcErr, ok := errors.AsType[*jsonrpc.Error](err); ok {
+		// A server's own error, answered as the SDK answers a handler's.
+		e := &rpcError{Code: int(rpcErr.Code), Message: rpcErr.Message}
+		if len(rpcErr.Data) > 0 {
+			e.Data = rpcErr.Data
+		}
+		if code := errorStatus(r, e.Code); code != http.StatusOK {
+			writeRPCStatus(rw, code, call.id, nil, e)
+		} else {
+			writeEvent(rw, rpcMessage(call.id, nil, e))
+		}
+		return true
+	}
 	if err != nil || res == nil {
 		// Neither the handler nor the refusal ever fails; should that change,
 		// the client still gets an answer rather than a hang.

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/capture"
 	"github.com/switchboard-run/switchboard/kit/jsontext"
 )
 
@@ -27,6 +29,20 @@ func fromCapture(c *mailboxv1.Capture, hasOutputSchema bool) *mcp.CallToolResult
 		res.Meta = withMeta(res.Meta, map[string]any{MetaWarning: w})
 	}
 	return res
+}
+
+// serverError is the JSON-RPC error a host's MCP server answered tools/call
+// with, passed on as it was: that server's own clients would get it. A
+// capture with the mailbox's warning stays a result, which can say it.
+func serverError(c *mailboxv1.Capture) error {
+	if c.McpError == nil || c.Warning != nil {
+		return nil
+	}
+	e, err := capture.ParseRPCError(c.GetMcpError())
+	if err != nil {
+		return nil // the mailbox checked it; should it not read, the text stands in
+	}
+	return &jsonrpc.Error{Code: int64(e.Code), Message: e.Message, Data: e.Data}
 }
 
 // passedOn is the result a host's MCP server answered, as it answered it,

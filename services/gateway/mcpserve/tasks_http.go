@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -47,10 +48,17 @@ func undeclared(method string) *rpcError {
 }
 
 // errorStatus is the HTTP status of an error answer: the stateless era
-// (SEP-2575) answers invalid params and a missing capability 400; a
-// session's answers are all 200.
+// (SEP-2575) answers an unknown method 404, and invalid params, an
+// unsupported revision and a missing capability 400; a session's answers
+// are all 200.
 func errorStatus(r *http.Request, code int) int {
-	if r.Header.Get("Mcp-Protocol-Version") >= firstStatelessRevision && (code == codeInvalidParams || code == codeMissingCapability) {
+	if r.Header.Get("Mcp-Protocol-Version") < firstStatelessRevision {
+		return http.StatusOK
+	}
+	switch code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case codeInvalidParams, codeMissingCapability, mcp.CodeUnsupportedProtocolVersion:
 		return http.StatusBadRequest
 	}
 	return http.StatusOK

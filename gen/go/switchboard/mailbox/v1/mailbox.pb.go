@@ -120,8 +120,8 @@ type Capture struct {
 	// mcp_error, when set, is the JSON-RPC error the host's MCP server
 	// answered tools/call with instead of a result, as JSON text ({"code",
 	// "message", "data"}). The bridge sets it; exit_code and stderr still
-	// say it in text. An MCP task whose capture has one is failed with this
-	// error; a synchronous tools/call stays an isError result.
+	// say it in text. MCP drivers answer tools/call with this error, and an
+	// MCP task of the call fails with it.
 	McpError      *string `protobuf:"bytes,6,opt,name=mcp_error,json=mcpError,proto3,oneof" json:"mcp_error,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
