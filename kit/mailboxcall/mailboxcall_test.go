@@ -34,3 +34,15 @@ func TestBrokenTellsABrokenConnectionFromTheMailboxsAnswer(t *testing.T) {
 		t.Errorf("Handle of no header = %q; want none", id)
 	}
 }
+
+func TestARefusalCarriesItsReason(t *testing.T) {
+	err := Refusal(status.New(codes.FailedPrecondition, "read already"), ReasonSecondReader)
+	if ReasonOf(err) != ReasonSecondReader || status.Code(err) != codes.FailedPrecondition || status.Convert(err).Message() != "read already" {
+		t.Fatalf("Refusal = %v (reason %q)", err, ReasonOf(err))
+	}
+	for _, other := range []error{status.Error(codes.FailedPrecondition, "read already"), errors.New("x"), nil} {
+		if r := ReasonOf(other); r != "" {
+			t.Errorf("ReasonOf(%v) = %q; want none", other, r)
+		}
+	}
+}

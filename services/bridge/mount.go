@@ -4,18 +4,16 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	"github.com/switchboard-run/switchboard/kit/follower"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/mailboxcall"
 	"github.com/switchboard-run/switchboard/kit/mcptelemetry"
 	"github.com/switchboard-run/switchboard/kit/retry"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/advertisement"
@@ -146,8 +144,7 @@ var standbyRedial = retry.Policy{Base: 250 * time.Millisecond, Max: 2 * time.Sec
 // anotherReader says whether a refused Follow means another replica's read
 // holds the queue (the mailbox's one reader per client).
 func anotherReader(err error) bool {
-	st, ok := status.FromError(err)
-	return ok && st.Code() == codes.FailedPrecondition && strings.Contains(st.Message(), "one machine's queue has one reader")
+	return mailboxcall.ReasonOf(err) == mailboxcall.ReasonSecondReader
 }
 
 // begin starts supervising the server.

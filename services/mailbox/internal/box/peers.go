@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/switchboard-run/switchboard/kit/mailboxcall"
 	"github.com/switchboard-run/switchboard/kit/natsconn"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
@@ -73,6 +74,7 @@ type ask struct {
 type reply struct {
 	Code    codes.Code        `json:"code,omitempty"`
 	Message string            `json:"message,omitempty"`
+	Reason  string            `json:"reason,omitempty"` // the refusal's mailboxcall reason, if any
 	Replica string            `json:"replica,omitempty"`
 	Held    bool              `json:"held,omitempty"`
 	Capture *inflight.Capture `json:"capture,omitempty"`
@@ -87,6 +89,9 @@ type reply struct {
 func (r *reply) err() error {
 	if r.Code == codes.OK {
 		return nil
+	}
+	if r.Reason != "" {
+		return mailboxcall.Refusal(status.New(r.Code, r.Message), r.Reason)
 	}
 	return status.Error(r.Code, r.Message)
 }
@@ -198,7 +203,7 @@ func (b *Box) serve(m *nats.Msg) {
 	}
 	if err != nil {
 		st := status.Convert(err)
-		r.Code, r.Message = st.Code(), st.Message()
+		r.Code, r.Message, r.Reason = st.Code(), st.Message(), mailboxcall.ReasonOf(err)
 	}
 	data, _ := json.Marshal(r)
 	_ = m.Respond(data)

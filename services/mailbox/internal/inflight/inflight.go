@@ -16,6 +16,7 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/kit/mailboxcall"
 )
 
 // HandoffCap is how many times an invocation is handed out without a
@@ -189,8 +190,8 @@ func Absent(id string) error {
 
 // SecondReader refuses a read while the client already holds one.
 func SecondReader(client string) error {
-	return status.Errorf(codes.FailedPrecondition,
-		"invocations: %q is already holding this engine's follow-class read — one machine's queue has one reader", client)
+	return mailboxcall.Refusal(status.Newf(codes.FailedPrecondition,
+		"invocations: %q is already holding this engine's follow-class read — one machine's queue has one reader", client), mailboxcall.ReasonSecondReader)
 }
 
 // InDoubt is the capture the mailbox writes itself when an invocation

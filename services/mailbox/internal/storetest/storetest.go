@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/switchboard-run/switchboard/kit/mailboxcall"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
 
@@ -106,8 +107,8 @@ func aSecondReaderIsRefused(t *testing.T, o Open) {
 	r := open(t, s, "laptop")
 	_, err := s.OpenRead(ctx, "laptop", "")
 	want := `invocations: "laptop" is already holding this engine's follow-class read — one machine's queue has one reader`
-	if status.Code(err) != codes.FailedPrecondition || status.Convert(err).Message() != want {
-		t.Fatalf("second reader: %v", err)
+	if status.Code(err) != codes.FailedPrecondition || status.Convert(err).Message() != want || mailboxcall.ReasonOf(err) != mailboxcall.ReasonSecondReader {
+		t.Fatalf("second reader: %v (reason %q)", err, mailboxcall.ReasonOf(err))
 	}
 	r.Close()
 	open(t, s, "laptop").Close() // released: a new read is fine

@@ -1,0 +1,36 @@
+package mailboxcall
+
+import (
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/status"
+)
+
+// ErrorDomain names the mailbox in the google.rpc.ErrorInfo of a refusal
+// other services act on: they read its reason, never its sentence.
+const ErrorDomain = "mailbox.switchboard.run"
+
+// ReasonSecondReader marks a read refused because the client's queue is
+// read already (one machine's queue has one reader).
+const ReasonSecondReader = "SECOND_READER"
+
+// Refusal is st with an ErrorInfo naming reason.
+func Refusal(st *status.Status, reason string) error {
+	if withInfo, err := st.WithDetails(&errdetails.ErrorInfo{Domain: ErrorDomain, Reason: reason}); err == nil {
+		return withInfo.Err()
+	}
+	return st.Err()
+}
+
+// ReasonOf is the mailbox's reason for refusal err; "" for any other error.
+func ReasonOf(err error) string {
+	st, ok := status.FromError(err)
+	if !ok {
+		return ""
+	}
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok && info.GetDomain() == ErrorDomain {
+			return info.GetReason()
+		}
+	}
+	return ""
+}
