@@ -32,17 +32,27 @@ func fromCapture(c *mailboxv1.Capture, hasOutputSchema bool) *mcp.CallToolResult
 }
 
 // serverError is the JSON-RPC error a host's MCP server answered tools/call
-// with, passed on as it was: that server's own clients would get it. A
-// capture with the mailbox's warning stays a result, which can say it.
+// with, passed on as it was: that server's own clients would get it.
 func serverError(c *mailboxv1.Capture) error {
+	e := rpcErrorOf(c)
+	if e == nil {
+		return nil
+	}
+	return &jsonrpc.Error{Code: int64(e.Code), Message: e.Message, Data: e.Data}
+}
+
+// rpcErrorOf is the capture's mcp_error; nil without one, and for a capture
+// with the mailbox's warning, which stays a result that can say it (as
+// for one that does not read, which the mailbox never lets through).
+func rpcErrorOf(c *mailboxv1.Capture) *capture.RPCError {
 	if c.McpError == nil || c.Warning != nil {
 		return nil
 	}
 	e, err := capture.ParseRPCError(c.GetMcpError())
 	if err != nil {
-		return nil // the mailbox checked it; should it not read, the text stands in
+		return nil
 	}
-	return &jsonrpc.Error{Code: int64(e.Code), Message: e.Message, Data: e.Data}
+	return &e
 }
 
 // passedOn is the result a host's MCP server answered, as it answered it,

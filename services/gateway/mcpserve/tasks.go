@@ -111,12 +111,8 @@ func taskOf(st *mailboxv1.StatusResponse, now time.Time, hasOutputSchema bool) (
 	case mailboxv1.Phase_PHASE_ANSWERED:
 		t.Status, t.Result = taskCompleted, fromCapture(st.GetCapture(), hasOutputSchema)
 		t.StatusMessage = ""
-		if c := st.GetCapture(); c.McpError != nil {
-			e, err := capture.ParseRPCError(c.GetMcpError())
-			if err != nil {
-				return nil, err
-			}
-			t.Status, t.Result, t.Error, t.StatusMessage = taskFailed, nil, &e, e.Message
+		if e := rpcErrorOf(st.GetCapture()); e != nil {
+			t.Status, t.Result, t.Error, t.StatusMessage = taskFailed, nil, e, e.Message
 		}
 	case mailboxv1.Phase_PHASE_CANCELLED:
 		t.Status, t.StatusMessage = taskCancelled, st.GetCapture().GetStderr()
