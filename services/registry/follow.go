@@ -3,10 +3,12 @@ package registry
 import (
 	"bytes"
 	"context"
+	"errors"
 	"time"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/presence"
+	"github.com/switchboard-run/switchboard/kit/retry"
 	"github.com/switchboard-run/switchboard/services/registry/internal/records"
 )
 
@@ -33,13 +35,18 @@ func (s *state) follow(ctx context.Context, ready chan<- struct{}) {
 	close(ready)
 }
 
-// rewatchDelay is the pause before a broken watch is opened again; the NATS
-// connection itself reconnects on its own schedule.
-const rewatchDelay = 250 * time.Millisecond
+// rewatch is the backoff of a broken watch (NATS lost): capped at a second,
+// so the view is back within one of NATS returning, and from the start
+// again once a watch has delivered its snapshot.
+var rewatch = retry.Loop{Policy: retry.Policy{Base: 250 * time.Millisecond, Max: time.Second, Multiplier: 2, Jitter: 0.2, Stable: 30 * time.Second}}
 
 func (s *state) followRecords(ctx context.Context, synced chan struct{}) {
 	first := true
-	for ctx.Err() == nil {
+	loop := rewatch
+	loop.OnRetry = func(err error, wait time.Duration) {
+		s.log.Warn("the watch of the registry's records ended; watching again", "err", err, "in", wait)
+	}
+	_ = loop.Forever(ctx, func(ctx context.Context) (bool, error) {
 		fresh := newView()
 		live := false
 		err := s.records.Watch(ctx, func(c records.Change) {
@@ -58,32 +65,43 @@ func (s *state) followRecords(ctx context.Context, synced chan struct{}) {
 		}, func(key string, err error) {
 			s.log.Warn("a record the registry does not read was skipped", "key", key, "err", err)
 		})
-		if ctx.Err() != nil {
-			return
-		}
-		s.log.Warn("the watch of the registry's records ended; watching again", "err", err)
-		sleep(ctx, rewatchDelay)
-	}
+		return live, err
+	})
 }
+
+// errNoPresence is an attempt that found no presence bucket: no mailbox has
+// declared it yet, so nobody holds a read. It is looked for again soon.
+var errNoPresence = errors.New("no mailbox has declared the presence bucket yet")
 
 func (s *state) followPresence(ctx context.Context, synced chan struct{}) {
 	first, missing := true, false
-	for ctx.Err() == nil {
+	loop := rewatch
+	loop.Ceiling = func(err error) time.Duration {
+		if errors.Is(err, errNoPresence) {
+			return rewatch.Policy.Base
+		}
+		return 0
+	}
+	loop.OnRetry = func(err error, wait time.Duration) {
+		if !errors.Is(err, errNoPresence) {
+			s.log.Warn("the watch of presence ended; watching again", "err", err, "in", wait)
+		}
+	}
+	_ = loop.Forever(ctx, func(ctx context.Context) (bool, error) {
 		kv, err := s.presence.get(ctx)
 		if kv == nil && err == nil {
-			// No mailbox has declared the bucket yet: nobody holds a read.
 			if first {
 				first, missing = false, true
 				close(synced)
 			}
-			sleep(ctx, rewatchDelay)
-			continue
+			return false, errNoPresence
 		}
 		table := presence.NewTable()
 		// A bucket declared after the view was taken as empty: what it
 		// holds is news, applied as it comes.
 		live := missing
 		missing = false
+		caughtUp := false
 		if err == nil {
 			err = presence.Watch(ctx, kv, func(e presence.Event) {
 				if live {
@@ -92,6 +110,7 @@ func (s *state) followPresence(ctx context.Context, synced chan struct{}) {
 				}
 				table.Apply(e)
 			}, func() {
+				caughtUp = true
 				if !live {
 					live = true
 					s.replacePresence(table.All(), !first)
@@ -102,21 +121,8 @@ func (s *state) followPresence(ctx context.Context, synced chan struct{}) {
 				}
 			})
 		}
-		if ctx.Err() != nil {
-			return
-		}
-		s.log.Warn("the watch of presence ended; watching again", "err", err)
-		sleep(ctx, rewatchDelay)
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
+		return caughtUp, err
+	})
 }
 
 // applyRecord applies one live change of the records bucket.
