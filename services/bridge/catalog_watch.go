@@ -44,7 +44,15 @@ func (h *catalogHub) subscribe() (sub *catalogSub, cancel func()) {
 
 // publish tells every watcher that client's part changed.
 func (h *catalogHub) publish(change bridgev1.CatalogChange, client string) {
-	ev := &bridgev1.WatchCatalogResponse{Change: change, Client: client}
+	h.send(&bridgev1.WatchCatalogResponse{Change: change, Client: client})
+}
+
+// resourceUpdated tells every watcher that a resource of client changed.
+func (h *catalogHub) resourceUpdated(client, uri string) {
+	h.send(&bridgev1.WatchCatalogResponse{Change: bridgev1.CatalogChange_CATALOG_CHANGE_RESOURCE_UPDATED, Client: client, Uri: uri})
+}
+
+func (h *catalogHub) send(ev *bridgev1.WatchCatalogResponse) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for sub := range h.subs {

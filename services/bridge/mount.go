@@ -201,12 +201,15 @@ func (m *mount) start(ctx context.Context) (supervise.Run, error) {
 		Stderr:         m.stderr,
 		OnTools:        m.setTools,
 		OnCatalog:      m.catalogChanged,
-		OnNotice:       m.notice,
-		OnFault:        m.fault,
-		Sending:        m.sending,
-		Logger:         m.log,
-		PingInterval:   m.cfg.GetPingInterval().AsDuration(),
-		PingTimeout:    m.cfg.GetPingTimeout().AsDuration(),
+		OnResourceUpdated: func(uri string) {
+			m.catalog.resourceUpdated(m.client, uri)
+		},
+		OnNotice:     m.notice,
+		OnFault:      m.fault,
+		Sending:      m.sending,
+		Logger:       m.log,
+		PingInterval: m.cfg.GetPingInterval().AsDuration(),
+		PingTimeout:  m.cfg.GetPingTimeout().AsDuration(),
 	})
 	if err != nil {
 		return nil, err

@@ -51,6 +51,10 @@ func (m *Mirror) catalogWatch(ctx context.Context) {
 			if err != nil {
 				return synced, err
 			}
+			if ev.GetChange() == bridgev1.CatalogChange_CATALOG_CHANGE_RESOURCE_UPDATED {
+				m.resourceUpdated(ctx, ev.GetClient(), ev.GetUri()) // the listing stands
+				continue
+			}
 			synced = synced || ev.GetChange() == bridgev1.CatalogChange_CATALOG_CHANGE_SYNCED
 			m.markCatalogDirty()
 		}

@@ -38,7 +38,7 @@ func (m *Mirror) newView(group, client string) *view {
 		// Declared from the start, so a client listens for their
 		// list_changed before any server is mounted.
 		caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
-		caps.Resources = &mcp.ResourceCapabilities{ListChanged: true}
+		caps.Resources = &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true}
 	}
 	title, about := "Switchboard workspace "+m.ws, fmt.Sprintf("The tools of the Switchboard workspace %q.", m.ws)
 	naming := " A tool named <client>_<tool> runs on that client's machine;"
@@ -65,7 +65,9 @@ func (m *Mirror) newView(group, client string) *view {
 		Logger:       sdkLog(m.log),
 	}
 	if m.opts.Bridge != nil {
-		opts.CompletionHandler = v.complete // declares completions, as prompts and resources are: from the start
+		// Declared from the start, as prompts and resources are.
+		opts.CompletionHandler = v.complete
+		opts.SubscribeHandler, opts.UnsubscribeHandler = v.subscribe, v.unsubscribe
 	}
 	v.server = mcp.NewServer(v.impl, opts)
 	v.server.AddReceivingMiddleware(v.unknownTools, v.unknownCatalog)

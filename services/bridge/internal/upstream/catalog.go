@@ -127,6 +127,7 @@ func (s *Session) catalogLoop() {
 		s.mu.Unlock()
 		if current {
 			s.opts.OnCatalog(kinds)
+			s.subscribeListed(cs, c.Resources)
 		}
 	}
 }

@@ -57,6 +57,9 @@ type Options struct {
 	// OnCatalog says which parts of the catalog (Catalog) were listed
 	// again: after the server said they changed, or a re-initialisation.
 	OnCatalog func(Kind)
+	// OnResourceUpdated receives the URI of each listed resource the server
+	// says changed (subscribe.go); nil subscribes to nothing.
+	OnResourceUpdated func(uri string)
 	// OnNotice receives progress and log messages from the server.
 	OnNotice func(string)
 	// OnFault receives trouble the session survived (a re-initialisation,
@@ -106,6 +109,9 @@ type Session struct {
 	catalog Catalog
 	pending Kind // parts of the catalog catalogLoop is to list again
 	closed  bool
+	// subscribed is what subscribedOn is subscribed to (subscribe.go).
+	subscribedOn *mcp.ClientSession
+	subscribed   map[string]bool
 	// progress is where each running call's progress goes, by token.
 	progress map[string]func(*mcp.ProgressNotificationParams)
 	done     chan struct{}
@@ -146,6 +152,7 @@ func Open(ctx context.Context, cfg *bridgev1.ServerConfig, opts Options) (*Sessi
 		PromptListChangedHandler:    s.onPromptsChanged,
 		ProgressNotificationHandler: s.onProgress,
 		LoggingMessageHandler:       s.onLog,
+		ResourceUpdatedHandler:      s.onResourceUpdated,
 	})
 	s.client.AddReceivingMiddleware(refuseAsks)
 	// First, so innermost: the stdio transport's own decoding of tools/call
@@ -235,6 +242,7 @@ func (s *Session) install(cs *mcp.ClientSession, cmd *exec.Cmd, l lists) {
 	s.mu.Unlock()
 	s.wg.Add(1)
 	go s.watch(cs, cmd, gen)
+	s.subscribeListed(cs, l.catalog.Resources)
 }
 
 // list reads every page of the server's tools.

@@ -169,6 +169,11 @@ const (
 	// CATALOG_CHANGE_RESYNC: the watcher fell behind and events were lost;
 	// list everything again.
 	CatalogChange_CATALOG_CHANGE_RESYNC CatalogChange = 5
+	// CATALOG_CHANGE_RESOURCE_UPDATED: a server said one of the resources it
+	// lists changed (notifications/resources/updated); uri names it. The
+	// bridge subscribes to every resource of a server that offers
+	// subscriptions, so each replica hears this.
+	CatalogChange_CATALOG_CHANGE_RESOURCE_UPDATED CatalogChange = 6
 )
 
 // Enum value maps for CatalogChange.
@@ -180,14 +185,16 @@ var (
 		3: "CATALOG_CHANGE_RESOURCES",
 		4: "CATALOG_CHANGE_PROMPTS",
 		5: "CATALOG_CHANGE_RESYNC",
+		6: "CATALOG_CHANGE_RESOURCE_UPDATED",
 	}
 	CatalogChange_value = map[string]int32{
-		"CATALOG_CHANGE_UNSPECIFIED": 0,
-		"CATALOG_CHANGE_SYNCED":      1,
-		"CATALOG_CHANGE_MOUNTS":      2,
-		"CATALOG_CHANGE_RESOURCES":   3,
-		"CATALOG_CHANGE_PROMPTS":     4,
-		"CATALOG_CHANGE_RESYNC":      5,
+		"CATALOG_CHANGE_UNSPECIFIED":      0,
+		"CATALOG_CHANGE_SYNCED":           1,
+		"CATALOG_CHANGE_MOUNTS":           2,
+		"CATALOG_CHANGE_RESOURCES":        3,
+		"CATALOG_CHANGE_PROMPTS":          4,
+		"CATALOG_CHANGE_RESYNC":           5,
+		"CATALOG_CHANGE_RESOURCE_UPDATED": 6,
 	}
 )
 
@@ -1622,14 +1629,15 @@ const file_switchboard_bridge_v1_bridge_proto_rawDesc = "" +
 	"\rSTATE_CRASHED\x10\x04\x12\x10\n" +
 	"\fSTATE_FAILED\x10\x05\x12\x11\n" +
 	"\rSTATE_STOPPED\x10\x06\x12\x11\n" +
-	"\rSTATE_STANDBY\x10\a*\xba\x01\n" +
+	"\rSTATE_STANDBY\x10\a*\xdf\x01\n" +
 	"\rCatalogChange\x12\x1e\n" +
 	"\x1aCATALOG_CHANGE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15CATALOG_CHANGE_SYNCED\x10\x01\x12\x19\n" +
 	"\x15CATALOG_CHANGE_MOUNTS\x10\x02\x12\x1c\n" +
 	"\x18CATALOG_CHANGE_RESOURCES\x10\x03\x12\x1a\n" +
 	"\x16CATALOG_CHANGE_PROMPTS\x10\x04\x12\x19\n" +
-	"\x15CATALOG_CHANGE_RESYNC\x10\x05BNZLgithub.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1;bridgev1b\x06proto3"
+	"\x15CATALOG_CHANGE_RESYNC\x10\x05\x12#\n" +
+	"\x1fCATALOG_CHANGE_RESOURCE_UPDATED\x10\x06BNZLgithub.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1;bridgev1b\x06proto3"
 
 var (
 	file_switchboard_bridge_v1_bridge_proto_rawDescOnce sync.Once

@@ -1011,7 +1011,9 @@ type WatchCatalogResponse struct {
 	Change CatalogChange `protobuf:"varint,1,opt,name=change,proto3,enum=switchboard.bridge.v1.CatalogChange" json:"change,omitempty"`
 	// client is the mounted server that changed; empty for SYNCED and
 	// RESYNC.
-	Client        string `protobuf:"bytes,2,opt,name=client,proto3" json:"client,omitempty"`
+	Client string `protobuf:"bytes,2,opt,name=client,proto3" json:"client,omitempty"`
+	// uri is the resource that changed, for RESOURCE_UPDATED.
+	Uri           string `protobuf:"bytes,3,opt,name=uri,proto3" json:"uri,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1056,6 +1058,13 @@ func (x *WatchCatalogResponse) GetChange() CatalogChange {
 func (x *WatchCatalogResponse) GetClient() string {
 	if x != nil {
 		return x.Client
+	}
+	return ""
+}
+
+func (x *WatchCatalogResponse) GetUri() string {
+	if x != nil {
+		return x.Uri
 	}
 	return ""
 }
@@ -1278,10 +1287,11 @@ const file_switchboard_bridge_v1_bridge_service_proto_rawDesc = "" +
 	"\x06values\x18\x01 \x03(\tR\x06values\x12\x14\n" +
 	"\x05total\x18\x02 \x01(\x05R\x05total\x12\x19\n" +
 	"\bhas_more\x18\x03 \x01(\bR\ahasMore\"\x15\n" +
-	"\x13WatchCatalogRequest\"l\n" +
+	"\x13WatchCatalogRequest\"~\n" +
 	"\x14WatchCatalogResponse\x12<\n" +
 	"\x06change\x18\x01 \x01(\x0e2$.switchboard.bridge.v1.CatalogChangeR\x06change\x12\x16\n" +
-	"\x06client\x18\x02 \x01(\tR\x06client\"4\n" +
+	"\x06client\x18\x02 \x01(\tR\x06client\x12\x10\n" +
+	"\x03uri\x18\x03 \x01(\tR\x03uri\"4\n" +
 	"\x14ExportServersRequest\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\"X\n" +
 	"\x15ExportServersResponse\x12?\n" +
