@@ -115,15 +115,22 @@ func TestTheConformanceServersCatalogThroughTheBridge(t *testing.T) {
 	}
 }
 
-func TestWatchCatalogTellsOfMountsAndTheirCatalogs(t *testing.T) {
-	t.Parallel()
-	s := newSuite(t, timing{})
+// watchCatalog opens a catalog watch as a driver, for a minute at most.
+func (s *suite) watchCatalog(t *testing.T) bridgev1.BridgeService_WatchCatalogClient {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(driver, 60*time.Second)
-	defer cancel()
+	t.Cleanup(cancel)
 	stream, err := s.bridge.WatchCatalog(ctx, &bridgev1.WatchCatalogRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return stream
+}
+
+func TestWatchCatalogTellsOfMountsAndTheirCatalogs(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, timing{})
+	stream := s.watchCatalog(t)
 	next := func() *bridgev1.WatchCatalogResponse {
 		t.Helper()
 		ev, err := stream.Recv()

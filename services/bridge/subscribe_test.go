@@ -1,9 +1,7 @@
 package bridge
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	"github.com/switchboard-run/switchboard/kit/testkit"
@@ -16,12 +14,7 @@ import (
 func TestAResourceUpdateReachesTheCatalogWatch(t *testing.T) {
 	t.Parallel()
 	s := newSuite(t, timing{})
-	ctx, cancel := context.WithTimeout(driver, 60*time.Second)
-	defer cancel()
-	stream, err := s.bridge.WatchCatalog(ctx, &bridgev1.WatchCatalogRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	stream := s.watchCatalog(t)
 	s.mount(t, "conf", stdioServer(testkit.Tool(t, "everything-server")))
 	for {
 		ev, err := stream.Recv()
