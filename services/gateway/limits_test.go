@@ -125,17 +125,13 @@ func TestCallsInFlightArePerIdentity(t *testing.T) {
 	// The MCP request has ended once its answer is read; the release
 	// follows the handler's return, so the next call may race it by a
 	// moment: wait for the slot rather than for time.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.Eventually(t, "alice's slot to come free", 10*time.Second, func() bool {
 		rep := s.postAs(t, "alice", "/v1/invocations", invoke)
-		if rep.Status == http.StatusOK {
-			break
-		}
-		if rep.Status != http.StatusTooManyRequests || time.Now().After(deadline) {
+		if rep.Status != http.StatusOK && rep.Status != http.StatusTooManyRequests {
 			t.Fatalf("after the call ended: HTTP %d %s", rep.Status, rep.Body)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return rep.Status == http.StatusOK
+	})
 }
 
 type errorText []string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/gateway/mcpserve"
 )
 
@@ -50,17 +52,16 @@ func (s *suite) serveWorker(t *testing.T) string {
 // waitFile waits for the file at path and returns its content.
 func waitFile(t *testing.T, path string) string {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		b, err := os.ReadFile(path)
-		if err == nil {
-			return strings.TrimSpace(string(b))
+	var b []byte
+	testkit.Eventually(t, path+" to be written", 20*time.Second, func() bool {
+		var err error
+		b, err = os.ReadFile(path)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("reading %s: %v", path, err)
 		}
-		if !errors.Is(err, os.ErrNotExist) || time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: %v", path, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil
+	})
+	return strings.TrimSpace(string(b))
 }
 
 // taskMeta is a request's _meta declaring the Tasks extension.
@@ -123,34 +124,27 @@ func getTask(t *testing.T, c *rawMCPClient, id string) taskReply {
 // awaitTask polls tasks/get of id until its status is no longer working.
 func awaitTask(t *testing.T, c *rawMCPClient, id string) taskReply {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		tr := getTask(t, c, id)
-		if tr.Status != "working" {
-			return tr
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %s is still working: %+v", id, tr)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	var tr taskReply
+	testkit.Eventually(t, "task "+id+" to end", 30*time.Second, func() bool {
+		tr = getTask(t, c, id)
+		return tr.Status != "working"
+	})
+	return tr
 }
 
 // awaitTaskNote polls tasks/get of id until its statusMessage is note (the
 // tool's progress line has reached the mailbox).
 func awaitTaskNote(t *testing.T, c *rawMCPClient, id, note string) taskReply {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		tr := getTask(t, c, id)
-		if tr.StatusMessage == note {
-			return tr
+	var tr taskReply
+	testkit.Eventually(t, fmt.Sprintf("task %s to read %q", id, note), 30*time.Second, func() bool {
+		tr = getTask(t, c, id)
+		if tr.StatusMessage != note && tr.Status != "working" {
+			t.Fatalf("task %s ended without reading %q: %+v", id, note, tr)
 		}
-		if tr.Status != "working" || time.Now().After(deadline) {
-			t.Fatalf("task %s never read %q: %+v", id, note, tr)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return tr.StatusMessage == note
+	})
+	return tr
 }
 
 // sameJSON fails unless a and b are the same JSON value.
