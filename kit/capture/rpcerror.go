@@ -1,10 +1,10 @@
 package capture
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // RPCError is a JSON-RPC error object, as a capture's mcp_error holds it:
@@ -33,7 +33,7 @@ func ParseRPCError(text string) (RPCError, error) {
 		Message *string         `json:"message"`
 		Data    json.RawMessage `json:"data"`
 	}
-	dec := json.NewDecoder(bytes.NewReader([]byte(text)))
+	dec := json.NewDecoder(strings.NewReader(text))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e); err != nil {
 		return RPCError{}, fmt.Errorf("capture: mcp_error is not a JSON-RPC error object (code, message, data): %v", err)
