@@ -85,13 +85,34 @@ func settle(ctx context.Context, mb mailboxv1.MailboxServiceClient, res *mailbox
 // CallNamed is Call over cc that also tells named the handle the moment
 // the Call's header names it, before the call is answered: a front that
 // passes it on at once (REST's 103 Early Hints) lets a client whose
-// connection breaks collect by it. named is called at most once.
+// connection breaks collect by it. A Call refused unposted (NotPosted) is
+// made again within ctx, so named may be told a second, newer handle.
 func CallNamed(ctx context.Context, cc grpc.ClientConnInterface, req *mailboxv1.CallRequest, named func(id string),
 	broke func(id string, lost error), opts ...grpc.CallOption) (*mailboxv1.CallResponse, error) {
 	var header, trailer metadata.MD
-	res, err := invokeNamed(ctx, cc, req, named, append(opts, grpc.Header(&header), grpc.Trailer(&trailer))...)
+	res, err := InvokeNamed(ctx, cc, req, named, append(opts, grpc.Header(&header), grpc.Trailer(&trailer))...)
 	return settle(ctx, mailboxv1.NewMailboxServiceClient(cc), res, err, Handle(header), trailer, broke)
 }
+
+// InvokeNamed is CallNamed without the collection after a broken
+// connection: the Call's reply as it came (its header and trailer through
+// opts, those of the last try).
+func InvokeNamed(ctx context.Context, cc grpc.ClientConnInterface, req *mailboxv1.CallRequest, named func(id string),
+	opts ...grpc.CallOption) (*mailboxv1.CallResponse, error) {
+	var res *mailboxv1.CallResponse
+	err := notPosted.Do(ctx, func(ctx context.Context) error {
+		var err error
+		res, err = invokeNamed(ctx, cc, req, named, opts...)
+		return err
+	})
+	return res, err
+}
+
+// notPosted makes again, within its context, an Invoke or Call a replica
+// refused before posting it (one shutting down): the balancer's next pick
+// is another replica, so the first try comes soon.
+var notPosted = retry.Loop{Policy: retry.Policy{Base: 10 * time.Millisecond, Max: time.Second, Multiplier: 2, Jitter: 0.2},
+	Retryable: NotPosted}
 
 // invokeNamed makes the unary Call as a stream: a unary call's header is
 // read only once it is answered, a stream's as soon as it arrives.
@@ -114,6 +135,20 @@ func invokeNamed(ctx context.Context, cc grpc.ClientConnInterface, req *mailboxv
 		return nil, err
 	}
 	return res, nil
+}
+
+// RetryingNotPosted is cc whose unary Invoke and Call of the mailbox are
+// made again, within their context, when a replica refused them unposted
+// (NotPosted). Streams pass through: CallNamed retries its own.
+func RetryingNotPosted(cc grpc.ClientConnInterface) grpc.ClientConnInterface { return retrying{cc} }
+
+type retrying struct{ grpc.ClientConnInterface }
+
+func (r retrying) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	if method != mailboxv1.MailboxService_Invoke_FullMethodName && method != mailboxv1.MailboxService_Call_FullMethodName {
+		return r.ClientConnInterface.Invoke(ctx, method, args, reply, opts...)
+	}
+	return notPosted.Do(ctx, func(ctx context.Context) error { return r.ClientConnInterface.Invoke(ctx, method, args, reply, opts...) })
 }
 
 // Recollect collects the capture of invocation id, whose Call broke with

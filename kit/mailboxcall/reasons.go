@@ -13,6 +13,11 @@ const ErrorDomain = "mailbox.switchboard.run"
 // read already (one machine's queue has one reader).
 const ReasonSecondReader = "SECOND_READER"
 
+// ReasonShuttingDown marks an act a replica refused without doing any of
+// it because it is shutting down: a post refused so was not posted, and
+// another replica may be asked at once (NotPosted).
+const ReasonShuttingDown = "SHUTTING_DOWN"
+
 // Refusal is st with an ErrorInfo naming reason.
 func Refusal(st *status.Status, reason string) error {
 	if withInfo, err := st.WithDetails(&errdetails.ErrorInfo{Domain: ErrorDomain, Reason: reason}); err == nil {
@@ -34,3 +39,7 @@ func ReasonOf(err error) string {
 	}
 	return ""
 }
+
+// NotPosted reports whether err refused an Invoke or Call before anything
+// was posted, so that asking again cannot run the tool twice.
+func NotPosted(err error) bool { return ReasonOf(err) == ReasonShuttingDown }

@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/envflag"
 	"github.com/switchboard-run/switchboard/kit/hostguard"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/mailboxcall"
 	"github.com/switchboard-run/switchboard/kit/mcptelemetry"
 	"github.com/switchboard-run/switchboard/kit/telemetry"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/act"
@@ -99,14 +100,17 @@ func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
 	if g.tls, err = cfg.Security.ServerTLS(); err != nil {
 		return nil, fmt.Errorf("the gateway's TLS listener: %w", err)
 	}
-	generated, err := rest.New(rest.Conns{Registry: b.Registry, Mailbox: b.Mailbox, Bridge: b.Bridge})
+	// Every front's Invoke and Call are made again when a replica refused
+	// them unposted (it is shutting down): nothing ran, so nothing runs twice.
+	mbConn := mailboxcall.RetryingNotPosted(b.Mailbox)
+	generated, err := rest.New(rest.Conns{Registry: b.Registry, Mailbox: mbConn, Bridge: b.Bridge})
 	if err != nil {
 		return nil, err
 	}
 	registry := registryv1.NewRegistryServiceClient(b.Registry)
 	who := httpauth.Resolver{Dev: cfg.Security.Dev, DevSecret: cfg.Security.DevSecret, Tokens: httpauth.RegistryTokens{Registry: registry, Self: b.Self},
 		Recheck: cmp.Or(cfg.TokenRecheck, DefaultTokenRecheck)}
-	mailbox := mailboxv1.NewMailboxServiceClient(b.Mailbox)
+	mailbox := mailboxv1.NewMailboxServiceClient(mbConn)
 	acts := act.Handler{Registry: registry, Mailbox: mailbox}
 	g.health = newHealth(b.Registry, b.Mailbox, b.Bridge)
 	// Every route, /healthz included, answers only the names and pages it
@@ -118,7 +122,7 @@ func New(cfg Config, b Backends, log *slog.Logger) (*Gateway, error) {
 	}
 	// The mirrors watch the registry as the gateway itself; each tools/call
 	// is made on behalf of the caller of its own HTTP request.
-	g.mcp, err = mcpserve.NewWorkspaces(mcpserve.Options{Registry: registry, Mailbox: b.Mailbox, Bridge: bridgev1.NewBridgeServiceClient(b.Bridge), Self: b.Self.AsSelf,
+	g.mcp, err = mcpserve.NewWorkspaces(mcpserve.Options{Registry: registry, Mailbox: mbConn, Bridge: bridgev1.NewBridgeServiceClient(b.Bridge), Self: b.Self.AsSelf,
 		CallTimeout: cfg.MCPCallTimeout, Log: log.With("component", "mcp"), Metrics: mcptelemetry.Register(tel)}, mcpserve.HTTPOptions{SessionTimeout: cfg.MCPSessionTimeout, SDKOnly: cfg.MCPSDKOnly})
 	if err != nil {
 		return nil, err

@@ -262,7 +262,7 @@ func (s *Service) Call(ctx context.Context, req *mailboxv1.CallRequest) (*mailbo
 	}
 	res, err := s.call(ctx, waitCtx, p)
 	switch {
-	case status.Code(err) == codes.ResourceExhausted: // a bound refused it before anything was posted
+	case status.Code(err) == codes.ResourceExhausted || mailboxcall.NotPosted(err): // refused before anything was posted
 		s.release(ctx, k)
 	case status.Code(err) == codes.NotFound: // a retry beside it took the answer, and keeps it
 		if kept := s.kept(ctx, k); kept != nil {

@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"net/http"
@@ -119,4 +120,82 @@ func receive(t *testing.T, ch chan string, what string) string {
 	}
 	t.Fatalf("no %s within %v", what, procs.StartTimeout)
 	return ""
+}
+
+// A stateless-era MCP tools/call that runs on names its invocation before
+// it is answered: in the Switchboard-Invocation header of the SSE answer,
+// flushed with a comment line saying the same. Its gateway killed (-9)
+// while the tool runs, the client collects the capture by that name
+// through another gateway; a call that waits gets the comment, then the
+// result, on one stream.
+func TestAnMCPCallNamesItsInvocationBeforeItWaits(t *testing.T) {
+	t.Parallel()
+	s := procs.NewSplit(t, procs.Options{})
+	dir, addrB := slowWorker(t, s)
+	addrA := testkit.FreeAddr(t)
+	gwA := s.Gateway(addrA, s.RegAddr)
+	goFile := filepath.Join(dir, "go")
+
+	for _, killed := range []bool{true, false} {
+		base := "http://" + addrB
+		if killed {
+			base = "http://" + addrA
+		}
+		res := statelessCall(t, base)
+		defer res.Body.Close()
+		id := res.Header.Get("Switchboard-Invocation")
+		body := bufio.NewReader(res.Body)
+		line, err := body.ReadString('\n')
+		if !strings.HasPrefix(id, "inv-") || err != nil || line != ": invocation "+id+"\n" {
+			t.Fatalf("the answer began with header %q and line %q (%v); want the invocation named in both", id, line, err)
+		}
+		if killed {
+			gwA.Kill()
+		}
+		if err := os.WriteFile(goFile, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if killed {
+			capture := driverRequest(t, http.MethodGet, "http://"+addrB+"/v1/invocations/"+id+"/capture?wait=60s", "")
+			if !strings.Contains(capture, `"stdout":"done\n"`) {
+				t.Fatalf("collecting %s through the other gateway answered %s; want its capture", id, capture)
+			}
+		} else {
+			rest, err := io.ReadAll(body)
+			if err != nil || !strings.HasPrefix(string(rest), "\nevent: message\ndata: ") || !strings.Contains(string(rest), `"text":"done\n"`) {
+				t.Fatalf("after the name, the waiting call answered %q (%v); want the result", rest, err)
+			}
+		}
+		if err := os.Remove(goFile); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// statelessCall posts a plain stateless-era tools/call of worker_slow to
+// the MCP endpoint at base as the driver, and returns the response once
+// its headers have come.
+func statelessCall(t *testing.T, base string) *http.Response {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"worker_slow","arguments":{},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/mcp", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = asDriver.Clone()
+	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "worker_slow"} {
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != http.StatusOK {
+		out, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		t.Fatalf("tools/call answered %s %s", res.Status, out)
+	}
+	return res
 }

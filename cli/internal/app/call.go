@@ -63,8 +63,9 @@ func runCall(ctx context.Context, args []string, std IO) int {
 	if *cwd != "" {
 		req.Cwd = proto.String(*cwd)
 	}
-	// A reply lost with its mailbox replica, not the call: it is collected.
-	out, err := mailboxcall.Call(conn.Ctx(ctx), mailboxv1.NewMailboxServiceClient(conn.Mailbox()), req, func(id string, lost error) {
+	// A reply lost with its mailbox replica, not the call: it is collected;
+	// a call a replica refused unposted is made again.
+	out, err := mailboxcall.Call(conn.Ctx(ctx), mailboxv1.NewMailboxServiceClient(mailboxcall.RetryingNotPosted(conn.Mailbox())), req, func(id string, lost error) {
 		fmt.Fprintf(std.Stderr, "switchboard call: the connection to the mailbox broke while %s ran (%s); collecting its capture\n",
 			id, status.Convert(lost).Message())
 	})

@@ -2,10 +2,9 @@ package mcpserve
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -67,6 +66,8 @@ func (m *Mirror) handler(name string, e entry) mcp.ToolHandler {
 			return refusal(status.Convert(err).Message()), nil
 		}
 		call := m.startCall(rpc, &mailboxv1.CallRequest{Client: e.client, Tool: e.def.GetName(), Input: input})
+		stop := nameFirst(ctx, call)
+		defer stop()
 		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
 			// Only a call that asks for progress reads it: the hot path
 			// stays one request to the mailbox (progress.go).
@@ -133,14 +134,12 @@ func withIdempotencyKey(ctx context.Context, header http.Header) (context.Contex
 	return ctx, nil
 }
 
-// callDesc is the mailbox's unary Call, opened as a stream to read its
-// header while it runs.
-var callDesc = grpc.StreamDesc{StreamName: "Call"}
-
 // running is one mailbox Call in flight.
 type running struct {
-	named chan struct{}   // closed once the handle's header arrived, or the call ended without one
-	id    string          // the handle, set before named is closed; "" when none came
+	named chan struct{}   // closed once a handle was named, or the call ended without one
+	once  sync.Once       // closes named
+	mu    sync.Mutex      // guards id
+	id    string          // the latest handle named (a Call refused unposted is made again); "" when none came
 	done  chan callResult // the reply
 }
 
@@ -156,40 +155,30 @@ type callResult struct {
 // when the call ended without naming one. Any number of readers may ask.
 func (c *running) handle() string {
 	<-c.named
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return c.id
 }
 
+func (c *running) name(id string) {
+	c.mu.Lock()
+	c.id = id
+	c.mu.Unlock()
+	c.once.Do(func() { close(c.named) })
+}
+
 // startCall makes the mailbox's Call under ctx, which the client's
-// cancellation does not end.
+// cancellation does not end, reading its handle from the Call's header
+// while it runs (kit/mailboxcall).
 func (m *Mirror) startCall(ctx context.Context, req *mailboxv1.CallRequest) *running {
 	c := &running{named: make(chan struct{}), done: make(chan callResult, 1)}
 	ctx = audit.WithFront(ctx, "mcp")
 	go func() {
-		named := false
-		defer func() {
-			if !named {
-				close(c.named)
-			}
-		}()
-		stream, err := m.mailbox.NewStream(ctx, &callDesc, mailboxv1.MailboxService_Call_FullMethodName)
-		if err == nil {
-			err = stream.SendMsg(req)
-		}
-		if err == nil {
-			err = stream.CloseSend()
-		}
-		if err != nil && !errors.Is(err, io.EOF) { // EOF: the reply says why
-			c.done <- callResult{err: err}
-			return
-		}
-		if md, herr := stream.Header(); herr == nil {
-			c.id = mailboxcall.Handle(md)
-		}
-		named = true
-		close(c.named)
-		res := new(mailboxv1.CallResponse)
-		if err := stream.RecvMsg(res); err != nil {
-			c.done <- callResult{err: err, broken: mailboxcall.Broken(err, stream.Trailer())}
+		defer c.once.Do(func() { close(c.named) })
+		var trailer metadata.MD
+		res, err := mailboxcall.InvokeNamed(ctx, m.mailbox.ClientConnInterface, req, c.name, grpc.Trailer(&trailer))
+		if err != nil {
+			c.done <- callResult{err: err, broken: mailboxcall.Broken(err, trailer)}
 			return
 		}
 		c.done <- callResult{res: res}

@@ -62,29 +62,26 @@ func (v *view) serveCall(rw http.ResponseWriter, r *http.Request, body []byte) b
 		return false
 	}
 	unbound(rw)
+	f := &firstWriter{rw: rw}
 	// The handler reads the request's context: a client that hangs up
 	// cancels the call, as PropagateRequestCancellation makes the SDK do.
-	res, ran, err := v.runCall(r.Context(), call.req)
+	res, ran, err := v.runCall(context.WithValue(r.Context(), handleFirstKey{}, f), call.req)
 	if rpcErr, ok := errors.AsType[*jsonrpc.Error](err); ok {
 		// A server's own error, answered as the SDK answers a handler's.
 		e := &rpcError{Code: int(rpcErr.Code), Message: rpcErr.Message}
 		if len(rpcErr.Data) > 0 {
 			e.Data = rpcErr.Data
 		}
-		if code := errorStatus(r, e.Code); code != http.StatusOK {
-			writeRPCStatus(rw, code, call.id, nil, e)
-		} else {
-			writeEvent(rw, rpcMessage(call.id, nil, e))
-		}
+		f.answer(rpcMessage(call.id, nil, e), errorStatus(r, e.Code))
 		return true
 	}
 	if err != nil || res == nil {
 		// Neither the handler nor the refusal ever fails; should that change,
 		// the client still gets an answer rather than a hang.
-		writeEvent(rw, rpcMessage(call.id, nil, &rpcError{Code: codeInternal, Message: "tools/call produced no result"}))
+		f.answer(rpcMessage(call.id, nil, &rpcError{Code: codeInternal, Message: "tools/call produced no result"}), http.StatusOK)
 		return true
 	}
-	writeEvent(rw, v.resultMessage(call.id, res, ran))
+	f.answer(v.resultMessage(call.id, res, ran), http.StatusOK)
 	return true
 }
 
@@ -234,18 +231,20 @@ func rpcMessage(id json.RawMessage, result any, rerr *rpcError) []byte {
 // once the handler returns (a flush would make it two: the chunk, then the
 // chunked body's end).
 func writeEvent(rw http.ResponseWriter, msg []byte) {
-	const head, tail = "event: message\ndata: ", "\n\n"
+	frame := eventFrame(msg)
 	h := rw.Header()
 	h.Set("Cache-Control", "no-cache, no-transform")
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Connection", "keep-alive")
-	h.Set("Content-Length", strconv.Itoa(len(head)+len(msg)+len(tail)))
-	var b bytes.Buffer
-	b.Grow(len(head) + len(msg) + len(tail))
-	b.WriteString(head)
-	b.Write(msg)
-	b.WriteString(tail)
-	_, _ = rw.Write(b.Bytes())
+	h.Set("Content-Length", strconv.Itoa(len(frame)))
+	_, _ = rw.Write(frame)
+}
+
+// eventFrame is msg as one server-sent event "message".
+func eventFrame(msg []byte) []byte {
+	const head, tail = "event: message\ndata: ", "\n\n"
+	b := make([]byte, 0, len(head)+len(msg)+len(tail))
+	return append(append(append(b, head...), msg...), tail...)
 }
 
 // jsonContent reports whether a Content-Type is application/json, as the

@@ -331,6 +331,11 @@ func writeRPCStatus(rw http.ResponseWriter, code int, id json.RawMessage, result
 			Error   rpcError        `json:"error"`
 		}{"2.0", id, rpcError{Code: codeInternal, Message: "encoding the answer: " + err.Error()}})
 	}
+	writeJSONStatus(rw, code, body)
+}
+
+// writeJSONStatus answers body, a JSON-RPC message, with HTTP status code.
+func writeJSONStatus(rw http.ResponseWriter, code int, body []byte) {
 	rw.Header().Set("Content-Type", "application/json")
 	rw.WriteHeader(code)
 	_, _ = rw.Write(body)

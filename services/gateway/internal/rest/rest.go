@@ -29,7 +29,7 @@ import (
 
 // Conns are the shared client connections, one per backend.
 type Conns struct {
-	Registry, Mailbox, Bridge *grpc.ClientConn
+	Registry, Mailbox, Bridge grpc.ClientConnInterface
 }
 
 // New returns the REST mux. Requests must carry the caller's identity in

@@ -266,8 +266,10 @@ func BoxFull(n int) error {
 		"the mailbox holds %d invocations, the most it may; collect captures or wait for some to be answered", n)
 }
 
-// ErrShuttingDown refuses acts on a box that is closing.
-var ErrShuttingDown = status.Error(codes.Unavailable, "the mailbox is shutting down; try again once it is back")
+// ErrShuttingDown refuses acts on a box that is closing, before any of the
+// act is done: a driver's front may ask another replica at once.
+var ErrShuttingDown = mailboxcall.Refusal(status.New(codes.Unavailable,
+	"the mailbox replica is shutting down; try again (another replica, or this one once it is back)"), mailboxcall.ReasonShuttingDown)
 
 // Answer says who answered an invocation.
 type Answer int

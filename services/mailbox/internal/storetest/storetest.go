@@ -347,8 +347,8 @@ func closeEndsReadsAndRefusesPosts(t *testing.T, o Open) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("read not ended")
 	}
-	if err := s.Post(ctx, inflight.Post{ID: inflight.NewID(), Client: "laptop", Poster: "d", Tool: "t", Input: "1"}); status.Code(err) != codes.Unavailable {
-		t.Fatalf("post after close: %v", err)
+	if err := s.Post(ctx, inflight.Post{ID: inflight.NewID(), Client: "laptop", Poster: "d", Tool: "t", Input: "1"}); status.Code(err) != codes.Unavailable || !mailboxcall.NotPosted(err) {
+		t.Fatalf("post after close: %v (reason %q); want UNAVAILABLE, not posted", err, mailboxcall.ReasonOf(err))
 	}
 }
 
