@@ -148,7 +148,9 @@ func (r retrying) Invoke(ctx context.Context, method string, args, reply any, op
 	if method != mailboxv1.MailboxService_Invoke_FullMethodName && method != mailboxv1.MailboxService_Call_FullMethodName {
 		return r.ClientConnInterface.Invoke(ctx, method, args, reply, opts...)
 	}
-	return notPosted.Do(ctx, func(ctx context.Context) error { return r.ClientConnInterface.Invoke(ctx, method, args, reply, opts...) })
+	return notPosted.Do(ctx, func(ctx context.Context) error {
+		return r.ClientConnInterface.Invoke(ctx, method, args, reply, opts...)
+	})
 }
 
 // Recollect collects the capture of invocation id, whose Call broke with

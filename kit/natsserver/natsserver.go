@@ -67,6 +67,7 @@ type Cluster struct {
 // Server is one running server.
 type Server struct {
 	ns *server.Server
+	o  Options // as started, for Restart
 }
 
 // Start runs a server and waits until it accepts connections.
@@ -118,8 +119,24 @@ func Start(o Options) (*Server, error) {
 		ns.Shutdown()
 		return nil, fmt.Errorf("NATS with storage in %s: %w", o.Dir, err)
 	}
-	return &Server{ns: ns}, nil
+	// Restart binds the same addresses again: the ports bound now.
+	if a := ns.Addr(); a != nil {
+		o.Listen = a.String()
+	}
+	if c := o.Cluster; c != nil {
+		bound := *c
+		if a := ns.ClusterAddr(); a != nil {
+			bound.Listen = a.String()
+		}
+		o.Cluster = &bound
+	}
+	return &Server{ns: ns, o: o}, nil
 }
+
+// Restart starts a server shut down before, on the same storage and the
+// same client and route addresses (a node lost and back), and waits until
+// it accepts connections.
+func (s *Server) Restart() (*Server, error) { return Start(s.o) }
 
 // ErrListen is a server that could not bind one of its addresses (a port
 // another process holds); a caller that picked the port may pick another.

@@ -49,7 +49,16 @@ func (s *state) followRecords(ctx context.Context, synced chan struct{}) {
 	_ = loop.Forever(ctx, func(ctx context.Context) (bool, error) {
 		fresh := newView()
 		live := false
-		err := s.records.Watch(ctx, func(c records.Change) {
+		watching, stop := context.WithCancel(ctx)
+		defer stop()
+		go func() {
+			select {
+			case <-s.stalled:
+				stop()
+			case <-watching.Done():
+			}
+		}()
+		err := s.records.Watch(watching, func(c records.Change) {
 			if live {
 				s.applyRecord(c)
 				return
@@ -65,9 +74,21 @@ func (s *state) followRecords(ctx context.Context, synced chan struct{}) {
 		}, func(key string, err error) {
 			s.log.Warn("a record the registry does not read was skipped", "key", key, "err", err)
 		})
+		if ctx.Err() == nil && watching.Err() != nil {
+			err = errStalled
+		}
 		return live, err
 	})
 }
+
+// staleAfter is how long a write waits for the view to hear of it before
+// the watch is taken for stalled. A JetStream watch whose stream lost its
+// quorum resumes by itself only after missed heartbeats, 10–15 s after the
+// quorum is back; opened again, it reads the bucket at once.
+const staleAfter = 2 * time.Second
+
+// errStalled ends a watch that did not deliver a write this registry made.
+var errStalled = errors.New("the watch did not deliver this registry's own write within " + staleAfter.String())
 
 // errNoPresence is an attempt that found no presence bucket: no mailbox has
 // declared it yet, so nobody holds a read. It is looked for again soon.

@@ -49,6 +49,7 @@ type state struct {
 	mu       sync.Mutex
 	applied  uint64        // the records bucket's revision the view holds
 	progress chan struct{} // closed and replaced whenever applied moves
+	stalled  chan struct{} // a write waited staleAfter for the view: the watch is opened again (follow.go)
 	closed   bool
 	adverts  map[string]*advert                      // client → set in force (absent: none)
 	seen     map[string]time.Time                    // client → last unchanged advertise, or read opened/closed
@@ -96,8 +97,8 @@ type presentedTool struct {
 func newState(rec *records.Records, pres *presenceBucket, hub *watch.Hub, autoJoin string, log *slog.Logger) *state {
 	return &state{
 		autoJoin: autoJoin, records: rec, presence: pres, hub: hub, log: log,
-		progress: make(chan struct{}),
-		adverts:  map[string]*advert{}, seen: map[string]time.Time{},
+		progress: make(chan struct{}), stalled: make(chan struct{}, 1),
+		adverts: map[string]*advert{}, seen: map[string]time.Time{},
 		members: map[string]map[string]bool{}, joined: map[string]map[string]bool{},
 		present: map[string]*presence.Read{}, byName: map[string]presentedTool{},
 		tokens: map[string]*registryv1.Token{}, grants: map[string]*grant{}, groups: map[string]map[string]*registryv1.Group{}, toolIndexes: map[string]*toolIndex{},
@@ -124,6 +125,8 @@ func storeFailed(act string, err error) error {
 // waitApplied waits until the view holds revision rev of the records
 // bucket, so a caller that wrote reads its own write on this replica.
 func (s *state) waitApplied(ctx context.Context, rev uint64) error {
+	stale := time.NewTimer(staleAfter)
+	defer stale.Stop()
 	for {
 		s.mu.Lock()
 		if s.applied >= rev {
@@ -138,6 +141,11 @@ func (s *state) waitApplied(ctx context.Context, rev uint64) error {
 		s.mu.Unlock()
 		select {
 		case <-progress:
+		case <-stale.C:
+			select { // one kick is enough, however many writes wait
+			case s.stalled <- struct{}{}:
+			default:
+			}
 		case <-ctx.Done():
 			return status.Errorf(codes.Unavailable, "the write is stored, but this registry's view did not reach it in time: %v", ctx.Err())
 		}

@@ -48,3 +48,19 @@ func mcpDriver(t *testing.T, url, rev string) *drill.Driver {
 	t.Cleanup(func() { cs.Close() })
 	return drill.MCP("mcp-"+rev, cs, targets)
 }
+
+// start starts drivers and returns when.
+func start(drivers []*drill.Driver) time.Time {
+	began := time.Now()
+	for _, d := range drivers {
+		d.Start()
+	}
+	return began
+}
+
+// stop stops drivers, waiting for their calls under way.
+func stop(drivers []*drill.Driver) {
+	for _, d := range drivers {
+		d.Stop()
+	}
+}

@@ -73,15 +73,8 @@ func TestKillingAGatewayABridgeAndAMailboxInTurnUnderLoadLosesNoCall(t *testing.
 		mcpDriver(t, front.URL, "2025-11-25"),
 		mcpDriver(t, front.URL, "2026-07-28"),
 	}
-	began := time.Now()
-	for _, d := range drivers {
-		d.Start()
-	}
-	defer func() {
-		for _, d := range drivers {
-			d.Stop()
-		}
-	}()
+	began := start(drivers)
+	defer stop(drivers)
 	goOn := func(when string) {
 		t.Helper()
 		for _, d := range drivers {
