@@ -1,6 +1,6 @@
-// Package tour reads the README's tour so a test can run it: every
-// ```console block, each `$ ` line a command and the lines after it output
-// the command must print.
+// Package tour reads the README's tour so a test can run it. Every
+// ```console block is steps: each `$ ` line a command, and the lines after
+// it the output the command must print.
 package tour
 
 import (

@@ -1,5 +1,5 @@
 // Package mcpconfig reads the ecosystem's `mcpServers` JSON file (the shape
-// desktop agents use) into the bridge's per-server configs:
+// desktop agents use) into the bridge's per-server configs. Its shape:
 //
 //	{"mcpServers": {"<client>": {"command", "args", "env", "cwd"} | {"url", "headers"} | {"manifest"}}}
 //

@@ -1,5 +1,5 @@
 // Package results turns what an MCP server answered to tools/call into a
-// capture, the suite's stdio tool contract (docs/design.md §5):
+// capture, the suite's stdio tool contract (docs/design.md §5). The mapping:
 //
 //   - text content goes to stdout, blocks joined with "\n";
 //   - a result with isError is a tool failure: exit_code 1, the text on

@@ -1,6 +1,6 @@
 // Package records keeps the registry's durable state in one JetStream
 // key-value bucket, so that every registry replica serves the same state
-// and none of it is lost with a process or a node:
+// and none of it is lost with a process or a node. Its keys:
 //
 //	advert.<client>              the client's tool set (toolset.Encode)
 //	seen.<client>                when the client last advertised its set unchanged
