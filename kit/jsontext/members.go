@@ -60,6 +60,38 @@ func Members(dst []Member, obj []byte) ([]Member, bool) {
 	return dst, false
 }
 
+// Elements appends the elements of arr, a JSON array, to dst in order, and
+// reports whether arr was one. As with Members, arr must be valid JSON and
+// each element shares its bytes.
+func Elements(dst []json.RawMessage, arr []byte) ([]json.RawMessage, bool) {
+	i := skipSpace(arr, 0)
+	if i >= len(arr) || arr[i] != '[' {
+		return dst, false
+	}
+	if i = skipSpace(arr, i+1); i < len(arr) && arr[i] == ']' {
+		return dst, skipSpace(arr, i+1) == len(arr)
+	}
+	for i < len(arr) {
+		end := skipValue(arr, i)
+		if end < 0 {
+			return dst, false
+		}
+		dst = append(dst, arr[i:end:end])
+		if i = skipSpace(arr, end); i >= len(arr) {
+			return dst, false
+		}
+		switch arr[i] {
+		case ',':
+			i = skipSpace(arr, i+1)
+		case ']':
+			return dst, skipSpace(arr, i+1) == len(arr)
+		default:
+			return dst, false
+		}
+	}
+	return dst, false
+}
+
 // unquote is a key's text: the bytes between the quotes when they hold no
 // escape and are valid UTF-8 (nearly always), else what encoding/json makes
 // of them (it decodes escapes and turns invalid UTF-8 into U+FFFD).

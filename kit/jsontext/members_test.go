@@ -79,3 +79,24 @@ func BenchmarkMembers(b *testing.B) {
 		dst, _ = Members(dst[:0], obj)
 	}
 }
+
+func TestElementsAgreesWithTheDecoder(t *testing.T) {
+	t.Parallel()
+	for _, arr := range []string{
+		`[]`, ` [ ] `, `[1]`, "[\n1 ,\t\"]\" , {\"a\":[2,3]},[],null ]", `[{"type":"text","text":"a,b]"},{"type":"image","data":"AA=="}]`,
+		`{}`, `"[]"`, `1`, `null`,
+	} {
+		got, ok := Elements(nil, []byte(arr))
+		var want []json.RawMessage
+		wantOK := json.Unmarshal([]byte(arr), &want) == nil && bytes.HasPrefix(bytes.TrimSpace([]byte(arr)), []byte("["))
+		if wantOK && want == nil {
+			want = []json.RawMessage{}
+		}
+		if ok && got == nil {
+			got = []json.RawMessage{}
+		}
+		if ok != wantOK || (ok && !reflect.DeepEqual(got, want)) {
+			t.Errorf("Elements(%s) = %q, %v; the decoder reads %q, %v", arr, got, ok, want, wantOK)
+		}
+	}
+}

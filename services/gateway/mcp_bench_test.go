@@ -72,6 +72,20 @@ func BenchmarkToolsCall(b *testing.B) {
 			}
 		}
 	})
+	// A mounted MCP server's tool: its result travels as the server's own
+	// (the capture's mcp_result), passed on as bytes on the fast path.
+	s.mountConformance(b)
+	for _, rev := range revisions {
+		b.Run("mcp-http-mounted-"+rev, func(b *testing.B) {
+			cs := s.connectAt(b, rev, "/mcp", as("alice", identity.Driver), nil)
+			for range b.N {
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "conf_test_simple_text", Arguments: map[string]any{}})
+				if err != nil || res.IsError || len(texts(res)) != 1 {
+					b.Fatalf("tools/call: %v, %v", res, err)
+				}
+			}
+		})
+	}
 	for _, rev := range revisions {
 		b.Run("mcp-http-"+rev, func(b *testing.B) {
 			cs := s.connectAt(b, rev, "/mcp", as("alice", identity.Driver), nil)

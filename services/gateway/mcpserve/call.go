@@ -101,6 +101,9 @@ func (m *Mirror) handler(name string, e entry) mcp.ToolHandler {
 			if err := serverError(r.res.GetCapture()); err != nil {
 				return nil, err
 			}
+			if raw := passThrough(ctx, r.res.GetCapture()); raw != nil {
+				return &raw.CallToolResult, nil
+			}
 			return fromCapture(r.res.GetCapture(), hasOutputSchema), nil
 		case r.err == nil || status.Code(r.err) == codes.DeadlineExceeded:
 			if id == "" {

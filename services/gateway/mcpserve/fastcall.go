@@ -63,9 +63,11 @@ func (v *view) serveCall(rw http.ResponseWriter, r *http.Request, body []byte) b
 	}
 	unbound(rw)
 	f := &firstWriter{rw: rw}
+	var raw *rawResult
 	// The handler reads the request's context: a client that hangs up
 	// cancels the call, as PropagateRequestCancellation makes the SDK do.
-	res, ran, err := v.runCall(context.WithValue(r.Context(), handleFirstKey{}, f), call.req)
+	ctx := context.WithValue(context.WithValue(r.Context(), handleFirstKey{}, f), passBytesKey{}, &raw)
+	res, ran, err := v.runCall(ctx, call.req)
 	if rpcErr, ok := errors.AsType[*jsonrpc.Error](err); ok {
 		// A server's own error, answered as the SDK answers a handler's.
 		e := &rpcError{Code: int(rpcErr.Code), Message: rpcErr.Message}
@@ -79,6 +81,10 @@ func (v *view) serveCall(rw http.ResponseWriter, r *http.Request, body []byte) b
 		// Neither the handler nor the refusal ever fails; should that change,
 		// the client still gets an answer rather than a hang.
 		f.answer(rpcMessage(call.id, nil, &rpcError{Code: codeInternal, Message: "tools/call produced no result"}), http.StatusOK)
+		return true
+	}
+	if raw != nil {
+		f.answer(v.rawResultMessage(call.id, raw), http.StatusOK)
 		return true
 	}
 	f.answer(v.resultMessage(call.id, res, ran), http.StatusOK)

@@ -2,6 +2,7 @@ package mcpserve
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -23,6 +24,8 @@ type view struct {
 	client string // set for one client's view
 	server *mcp.Server
 	impl   *mcp.Implementation // the server's, which 2026-07-28 results name in _meta
+	// implJSON is impl encoded once, for results passed on as bytes.
+	implJSON json.RawMessage
 
 	mu    sync.RWMutex
 	tools map[string]entry // by the name this view presents; written by the refresher only
@@ -57,6 +60,7 @@ func (m *Mirror) newView(group, client string) *view {
 		caps.AddExtension(TasksExtension, map[string]any{})
 	}
 	v.impl = &mcp.Implementation{Name: "switchboard", Title: title, Version: version()}
+	v.implJSON = jsonValue(v.impl)
 	opts := &mcp.ServerOptions{
 		Instructions: about + naming + " each call is routed through Switchboard's mailbox. A call still running when its time is up is " +
 			"answered with its invocation handle, which can be collected later.",
