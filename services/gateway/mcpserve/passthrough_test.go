@@ -63,3 +63,39 @@ func TestAResultPassedOnAsBytesReadsAsTheDecodedOne(t *testing.T) {
 		t.Error("a result was passed on as bytes where nobody asked for them")
 	}
 }
+
+// A text-only result decoded without the SDK's decoder is the result the
+// SDK decodes; any other result is left to the SDK.
+func TestATextOnlyResultDecodesAsTheSDKDecodesIt(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		raw  string
+		text bool
+	}{
+		{`{"content":[{"type":"text","text":"hi"}]}`, true},
+		{`{"content":[{"type":"text","text":"a","_meta":{"n":1.5,"o":{"p":[true,null]}},"annotations":{"audience":["user"],"priority":0.5}},` +
+			`{"type":"text","text":""}],"structuredContent":{"w":640,"s":"x"},"isError":true,"_meta":{"k":"v"}}`, true},
+		{`{}`, true},
+		{`{"content":null,"_meta":null,"structuredContent":null}`, true},
+		{`{"content":[],"Content":[{"type":"text","text":"case"}],"unknown":1}`, true},
+		{`{"content":[{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}]}`, false},
+		{`{"content":[{"type":"text","text":"a"},{"type":"resource_link","uri":"file:///a","name":"a"}]}`, false},
+		{`{"content":[],"isError":true,"isError":false}`, false},
+	} {
+		got, ok := textOnly([]byte(c.raw))
+		if ok != c.text {
+			t.Errorf("%s: decoded without the SDK: %v; want %v", c.raw, ok, c.text)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		var want mcp.CallToolResult
+		if err := json.Unmarshal([]byte(c.raw), &want); err != nil {
+			t.Fatalf("%s: the SDK: %v", c.raw, err)
+		}
+		if g, w := wire(t, got), wire(t, &want); g != w {
+			t.Errorf("%s:\n decoded here %s\n by the SDK   %s", c.raw, g, w)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package mcpserve
 
 import (
 	"encoding/json"
+	jsonv2 "encoding/json/v2"
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -65,9 +66,12 @@ func passedOn(c *mailboxv1.Capture) *mcp.CallToolResult {
 	if c.McpResult == nil {
 		return nil
 	}
-	var got mcp.CallToolResult
-	if err := json.Unmarshal([]byte(c.GetMcpResult()), &got); err != nil {
-		return nil
+	got, ok := textOnly([]byte(c.GetMcpResult()))
+	if !ok {
+		got = new(mcp.CallToolResult)
+		if err := json.Unmarshal([]byte(c.GetMcpResult()), got); err != nil {
+			return nil
+		}
 	}
 	res := &mcp.CallToolResult{Meta: got.Meta, Content: got.Content, StructuredContent: got.StructuredContent, IsError: got.IsError}
 	delete(res.Meta, mcp.MetaKeyServerInfo)
@@ -78,6 +82,35 @@ func passedOn(c *mailboxv1.Capture) *mcp.CallToolResult {
 		res.Content = append([]mcp.Content{&mcp.TextContent{Text: w}}, res.Content...)
 	}
 	return res
+}
+
+// textOnly decodes raw, a server's result, when its blocks are all text,
+// as the SDK would but without its decoder, which takes a 32 KiB buffer
+// per call; ok is false for anything else (a key said twice too), and
+// the SDK decodes it.
+func textOnly(raw []byte) (res *mcp.CallToolResult, ok bool) {
+	var wire struct {
+		Meta    mcp.Meta `json:"_meta"`
+		Content []struct {
+			Type        string           `json:"type"`
+			Text        string           `json:"text"`
+			Meta        mcp.Meta         `json:"_meta"`
+			Annotations *mcp.Annotations `json:"annotations"`
+		} `json:"content"`
+		StructuredContent any  `json:"structuredContent"`
+		IsError           bool `json:"isError"`
+	}
+	if jsonv2.Unmarshal(raw, &wire) != nil {
+		return nil, false
+	}
+	res = &mcp.CallToolResult{Meta: wire.Meta, Content: make([]mcp.Content, 0, len(wire.Content)), StructuredContent: wire.StructuredContent, IsError: wire.IsError}
+	for _, b := range wire.Content {
+		if b.Type != "text" {
+			return nil, false
+		}
+		res.Content = append(res.Content, &mcp.TextContent{Text: b.Text, Meta: b.Meta, Annotations: b.Annotations})
+	}
+	return res, true
 }
 
 // fromText maps a capture's text (the stdio tool contract) to a tools/call
