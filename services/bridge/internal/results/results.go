@@ -19,7 +19,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -75,10 +74,16 @@ func FromResult(res *mcp.CallToolResult, limit int) *mailboxv1.Capture {
 func wholeResult(res *mcp.CallToolResult) (string, error) {
 	meta := res.Meta
 	if _, ok := meta[mcp.MetaKeyServerInfo]; ok {
-		meta = maps.Clone(meta)
-		delete(meta, mcp.MetaKeyServerInfo)
-		if len(meta) == 0 {
-			meta = nil
+		// A copy of the rest: a clone of the whole map would copy its
+		// table too, kilobytes on every call.
+		meta = nil
+		for k, v := range res.Meta {
+			if k != mcp.MetaKeyServerInfo {
+				if meta == nil {
+					meta = make(mcp.Meta, len(res.Meta)-1)
+				}
+				meta[k] = v
+			}
 		}
 	}
 	b, err := json.Marshal(&mcp.CallToolResult{Meta: meta, Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError})
