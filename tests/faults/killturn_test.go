@@ -28,7 +28,8 @@ const takeOverBound = 10 * time.Second
 // MCP session of each era through the front — while one gateway, the
 // bridge running the mount, the mailbox replica holding the host's read
 // and the registry are killed (-9) in turn (the registry started again),
-// and then a NATS node leading a durable stream is shut down. Every call is answered with its own input,
+// and then a NATS node leading a durable stream is shut down and started
+// again. Every call is answered with its own input,
 // once, or refused with a sentence; a host's invocation never runs twice;
 // the mount runs on the other bridge within 10 s; both MCP sessions go on
 // through the surviving gateway. The test logs each failover's time and
@@ -146,6 +147,17 @@ func TestKillingAGatewayABridgeAndAMailboxInTurnUnderLoadLosesNoCall(t *testing.
 	leader.Shutdown()
 	t.Logf("NATS node %s shut down at %s", leader.Name(), killed.Format("15:04:05.000"))
 	goOn("after the NATS node was shut down")
+
+	// The same node started again on its storage: it rejoins, and the
+	// consumers and replies routed through it move again.
+	killed = time.Now()
+	phases = append(phases, drill.Phase{Fault: "that NATS node started again", At: killed})
+	back, err := leader.Restart()
+	if err != nil {
+		t.Fatalf("starting NATS node %s again: %v", leader.Name(), err)
+	}
+	t.Cleanup(back.Shutdown)
+	goOn("after the NATS node was started again")
 
 	for _, d := range drivers {
 		d.Stop()

@@ -2,6 +2,7 @@ package box
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -121,19 +122,45 @@ func (b *Box) collect(ctx context.Context, caller, id string, wait bool, key str
 			continue
 		}
 		if home := b.elsewhere(ctx, id, local); home != "" {
-			w := time.Duration(0)
-			if wait {
-				w = untilDeadline(ctx)
-			}
-			r, err := b.request(ctx, mbxPrefix+home, &ask{Op: "collect", Caller: caller, ID: id, Wait: w, Key: key})
-			if err != nil {
-				return nil, err
-			}
-			return r.Capture, nil
+			return b.collectAt(ctx, home, caller, id, key, wait)
 		}
 		return nil, inflight.Absent(id)
 	}
 }
+
+// collectAt collects id at replica home, which holds it in memory: a wait
+// is asked for pollWait at a time under a retry key (the caller's, or one
+// of its own), so an ask whose reply was lost is asked again and gets the
+// capture home took for it.
+func (b *Box) collectAt(ctx context.Context, home, caller, id, key string, wait bool) (*Capture, error) {
+	if key == "" {
+		key = "relay-" + inflight.NewID()
+	}
+	end := time.Now()
+	if wait {
+		end = end.Add(untilDeadline(ctx))
+	}
+	for lost := 0; ; {
+		w := min(time.Until(end), pollWait)
+		if w < time.Millisecond {
+			w = 0
+		}
+		r, err := b.request(ctx, mbxPrefix+home, &ask{Op: "collect", Caller: caller, ID: id, Wait: w, Key: key})
+		switch {
+		case errors.Is(err, errSilent) && lost < maxLostReplies && ctx.Err() == nil && b.alive(ctx, home):
+			lost++
+			continue // the reply was lost; home keeps what it took for the key
+		case err != nil:
+			return nil, err
+		case r.Capture == nil && time.Until(end) >= time.Millisecond:
+			continue
+		}
+		return r.Capture, nil
+	}
+}
+
+// maxLostReplies bounds the asks again after replies lost in a row.
+const maxLostReplies = 3
 
 // collectRecord collects a durable invocation: taken when answered,
 // answered itself when its timeout ran out before any host took it.

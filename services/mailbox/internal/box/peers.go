@@ -27,6 +27,11 @@ const (
 	// pingEvery is how often a call waiting at another replica asks whether
 	// that replica still lives.
 	pingEvery = time.Second
+	// pollWait bounds how long one ask waits at another replica for an
+	// answer; a wait longer than that asks again, under a retry key. A
+	// reply lost in flight (a NATS node going) then costs seconds, not the
+	// whole wait.
+	pollWait = 3 * time.Second
 )
 
 // errNoHome says nobody answered: no replica is home to the client, or the
@@ -105,11 +110,12 @@ func (b *Box) request(ctx context.Context, subj string, a *ask) (*reply, error) 
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := ctx.Deadline(); !ok || a.Wait == 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, natsconn.RequestTimeout+a.Wait)
-		defer cancel()
+	timeout := natsconn.RequestTimeout
+	if a.Wait > 0 {
+		timeout = a.Wait + findWait // the reply is due when the wait ends
 	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	m, err := b.nc.RequestWithContext(ctx, subj, data)
 	switch {
 	case errors.Is(err, nats.ErrNoResponders):

@@ -215,7 +215,7 @@ func (b *Box) fetch(wait context.Context, home string, p inflight.Post) (*Captur
 	began := time.Now()
 	backoff := retry.NewBackoff(reask)
 	for {
-		w := 30 * time.Second
+		w := pollWait
 		if d, ok := wait.Deadline(); ok {
 			w = min(w, time.Until(d))
 		}

@@ -66,6 +66,7 @@ func subject(client, id string) string {
 type records struct {
 	js      jetstream.JetStream
 	streams [Partitions]jetstream.Stream
+	lag     [Partitions]viewLag // this replica's writes against what its view heard
 }
 
 // declareRecords creates the partitions' streams when missing (refusing
@@ -133,6 +134,7 @@ func (r *records) put(ctx context.Context, client, id, state string, body *mailb
 	if err != nil {
 		return 0, err
 	}
+	r.lag[partition(client)].wrote(ack.Sequence, time.Now())
 	return ack.Sequence, nil
 }
 

@@ -38,11 +38,20 @@ func (b *Box) follow(ctx context.Context, k int) {
 			return false, err
 		}
 		defer cc.Stop()
-		select { // the client resets the consumer itself; one that gave up is made anew
-		case <-ctx.Done():
-			return true, nil
-		case <-cc.Closed():
-			return false, fmt.Errorf("the view of partition %d stopped", k)
+		check := time.NewTicker(time.Second)
+		defer check.Stop()
+		for { // the client resets the consumer itself; one that gave up, or stalled, is made anew
+			select {
+			case <-ctx.Done():
+				return true, nil
+			case <-cc.Closed():
+				return false, fmt.Errorf("the view of partition %d stopped", k)
+			case now := <-check.C:
+				if b.recs.lag[k].stalled(now) {
+					b.log.Warn("the view of a partition's records did not hear this replica's own write; opening it again", "partition", k, "after", viewStalledAfter)
+					return true, nil
+				}
+			}
 		}
 	})
 }
@@ -54,6 +63,7 @@ func (b *Box) heard(subj string, h nats.Header, seq uint64) {
 	if !ok {
 		return
 	}
+	b.recs.lag[partition(r.client)].heardUpTo(seq)
 	if h.Get(markerReason) != "" {
 		r.state = stRemoved // expired
 	}
