@@ -40,11 +40,12 @@ func (b *Box) follow(ctx context.Context, k int) {
 		defer cc.Stop()
 		check := time.NewTicker(time.Second)
 		defer check.Stop()
+		closed := cc.Closed() // once: each call starts a goroutine of its own
 		for { // the client resets the consumer itself; one that gave up, or stalled, is made anew
 			select {
 			case <-ctx.Done():
 				return true, nil
-			case <-cc.Closed():
+			case <-closed:
 				return false, fmt.Errorf("the view of partition %d stopped", k)
 			case now := <-check.C:
 				if b.recs.lag[k].stalled(now) {
