@@ -79,7 +79,7 @@ func (h *held) reserve(p inflight.Post) error {
 
 // captured counts a stored capture until it is collected.
 func (h *held) captured(id string, c inflight.Capture) {
-	n := int64(len(c.Stdout) + len(c.Stderr))
+	n := int64(c.Size()) // an MCP server's result and error count too
 	h.ledger.Captured(id, n)
 	h.announce(heldCaptured, id+" "+strconv.FormatInt(n, 10))
 }

@@ -55,9 +55,12 @@ func TestAFloodPastAPostersBudgetIsRefusedWhileOthersPost(t *testing.T) {
 	}()
 }
 
+// Its bytes count whether they are text or an MCP server's result.
 func TestAClientsBudgetCountsItsCaptureUntilCollected(t *testing.T) {
 	t.Parallel()
-	func() {
+	const n = 60 << 10
+	result := `{"content":[],"x":"` + strings.Repeat("o", n-21) + `"}`
+	for _, c := range []*mailboxv1.Capture{capture.New(strings.Repeat("o", n), "", 0), {McpResult: &result, Stdout: proto.String(""), Stderr: proto.String(""), ExitCode: proto.Int32(0)}} {
 		s := newSuite(t, func(b *mailbox.Bounds) { b.MaxInputBytes, b.MaxClientBytes = 16<<10, 64<<10 })
 		s.advertise(t, "laptop", "echo")
 		s.advertise(t, "desk", "echo")
@@ -66,7 +69,7 @@ func TestAClientsBudgetCountsItsCaptureUntilCollected(t *testing.T) {
 		if err != nil || len(res.GetRows()) != 1 {
 			t.Fatalf("read %v, %v", res, err)
 		}
-		if _, err := s.mb.Complete(host("laptop"), &mailboxv1.CompleteRequest{Invocation: id, Capture: capture.New(strings.Repeat("o", 60<<10), "", 0)}); err != nil {
+		if _, err := s.mb.Complete(host("laptop"), &mailboxv1.CompleteRequest{Invocation: id, Capture: c}); err != nil {
 			t.Fatal(err)
 		}
 		_, err = s.mb.Invoke(driver, &mailboxv1.InvokeRequest{Client: "laptop", Tool: "echo", Input: jsonOf(8 << 10)})
@@ -77,7 +80,7 @@ func TestAClientsBudgetCountsItsCaptureUntilCollected(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.invoke(t, "laptop", "echo", jsonOf(8<<10)) // collected: released
-	}()
+	}
 }
 
 func TestBytesAreReleasedWhenTheInvocationExpires(t *testing.T) {

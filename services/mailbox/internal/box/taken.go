@@ -34,7 +34,7 @@ type takenSet struct {
 	bytes int
 }
 
-func (t *takenSet) size(c *takenCapture) int { return len(c.capture.Stdout) + len(c.capture.Stderr) }
+func (t *takenSet) size(c *takenCapture) int { return c.capture.Size() }
 
 // keep remembers a capture taken at now by the collection named key.
 func (t *takenSet) keep(now time.Time, id, poster, key string, c Capture) {

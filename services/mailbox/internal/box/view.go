@@ -41,7 +41,9 @@ func (b *Box) follow(ctx context.Context, k int) {
 		check := time.NewTicker(time.Second)
 		defer check.Stop()
 		closed := cc.Closed() // once: each call starts a goroutine of its own
-		for { // the client resets the consumer itself; one that gave up, or stalled, is made anew
+		// The client resets the consumer itself; one that gave up, or
+		// stalled, is made anew.
+		for {
 			select {
 			case <-ctx.Done():
 				return true, nil
