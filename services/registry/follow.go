@@ -81,8 +81,8 @@ func (s *state) followRecords(ctx context.Context, synced chan struct{}) {
 	})
 }
 
-// staleAfter is how long a write waits for the view to hear of it before
-// the watch is taken for stalled. A JetStream watch whose stream lost its
+// staleAfter is how long a write waits for a view that applies nothing
+// before the watch is taken for stalled. A JetStream watch whose stream lost its
 // quorum resumes by itself only after missed heartbeats, 10–15 s after the
 // quorum is back; opened again, it reads the bucket at once.
 const staleAfter = 2 * time.Second

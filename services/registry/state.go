@@ -127,6 +127,9 @@ func storeFailed(act string, err error) error {
 func (s *state) waitApplied(ctx context.Context, rev uint64) error {
 	stale := time.NewTimer(staleAfter)
 	defer stale.Stop()
+	s.mu.Lock()
+	seen := s.applied
+	s.mu.Unlock()
 	for {
 		s.mu.Lock()
 		if s.applied >= rev {
@@ -142,6 +145,14 @@ func (s *state) waitApplied(ctx context.Context, rev uint64) error {
 		select {
 		case <-progress:
 		case <-stale.C:
+			s.mu.Lock()
+			moved := s.applied > seen
+			seen = s.applied
+			s.mu.Unlock()
+			if moved { // slow, not stalled: wait again
+				stale.Reset(staleAfter)
+				continue
+			}
 			select { // one kick is enough, however many writes wait
 			case s.stalled <- struct{}{}:
 			default:

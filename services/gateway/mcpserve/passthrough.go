@@ -11,11 +11,9 @@ import (
 	"github.com/switchboard-run/switchboard/kit/jsontext"
 )
 
-// A stateless-era tools/call answered in front of the SDK (fastcall.go)
-// passes the result a host's MCP server answered on as its bytes: the
-// members passedOn keeps are cut from them and written into the reply,
-// never decoded. Decoding one through the SDK cost every call a 32 KiB
-// buffer and most of the endpoint's allocations (docs/bench.md).
+// The fast path (fastcall.go) passes a server's result on as its bytes,
+// cutting out the members passedOn keeps: the SDK's decoder cost every
+// call a 32 KiB buffer (docs/bench.md, "The MCP endpoint's hot path").
 
 // rawResult is a result passed on as bytes. Its CallToolResult, which the
 // handler returns in its stead, says only whether the tool failed (for the
@@ -47,8 +45,11 @@ func passThrough(ctx context.Context, c *mailboxv1.Capture) *rawResult {
 		return nil
 	}
 	raw := []byte(c.GetMcpResult())
+	if !json.Valid(raw) {
+		return nil
+	}
 	ms, ok := distinct(raw)
-	if !ok || !json.Valid(raw) {
+	if !ok {
 		return nil
 	}
 	r := &rawResult{warning: c.GetWarning()}
@@ -89,12 +90,22 @@ func distinct(obj []byte) ([]jsontext.Member, bool) {
 	if !ok {
 		return nil, false
 	}
-	for i := range ms {
-		for j := range i {
-			if ms[i].Key == ms[j].Key {
-				return nil, false
+	if len(ms) <= 16 { // the usual few: no map
+		for i := range ms {
+			for j := range i {
+				if ms[i].Key == ms[j].Key {
+					return nil, false
+				}
 			}
 		}
+		return ms, true
+	}
+	seen := make(map[string]bool, len(ms))
+	for _, m := range ms {
+		if seen[m.Key] {
+			return nil, false
+		}
+		seen[m.Key] = true
 	}
 	return ms, true
 }

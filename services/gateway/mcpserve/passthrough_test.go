@@ -3,6 +3,8 @@ package mcpserve
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -40,6 +42,8 @@ func TestAResultPassedOnAsBytesReadsAsTheDecodedOne(t *testing.T) {
 		{"an unknown block type is decoded (and so refused)", `{"content":[{"type":"weird"}]}`, "", false},
 		{"a key said twice is decoded", `{"content":[],"isError":true,"isError":false}`, "", false},
 		{"a _meta key said twice is decoded", `{"_meta":{"k":1,"k":2},"content":[]}`, "", false},
+		{"many _meta keys, one said twice", `{"_meta":{` + manyKeys(40) + `,"k7":0},"content":[]}`, "", false},
+		{"many _meta keys", `{"_meta":{` + manyKeys(40) + `},"content":[]}`, "", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -98,4 +102,13 @@ func TestATextOnlyResultDecodesAsTheSDKDecodesIt(t *testing.T) {
 			t.Errorf("%s:\n decoded here %s\n by the SDK   %s", c.raw, g, w)
 		}
 	}
+}
+
+// manyKeys is n members "k0":0 … of a JSON object, without its braces.
+func manyKeys(n int) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = fmt.Sprintf(`"k%d":%d`, i, i)
+	}
+	return strings.Join(parts, ",")
 }

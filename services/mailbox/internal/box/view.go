@@ -66,7 +66,7 @@ func (b *Box) heard(subj string, h nats.Header, seq uint64) {
 	if !ok {
 		return
 	}
-	b.recs.lag[partition(r.client)].heardUpTo(seq)
+	b.recs.lag[partition(r.client)].heardUpTo(seq, time.Now())
 	if h.Get(markerReason) != "" {
 		r.state = stRemoved // expired
 	}

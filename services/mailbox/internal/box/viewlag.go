@@ -14,11 +14,11 @@ type viewLag struct {
 	mu      sync.Mutex
 	written uint64    // the highest stream sequence this replica wrote
 	heard   uint64    // the highest its view heard
-	since   time.Time // when the oldest write not yet heard was made; zero when none
+	since   time.Time // when the view last fell behind or moved on while behind; zero when it is not behind
 }
 
-// viewStalledAfter is how long a write of this replica may go unheard by
-// its view before the view is opened again.
+// viewStalledAfter is how long the view may hear nothing while a write of
+// this replica waits to be heard before it is opened again.
 const viewStalledAfter = 3 * time.Second
 
 func (l *viewLag) wrote(seq uint64, now time.Time) {
@@ -30,19 +30,24 @@ func (l *viewLag) wrote(seq uint64, now time.Time) {
 	}
 }
 
-func (l *viewLag) heardUpTo(seq uint64) {
+func (l *viewLag) heardUpTo(seq uint64, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.heard = max(l.heard, seq)
+	if seq <= l.heard {
+		return
+	}
+	l.heard = seq
 	if l.heard >= l.written {
 		l.since = time.Time{}
+	} else {
+		l.since = now // behind, but moving: slow, not stalled
 	}
 }
 
-// stalled reports whether a write has gone unheard for viewStalledAfter.
-// The caller then opens the view anew, which replays every record as it
-// stands: the writes so far count as heard (one that expired unheard
-// would otherwise be waited for forever).
+// stalled reports whether the view heard nothing for viewStalledAfter
+// while a write waited. The caller then opens the view anew, which
+// replays every record as it stands: the writes so far count as heard (one
+// that expired unheard would otherwise be waited for forever).
 func (l *viewLag) stalled(now time.Time) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
