@@ -104,7 +104,9 @@ type Heartbeat struct {
 // renews it every third of ttl until Stop.
 func Beat(ctx context.Context, js jetstream.JetStream, kv jetstream.KeyValue, replica, about string, ttl time.Duration) (*Heartbeat, error) {
 	h := &Heartbeat{stop: make(chan struct{}), done: make(chan struct{}), kv: kv, js: js, key: ReplicaKey(replica), data: []byte(about), ttl: ttl}
-	if err := h.write(ctx); err != nil {
+	// The bucket may be new, its stream still electing a leader (a fresh
+	// cluster): the first write waits that out; writing again is harmless.
+	if err := streams.ThroughElection(ctx, js.Conn(), func(ctx context.Context, _ bool) error { return h.write(ctx) }); err != nil {
 		return nil, err
 	}
 	go h.keep()

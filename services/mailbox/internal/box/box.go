@@ -237,6 +237,16 @@ func (b *Box) wait(ctx context.Context, ch <-chan struct{}) bool {
 	return false
 }
 
+// isClosing reports whether Close has begun.
+func (b *Box) isClosing() bool {
+	select {
+	case <-b.closing:
+		return true
+	default:
+		return false
+	}
+}
+
 // queueOf returns client's queue, making this replica its home. Called
 // locked.
 func (b *Box) queueOf(client string) *queue {

@@ -70,8 +70,17 @@ func (b *Box) collect(ctx context.Context, caller, id string, wait bool, key str
 			if s.writing != nil {
 				ch = s.writing
 			}
+			durable := s.rev != 0
 			b.mu.Unlock()
-			if !b.wait(ctx, ch) {
+			// A durable one is waited for recordPoll at a time: its record
+			// may move on unheard (a view that stalled as a NATS node went).
+			poll, stop := ctx, context.CancelFunc(func() {})
+			if durable {
+				poll, stop = context.WithTimeout(ctx, recordPoll)
+			}
+			woken := b.wait(poll, ch)
+			stop()
+			if (!woken && ctx.Err() != nil) || b.isClosing() {
 				wait = false // one more look, without waiting
 			}
 			b.mu.Lock()
@@ -79,13 +88,11 @@ func (b *Box) collect(ctx context.Context, caller, id string, wait bool, key str
 			if key != "" {
 				s.keyed--
 			}
-			// A durable one still unanswered here after a wait: its record
-			// may have moved on unheard (a view reset as a NATS node went).
-			stale := !wait && s.rev != 0 && s.writing == nil && s.state != answered && b.slots[id] == s
+			stale := !woken && s.rev != 0 && s.writing == nil && s.state != answered && b.slots[id] == s
 			r := &rec{client: s.client, id: s.id, rev: s.rev}
 			b.mu.Unlock()
-			if stale {
-				b.reread(r)
+			if stale && b.reread(r) {
+				b.recs.lag[partition(r.client)].readNewer()
 			}
 			continue
 		}
@@ -159,6 +166,10 @@ func (b *Box) collectAt(ctx context.Context, home, caller, id, key string, wait 
 	}
 }
 
+// recordPoll is how long a wait for a durable invocation's answer trusts
+// the view before it reads the record itself.
+const recordPoll = 3 * time.Second
+
 // maxLostReplies bounds the asks again after replies lost in a row.
 const maxLostReplies = 3
 
@@ -188,12 +199,19 @@ func (b *Box) collectRecord(ctx context.Context, r *rec, caller, key string, wai
 		}
 		ch := b.news(r.id)
 		b.mu.Unlock()
-		if !b.wait(ctx, ch) {
-			if b.reread(r) { // no news: the record itself, should the view lag
+		// No news for recordPoll: the record itself, should this view lag
+		// or have stalled (it is then opened again); still queued, the
+		// home is told again, should its view have missed the post.
+		poll, stop := context.WithTimeout(ctx, recordPoll)
+		woken := b.wait(poll, ch)
+		stop()
+		if !woken {
+			if b.reread(r) {
+				b.recs.lag[partition(r.client)].readNewer()
 				return nil, nil, false
 			}
 			b.nudge(r)
-			return nil, nil, true
+			return nil, nil, ctx.Err() != nil || b.isClosing()
 		}
 		return nil, nil, false
 	case stTaken:
