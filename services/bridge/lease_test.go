@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
@@ -49,7 +51,17 @@ func TestAnExclusiveMountMovesAtOnceWhenItsBridgeStops(t *testing.T) {
 	holder.Close()
 	testkit.Eventually(t, "solo running on "+other.Replica(), 10*time.Second, func() bool { return runs(other, "solo") })
 	t.Logf("exclusive mount: %s stopped; %s ran it %v later", holder.Replica(), other.Replica(), time.Since(stopped).Round(time.Millisecond))
-	if got := s.call(t, "solo", "parent", `{}`); got.GetExitCode() != 0 {
+	// Its set, withdrawn by the stopped bridge and advertised again by the
+	// other, reaches the mailbox's view of the registry a moment later.
+	var got *mailboxv1.Capture
+	testkit.Eventually(t, "solo's parent callable through the mailbox", 10*time.Second, func() bool {
+		ctx, cancel := context.WithTimeout(driver, 20*time.Second)
+		defer cancel()
+		res, err := s.mb.Call(ctx, &mailboxv1.CallRequest{Client: "solo", Tool: "parent", Input: `{}`})
+		got = res.GetCapture()
+		return status.Code(err) != codes.NotFound
+	})
+	if got == nil || got.GetExitCode() != 0 {
 		t.Errorf("solo after the move: %v", got)
 	}
 }
