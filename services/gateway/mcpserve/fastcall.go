@@ -217,15 +217,21 @@ func (v *view) resultMessage(id json.RawMessage, res *mcp.CallToolResult, comple
 // rpcMessage is a JSON-RPC response, encoded as the SDK encodes it (no
 // HTML escaping).
 func rpcMessage(id json.RawMessage, result any, rerr *rpcError) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(struct {
+	return jsonValue(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Result  any             `json:"result,omitempty"`
 		Error   *rpcError       `json:"error,omitempty"`
 	}{"2.0", id, result, rerr})
+}
+
+// jsonValue is v encoded as the SDK encodes (no HTML escaping); an error
+// (a value that cannot encode) gives what was written, nothing.
+func jsonValue(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
 	return bytes.TrimRight(b.Bytes(), "\n")
 }
 

@@ -163,15 +163,17 @@ func (v *view) rawResultMessage(id json.RawMessage, r *rawResult) []byte {
 			b.WriteByte(',')
 		}
 	}
+	var warning []byte
 	if r.warning != "" {
-		writeMember(&b, MetaWarning, jsonString(r.warning))
+		warning = jsonValue(r.warning)
+		writeMember(&b, MetaWarning, warning)
 		b.WriteByte(',')
 	}
 	writeMember(&b, mcp.MetaKeyServerInfo, v.implJSON)
 	b.WriteString(`},"content":[`)
 	if r.warning != "" {
 		b.WriteString(`{"type":"text","text":`)
-		b.Write(jsonString(r.warning))
+		b.Write(warning)
 		b.WriteByte('}')
 	}
 	if c := bytes.TrimSpace(r.members.content); len(c) > 2 && string(c) != "null" {
@@ -200,7 +202,7 @@ func writeMember(b *bytes.Buffer, key string, value []byte) {
 		b.WriteString(key)
 		b.WriteByte('"')
 	} else {
-		b.Write(jsonString(key))
+		b.Write(jsonValue(key))
 	}
 	b.WriteByte(':')
 	b.Write(value)
@@ -214,17 +216,4 @@ func plainKey(key string) bool {
 		}
 	}
 	return true
-}
-
-// jsonString is s as a JSON string, encoded as the SDK encodes.
-func jsonString(s string) []byte { return jsonValue(s) }
-
-// jsonValue is v encoded as the SDK encodes (no HTML escaping); v is a
-// string or a struct of strings, which always encode.
-func jsonValue(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	return bytes.TrimRight(b.Bytes(), "\n")
 }
