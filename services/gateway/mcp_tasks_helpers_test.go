@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -95,13 +96,13 @@ func decodeTask(t *testing.T, what string, r rawMCPReply) taskReply {
 }
 
 // startTask calls tool with the extension declared and returns its task
-// (working, or already completed for a quick tool: the seed never carries
+// (working, or already ended for a quick tool: the seed never carries
 // the result).
 func startTask(t *testing.T, c *rawMCPClient, tool string) taskReply {
 	t.Helper()
 	tr := decodeTask(t, "tools/call "+tool+" as a task", c.send(t, "tools/call",
 		map[string]any{"name": tool, "arguments": map[string]any{}, "_meta": taskMeta()}, false))
-	if tr.ResultType != "task" || (tr.Status != "working" && tr.Status != "completed") || !strings.HasPrefix(tr.TaskID, "inv-") ||
+	if tr.ResultType != "task" || !slices.Contains([]string{"working", "completed", "failed"}, tr.Status) || !strings.HasPrefix(tr.TaskID, "inv-") ||
 		tr.TTLMs == nil || *tr.TTLMs <= 0 || (tr.Status == "working") != (tr.PollIntervalMs == 1000) || tr.CreatedAt.IsZero() || tr.Result != nil {
 		t.Fatalf("tools/call %s as a task = %+v", tool, tr)
 	}
