@@ -85,8 +85,10 @@ func (c Config) Connect(name string, log *slog.Logger, extra ...nats.Option) (*n
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(250 * time.Millisecond),
 		nats.ReconnectJitter(100*time.Millisecond, time.Second),
-		nats.PingInterval(10 * time.Second),
-		nats.MaxPingsOutstanding(3),
+		// A node cut off the network is given up on within 10–15 s (NATS's
+		// own 2 min and two would stall calls minutes; docs/deploy.md).
+		nats.PingInterval(5 * time.Second),
+		nats.MaxPingsOutstanding(2),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil {
 				log.Warn("lost NATS; reconnecting", "err", err)
