@@ -52,7 +52,14 @@ func (m *mount) serve(ctx context.Context, sess *upstream.Session, inv *mailboxv
 	if err := jsontext.CheckObject("input", inv.GetInput()); err != nil {
 		return capture.Failed(capture.ExitError, "MCP tool %q takes its arguments as a JSON object, but the %v; it was not called", tool, err), true
 	}
-	res, err := sess.Call(ctx, tool, json.RawMessage(inv.GetInput()), inv.GetInvocation(), upstreamProgress(follower.Progress(ctx)))
+	var from *upstream.ClientParams
+	if inv.McpParams != nil {
+		var err error
+		if from, err = upstream.ParseClientParams(inv.GetMcpParams()); err != nil {
+			return capture.Failed(capture.ExitError, "MCP tool %q was not called: %v", tool, err), true
+		}
+	}
+	res, err := sess.Call(ctx, tool, json.RawMessage(inv.GetInput()), from, inv.GetInvocation(), upstreamProgress(follower.Progress(ctx)))
 	if o, ok := follower.Overran(ctx); ok {
 		return capture.Failed(capture.ExitTimeout, "MCP tool %q of %q was stopped and cancelled upstream: %v", tool, m.client, o), true
 	}

@@ -69,6 +69,9 @@ func size(p inflight.Post) int64 {
 	if p.Cwd != nil {
 		n += len(*p.Cwd)
 	}
+	if p.MCPParams != nil {
+		n += len(*p.MCPParams)
+	}
 	return int64(n)
 }
 

@@ -42,7 +42,7 @@ type keyed struct {
 
 // claimKey claims key for p, or finds what it names already.
 func (s *Service) claimKey(ctx context.Context, key string, p inflight.Post) (keyed, error) {
-	sum := idempotency.Sum(p.Client, p.Tool, p.Input, p.Cwd)
+	sum := idempotency.Sum(p.Client, p.Tool, p.Input, p.Cwd, p.MCPParams)
 	cl, err := s.keys.Claim(ctx, p.Poster, key, sum, p.ID)
 	return keyed{claim: cl, sum: sum}, err
 }

@@ -40,9 +40,7 @@ func waitStatus(mb mailboxv1.MailboxServiceClient, id string, after int64) <-cha
 // then on the answer, and reads the capture without taking it.
 func TestProgressReachesAStatusWaitOnAnotherReplica(t *testing.T) {
 	t.Parallel()
-	ms := mailboxtest.New(t, mailboxtest.Options{})
-	s := &suite{reg: ms.Registry, mb: ms.Mailbox, svc: ms.Service}
-	other := ms.Replica(t)
+	s, other := newTwoReplicas(t)
 	s.advertise(t, "laptop", "slow")
 	stream, stop := s.follow(t, "laptop")
 	defer stop()

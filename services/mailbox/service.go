@@ -42,7 +42,7 @@ func (s *Service) Invoke(ctx context.Context, req *mailboxv1.InvokeRequest) (*ma
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.check(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd, req.Timeout)
+	p, err := s.check(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd, req.McpParams, req.Timeout)
 	if err != nil {
 		s.refused(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd, err)
 		return nil, err
@@ -82,7 +82,7 @@ func (s *Service) post(ctx context.Context, p inflight.Post) error {
 // check refuses an invocation that may not be posted, and names it. The
 // one substantive check is that the client advertises the tool right now,
 // in a workspace the caller may see; presence is not checked.
-func (s *Service) check(ctx context.Context, client, tool, input string, cwd *string, timeout *durationpb.Duration) (inflight.Post, error) {
+func (s *Service) check(ctx context.Context, client, tool, input string, cwd, mcpParams *string, timeout *durationpb.Duration) (inflight.Post, error) {
 	caller, err := identity.Caller(ctx)
 	if err != nil {
 		return inflight.Post{}, err
@@ -100,6 +100,15 @@ func (s *Service) check(ctx context.Context, client, tool, input string, cwd *st
 		return inflight.Post{}, status.Errorf(codes.ResourceExhausted,
 			"input: %d bytes is more than the %d this mailbox takes for one invocation (--max-input-bytes)", len(input), s.bounds.MaxInputBytes)
 	}
+	if mcpParams != nil {
+		if n := len(input) + len(*mcpParams); n > s.bounds.MaxInputBytes {
+			return inflight.Post{}, status.Errorf(codes.ResourceExhausted,
+				"input and mcp_params: %d bytes together is more than the %d this mailbox takes for one invocation (--max-input-bytes)", n, s.bounds.MaxInputBytes)
+		}
+		if err := jsontext.CheckObject("mcp_params", *mcpParams); err != nil {
+			return inflight.Post{}, status.Error(codes.InvalidArgument, err.Error())
+		}
+	}
 	if cwd != nil && len(*cwd) > maxCwdBytes {
 		return inflight.Post{}, status.Errorf(codes.InvalidArgument, "cwd: %d bytes is more than the %d a path may hold", len(*cwd), maxCwdBytes)
 	}
@@ -109,7 +118,7 @@ func (s *Service) check(ctx context.Context, client, tool, input string, cwd *st
 	if err := s.checkTimeout(timeout); err != nil {
 		return inflight.Post{}, err
 	}
-	p := inflight.Post{ID: inflight.NewID(), Client: client, Poster: caller.Name, Tool: tool, Input: input, Cwd: cwd,
+	p := inflight.Post{ID: inflight.NewID(), Client: client, Poster: caller.Name, Tool: tool, Input: input, Cwd: cwd, MCPParams: mcpParams,
 		Trace: telemetry.Inject(ctx), Front: audit.FrontOf(ctx)}
 	if timeout != nil {
 		p.Timeout = timeout.AsDuration()
@@ -238,7 +247,7 @@ func (s *Service) Call(ctx context.Context, req *mailboxv1.CallRequest) (*mailbo
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.check(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd, req.Timeout)
+	p, err := s.check(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd, req.McpParams, req.Timeout)
 	if err != nil {
 		s.refused(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd, err)
 		return nil, err
@@ -361,7 +370,7 @@ func toProto(c *inflight.Capture) *mailboxv1.Capture {
 // travels as a duration, so the host's clock need not agree with the
 // mailbox's; one that passed meanwhile leaves a nanosecond.
 func row(inv *inflight.Invocation) *mailboxv1.Invocation {
-	r := &mailboxv1.Invocation{Invocation: inv.ID, Tool: inv.Tool, Input: inv.Input, Cwd: inv.Cwd, Delivery: inv.Delivery,
+	r := &mailboxv1.Invocation{Invocation: inv.ID, Tool: inv.Tool, Input: inv.Input, Cwd: inv.Cwd, McpParams: inv.MCPParams, Delivery: inv.Delivery,
 		TraceContext: inv.Trace}
 	end := inv.Expires
 	if !inv.Deadline.IsZero() && (end.IsZero() || !inv.Deadline.After(end)) {

@@ -18,7 +18,6 @@ import (
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/mailbox"
-	"github.com/switchboard-run/switchboard/services/mailbox/mailboxtest"
 )
 
 func TestInvokeChecksTheAdvertisementOnly(t *testing.T) {
@@ -338,9 +337,7 @@ func waitPresent(t testing.TB, s *suite, client string, want bool) {
 // call, capture and cancel through another, many at once.
 func TestTwoReplicasShareTheQueues(t *testing.T) {
 	t.Parallel()
-	ms := mailboxtest.New(t, mailboxtest.Options{})
-	s := &suite{reg: ms.Registry, mb: ms.Mailbox, svc: ms.Service}
-	other := ms.Replica(t)
+	s, other := newTwoReplicas(t)
 	s.advertise(t, "laptop", "echo")
 	stream, stop := s.follow(t, "laptop")
 	defer stop()

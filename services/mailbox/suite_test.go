@@ -35,6 +35,14 @@ func newSuite(t testing.TB, tune ...func(*mailbox.Bounds)) *suite {
 	return &suite{reg: s.Registry, mb: s.Mailbox, conn: s.Conn, svc: s.Service, stop: s.Stop}
 }
 
+// newTwoReplicas is a suite and a second mailbox replica beside it,
+// sharing its NATS and registry.
+func newTwoReplicas(t testing.TB) (*suite, mailboxv1.MailboxServiceClient) {
+	t.Helper()
+	ms := mailboxtest.New(t, mailboxtest.Options{})
+	return &suite{reg: ms.Registry, mb: ms.Mailbox, conn: ms.Conn, svc: ms.Service, stop: ms.Stop}, ms.Replica(t)
+}
+
 var driver = testkit.As("driver", identity.Driver)
 
 func host(name string) context.Context { return testkit.As(name, identity.Host) }

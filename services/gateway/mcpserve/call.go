@@ -65,7 +65,11 @@ func (m *Mirror) handler(name string, e entry) mcp.ToolHandler {
 		if rpc, err = withIdempotencyKey(rpc, header); err != nil {
 			return refusal(status.Convert(err).Message()), nil
 		}
-		call := m.startCall(rpc, &mailboxv1.CallRequest{Client: e.client, Tool: e.def.GetName(), Input: input})
+		params, err := mcpParams(req)
+		if err != nil {
+			return refusal("the call's input responses could not be passed on: " + err.Error()), nil
+		}
+		call := m.startCall(rpc, &mailboxv1.CallRequest{Client: e.client, Tool: e.def.GetName(), Input: input, McpParams: params})
 		stop := nameFirst(ctx, call)
 		defer stop()
 		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
@@ -100,6 +104,9 @@ func (m *Mirror) handler(name string, e entry) mcp.ToolHandler {
 		case r.res.GetCapture() != nil: // answered, even if the client has just gone: nothing to cancel
 			if err := serverError(r.res.GetCapture()); err != nil {
 				return nil, err
+			}
+			if ask := inputRequired(r.res.GetCapture()); ask != nil {
+				return ask, nil
 			}
 			if raw := passThrough(ctx, r.res.GetCapture()); raw != nil {
 				return &raw.CallToolResult, nil

@@ -185,10 +185,9 @@ func (v *view) lookup(name string) (entry, bool) {
 
 // resultMessage is the JSON-RPC response the SDK sends for res in the
 // stateless era: the result with the server's identity in _meta, and, when
-// the tool's handler made it (complete), resultType "complete", which
-// CallToolResult.MarshalJSON places last of its fields (requestState and
-// inputRequests, which would follow, are never set here).
-func (v *view) resultMessage(id json.RawMessage, res *mcp.CallToolResult, complete bool) []byte {
+// the tool's handler made it (ran), its resultType: "input_required" when
+// it asks for input, else "complete".
+func (v *view) resultMessage(id json.RawMessage, res *mcp.CallToolResult, ran bool) []byte {
 	if res.Meta == nil {
 		res.Meta = mcp.Meta{}
 	}
@@ -204,10 +203,14 @@ func (v *view) resultMessage(id json.RawMessage, res *mcp.CallToolResult, comple
 	b.WriteString(`{"jsonrpc":"2.0","id":`)
 	b.Write(id)
 	b.WriteString(`,"result":`)
-	if complete {
+	switch {
+	case ran && res.InputRequests != nil:
+		b.Write(raw[:len(raw)-1])
+		b.WriteString(`,"resultType":"input_required"}}`)
+	case ran:
 		b.Write(raw[:len(raw)-1])
 		b.WriteString(`,"resultType":"complete"}}`)
-	} else {
+	default:
 		b.Write(raw)
 		b.WriteString(`}`)
 	}

@@ -2,6 +2,7 @@ package mcpserve
 
 import (
 	"encoding/json"
+	stdjsontext "encoding/json/jsontext"
 	jsonv2 "encoding/json/v2"
 	"fmt"
 
@@ -73,6 +74,9 @@ func passedOn(c *mailboxv1.Capture) *mcp.CallToolResult {
 			return nil
 		}
 	}
+	if got.InputRequests != nil {
+		return nil // an input_required result, which only a synchronous tools/call answers (inputRequired)
+	}
 	res := &mcp.CallToolResult{Meta: got.Meta, Content: got.Content, StructuredContent: got.StructuredContent, IsError: got.IsError}
 	delete(res.Meta, mcp.MetaKeyServerInfo)
 	if res.Content == nil {
@@ -97,10 +101,11 @@ func textOnly(raw []byte) (res *mcp.CallToolResult, ok bool) {
 			Meta        mcp.Meta         `json:"_meta"`
 			Annotations *mcp.Annotations `json:"annotations"`
 		} `json:"content"`
-		StructuredContent any  `json:"structuredContent"`
-		IsError           bool `json:"isError"`
+		StructuredContent any               `json:"structuredContent"`
+		IsError           bool              `json:"isError"`
+		InputRequests     stdjsontext.Value `json:"inputRequests"` // the SDK's to decode
 	}
-	if jsonv2.Unmarshal(raw, &wire) != nil {
+	if jsonv2.Unmarshal(raw, &wire) != nil || wire.InputRequests != nil {
 		return nil, false
 	}
 	res = &mcp.CallToolResult{Meta: wire.Meta, Content: make([]mcp.Content, 0, len(wire.Content)), StructuredContent: wire.StructuredContent, IsError: wire.IsError}

@@ -12,13 +12,17 @@
 //     JSON;
 //   - stdout and stderr are each capped, with kit/capture's marker;
 //   - the result itself travels whole beside them (Capture.mcp_result), for
-//     MCP drivers, up to MaxResultBytes.
+//     MCP drivers, up to MaxResultBytes;
+//   - a result asking for input (input_required) is a failure naming what
+//     was asked, and travels whole for an MCP driver to answer.
 package results
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -47,6 +51,9 @@ func FromResult(res *mcp.CallToolResult, limit int) *mailboxv1.Capture {
 	if limit <= 0 {
 		limit = DefaultMaxChars
 	}
+	if res.NeedsInput() {
+		return inputRequired(res, limit)
+	}
 	text := render(res)
 	whole, err := wholeResult(res)
 	if err != nil {
@@ -67,26 +74,43 @@ func FromResult(res *mcp.CallToolResult, limit int) *mailboxv1.Capture {
 	return c
 }
 
-// wholeResult is res as JSON text, as MCP drivers answer it. Only what a
-// final result holds is kept: an input request is the bridge's to fulfil,
-// and the result type and serverInfo (which name the session's server and
-// era) are the driver's to set for its own client.
-func wholeResult(res *mcp.CallToolResult) (string, error) {
-	meta := res.Meta
-	if _, ok := meta[mcp.MetaKeyServerInfo]; ok {
-		// A copy of the rest: a clone of the whole map would copy its
-		// table too, kilobytes on every call.
-		meta = nil
-		for k, v := range res.Meta {
-			if k != mcp.MetaKeyServerInfo {
-				if meta == nil {
-					meta = make(mcp.Meta, len(res.Meta)-1)
-				}
-				meta[k] = v
-			}
-		}
+// inputRequired maps a result that asks the driver for input (MCP's
+// input_required): for an MCP driver its requests and state travel whole,
+// to be answered in a retry; any other driver cannot answer, and reads a
+// failure naming what was asked.
+func inputRequired(res *mcp.CallToolResult, limit int) *mailboxv1.Capture {
+	asked := make([]string, 0, len(res.InputRequests))
+	for _, id := range slices.Sorted(maps.Keys(res.InputRequests)) {
+		asked = append(asked, fmt.Sprintf("%s (%s)", id, inputMethod(res.InputRequests[id])))
 	}
-	b, err := json.Marshal(&mcp.CallToolResult{Meta: meta, Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError})
+	c := capture.Failed(capture.ExitError, "%s", capture.Cap(fmt.Sprintf(
+		"the MCP server asks its client for input before it answers: %s; only an MCP client of revision 2026-07-28 or later can answer, by calling the tool again with inputResponses and requestState",
+		strings.Join(asked, ", ")), limit))
+	b, err := json.Marshal(&mcp.CallToolResult{Meta: withoutServerInfo(res.Meta), Content: []mcp.Content{},
+		InputRequests: res.InputRequests, RequestState: res.RequestState})
+	if err == nil && len(b) <= MaxResultBytes {
+		c.McpResult = proto.String(string(b))
+	}
+	return c
+}
+
+// inputMethod names the MCP request an input request stands for.
+func inputMethod(r mcp.InputRequest) string {
+	switch r.(type) {
+	case *mcp.ElicitParams:
+		return "elicitation/create"
+	case *mcp.ListRootsParams:
+		return "roots/list"
+	default:
+		return "sampling/createMessage"
+	}
+}
+
+// wholeResult is res as JSON text, as MCP drivers answer it. The result
+// type and serverInfo (which name the session's server and era) are the
+// driver's to set for its own client.
+func wholeResult(res *mcp.CallToolResult) (string, error) {
+	b, err := json.Marshal(&mcp.CallToolResult{Meta: withoutServerInfo(res.Meta), Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError})
 	if err != nil {
 		return "", fmt.Errorf("the server's result could not be passed on whole: %v", err)
 	}
@@ -94,6 +118,25 @@ func wholeResult(res *mcp.CallToolResult) (string, error) {
 		return "", fmt.Errorf("the server's result is %d bytes, over the %d this bridge passes on whole; only its text is shown", len(b), MaxResultBytes)
 	}
 	return string(b), nil
+}
+
+// withoutServerInfo is meta less the server's identity: a copy of the rest
+// (a clone of the whole map would copy its table too, kilobytes on every
+// call), or meta itself when it holds none.
+func withoutServerInfo(meta mcp.Meta) mcp.Meta {
+	if _, ok := meta[mcp.MetaKeyServerInfo]; !ok {
+		return meta
+	}
+	var rest mcp.Meta
+	for k, v := range meta {
+		if k != mcp.MetaKeyServerInfo {
+			if rest == nil {
+				rest = make(mcp.Meta, len(meta)-1)
+			}
+			rest[k] = v
+		}
+	}
+	return rest
 }
 
 // render joins the result's blocks into text, naming what is not text.

@@ -189,3 +189,24 @@ func jsonEqual(t *testing.T, a, b string) bool {
 	}
 	return reflect.DeepEqual(x, y)
 }
+
+// A result asking for input travels whole for an MCP driver, and reads as
+// a failure naming what was asked for any other.
+func TestFromResultPassesAnInputRequiredResultOn(t *testing.T) {
+	t.Parallel()
+	const sent = `{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"up","version":"1"}},"resultType":"input_required",` +
+		`"inputRequests":{"who":{"method":"elicitation/create","params":{"mode":"form","message":"Name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}},` +
+		`"roots":{"method":"roots/list","params":{}}},"requestState":"s-1"}`
+	var res mcp.CallToolResult
+	if err := json.Unmarshal([]byte(sent), &res); err != nil {
+		t.Fatal(err)
+	}
+	c := FromResult(&res, 0)
+	check(t, c, want{stderr: "the MCP server asks its client for input before it answers: roots (roots/list), who (elicitation/create); " +
+		"only an MCP client of revision 2026-07-28 or later can answer, by calling the tool again with inputResponses and requestState", exit: 1})
+	wantResult := `{"content":[],"inputRequests":{"who":{"method":"elicitation/create","params":{"mode":"form","message":"Name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}},` +
+		`"roots":{"method":"roots/list","params":{}}},"requestState":"s-1"}`
+	if got := c.GetMcpResult(); !jsonEqual(t, got, wantResult) {
+		t.Fatalf("mcp_result = %s\nwant %s", got, wantResult)
+	}
+}

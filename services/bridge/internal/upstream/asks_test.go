@@ -14,10 +14,10 @@ import (
 
 // A mounted server that asks the bridge for something (docs/mcp.md, "The
 // bridge, toward a mounted server") gets what the table says, in every
-// mode: no roots, and a refusal of sampling and elicitation, whether it asks
-// with a request of its own (sessions) or with an input_required result
-// (2026-07-28), so the call fails rather than waits for a user who is not
-// there.
+// mode. In a session its own requests are refused (no roots, a sentence
+// for sampling and elicitation), so the call fails rather than waits for a
+// user who is not there. A server of the stateless era asks in its result
+// (input_required), which comes back as it is, for the driver to answer.
 func TestAServerThatAsksTheBridgeGetsWhatTheMethodsTableSays(t *testing.T) {
 	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
@@ -25,37 +25,38 @@ func TestAServerThatAsksTheBridgeGetsWhatTheMethodsTableSays(t *testing.T) {
 		ask := func(tool, args string) (*mcp.CallToolResult, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 			defer cancel()
-			return s.Call(ctx, tool, json.RawMessage(args), "", nil)
+			return s.Call(ctx, tool, json.RawMessage(args), nil, "", nil)
+		}
+		stateless := s.Info().ProtocolVersion >= statelessRevision
+		if stateless {
+			for tool, key := range map[string]string{
+				"test_input_required_result_list_roots":  "client_roots",
+				"test_input_required_result_sampling":    "capital_question",
+				"test_input_required_result_elicitation": "user_name",
+			} {
+				res, err := ask(tool, `{}`)
+				if err != nil || !res.NeedsInput() || res.InputRequests[key] == nil {
+					t.Errorf("%s: %+v, %v; want input_required asking %q", tool, res, err, key)
+				}
+			}
+			return
 		}
 		res, err := ask("test_input_required_result_list_roots", `{}`)
 		if err != nil || res.IsError || len(res.Content) != 1 || !strings.HasPrefix(res.Content[0].(*mcp.TextContent).Text, "Client exposed 0 root(s)") {
 			t.Fatalf("roots: %+v, %v; want the call to see no roots", res, err)
 		}
-		stateless := s.Info().ProtocolVersion >= "2026-07-28"
-		for _, c := range []struct {
-			tool, args, want string
-			asks             bool // the server sends a request of its own, which it can only do in a session
-		}{
-			// In a session the server's request reaches the bridge, which
-			// refuses it with a sentence the server shows.
-			{"test_sampling", `{"prompt": "hi"}`, samplingRefusal, true},
+		for _, c := range []struct{ tool, args, want string }{
+			// The server's request reaches the bridge, which refuses it
+			// with a sentence the server shows.
+			{"test_sampling", `{"prompt": "hi"}`, samplingRefusal},
 			// The server's SDK checks the client's capabilities before it
 			// asks for elicitation, so it refuses itself.
-			{"test_elicitation", `{"message": "hi"}`, "client does not support elicitation", true},
-			// An input_required result is fulfilled by asking the bridge
-			// in a session, and inside the bridge's SDK without one.
-			{"test_input_required_result_sampling", `{}`, samplingRefusal, false},
-			{"test_input_required_result_elicitation", `{}`, "client does not support elicitation", false},
+			{"test_elicitation", `{"message": "hi"}`, "client does not support elicitation"},
+			// An input_required result is fulfilled by the server's SDK
+			// asking the bridge in the session.
+			{"test_input_required_result_sampling", `{}`, samplingRefusal},
+			{"test_input_required_result_elicitation", `{}`, "client does not support elicitation"},
 		} {
-			if stateless {
-				if c.asks {
-					// 2026-07-28 has no server-to-client requests: the server's
-					// SDK refuses to send one, and the call fails there.
-					c.want = "cannot be sent while serving a request on protocol version 2026-07-28"
-				} else if c.want == samplingRefusal {
-					c.want = "client does not support CreateMessage" // the SDK's client, refusing itself
-				}
-			}
 			res, err := ask(c.tool, c.args)
 			got := ""
 			if err != nil {
@@ -68,6 +69,58 @@ func TestAServerThatAsksTheBridgeGetsWhatTheMethodsTableSays(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A driver's answers reach a stateless-era server with the retry, and so
+// do its capabilities: the server asks only what the driver can answer.
+func TestADriversAnswersAndCapabilitiesReachTheServer(t *testing.T) {
+	t.Parallel()
+	eachMode(t, func(t *testing.T, m mode) {
+		s, _ := conformance(t, m, newEvents().options(t))
+		if s.Info().ProtocolVersion < statelessRevision {
+			t.Skipf("a server of %s reads the capabilities its session declared", s.Info().ProtocolVersion)
+		}
+		call := func(tool, params string) *mcp.CallToolResult {
+			t.Helper()
+			from, err := ParseClientParams(params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			defer cancel()
+			res, err := s.Call(ctx, tool, json.RawMessage(`{}`), from, "", nil)
+			if err != nil {
+				t.Fatalf("%s with %s: %v", tool, params, err)
+			}
+			return res
+		}
+		first := call("test_input_required_result_elicitation", `{}`)
+		state, _ := json.Marshal(first.RequestState)
+		res := call("test_input_required_result_elicitation",
+			`{"inputResponses":{"user_name":{"action":"accept","content":{"name":"Alice"}}},"requestState":`+string(state)+`}`)
+		if res.NeedsInput() || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "Hello, Alice!" {
+			t.Fatalf("the retry with the answer: %+v; want Hello, Alice!", res)
+		}
+		res = call("test_input_required_result_capabilities", `{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}}`)
+		if !res.NeedsInput() || len(res.InputRequests) != 1 || res.InputRequests["greeting"] == nil {
+			t.Fatalf("asking a driver that can sample only: %+v; want one sampling request", res.InputRequests)
+		}
+	})
+}
+
+func TestClientParamsAreDecodedStrictly(t *testing.T) {
+	t.Parallel()
+	for params, want := range map[string]string{
+		`{"inputResponses":{},"cursor":"x"}`:                          `mcp_params: json: unknown field "cursor"`,
+		`{"_meta":{"progressToken":1}}`:                               `mcp_params: json: unknown field "progressToken"`,
+		`{"_meta":{"io.modelcontextprotocol/clientCapabilities":[]}}`: `mcp_params: _meta "io.modelcontextprotocol/clientCapabilities" is not an object`,
+		`{"requestState":7}`:                                          `mcp_params: json: cannot unmarshal number into Go struct field ClientParams.requestState of type string`,
+		`{} {}`:                                                       `mcp_params: more than one JSON value`,
+	} {
+		if _, err := ParseClientParams(params); err == nil || err.Error() != want {
+			t.Errorf("%s: %v; want %q", params, err, want)
+		}
+	}
 }
 
 // A server that asks for elicitation although the bridge declared no such

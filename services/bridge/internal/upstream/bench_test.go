@@ -68,7 +68,7 @@ func BenchmarkCallUpstream(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		t0 := time.Now()
-		res, err := s.Call(ctx, "test_simple_text", args, "inv-bench", nil)
+		res, err := s.Call(ctx, "test_simple_text", args, nil, "inv-bench", nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -22,15 +22,18 @@ const LogLevel = "info"
 //
 // A JSON-RPC error comes back as an error wrapping *jsonrpc.Error; a tool's
 // own failure is a result with IsError set.
-func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, progressToken string, onProgress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
+//
+// from, when not nil, is what the driver's MCP client sent beyond name and
+// arguments, sent on to the server with the call.
+func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, from *ClientParams, progressToken string, onProgress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
 	if progressToken != "" && onProgress != nil {
 		s.watchProgress(progressToken, onProgress)
 		defer s.unwatchProgress(progressToken)
 	}
 	s.mu.Lock()
-	cs, gen := s.cs, s.gen
+	cs, gen, rev := s.cs, s.gen, s.info.ProtocolVersion
 	s.mu.Unlock()
-	res, err := cs.CallTool(ctx, callParams(name, args, progressToken))
+	res, err := cs.CallTool(ctx, callParams(name, args, from, rev, progressToken))
 	if err == nil || !s.http || !errors.Is(err, mcp.ErrSessionMissing) || ctx.Err() != nil {
 		return res, err
 	}
@@ -40,16 +43,26 @@ func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, p
 		return nil, err
 	}
 	s.mu.Lock()
-	cs = s.cs
+	cs, rev = s.cs, s.info.ProtocolVersion
 	s.mu.Unlock()
-	return cs.CallTool(ctx, callParams(name, args, progressToken))
+	return cs.CallTool(ctx, callParams(name, args, from, rev, progressToken))
 }
 
-// callParams builds fresh params: the SDK adds to their _meta as it sends.
-func callParams(name string, args json.RawMessage, progressToken string) *mcp.CallToolParams {
+// callParams builds fresh params: the SDK adds to their _meta as it sends,
+// keeping what is there. A driver's client's capabilities go to a server
+// of the stateless era only (rev), which reads them from each request; an
+// older server reads the bridge's, from its session, and asks its client
+// (the bridge) in requests that cannot reach the driver.
+func callParams(name string, args json.RawMessage, from *ClientParams, rev, progressToken string) *mcp.CallToolParams {
 	p := &mcp.CallToolParams{Name: name, Arguments: args, Meta: mcp.Meta{mcp.MetaKeyLogLevel: LogLevel}}
 	if progressToken != "" {
 		p.SetProgressToken(progressToken)
+	}
+	if from != nil {
+		p.InputResponses, p.RequestState = from.InputResponses, from.RequestState
+		if caps := from.Meta.ClientCapabilities; caps != nil && rev >= statelessRevision {
+			p.Meta[mcp.MetaKeyClientCapabilities] = caps
+		}
 	}
 	return p
 }

@@ -37,7 +37,7 @@ func TestTheSessionListsTheCatalogAndHearsItChange(t *testing.T) {
 		if err != nil || got.Messages[0].Content.(*mcp.TextContent).Text != "Prompt with arguments: arg1='a', arg2='b'" {
 			t.Fatalf("GetPrompt: %v, %v", got, err)
 		}
-		if res, err := s.Call(ctx, "test_trigger_prompt_change", []byte(`{}`), "", nil); err != nil || res.IsError {
+		if res, err := s.Call(ctx, "test_trigger_prompt_change", []byte(`{}`), nil, "", nil); err != nil || res.IsError {
 			t.Fatalf("trigger: %v, %v", res, err)
 		}
 		ev.await(t, "the prompts listed again", func(*events) bool {

@@ -34,7 +34,7 @@ func TestEveryResultIsTheOneTheSDKGets(t *testing.T) {
 		t.Run(tool, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 			defer cancel()
-			got, err := s.Call(ctx, tool, json.RawMessage(`{}`), "", nil)
+			got, err := s.Call(ctx, tool, json.RawMessage(`{}`), nil, "", nil)
 			if err != nil {
 				t.Fatalf("Call: %v", err)
 			}

@@ -97,7 +97,7 @@ func TestConfiguredHeadersGoOnEveryRequest(t *testing.T) {
 	front, log := recorder(t)
 
 	s := open(t, httpConfig(front.URL+"/", map[string]string{"Authorization": "Bearer bridge-own-secret", "X-Team": "infra"}), newEvents().options(t))
-	if _, err := s.Call(context.Background(), "test_simple_text", json.RawMessage(`{}`), "", nil); err != nil {
+	if _, err := s.Call(context.Background(), "test_simple_text", json.RawMessage(`{}`), nil, "", nil); err != nil {
 		t.Fatal(err)
 	}
 	s.Close() // ends the session with DELETE

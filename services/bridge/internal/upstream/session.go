@@ -146,7 +146,10 @@ func Open(ctx context.Context, cfg *bridgev1.ServerConfig, opts Options) (*Sessi
 		Logger: opts.Logger,
 		// No roots, sampling or elicitation: the bridge has no user to ask,
 		// so a server must not be told it could.
-		Capabilities:                &mcp.ClientCapabilities{},
+		Capabilities: &mcp.ClientCapabilities{},
+		// A server's input_required result is the driver's to answer: it
+		// goes back through the mailbox as it came (ClientParams).
+		MultiRoundTrip:              &mcp.MultiRoundTripOptions{Disabled: true},
 		ToolListChangedHandler:      s.onListChanged,
 		ResourceListChangedHandler:  s.onResourcesChanged,
 		PromptListChangedHandler:    s.onPromptsChanged,

@@ -87,7 +87,7 @@ func TestConformanceServerInEveryMode(t *testing.T) {
 				})
 			})
 			t.Run("an unknown tool is a JSON-RPC error, named", func(t *testing.T) {
-				_, err := s.Call(context.Background(), "no_such_tool", json.RawMessage(`{}`), "", nil)
+				_, err := s.Call(context.Background(), "no_such_tool", json.RawMessage(`{}`), nil, "", nil)
 				var rpcErr *jsonrpc.Error
 				if !errors.As(err, &rpcErr) {
 					t.Fatalf("err = %v, want a JSON-RPC error", err)
@@ -124,7 +124,7 @@ func call(t *testing.T, s *Session, tool, input string) interface {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	res, err := s.Call(ctx, tool, json.RawMessage(input), "inv-test", nil)
+	res, err := s.Call(ctx, tool, json.RawMessage(input), nil, "inv-test", nil)
 	if err != nil {
 		t.Fatalf("Call(%q): %v", tool, err)
 	}
@@ -145,7 +145,7 @@ func TestExampleServerWithSpacesInToolNames(t *testing.T) {
 			t.Errorf("tool %q is not listed: %v", want, names)
 		}
 	}
-	res, err := s.Call(context.Background(), "greet (structured)", json.RawMessage(`{"name":"bob"}`), "", nil)
+	res, err := s.Call(context.Background(), "greet (structured)", json.RawMessage(`{"name":"bob"}`), nil, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestExampleServerWithSpacesInToolNames(t *testing.T) {
 	if got := results.FromResult(res, 0); got.GetStdout() != `{"message":"Hi bob"}` {
 		t.Errorf("stdout = %q", got.GetStdout())
 	}
-	res, err = s.Call(context.Background(), "greet (content with ResourceLink)", json.RawMessage(`{"name":"bob"}`), "", nil)
+	res, err = s.Call(context.Background(), "greet (content with ResourceLink)", json.RawMessage(`{"name":"bob"}`), nil, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestCancellingACallEndsItAndKeepsTheSession(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
-		_, err := s.Call(ctx, "test_tool_with_progress", json.RawMessage(`{}`), "inv-cancel", nil)
+		_, err := s.Call(ctx, "test_tool_with_progress", json.RawMessage(`{}`), nil, "inv-cancel", nil)
 		errc <- err
 	}()
 	ev.await(t, "the first progress notice", func(e *events) bool { return hasPrefix(e.notices, "progress inv-cancel: 0/100") })
@@ -255,11 +255,11 @@ func TestACallsProgressReachesItsOwnFunction(t *testing.T) {
 		other := make(chan []string, 1)
 		go func() { // a concurrent call under another token sees only its own
 			var mine []string
-			_, _ = s.Call(ctx, "test_simple_text", json.RawMessage(`{}`), "inv-other",
+			_, _ = s.Call(ctx, "test_simple_text", json.RawMessage(`{}`), nil, "inv-other",
 				func(p *mcp.ProgressNotificationParams) { mine = append(mine, fmt.Sprint(p.ProgressToken)) })
 			other <- mine
 		}()
-		if _, err := s.Call(ctx, "test_tool_with_progress", json.RawMessage(`{}`), "inv-progress", collect); err != nil {
+		if _, err := s.Call(ctx, "test_tool_with_progress", json.RawMessage(`{}`), nil, "inv-progress", collect); err != nil {
 			t.Fatal(err)
 		}
 		ev.await(t, "the last progress notice", func(e *events) bool {
@@ -274,7 +274,7 @@ func TestACallsProgressReachesItsOwnFunction(t *testing.T) {
 		if mine := <-other; len(mine) != 0 {
 			t.Errorf("the other call saw progress %q; want none", mine)
 		}
-		if _, err := s.Call(ctx, "test_tool_with_progress", json.RawMessage(`{}`), "inv-progress", nil); err != nil {
+		if _, err := s.Call(ctx, "test_tool_with_progress", json.RawMessage(`{}`), nil, "inv-progress", nil); err != nil {
 			t.Fatalf("a call without a progress function: %v", err)
 		}
 	})

@@ -115,7 +115,7 @@ func (b *Box) settle(ctx context.Context, s *slot, c Capture, by inflight.Answer
 	b.mu.Lock() // the view may move s.rev on meanwhile (a write of its notes)
 	body, at := s.stored(), s.rev
 	b.mu.Unlock()
-	body.Capture, body.Input, body.Cancelled = captureProto(&c), "", by == inflight.ByCancel
+	body.Capture, body.Input, body.McpParams, body.Cancelled = captureProto(&c), "", nil, by == inflight.ByCancel
 	state := stAnswered
 	if by == inflight.ByCancel {
 		state = stCancelled
@@ -215,7 +215,7 @@ func (b *Box) answerRecord(ctx context.Context, r *rec, capture func(*mailboxv1.
 	if b.cfg.Answered != nil {
 		body, size := full.body, r.size
 		if size == 0 {
-			size = postSize(body.GetInput(), body.GetTool(), body.Cwd)
+			size = postSize(body.GetInput(), body.GetTool(), body.Cwd, body.McpParams)
 		}
 		b.cfg.Answered(inflight.Ended{ID: r.id, Client: r.client, Poster: body.GetPoster(), Tool: body.GetTool(), Front: body.GetFront(),
 			Posted: postedOf(body), Handoffs: body.GetHandoffs(), InputBytes: size, Input: body.GetInput(), Cwd: body.Cwd, Capture: c, By: by})

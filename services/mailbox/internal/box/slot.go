@@ -23,22 +23,24 @@ const (
 // removal is O(1). A slot with a record (rev > 0) is durable: every change
 // of its fate is written there first.
 type slot struct {
-	id       string
-	client   string // the addressee: only it may complete
-	poster   string // the driver: only it may collect or cancel
-	tool     string
-	front    string // where it was posted, for the audit trail
-	input    string // empty in a durable slot not yet fetched (stub)
-	size     int    // what input, tool and cwd hold, for a read's room
-	cwd      *string
-	trace    map[string]string
-	posted   time.Time
-	expires  int64         // unix nanoseconds
-	timeout  time.Duration // the driver's, and when it runs out; zero: none
-	deadline time.Time
-	handoffs int32
-	state    state
-	capture  *Capture
+	id     string
+	client string // the addressee: only it may complete
+	poster string // the driver: only it may collect or cancel
+	tool   string
+	front  string // where it was posted, for the audit trail
+	input  string // empty in a durable slot not yet fetched (stub)
+	size   int    // what input, tool, cwd and mcpParams hold, for a read's room
+	cwd    *string
+	// mcpParams is the MCP client's params beyond name and arguments.
+	mcpParams *string
+	trace     map[string]string
+	posted    time.Time
+	expires   int64         // unix nanoseconds
+	timeout   time.Duration // the driver's, and when it runs out; zero: none
+	deadline  time.Time
+	handoffs  int32
+	state     state
+	capture   *Capture
 	// notes are the latest progress reports; cancelled marks a capture its
 	// poster's cancel wrote, kept for Status.
 	notes     []inflight.Note
@@ -60,25 +62,28 @@ type slot struct {
 	q, e link // queue list, expiry list
 }
 
-// postSize is what an invocation's input, tool and cwd hold: its room in a
-// read, and its bytes in for the audit trail.
-func postSize(input, tool string, cwd *string) int {
+// postSize is what an invocation's input, tool, cwd and MCP params hold:
+// its room in a read, and its bytes in for the audit trail.
+func postSize(input, tool string, cwd, mcpParams *string) int {
 	n := len(input) + len(tool)
 	if cwd != nil {
 		n += len(*cwd)
+	}
+	if mcpParams != nil {
+		n += len(*mcpParams)
 	}
 	return n
 }
 
 // invocation is s as a read hands it out, counted as the next hand-off.
 func (s *slot) invocation() inflight.Invocation {
-	return inflight.Invocation{ID: s.id, Tool: s.tool, Input: s.input, Cwd: s.cwd, Delivery: s.handoffs + 1, Trace: s.trace,
+	return inflight.Invocation{ID: s.id, Tool: s.tool, Input: s.input, Cwd: s.cwd, MCPParams: s.mcpParams, Delivery: s.handoffs + 1, Trace: s.trace,
 		Timeout: s.timeout, Deadline: s.deadline, Expires: time.Unix(0, s.expires)}
 }
 
 // stored is s as its record keeps it.
 func (s *slot) stored() *mailboxv1.StoredInvocation {
-	r := &mailboxv1.StoredInvocation{Poster: s.poster, Tool: s.tool, Input: s.input, Cwd: s.cwd, TraceContext: s.trace,
+	r := &mailboxv1.StoredInvocation{Poster: s.poster, Tool: s.tool, Input: s.input, Cwd: s.cwd, McpParams: s.mcpParams, TraceContext: s.trace,
 		Timeout: int64(s.timeout), PostedUnixMs: s.posted.UnixMilli(), Handoffs: s.handoffs, Cancelled: s.cancelled,
 		Notes: notesProto(s.notes), Front: s.front}
 	if !s.deadline.IsZero() {
@@ -86,7 +91,7 @@ func (s *slot) stored() *mailboxv1.StoredInvocation {
 	}
 	if s.capture != nil {
 		r.Capture = captureProto(s.capture)
-		r.Input = ""
+		r.Input, r.McpParams = "", nil
 	}
 	return r
 }
@@ -95,7 +100,8 @@ func (s *slot) stored() *mailboxv1.StoredInvocation {
 func slotOf(r *rec, ttl time.Duration) *slot {
 	b := r.body
 	s := &slot{id: r.id, client: r.client, poster: b.GetPoster(), tool: b.GetTool(), input: b.GetInput(), size: r.size, cwd: b.Cwd,
-		trace: b.GetTraceContext(), posted: time.UnixMilli(b.GetPostedUnixMs()), timeout: time.Duration(b.GetTimeout()),
+		mcpParams: b.McpParams,
+		trace:     b.GetTraceContext(), posted: time.UnixMilli(b.GetPostedUnixMs()), timeout: time.Duration(b.GetTimeout()),
 		handoffs: b.GetHandoffs(), recorded: b.GetHandoffs(), cancelled: b.GetCancelled(), notes: notesOf(b.GetNotes()), rev: r.rev,
 		front: b.GetFront()}
 	s.expires = s.posted.Add(ttl).UnixNano()

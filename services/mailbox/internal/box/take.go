@@ -97,7 +97,8 @@ func (b *Box) fill(ctx context.Context, s *slot) error {
 		return inflight.Absent(s.id)
 	default:
 		got := slotOf(full, b.cfg.TTL)
-		s.tool, s.input, s.cwd, s.trace, s.timeout, s.deadline, s.front = got.tool, got.input, got.cwd, got.trace, got.timeout, got.deadline, got.front
+		s.tool, s.input, s.cwd, s.mcpParams, s.trace = got.tool, got.input, got.cwd, got.mcpParams, got.trace
+		s.timeout, s.deadline, s.front = got.timeout, got.deadline, got.front
 		s.posted, s.expires, s.notes, s.rev, s.recorded = got.posted, got.expires, got.notes, full.rev, got.handoffs
 		bump := int32(0)
 		if q := b.queues[s.client]; q != nil {

@@ -74,14 +74,19 @@ func New(ctx context.Context, js jetstream.JetStream, cfg Config) (*Keys, error)
 	return &Keys{kv: kv, nc: js.Conn(), cfg: cfg, claims: map[string]*window{}}, nil
 }
 
-// Sum is what a key's first use called: a retry must call the same.
-func Sum(client, tool, input string, cwd *string) []byte {
+// Sum is what a key's first use called: a retry must call the same. The
+// MCP params are marked apart from a cwd (and a call without them sums as
+// it did before they existed).
+func Sum(client, tool, input string, cwd, mcpParams *string) []byte {
 	h := sha256.New()
 	for _, part := range []string{client, tool, input} {
 		fmt.Fprintf(h, "%d:%s", len(part), part)
 	}
 	if cwd != nil {
 		fmt.Fprintf(h, "%d:%s", len(*cwd), *cwd)
+	}
+	if mcpParams != nil {
+		fmt.Fprintf(h, "mcp%d:%s", len(*mcpParams), *mcpParams)
 	}
 	return h.Sum(nil)
 }

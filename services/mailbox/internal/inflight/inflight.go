@@ -76,6 +76,9 @@ type Post struct {
 	Tool   string
 	Input  string
 	Cwd    *string // nil when the driver set none
+	// MCPParams is the MCP client's tools/call params beyond name and
+	// arguments, a JSON object; nil when it sent none.
+	MCPParams *string
 	// Trace is the posting call's W3C trace context; nil when untraced.
 	Trace map[string]string
 	// Timeout is the driver's timeout, and Deadline when it runs out; zero
@@ -94,6 +97,8 @@ type Invocation struct {
 	Input string
 	// Cwd is nil when the driver set none.
 	Cwd *string
+	// MCPParams is nil when the driver set none (Post.MCPParams).
+	MCPParams *string
 	// Delivery counts hand-offs including this one.
 	Delivery int32
 	// Trace is the posting call's W3C trace context; nil when untraced.
@@ -113,6 +118,9 @@ func (inv *Invocation) Size() int {
 	n := len(inv.ID) + len(inv.Tool) + len(inv.Input) + rowOverhead
 	if inv.Cwd != nil {
 		n += len(*inv.Cwd)
+	}
+	if inv.MCPParams != nil {
+		n += len(*inv.MCPParams)
 	}
 	for k, v := range inv.Trace {
 		n += len(k) + len(v) + traceEntryOverhead

@@ -230,7 +230,15 @@ type Invocation struct {
 	// Invoke or Call that posted it, when that call was traced: the host's run
 	// continues the driver's trace though it happens later, on another
 	// connection (docs/observability.md). Empty when nothing was traced.
-	TraceContext  map[string]string `protobuf:"bytes,9,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	TraceContext map[string]string `protobuf:"bytes,9,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// mcp_params is what the driver's MCP client sent with tools/call beyond
+	// the tool's name and arguments, as a JSON object, present only when it
+	// sent any: `inputResponses` and `requestState`, answering an earlier
+	// call's input_required result (MCP multi round-trip requests), and
+	// `_meta` with `io.modelcontextprotocol/clientCapabilities`, what that
+	// client can be asked. The bridge sends them to the mounted server with
+	// the call; other hosts may ignore it (docs/mcp.md, "Input requests").
+	McpParams     *string `protobuf:"bytes,10,opt,name=mcp_params,json=mcpParams,proto3,oneof" json:"mcp_params,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -319,6 +327,13 @@ func (x *Invocation) GetTraceContext() map[string]string {
 		return x.TraceContext
 	}
 	return nil
+}
+
+func (x *Invocation) GetMcpParams() string {
+	if x != nil && x.McpParams != nil {
+		return *x.McpParams
+	}
+	return ""
 }
 
 // InvocationState is one invocation as a watch shows it: who posted what
@@ -554,7 +569,7 @@ const file_switchboard_mailbox_v1_mailbox_proto_rawDesc = "" +
 	"\n" +
 	"\b_warningB\f\n" +
 	"\n" +
-	"_mcp_error\"\x9a\x03\n" +
+	"_mcp_error\"\xcd\x03\n" +
 	"\n" +
 	"Invocation\x12\x1e\n" +
 	"\n" +
@@ -566,11 +581,15 @@ const file_switchboard_mailbox_v1_mailbox_proto_rawDesc = "" +
 	"\bdelivery\x18\x05 \x01(\x05R\bdelivery\x126\n" +
 	"\ttime_left\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\btimeLeft\x123\n" +
 	"\atimeout\x18\a \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12Y\n" +
-	"\rtrace_context\x18\t \x03(\v24.switchboard.mailbox.v1.Invocation.TraceContextEntryR\ftraceContext\x1a?\n" +
+	"\rtrace_context\x18\t \x03(\v24.switchboard.mailbox.v1.Invocation.TraceContextEntryR\ftraceContext\x12\"\n" +
+	"\n" +
+	"mcp_params\x18\n" +
+	" \x01(\tH\x01R\tmcpParams\x88\x01\x01\x1a?\n" +
 	"\x11TraceContextEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
-	"\x04_cwd\"\x99\x03\n" +
+	"\x04_cwdB\r\n" +
+	"\v_mcp_params\"\x99\x03\n" +
 	"\x0fInvocationState\x12\x1e\n" +
 	"\n" +
 	"invocation\x18\x01 \x01(\tR\n" +

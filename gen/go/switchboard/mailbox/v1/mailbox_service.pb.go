@@ -39,7 +39,12 @@ type InvokeRequest struct {
 	// mailbox's --ttl. An invocation still queued when it runs out is answered
 	// by the mailbox (exit code 124); a running one is stopped by its host.
 	// Absent: the host's own per-call deadline alone.
-	Timeout       *durationpb.Duration `protobuf:"bytes,5,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	Timeout *durationpb.Duration `protobuf:"bytes,5,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	// mcp_params is carried to the host as Invocation.mcp_params: a JSON
+	// object of the MCP client's tools/call params beyond name and arguments
+	// (set by the gateway's MCP endpoint). It counts with input against
+	// --max-input-bytes.
+	McpParams     *string `protobuf:"bytes,6,opt,name=mcp_params,json=mcpParams,proto3,oneof" json:"mcp_params,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -107,6 +112,13 @@ func (x *InvokeRequest) GetTimeout() *durationpb.Duration {
 		return x.Timeout
 	}
 	return nil
+}
+
+func (x *InvokeRequest) GetMcpParams() string {
+	if x != nil && x.McpParams != nil {
+		return *x.McpParams
+	}
+	return ""
 }
 
 // InvokeResponse is the handle.
@@ -1059,7 +1071,12 @@ type CallRequest struct {
 	// mailbox's --ttl. An invocation still queued when it runs out is answered
 	// by the mailbox (exit code 124); a running one is stopped by its host.
 	// Absent: the host's own per-call deadline alone.
-	Timeout       *durationpb.Duration `protobuf:"bytes,5,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	Timeout *durationpb.Duration `protobuf:"bytes,5,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	// mcp_params is carried to the host as Invocation.mcp_params: a JSON
+	// object of the MCP client's tools/call params beyond name and arguments
+	// (set by the gateway's MCP endpoint). It counts with input against
+	// --max-input-bytes.
+	McpParams     *string `protobuf:"bytes,6,opt,name=mcp_params,json=mcpParams,proto3,oneof" json:"mcp_params,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1127,6 +1144,13 @@ func (x *CallRequest) GetTimeout() *durationpb.Duration {
 		return x.Timeout
 	}
 	return nil
+}
+
+func (x *CallRequest) GetMcpParams() string {
+	if x != nil && x.McpParams != nil {
+		return *x.McpParams
+	}
+	return ""
 }
 
 // CallResponse carries the capture, or the handle when the deadline neared.
@@ -1788,14 +1812,17 @@ var File_switchboard_mailbox_v1_mailbox_service_proto protoreflect.FileDescripto
 
 const file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc = "" +
 	"\n" +
-	",switchboard/mailbox/v1/mailbox_service.proto\x12\x16switchboard.mailbox.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a$switchboard/mailbox/v1/mailbox.proto\"\xa5\x01\n" +
+	",switchboard/mailbox/v1/mailbox_service.proto\x12\x16switchboard.mailbox.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a$switchboard/mailbox/v1/mailbox.proto\"\xd8\x01\n" +
 	"\rInvokeRequest\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\tR\x06client\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x14\n" +
 	"\x05input\x18\x03 \x01(\tR\x05input\x12\x15\n" +
 	"\x03cwd\x18\x04 \x01(\tH\x00R\x03cwd\x88\x01\x01\x123\n" +
-	"\atimeout\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\atimeoutB\x06\n" +
-	"\x04_cwd\"0\n" +
+	"\atimeout\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12\"\n" +
+	"\n" +
+	"mcp_params\x18\x06 \x01(\tH\x01R\tmcpParams\x88\x01\x01B\x06\n" +
+	"\x04_cwdB\r\n" +
+	"\v_mcp_params\"0\n" +
 	"\x0eInvokeResponse\x12\x1e\n" +
 	"\n" +
 	"invocation\x18\x01 \x01(\tR\n" +
@@ -1869,14 +1896,17 @@ const file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc = "" +
 	"\n" +
 	"invocation\x18\x01 \x01(\tR\n" +
 	"invocation\x129\n" +
-	"\acapture\x18\x02 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acapture\"\xa3\x01\n" +
+	"\acapture\x18\x02 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acapture\"\xd6\x01\n" +
 	"\vCallRequest\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\tR\x06client\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x14\n" +
 	"\x05input\x18\x03 \x01(\tR\x05input\x12\x15\n" +
 	"\x03cwd\x18\x04 \x01(\tH\x00R\x03cwd\x88\x01\x01\x123\n" +
-	"\atimeout\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\atimeoutB\x06\n" +
-	"\x04_cwd\"i\n" +
+	"\atimeout\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12\"\n" +
+	"\n" +
+	"mcp_params\x18\x06 \x01(\tH\x01R\tmcpParams\x88\x01\x01B\x06\n" +
+	"\x04_cwdB\r\n" +
+	"\v_mcp_params\"i\n" +
 	"\fCallResponse\x12\x1e\n" +
 	"\n" +
 	"invocation\x18\x01 \x01(\tR\n" +

@@ -61,7 +61,10 @@ type StoredInvocation struct {
 	Notes []*ProgressNote `protobuf:"bytes,13,rep,name=notes,proto3" json:"notes,omitempty"`
 	// front is where it was posted ("act", "rest", "mcp", "console" or
 	// "grpc"), for the audit trail.
-	Front         string `protobuf:"bytes,14,opt,name=front,proto3" json:"front,omitempty"`
+	Front string `protobuf:"bytes,14,opt,name=front,proto3" json:"front,omitempty"`
+	// mcp_params is the driver's MCP params beyond name and arguments
+	// (Invocation.mcp_params); dropped with input once answered.
+	McpParams     *string `protobuf:"bytes,15,opt,name=mcp_params,json=mcpParams,proto3,oneof" json:"mcp_params,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -194,6 +197,13 @@ func (x *StoredInvocation) GetFront() string {
 	return ""
 }
 
+func (x *StoredInvocation) GetMcpParams() string {
+	if x != nil && x.McpParams != nil {
+		return *x.McpParams
+	}
+	return ""
+}
+
 // StoredIdempotencyKey is what one driver's idempotency key names, as the
 // mailbox keeps it in the JetStream key-value bucket sb_idempotency under
 // k.<sha-256 of the poster and the key, hex>, for --ttl from its first
@@ -202,8 +212,8 @@ type StoredIdempotencyKey struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// invocation is the handle the key's first use posted.
 	Invocation string `protobuf:"bytes,1,opt,name=invocation,proto3" json:"invocation,omitempty"`
-	// call is the SHA-256 of what that use called (client, tool, input, cwd):
-	// a later use that calls anything else is refused.
+	// call is the SHA-256 of what that use called (client, tool, input, cwd,
+	// mcp_params): a later use that calls anything else is refused.
 	Call []byte `protobuf:"bytes,2,opt,name=call,proto3" json:"call,omitempty"`
 	// capture is set once a keyed Call collected the answer: a retry is
 	// answered with it, and nothing runs again.
@@ -267,7 +277,7 @@ var File_switchboard_mailbox_v1_mailbox_store_proto protoreflect.FileDescriptor
 
 const file_switchboard_mailbox_v1_mailbox_store_proto_rawDesc = "" +
 	"\n" +
-	"*switchboard/mailbox/v1/mailbox_store.proto\x12\x16switchboard.mailbox.v1\x1a$switchboard/mailbox/v1/mailbox.proto\"\xd3\x04\n" +
+	"*switchboard/mailbox/v1/mailbox_store.proto\x12\x16switchboard.mailbox.v1\x1a$switchboard/mailbox/v1/mailbox.proto\"\x86\x05\n" +
 	"\x10StoredInvocation\x12\x16\n" +
 	"\x06poster\x18\x01 \x01(\tR\x06poster\x12\x12\n" +
 	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x14\n" +
@@ -283,11 +293,14 @@ const file_switchboard_mailbox_v1_mailbox_store_proto_rawDesc = "" +
 	"\tcancelled\x18\v \x01(\bR\tcancelled\x12\x19\n" +
 	"\btaken_by\x18\f \x01(\tR\atakenBy\x12:\n" +
 	"\x05notes\x18\r \x03(\v2$.switchboard.mailbox.v1.ProgressNoteR\x05notes\x12\x14\n" +
-	"\x05front\x18\x0e \x01(\tR\x05front\x1a?\n" +
+	"\x05front\x18\x0e \x01(\tR\x05front\x12\"\n" +
+	"\n" +
+	"mcp_params\x18\x0f \x01(\tH\x01R\tmcpParams\x88\x01\x01\x1a?\n" +
 	"\x11TraceContextEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
-	"\x04_cwd\"\x85\x01\n" +
+	"\x04_cwdB\r\n" +
+	"\v_mcp_params\"\x85\x01\n" +
 	"\x14StoredIdempotencyKey\x12\x1e\n" +
 	"\n" +
 	"invocation\x18\x01 \x01(\tR\n" +

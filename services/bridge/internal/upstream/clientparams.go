@@ -1,0 +1,46 @@
+package upstream
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// statelessRevision is the first MCP revision whose requests each carry
+// the client's capabilities, and whose servers ask for input in results
+// (input_required) rather than in requests to the client.
+const statelessRevision = "2026-07-28"
+
+// ClientParams is what a driver's MCP client sent with tools/call beyond
+// the tool's name and arguments (Invocation.mcp_params): its answers to an
+// earlier input_required result, and what it can be asked. The bridge
+// passes them to the server, and the server's input_required results back
+// (docs/mcp.md, "Input requests").
+type ClientParams struct {
+	InputResponses mcp.InputResponseMap `json:"inputResponses,omitempty"`
+	RequestState   string               `json:"requestState,omitempty"`
+	Meta           struct {
+		ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities,omitempty"`
+	} `json:"_meta"`
+}
+
+// ParseClientParams decodes an invocation's mcp_params strictly: a member
+// the bridge does not know is refused, not dropped, so nothing a driver
+// meant for the server is lost unsaid.
+func ParseClientParams(text string) (*ClientParams, error) {
+	dec := json.NewDecoder(bytes.NewReader([]byte(text)))
+	dec.DisallowUnknownFields()
+	var p ClientParams
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("mcp_params: %v", err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("mcp_params: more than one JSON value")
+	}
+	if c := p.Meta.ClientCapabilities; c != nil && (len(c) == 0 || c[0] != '{') {
+		return nil, fmt.Errorf("mcp_params: _meta %q is not an object", mcp.MetaKeyClientCapabilities)
+	}
+	return &p, nil
+}

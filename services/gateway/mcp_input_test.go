@@ -1,0 +1,64 @@
+package gateway
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/testkit"
+)
+
+// TestAMountedServerAsksTheClientThroughTheMailbox: a mounted server of
+// the stateless era asks for input in its result (input_required). A
+// client of that era gets the result and calls again with its answer; a
+// client of 2025-11-25 is asked in its session by the endpoint, which calls
+// again for it. Either way the answer reaches the server through the
+// mailbox, and so do the client's capabilities: a client that cannot be
+// asked is not.
+func TestAMountedServerAsksTheClientThroughTheMailbox(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, options{})
+	s.mountConformance(t)
+	const (
+		asks = "conf_test_input_required_result_elicitation"
+		caps = "conf_test_input_required_result_capabilities"
+	)
+	forEachRevision(t, func(t *testing.T, rev string) {
+		var asked atomic.Int32
+		answering := &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked.Add(1)
+			if req.Params.Message != "What is your name?" {
+				t.Errorf("asked %q; want the server's question", req.Params.Message)
+			}
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Alice"}}, nil
+		}}
+		cs := s.connectAt(t, rev, "/mcp", as("alice", identity.Driver), answering)
+		testkit.Eventually(t, asks+" listed", 20*time.Second, func() bool {
+			_, listed := toolNames(t, cs)
+			return listed[asks] != nil
+		})
+		call := func(cs *mcp.ClientSession, tool string) string {
+			t.Helper()
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})
+			if err != nil || res.IsError || len(texts(res)) != 1 {
+				t.Fatalf("tools/call %s = %+v, %v", tool, res, err)
+			}
+			return texts(res)[0]
+		}
+		if got := call(cs, asks); got != "Hello, Alice!" || asked.Load() != 1 {
+			t.Fatalf("tools/call %s = %q, the client asked %d times; want Hello, Alice! after one question", asks, got, asked.Load())
+		}
+		if got := call(cs, caps); got != "Capability-aware input requests fulfilled" || asked.Load() != 2 {
+			t.Fatalf("tools/call %s by a client that can be asked = %q (asked %d times)", caps, got, asked.Load())
+		}
+		// Declaring nothing (the SDK's client declares roots unless told).
+		mute := s.connectAt(t, rev, "/mcp", as("alice", identity.Driver), &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+		if got := call(mute, caps); got != "No declared client capability supports an in-band input request" {
+			t.Fatalf("tools/call %s by a client that cannot be asked = %q; want the server not to ask", caps, got)
+		}
+	})
+}

@@ -1,0 +1,78 @@
+package mcpserve
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/protobuf/proto"
+
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+)
+
+// Multi round-trip requests (MCP 2026-07-28, SEP-2322) through the
+// mailbox: a mounted server that needs input answers with an
+// input_required result, which the bridge passes back whole; the endpoint
+// answers the client with it, and the client's retry carries its answers
+// and the server's state to the server in the invocation's mcp_params. A
+// client of an older revision is asked by the SDK's server in its session
+// instead, which then calls the tool again with the answers. docs/mcp.md,
+// "Input requests".
+
+// forwardedParams are the tools/call params a mounted server sees beyond
+// the tool's name and arguments (Invocation.mcp_params).
+type forwardedParams struct {
+	InputResponses mcp.InputResponseMap `json:"inputResponses,omitempty"`
+	RequestState   string               `json:"requestState,omitempty"`
+	Meta           *forwardedMeta       `json:"_meta,omitempty"`
+}
+
+type forwardedMeta struct {
+	ClientCapabilities *askable `json:"io.modelcontextprotocol/clientCapabilities"`
+}
+
+// askable is what of a client's capabilities a server may ask it for.
+type askable struct {
+	Elicitation *mcp.ElicitationCapabilities `json:"elicitation,omitempty"`
+	Sampling    *mcp.SamplingCapabilities    `json:"sampling,omitempty"`
+	Roots       *mcp.RootCapabilities        `json:"roots,omitempty"`
+}
+
+// mcpParams is the invocation's mcp_params for req: the client's answers,
+// the server's state and what the client may be asked; nil when there is
+// none of these to send.
+func mcpParams(req *mcp.CallToolRequest) (*string, error) {
+	var p forwardedParams
+	if req.Params != nil {
+		p.InputResponses, p.RequestState = req.Params.InputResponses, req.Params.RequestState
+	}
+	if caps := req.ClientCapabilities(); caps != nil && (caps.Elicitation != nil || caps.Sampling != nil || caps.RootsV2 != nil) {
+		p.Meta = &forwardedMeta{&askable{Elicitation: caps.Elicitation, Sampling: caps.Sampling, Roots: caps.RootsV2}}
+	}
+	if p.InputResponses == nil && p.RequestState == "" && p.Meta == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(&p)
+	if err != nil {
+		return nil, err
+	}
+	return proto.String(string(b)), nil
+}
+
+// inputRequired is the server's input_required result a capture carries,
+// as the endpoint answers it (the SDK marks its resultType); nil for any
+// other capture.
+func inputRequired(c *mailboxv1.Capture) *mcp.CallToolResult {
+	if c.McpResult == nil || c.Warning != nil {
+		return nil
+	}
+	if !strings.Contains(c.GetMcpResult(), `"inputRequests"`) { // the usual result, at a scan's cost
+		return nil
+	}
+	var got mcp.CallToolResult
+	if json.Unmarshal([]byte(c.GetMcpResult()), &got) != nil || got.InputRequests == nil {
+		return nil
+	}
+	delete(got.Meta, mcp.MetaKeyServerInfo)
+	return &mcp.CallToolResult{Meta: got.Meta, InputRequests: got.InputRequests, RequestState: got.RequestState}
+}
