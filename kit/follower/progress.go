@@ -21,6 +21,9 @@ const (
 	// reportAttemptLimit bounds one Report call, and so how long the end
 	// of a run waits for the one in flight.
 	reportAttemptLimit = 5 * time.Second
+	// maxPendingLogs bounds the log messages waiting to be sent; past it
+	// the oldest waiting is dropped (the mailbox keeps fewer anyway).
+	maxPendingLogs = 16
 )
 
 // Note is one progress note of a run, as a host heard it.
@@ -51,6 +54,17 @@ func Progress(ctx context.Context) func(Note) {
 	return func(Note) {}
 }
 
+// Log returns the function through which the run whose context ctx is
+// passes on a message its MCP server logged (ReportRequest.log). It never
+// blocks: messages wait in order behind the Report in flight, the oldest
+// dropped past a bound.
+func Log(ctx context.Context) func(*mailboxv1.LogMessage) {
+	if r, ok := ctx.Value(reporterKey{}).(*reporter); ok {
+		return r.log
+	}
+	return func(*mailboxv1.LogMessage) {}
+}
+
 type reporterKey struct{}
 
 // reporter sends one run's notes to the mailbox, one Report at a time.
@@ -60,8 +74,9 @@ type reporter struct {
 	ctx context.Context // the run's values, not its end: see close
 
 	mu      sync.Mutex
-	pending *Note // the latest note not yet sent
-	sending bool  // a goroutine is sending; it takes pending when done
+	pending *Note                   // the latest note not yet sent
+	logs    []*mailboxv1.LogMessage // log messages not yet sent, in order
+	sending bool                    // a goroutine is sending; it takes pending when done
 	closed  bool
 	last    float64       // the last progress value given, for Step
 	idle    chan struct{} // closed when no goroutine is sending
@@ -87,6 +102,26 @@ func (r *reporter) note(n Note) {
 	r.last = n.Progress
 	n.Message = capture.Cap(n.Message, MaxNoteChars)
 	r.pending = &n
+	r.wake()
+}
+
+// log queues l behind the messages waiting and makes sure a goroutine
+// sends it.
+func (r *reporter) log(l *mailboxv1.LogMessage) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return
+	}
+	if len(r.logs) >= maxPendingLogs {
+		r.logs = r.logs[1:]
+	}
+	r.logs = append(r.logs, l)
+	r.wake()
+}
+
+// wake starts the sending goroutine unless one runs. Called locked.
+func (r *reporter) wake() {
 	if !r.sending {
 		r.sending = true
 		r.idle = make(chan struct{})
@@ -94,32 +129,39 @@ func (r *reporter) note(n Note) {
 	}
 }
 
-// send reports pending notes until none is left, then closes idle.
+// send reports waiting log messages, then the pending note, until none is
+// left, then closes idle.
 func (r *reporter) send(idle chan struct{}) {
 	defer close(idle)
 	for {
 		r.mu.Lock()
-		n := r.pending
-		r.pending = nil
-		if n == nil {
+		var req *mailboxv1.ReportRequest
+		switch {
+		case len(r.logs) > 0:
+			req = &mailboxv1.ReportRequest{Invocation: r.id, Log: r.logs[0]}
+			r.logs = r.logs[1:]
+		case r.pending != nil:
+			n := r.pending
+			r.pending = nil
+			req = &mailboxv1.ReportRequest{Invocation: r.id, Progress: n.Progress, Message: n.Message}
+			if n.Total > 0 {
+				req.Total = &n.Total
+			}
+		default:
 			r.sending = false
 			r.mu.Unlock()
 			return
 		}
 		r.mu.Unlock()
-		r.report(n)
+		r.report(req)
 	}
 }
 
 // report makes one Report call. A refusal is not tried again: a newer note
 // will follow, and the capture supersedes them all.
-func (r *reporter) report(n *Note) {
+func (r *reporter) report(req *mailboxv1.ReportRequest) {
 	ctx, cancel := context.WithTimeout(r.ctx, reportAttemptLimit)
 	defer cancel()
-	req := &mailboxv1.ReportRequest{Invocation: r.id, Progress: n.Progress, Message: n.Message}
-	if n.Total > 0 {
-		req.Total = &n.Total
-	}
 	_, err := r.f.o.Mailbox.Report(r.f.o.As(ctx), req)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -135,9 +177,10 @@ func (r *reporter) report(n *Note) {
 }
 
 // close ends reporting before the run's capture is sent: later notes are
-// dropped, and the Reports still due — the one in flight and the latest
-// note waiting behind it — are made and waited for, so the poster's last
-// note is the run's last, and no note reaches the mailbox after the capture.
+// dropped, and the Reports still due — the one in flight, the log messages
+// and the latest note waiting behind it — are made and waited for, so the
+// poster's last note is the run's last, and no note reaches the mailbox
+// after the capture.
 func (r *reporter) close() {
 	r.mu.Lock()
 	r.closed = true

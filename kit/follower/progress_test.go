@@ -2,6 +2,7 @@ package follower
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
@@ -102,4 +103,53 @@ func TestProgressBoundsMessagesAndIgnoresContextsOutsideARun(t *testing.T) {
 	}
 	r.release <- struct{}{}
 	mb.awaitCompleted(t)
+}
+
+// loggingRunner hands each run's log function to the test and runs until
+// released.
+type loggingRunner struct {
+	log      chan func(*mailboxv1.LogMessage)
+	progress chan func(Note)
+	release  chan struct{}
+}
+
+func (r loggingRunner) Run(ctx context.Context, inv *mailboxv1.Invocation) *mailboxv1.Capture {
+	r.log <- Log(ctx)
+	r.progress <- Progress(ctx)
+	<-r.release
+	return &mailboxv1.Capture{}
+}
+
+// A run's log messages are sent in order, each its own Report, before the
+// latest progress note; past the bound the oldest waiting are dropped, and
+// those still waiting when the run returns go before the capture.
+func TestLogMessagesAreSentInOrderBeforeTheLatestNote(t *testing.T) {
+	t.Parallel()
+	mb := newMailbox()
+	mb.gate = make(chan struct{})
+	r := loggingRunner{log: make(chan func(*mailboxv1.LogMessage), 1), progress: make(chan func(Note), 1), release: make(chan struct{})}
+	start(t, Options{Mailbox: mb}, r)
+	mb.stream(t).invoke("inv-1")
+	log, p := receive(t, r.log, "a run"), receive(t, r.progress, "a run")
+
+	p(Note{Progress: 1, Message: "first"})
+	wantNote(t, receive(t, mb.reports, "the first report"), 1, 0, "first")
+	p(Note{Progress: 2, Message: "behind the logs"})
+	for i := range maxPendingLogs + 4 {
+		log(&mailboxv1.LogMessage{Level: "info", Data: fmt.Sprint(i)})
+	}
+	r.release <- struct{}{} // the run returns with everything waiting
+	for i := 4; i < maxPendingLogs+4; i++ {
+		mb.gate <- struct{}{}
+		got := receive(t, mb.reports, "a log message's report")
+		if got.GetLog().GetData() != fmt.Sprint(i) || got.GetProgress() != 0 {
+			t.Fatalf("report %v; want log message %d (the %d before it dropped)", got, i, 4)
+		}
+	}
+	mb.gate <- struct{}{}
+	wantNote(t, receive(t, mb.reports, "the note after the logs"), 2, 0, "behind the logs")
+	mb.gate <- struct{}{}
+	if c := receive(t, mb.completed, "the capture"); c.id != "inv-1" {
+		t.Fatalf("completed %q; want inv-1", c.id)
+	}
 }

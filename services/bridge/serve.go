@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -59,7 +60,11 @@ func (m *mount) serve(ctx context.Context, sess *upstream.Session, inv *mailboxv
 			return capture.Failed(capture.ExitError, "MCP tool %q was not called: %v", tool, err), true
 		}
 	}
-	res, err := sess.Call(ctx, tool, json.RawMessage(inv.GetInput()), from, inv.GetInvocation(), upstreamProgress(follower.Progress(ctx)))
+	hear := &upstream.Hearing{Progress: upstreamProgress(follower.Progress(ctx))}
+	if from != nil && from.Meta.LogLevel != "" {
+		hear.Log, hear.Level = upstreamLog(follower.Log(ctx)), from.Meta.LogLevel
+	}
+	res, err := sess.Call(ctx, tool, json.RawMessage(inv.GetInput()), from, inv.GetInvocation(), hear)
 	if o, ok := follower.Overran(ctx); ok {
 		return capture.Failed(capture.ExitTimeout, "MCP tool %q of %q was stopped and cancelled upstream: %v", tool, m.client, o), true
 	}
@@ -79,6 +84,28 @@ func upstreamProgress(report func(follower.Note)) func(*mcp.ProgressNotification
 		report(follower.Note{Progress: p.Progress, Total: p.Total, Message: p.Message})
 	}
 }
+
+// upstreamLog turns a server's log message into the run's log note; data
+// too large for a note is replaced by a sentence saying so.
+func upstreamLog(report func(*mailboxv1.LogMessage)) func(*mcp.LoggingMessageParams) {
+	return func(p *mcp.LoggingMessageParams) {
+		data, err := json.Marshal(p.Data)
+		if err != nil || len(data) > maxLogData {
+			data, _ = json.Marshal(fmt.Sprintf("[a log message of %d bytes, more than the %d passed on to the caller]", len(data), maxLogData))
+		}
+		logger := p.Logger
+		if len(logger) > maxLogLogger {
+			logger = strings.ToValidUTF8(logger[:maxLogLogger], "")
+		}
+		report(&mailboxv1.LogMessage{Level: string(p.Level), Logger: logger, Data: string(data)})
+	}
+}
+
+// The mailbox's bounds on a log message (ReportRequest.log).
+const (
+	maxLogData   = 4 << 10
+	maxLogLogger = 256
+)
 
 // advertise presents the current set under the server's identity and the
 // follow session. The lock keeps advertisements in order, and each sends the

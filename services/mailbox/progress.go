@@ -31,6 +31,11 @@ func (s *Service) Report(ctx context.Context, req *mailboxv1.ReportRequest) (*ma
 		}
 	}
 	n := inflight.NewNote(req.GetProgress(), req.Total, req.GetMessage(), time.Now())
+	if req.Log != nil {
+		if n.Log, err = inflight.CheckLog(req); err != nil {
+			return nil, err
+		}
+	}
 	seq, held, err := s.box.Report(ctx, caller.Name, req.GetInvocation(), n)
 	if err != nil {
 		return nil, err
@@ -93,7 +98,8 @@ func notes(ns []inflight.Note) []*mailboxv1.ProgressNote {
 	}
 	out := make([]*mailboxv1.ProgressNote, len(ns))
 	for i, n := range ns {
-		out[i] = &mailboxv1.ProgressNote{Seq: n.Seq, Progress: n.Progress, Total: n.Total, Message: n.Message, At: timestamppb.New(n.At)}
+		out[i] = &mailboxv1.ProgressNote{Seq: n.Seq, Progress: n.Progress, Total: n.Total, Message: n.Message, At: timestamppb.New(n.At),
+			Log: inflight.LogProto(n.Log)}
 	}
 	return out
 }

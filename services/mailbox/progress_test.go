@@ -64,7 +64,16 @@ func TestProgressReachesAStatusWaitOnAnotherReplica(t *testing.T) {
 	if left := r.res.GetExpiresIn().AsDuration(); left <= 0 || left > mailboxtest.Defaults.TTL {
 		t.Fatalf("expires_in %v", left)
 	}
-	second := waitStatus(other, id, 1)
+	// A log message is a note too, read in its turn.
+	logged := waitStatus(other, id, 1)
+	log := &mailboxv1.LogMessage{Level: "warning", Logger: "db", Data: `{"slow":true}`}
+	if rep, err := s.mb.Report(host("laptop"), &mailboxv1.ReportRequest{Invocation: id, Log: log}); err != nil || rep.GetSeq() != 2 {
+		t.Fatalf("report of a log message: %v, %v", rep, err)
+	}
+	if r := <-logged; r.err != nil || len(r.res.GetProgress()) != 1 || !proto.Equal(r.res.GetProgress()[0].GetLog(), log) {
+		t.Fatalf("status woken by the log message: %v, %v", r.res, r.err)
+	}
+	second := waitStatus(other, id, 2)
 	if _, err := s.mb.Complete(host("laptop"), &mailboxv1.CompleteRequest{Invocation: id, Capture: capture.New("done", "", 0)}); err != nil {
 		t.Fatal(err)
 	}
@@ -139,6 +148,23 @@ func TestReportAndStatusRefusals(t *testing.T) {
 			_, err := s.mb.Report(host("laptop"), &mailboxv1.ReportRequest{Invocation: id, Total: proto.Float64(math.Inf(1))})
 			return err
 		}, codes.InvalidArgument, "report: total +Inf is not a finite number"},
+		{"a log of no known level", func() error {
+			_, err := s.mb.Report(host("laptop"), &mailboxv1.ReportRequest{Invocation: id, Log: &mailboxv1.LogMessage{Level: "loud", Data: `"x"`}})
+			return err
+		}, codes.InvalidArgument, `report: log level "loud" is not one of MCP's (debug, info, notice, warning, error, critical, alert, emergency)`},
+		{"a log whose data is not JSON", func() error {
+			_, err := s.mb.Report(host("laptop"), &mailboxv1.ReportRequest{Invocation: id, Log: &mailboxv1.LogMessage{Level: "info", Data: `x`}})
+			return err
+		}, codes.InvalidArgument, "report: log data is not valid JSON"},
+		{"a log too large", func() error {
+			_, err := s.mb.Report(host("laptop"), &mailboxv1.ReportRequest{Invocation: id, Log: &mailboxv1.LogMessage{Level: "info",
+				Data: `"` + strings.Repeat("x", 4096) + `"`}})
+			return err
+		}, codes.InvalidArgument, "report: log data is 4098 bytes, over the 4096 a log message may hold"},
+		{"a log with progress", func() error {
+			_, err := s.mb.Report(host("laptop"), &mailboxv1.ReportRequest{Invocation: id, Progress: 1, Log: &mailboxv1.LogMessage{Level: "info", Data: `1`}})
+			return err
+		}, codes.InvalidArgument, "report: a log message carries no progress, total or message of its own"},
 		{"someone else's invocation", func() error {
 			_, err := s.mb.Report(host("desk"), &mailboxv1.ReportRequest{Invocation: id, Progress: 1})
 			return err

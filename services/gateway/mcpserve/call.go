@@ -65,18 +65,21 @@ func (m *Mirror) handler(name string, e entry) mcp.ToolHandler {
 		if rpc, err = withIdempotencyKey(rpc, header); err != nil {
 			return refusal(status.Convert(err).Message()), nil
 		}
-		params, err := mcpParams(req)
+		level := m.levels.level(req)
+		params, err := mcpParams(req, level)
 		if err != nil {
 			return refusal("the call's input responses could not be passed on: " + err.Error()), nil
 		}
 		call := m.startCall(rpc, &mailboxv1.CallRequest{Client: e.client, Tool: e.def.GetName(), Input: input, McpParams: params})
 		stop := nameFirst(ctx, call)
 		defer stop()
-		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
-			// Only a call that asks for progress reads it: the hot path
-			// stays one request to the mailbox (progress.go).
-			stop := m.relayProgress(as, req.Session, token, call)
-			defer stop()
+		var relay *noteRelay
+		if token := req.Params.GetProgressToken(); (token != nil || level != "") && req.Session != nil {
+			// Only a call that asks for progress or log messages reads its
+			// notes: the hot path stays one request to the mailbox
+			// (progress.go).
+			relay = m.relayNotes(as, req.Session, token, level != "", call)
+			defer relay.stop()
 		}
 		var r callResult
 		select {
@@ -102,6 +105,9 @@ func (m *Mirror) handler(name string, e entry) mcp.ToolHandler {
 		id := r.res.GetInvocation()
 		switch {
 		case r.res.GetCapture() != nil: // answered, even if the client has just gone: nothing to cancel
+			if relay != nil {
+				relay.finish(r.res.GetProgress())
+			}
 			if err := serverError(r.res.GetCapture()); err != nil {
 				return nil, err
 			}

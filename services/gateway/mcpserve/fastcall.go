@@ -162,6 +162,9 @@ func plainMeta(meta mcp.Meta) bool {
 	if _, progress := meta[metaProgressToken]; progress {
 		return false
 	}
+	if _, logs := meta[mcp.MetaKeyLogLevel]; logs {
+		return false // log messages go on the call's stream, which the SDK's session sends
+	}
 	// The SDK's own decoding of the two, through a request's accessors.
 	probe := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Meta: meta}}
 	if _, isObject := meta[mcp.MetaKeyClientCapabilities].(map[string]any); !isObject || probe.ClientCapabilities() == nil {

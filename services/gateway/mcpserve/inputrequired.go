@@ -28,7 +28,8 @@ type forwardedParams struct {
 }
 
 type forwardedMeta struct {
-	ClientCapabilities *askable `json:"io.modelcontextprotocol/clientCapabilities"`
+	ClientCapabilities *askable         `json:"io.modelcontextprotocol/clientCapabilities,omitempty"`
+	LogLevel           mcp.LoggingLevel `json:"io.modelcontextprotocol/logLevel,omitempty"` // logs.go
 }
 
 // askable is what of a client's capabilities a server may ask it for.
@@ -39,15 +40,21 @@ type askable struct {
 }
 
 // mcpParams is the invocation's mcp_params for req: the client's answers,
-// the server's state and what the client may be asked; nil when there is
-// none of these to send.
-func mcpParams(req *mcp.CallToolRequest) (*string, error) {
+// the server's state, what the client may be asked and the log messages it
+// asked for (level); nil when there is none of these to send.
+func mcpParams(req *mcp.CallToolRequest, level mcp.LoggingLevel) (*string, error) {
 	var p forwardedParams
 	if req.Params != nil {
 		p.InputResponses, p.RequestState = req.Params.InputResponses, req.Params.RequestState
 	}
 	if caps := req.ClientCapabilities(); caps != nil && (caps.Elicitation != nil || caps.Sampling != nil || caps.RootsV2 != nil) {
-		p.Meta = &forwardedMeta{&askable{Elicitation: caps.Elicitation, Sampling: caps.Sampling, Roots: caps.RootsV2}}
+		p.Meta = &forwardedMeta{ClientCapabilities: &askable{Elicitation: caps.Elicitation, Sampling: caps.Sampling, Roots: caps.RootsV2}}
+	}
+	if level != "" {
+		if p.Meta == nil {
+			p.Meta = &forwardedMeta{}
+		}
+		p.Meta.LogLevel = level
 	}
 	if p.InputResponses == nil && p.RequestState == "" && p.Meta == nil {
 		return nil, nil

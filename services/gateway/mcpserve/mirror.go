@@ -136,6 +136,8 @@ type Mirror struct {
 	groups map[string]*view             // the groups asked for, by name, and the clients' (serverKey)
 	cat    catalogSnap                  // the last catalog applied
 	held   []*registryv1.Pin            // the workspace's tools a pin holds, for their refusal
+
+	levels sessionLevels // the log levels sessions set (logs.go)
 }
 
 // NewMirror returns the mirror of workspace ws; Start begins keeping it.

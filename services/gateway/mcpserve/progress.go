@@ -2,6 +2,7 @@ package mcpserve
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"time"
 
@@ -18,12 +19,15 @@ import (
 // this bounds only the quiet stretches (the mailbox allows up to 60 s).
 const progressWait = 30 * time.Second
 
-// relayProgress sends the client's progressToken a notifications/progress
-// for each note the host reports on the call's invocation (the mailbox's
-// Status, read as a long poll with `after`), from the moment the mailbox
-// names the handle until the call is answered or stop is called. stop
-// returns once nothing more will be sent, so no notification follows the
-// call's result.
+// relayNotes sends the client's progressToken (when not nil) a
+// notifications/progress for each progress note the host reports on the
+// call's invocation, and (when logs) a notifications/message for each log
+// message (the mailbox's Status, read as a long poll with `after`), from
+// the moment the mailbox names the handle until the call is answered or
+// the relay is stopped or finished; either returns once nothing more will
+// be sent, so no notification follows the call's result. The session sends
+// a log message at the level its client asked for and above, as it does
+// its own.
 //
 // A Status read that finds no invocation before the first that does is
 // asked again: the handle comes before the post. Any other failed read
@@ -33,18 +37,17 @@ const progressWait = 30 * time.Second
 // as is the handler's context with the caller's identity: the Status reads
 // are the caller's, and the notifications belong to the handler's request
 // (the SDK sends them on that request's stream).
-func (m *Mirror) relayProgress(as context.Context, session *mcp.ServerSession, token any, call *running) (stop func()) {
+func (m *Mirror) relayNotes(as context.Context, session *mcp.ServerSession, token any, logs bool, call *running) *noteRelay {
 	ctx, cancel := context.WithCancel(as)
-	var wg sync.WaitGroup
-	wg.Go(func() {
+	r := &noteRelay{as: as, session: session, token: token, logs: logs, cancel: cancel}
+	r.wg.Go(func() {
 		id := call.handle()
 		if id == "" {
 			return
 		}
-		var after int64
 		for read := false; ctx.Err() == nil; {
 			st, err := m.mailbox.Status(ctx, &mailboxv1.StatusRequest{
-				Invocation: id, After: after, Wait: durationpb.New(progressWait)})
+				Invocation: id, After: r.after, Wait: durationpb.New(progressWait)})
 			if !read && status.Code(err) == codes.NotFound {
 				// The mailbox names the handle before it stores the post
 				// (call.go): ask again until the post is there or the call
@@ -59,20 +62,65 @@ func (m *Mirror) relayProgress(as context.Context, session *mcp.ServerSession, t
 				return
 			}
 			read = true
-			for _, n := range st.GetProgress() {
-				after = n.GetSeq()
-				p := &mcp.ProgressNotificationParams{ProgressToken: token, Progress: n.GetProgress(), Message: n.GetMessage()}
-				if n.Total != nil {
-					p.Total = n.GetTotal()
-				}
-				if session.NotifyProgress(ctx, p) != nil {
-					return
-				}
-			}
-			if st.GetCapture() != nil {
+			if r.send(ctx, st.GetProgress()) != nil || st.GetCapture() != nil {
 				return
 			}
 		}
 	})
-	return func() { cancel(); wg.Wait() }
+	return r
+}
+
+// noteRelay is one call's relay of its notes.
+type noteRelay struct {
+	as      context.Context
+	session *mcp.ServerSession
+	token   any
+	logs    bool
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	after   int64 // the last note sent; the relay's goroutine's until it has ended
+}
+
+// stop ends the relay and returns once nothing more will be sent.
+func (r *noteRelay) stop() { r.cancel(); r.wg.Wait() }
+
+// finish ends the relay, then sends the notes the call's answer carried
+// that it had not sent: the Call collects the invocation, so the relay's
+// next read may find it gone.
+func (r *noteRelay) finish(notes []*mailboxv1.ProgressNote) {
+	r.stop()
+	_ = r.send(r.as, notes)
+}
+
+// send sends the notes after the last one sent, in order.
+func (r *noteRelay) send(ctx context.Context, notes []*mailboxv1.ProgressNote) error {
+	for _, n := range notes {
+		if n.GetSeq() <= r.after {
+			continue
+		}
+		r.after = n.GetSeq()
+		if err := relayNote(ctx, r.session, r.token, r.logs, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// relayNote sends n on as the client asked: a log message as
+// notifications/message, progress to its token.
+func relayNote(ctx context.Context, session *mcp.ServerSession, token any, logs bool, n *mailboxv1.ProgressNote) error {
+	if l := n.GetLog(); l != nil {
+		if !logs {
+			return nil
+		}
+		return session.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(l.GetLevel()), Logger: l.GetLogger(), Data: json.RawMessage(l.GetData())})
+	}
+	if token == nil {
+		return nil
+	}
+	p := &mcp.ProgressNotificationParams{ProgressToken: token, Progress: n.GetProgress(), Message: n.GetMessage()}
+	if n.Total != nil {
+		p.Total = n.GetTotal()
+	}
+	return session.NotifyProgress(ctx, p)
 }

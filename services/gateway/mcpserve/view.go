@@ -39,9 +39,11 @@ func (m *Mirror) newView(group, client string) *view {
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
 	if m.opts.Bridge != nil {
 		// Declared from the start, so a client listens for their
-		// list_changed before any server is mounted.
+		// list_changed before any server is mounted; log messages are
+		// a mounted server's, passed on (logs.go).
 		caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
 		caps.Resources = &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true}
+		caps.Logging = &mcp.LoggingCapabilities{}
 	}
 	title, about := "Switchboard workspace "+m.ws, fmt.Sprintf("The tools of the Switchboard workspace %q.", m.ws)
 	naming := " A tool named <client>_<tool> runs on that client's machine;"
@@ -74,7 +76,7 @@ func (m *Mirror) newView(group, client string) *view {
 		opts.SubscribeHandler, opts.UnsubscribeHandler = v.subscribe, v.unsubscribe
 	}
 	v.server = mcp.NewServer(v.impl, opts)
-	v.server.AddReceivingMiddleware(v.unknownTools, v.unknownCatalog)
+	v.server.AddReceivingMiddleware(v.unknownTools, v.unknownCatalog, m.levels.track)
 	if m.opts.Metrics != nil {
 		// Added last, so outermost: the refusals above are counted too.
 		v.server.AddReceivingMiddleware(m.opts.Metrics.Middleware(mcptelemetry.Endpoint))

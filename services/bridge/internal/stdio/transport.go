@@ -9,6 +9,7 @@ package stdio
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -39,6 +40,10 @@ type Transport struct {
 	// DecodeToolResults has the connection decode the answers to tools/call
 	// itself (toolresult.go); the client must then add ToolResults first.
 	DecodeToolResults bool
+	// OnLog, when set, hears the params of each notifications/message as
+	// the connection reads it, before any message after it reaches the SDK
+	// (whose handlers see notifications later than the replies that follow).
+	OnLog func(params json.RawMessage)
 }
 
 // readDeadliner is the part of an *os.File that lets Close unblock a Read
@@ -75,7 +80,7 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		terminate = defaultTerminate
 	}
 	c := &conn{cmd: t.Command, stdin: stdin, stdout: out, terminate: terminate,
-		lines: newLines(out, max)}
+		lines: newLines(out, max), onLog: t.OnLog}
 	if t.DecodeToolResults {
 		c.calls = &pendingCalls{}
 	}
@@ -100,6 +105,7 @@ type conn struct {
 	batches batches
 
 	calls *pendingCalls // nil: the SDK decodes every answer
+	onLog func(json.RawMessage)
 
 	closing   atomic.Bool
 	closeOnce sync.Once
@@ -110,6 +116,17 @@ type conn struct {
 // returns io.EOF once Close is called, and ctx.Err() when ctx ends; after
 // either the connection is unusable, as the SDK closes it on any error.
 func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && c.onLog != nil && req.Method == logMethod && !req.IsCall() {
+		c.onLog(req.Params)
+	}
+	return msg, err
+}
+
+// logMethod is the notification of a server's log message.
+const logMethod = "notifications/message"
+
+func (c *conn) read(ctx context.Context) (jsonrpc.Message, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

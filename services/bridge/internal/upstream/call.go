@@ -16,20 +16,22 @@ const LogLevel = "info"
 // Call runs tools/call. args is the arguments object as JSON text, passed
 // verbatim; progressToken (when not empty) asks the server for progress
 // notifications, which arrive at Options.OnNotice under that token and, while
-// the call runs, at onProgress (when not nil). onProgress is called on the
-// SDK's reading goroutine, so it must not block. Ending ctx cancels the call
-// upstream (the SDK sends notifications/cancelled).
+// the call runs, at hear's Progress. hear's Log hears the server's log
+// messages the call's (hearLog). hear may be nil; its functions are called
+// on the SDK's reading goroutine, so they must not block. Ending ctx
+// cancels the call upstream (the SDK sends notifications/cancelled).
 //
 // A JSON-RPC error comes back as an error wrapping *jsonrpc.Error; a tool's
 // own failure is a result with IsError set.
 //
 // from, when not nil, is what the driver's MCP client sent beyond name and
 // arguments, sent on to the server with the call.
-func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, from *ClientParams, progressToken string, onProgress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
-	if progressToken != "" && onProgress != nil {
-		s.watchProgress(progressToken, onProgress)
+func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, from *ClientParams, progressToken string, hear *Hearing) (*mcp.CallToolResult, error) {
+	if progressToken != "" && hear != nil && hear.Progress != nil {
+		s.watchProgress(progressToken, hear.Progress)
 		defer s.unwatchProgress(progressToken)
 	}
+	defer s.running(hear)()
 	s.mu.Lock()
 	cs, gen, rev := s.cs, s.gen, s.info.ProtocolVersion
 	s.mu.Unlock()
@@ -62,6 +64,9 @@ func callParams(name string, args json.RawMessage, from *ClientParams, rev, prog
 		p.InputResponses, p.RequestState = from.InputResponses, from.RequestState
 		if caps := from.Meta.ClientCapabilities; caps != nil && rev >= statelessRevision {
 			p.Meta[mcp.MetaKeyClientCapabilities] = caps
+		}
+		if from.Meta.LogLevel != "" {
+			p.Meta[mcp.MetaKeyLogLevel] = from.Meta.LogLevel
 		}
 	}
 	return p

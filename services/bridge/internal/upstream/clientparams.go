@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -23,6 +24,9 @@ type ClientParams struct {
 	RequestState   string               `json:"requestState,omitempty"`
 	Meta           struct {
 		ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities,omitempty"`
+		// LogLevel asks for the server's log messages during the call, at
+		// this level and above (hearLog).
+		LogLevel mcp.LoggingLevel `json:"io.modelcontextprotocol/logLevel,omitempty"`
 	} `json:"_meta"`
 }
 
@@ -41,6 +45,9 @@ func ParseClientParams(text string) (*ClientParams, error) {
 	}
 	if c := p.Meta.ClientCapabilities; c != nil && (len(c) == 0 || c[0] != '{') {
 		return nil, fmt.Errorf("mcp_params: _meta %q is not an object", mcp.MetaKeyClientCapabilities)
+	}
+	if l := p.Meta.LogLevel; l != "" && !slices.Contains(logLevels, l) {
+		return nil, fmt.Errorf("mcp_params: _meta %q is %q, not one of MCP's log levels", mcp.MetaKeyLogLevel, l)
 	}
 	return &p, nil
 }

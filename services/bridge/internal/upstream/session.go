@@ -114,8 +114,12 @@ type Session struct {
 	subscribed   map[string]bool
 	// progress is where each running call's progress goes, by token.
 	progress map[string]func(*mcp.ProgressNotificationParams)
-	done     chan struct{}
-	err      error
+	// calls counts the calls in flight; hearing is those that hear log
+	// messages (logs.go).
+	calls   int
+	hearing map[*Hearing]bool
+	done    chan struct{}
+	err     error
 }
 
 // Open starts the server (stdio) or reaches it (HTTP), initialises a session
@@ -141,7 +145,7 @@ func Open(ctx context.Context, cfg *bridgev1.ServerConfig, opts Options) (*Sessi
 	life, end := context.WithCancel(context.Background())
 	s := &Session{cfg: cfg, opts: opts, http: cfg.GetHttp() != nil, life: life, end: end,
 		relist: make(chan struct{}, 1), catalogWake: make(chan struct{}, 1), done: make(chan struct{}),
-		progress: map[string]func(*mcp.ProgressNotificationParams){}}
+		progress: map[string]func(*mcp.ProgressNotificationParams){}, hearing: map[*Hearing]bool{}}
 	s.client = mcp.NewClient(opts.Implementation, &mcp.ClientOptions{
 		Logger: opts.Logger,
 		// No roots, sampling or elicitation: the bridge has no user to ask,
@@ -187,7 +191,7 @@ type lists struct {
 // its catalog.
 func (s *Session) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, lists, error) {
 	var l lists
-	t, cmd, err := transport(s.cfg, s.opts.Stderr)
+	t, cmd, err := transport(s.cfg, s.opts.Stderr, s.heardLog)
 	if err != nil {
 		return nil, nil, l, err
 	}

@@ -256,10 +256,10 @@ func TestACallsProgressReachesItsOwnFunction(t *testing.T) {
 		go func() { // a concurrent call under another token sees only its own
 			var mine []string
 			_, _ = s.Call(ctx, "test_simple_text", json.RawMessage(`{}`), nil, "inv-other",
-				func(p *mcp.ProgressNotificationParams) { mine = append(mine, fmt.Sprint(p.ProgressToken)) })
+				&Hearing{Progress: func(p *mcp.ProgressNotificationParams) { mine = append(mine, fmt.Sprint(p.ProgressToken)) }})
 			other <- mine
 		}()
-		if _, err := s.Call(ctx, "test_tool_with_progress", json.RawMessage(`{}`), nil, "inv-progress", collect); err != nil {
+		if _, err := s.Call(ctx, "test_tool_with_progress", json.RawMessage(`{}`), nil, "inv-progress", &Hearing{Progress: collect}); err != nil {
 			t.Fatal(err)
 		}
 		ev.await(t, "the last progress notice", func(e *events) bool {

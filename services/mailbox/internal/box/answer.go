@@ -167,6 +167,7 @@ func (b *Box) settle(ctx context.Context, s *slot, c Capture, by inflight.Answer
 // answer gives s, off its queue's lists, its capture in memory and wakes
 // whoever waits for it. Called locked.
 func (b *Box) answer(s *slot, c Capture, by inflight.Answer) {
+	c.Notes = s.notes
 	s.state, s.capture = answered, &c
 	b.answered(s, c, by)
 	b.notify(s.id)
@@ -196,6 +197,7 @@ func (b *Box) answerRecord(ctx context.Context, r *rec, capture func(*mailboxv1.
 		return Capture{}, errConflict
 	}
 	c := capture(full.body)
+	c.Notes = notesOf(full.body.GetNotes())
 	body := proto.CloneOf(full.body)
 	body.Capture, body.Input, body.Cancelled = captureProto(&c), "", by == inflight.ByCancel
 	state := stAnswered

@@ -13,13 +13,15 @@ func captureProto(c *Capture) *mailboxv1.Capture { return c.Proto() }
 
 func captureOf(b *mailboxv1.StoredInvocation) *Capture {
 	c := inflight.CaptureOf(b.GetCapture())
+	c.Notes = notesOf(b.GetNotes())
 	return &c
 }
 
 func notesProto(ns []inflight.Note) []*mailboxv1.ProgressNote {
 	out := make([]*mailboxv1.ProgressNote, len(ns))
 	for i, n := range ns {
-		out[i] = &mailboxv1.ProgressNote{Seq: n.Seq, Progress: n.Progress, Total: n.Total, Message: n.Message, At: timestamppb.New(n.At)}
+		out[i] = &mailboxv1.ProgressNote{Seq: n.Seq, Progress: n.Progress, Total: n.Total, Message: n.Message, At: timestamppb.New(n.At),
+			Log: inflight.LogProto(n.Log)}
 	}
 	return out
 }
@@ -30,7 +32,8 @@ func notesOf(ps []*mailboxv1.ProgressNote) []inflight.Note {
 	}
 	out := make([]inflight.Note, len(ps))
 	for i, p := range ps {
-		out[i] = inflight.Note{Seq: p.GetSeq(), Progress: p.GetProgress(), Total: p.Total, Message: p.GetMessage(), At: p.GetAt().AsTime()}
+		out[i] = inflight.Note{Seq: p.GetSeq(), Progress: p.GetProgress(), Total: p.Total, Message: p.GetMessage(), At: p.GetAt().AsTime(),
+			Log: inflight.LogOf(p.GetLog())}
 	}
 	return out
 }

@@ -39,6 +39,10 @@ type Capture struct {
 	MCPError string `json:"mcp_error,omitempty"`
 	// Warning is the mailbox's own sentence for the driver (Rehanded).
 	Warning string `json:"warning,omitempty"`
+	// Notes are the invocation's notes when it was answered, for the Call
+	// that collects it (never stored with the capture: a record keeps its
+	// notes apart).
+	Notes []Note `json:"notes,omitempty"`
 }
 
 // Size is what the capture counts against --max-capture-bytes.

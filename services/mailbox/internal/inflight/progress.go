@@ -2,12 +2,16 @@ package inflight
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/kit/jsontext"
 )
 
 // Progress notes (issue 20): a host says how far a run has got, the store
@@ -30,8 +34,17 @@ type Note struct {
 	// Total is nil when the host does not know it.
 	Total   *float64
 	Message string
+	// Log is set on a note that is a message the host's MCP server logged
+	// (its progress, total and message are then empty).
+	Log *LogMessage `json:",omitempty"`
 	// At is when the store kept it.
 	At time.Time
+}
+
+// LogMessage is one message an MCP server logged during a run.
+type LogMessage struct {
+	Level, Logger string
+	Data          string // JSON text
 }
 
 // NewNote is the note a report makes, its message cut to MaxNoteMessage
@@ -62,6 +75,9 @@ func NotesBytes(notes []Note) int {
 	n := 0
 	for i := range notes {
 		n += len(notes[i].Message) + noteOverhead
+		if l := notes[i].Log; l != nil {
+			n += len(l.Level) + len(l.Logger) + len(l.Data)
+		}
 	}
 	return n
 }
@@ -134,4 +150,49 @@ func (p Phase) String() string {
 		return "cancelled"
 	}
 	return fmt.Sprintf("phase(%d)", int(p))
+}
+
+// Bounds of a log message a host passes on.
+const (
+	MaxLogData   = 4 << 10
+	MaxLogLogger = 256
+)
+
+// logLevels are MCP's, least severe first.
+var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// CheckLog is the log message req carries, or a refusal naming what is
+// wrong with it.
+func CheckLog(req *mailboxv1.ReportRequest) (*LogMessage, error) {
+	l := req.GetLog()
+	switch {
+	case req.GetProgress() != 0 || req.Total != nil || req.GetMessage() != "":
+		return nil, status.Error(codes.InvalidArgument, "report: a log message carries no progress, total or message of its own")
+	case !slices.Contains(logLevels, l.GetLevel()):
+		return nil, status.Errorf(codes.InvalidArgument, "report: log level %q is not one of MCP's (%s)", l.GetLevel(), strings.Join(logLevels, ", "))
+	case len(l.GetLogger()) > MaxLogLogger:
+		return nil, status.Errorf(codes.InvalidArgument, "report: log logger is %d bytes, over the %d a name may hold", len(l.GetLogger()), MaxLogLogger)
+	case len(l.GetData()) > MaxLogData:
+		return nil, status.Errorf(codes.InvalidArgument, "report: log data is %d bytes, over the %d a log message may hold", len(l.GetData()), MaxLogData)
+	}
+	if err := jsontext.Check("log data", l.GetData()); err != nil {
+		return nil, status.Error(codes.InvalidArgument, "report: "+err.Error())
+	}
+	return &LogMessage{Level: l.GetLevel(), Logger: l.GetLogger(), Data: l.GetData()}, nil
+}
+
+// LogProto is l for the wire; nil for nil.
+func LogProto(l *LogMessage) *mailboxv1.LogMessage {
+	if l == nil {
+		return nil
+	}
+	return &mailboxv1.LogMessage{Level: l.Level, Logger: l.Logger, Data: l.Data}
+}
+
+// LogOf is a stored log message; nil for nil.
+func LogOf(l *mailboxv1.LogMessage) *LogMessage {
+	if l == nil {
+		return nil
+	}
+	return &LogMessage{Level: l.GetLevel(), Logger: l.GetLogger(), Data: l.GetData()}
 }

@@ -54,11 +54,11 @@ func aCallGetsItsAnswerOnce(t *testing.T, o Open) {
 		t.Fatalf("handed out %+v, want %s", got, id)
 	}
 	receipt, err := s.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "hi", ExitCode: 3})
-	if err != nil || receipt != (inflight.Capture{Stdout: "hi", ExitCode: 3}) {
+	if err != nil || !same(receipt, inflight.Capture{Stdout: "hi", ExitCode: 3}) {
 		t.Fatalf("receipt %+v %v", receipt, err)
 	}
 	res := <-done
-	if res.err != nil || res.c == nil || *res.c != receipt {
+	if res.err != nil || res.c == nil || !same(*res.c, receipt) {
 		t.Fatalf("the call got %+v %v, want %+v", res.c, res.err, receipt)
 	}
 	_, err = s.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "again"})
@@ -87,7 +87,7 @@ func aCallAfterTwoHandOffsGetsThePrefix(t *testing.T, o Open) {
 		t.Fatal(err)
 	}
 	want := `this invocation was handed to "laptop" 2 times; each hand-off may have run it, so what this capture reports may be the effect of more than one run; read the world before acting again`
-	if res := <-done; res.err != nil || res.c == nil || res.c.Stderr != want || *res.c != receipt {
+	if res := <-done; res.err != nil || res.c == nil || res.c.Stderr != want || !same(*res.c, receipt) {
 		t.Fatalf("the call got %+v %v; want stderr %q, as the receipt %+v", res.c, res.err, want, receipt)
 	}
 }

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -116,3 +117,10 @@ func wantAbsent(t *testing.T, err error, id string) {
 
 // Roomy is a read's room for every invocation a test posts.
 func Roomy() *inflight.Room { return &inflight.Room{Rows: 1 << 20, Bytes: 1 << 40} }
+
+// same reports whether two captures say the same, whatever notes came
+// with them (Capture.Notes, for a Call).
+func same(a, b inflight.Capture) bool {
+	a.Notes, b.Notes = nil, nil
+	return reflect.DeepEqual(a, b)
+}

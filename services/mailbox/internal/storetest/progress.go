@@ -162,7 +162,7 @@ func statusReadsTheCaptureWithoutTakingIt(t *testing.T, o Open) {
 	}
 	for range 2 { // read, not taken: twice the same
 		st := statusOf(t, s, id, 0, 0)
-		if st.Phase != inflight.AnsweredPhase || st.Capture == nil || *st.Capture != (inflight.Capture{Stdout: "done", ExitCode: 2}) || messages(st.Notes) != "half" {
+		if st.Phase != inflight.AnsweredPhase || st.Capture == nil || !same(*st.Capture, inflight.Capture{Stdout: "done", ExitCode: 2}) || messages(st.Notes) != "half" {
 			t.Fatalf("answered: %+v", st)
 		}
 	}
@@ -237,7 +237,7 @@ func aKeptCancelIsReadByStatusAndCollectedOnce(t *testing.T, o Open) {
 	got := startStatus(s, id, 1)
 	c, err := s.Cancel(ctx, "driver", id, "stop", true)
 	want := inflight.Cancelled(id, "stop")
-	if err != nil || c != want {
+	if err != nil || !same(c, want) {
 		t.Fatalf("kept cancel: %+v %v", c, err)
 	}
 	// The host is told as without keep.
@@ -253,15 +253,15 @@ func aKeptCancelIsReadByStatusAndCollectedOnce(t *testing.T, o Open) {
 	if len(cancels) != 1 || cancels[0] != id {
 		t.Fatalf("cancels = %v", cancels)
 	}
-	if st := <-got; st.Phase != inflight.CancelledPhase || st.Capture == nil || *st.Capture != want {
+	if st := <-got; st.Phase != inflight.CancelledPhase || st.Capture == nil || !same(*st.Capture, want) {
 		t.Fatalf("status woken by the cancel: %+v", st)
 	}
 	st := statusOf(t, s, id, 0, 0)
-	if st.Phase != inflight.CancelledPhase || messages(st.Notes) != "started" || st.Capture == nil || *st.Capture != want {
+	if st.Phase != inflight.CancelledPhase || messages(st.Notes) != "started" || st.Capture == nil || !same(*st.Capture, want) {
 		t.Fatalf("status of a kept cancel: %+v", st)
 	}
 	// Cancelled again, kept: the same capture, still there.
-	if c, err := s.Cancel(ctx, "driver", id, "again", true); err != nil || c != want {
+	if c, err := s.Cancel(ctx, "driver", id, "again", true); err != nil || !same(c, want) {
 		t.Fatalf("second kept cancel: %+v %v", c, err)
 	}
 	_, _, err = s.Report(ctx, "laptop", id, note(2, "late"))
@@ -270,7 +270,7 @@ func aKeptCancelIsReadByStatusAndCollectedOnce(t *testing.T, o Open) {
 	}
 	_, err = s.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "late"})
 	wantAbsent(t, err, id)
-	if c, err := s.Collect(ctx, "driver", id, 0, ""); err != nil || c == nil || *c != want {
+	if c, err := s.Collect(ctx, "driver", id, 0, ""); err != nil || c == nil || !same(*c, want) {
 		t.Fatalf("collect of a kept cancel: %+v %v", c, err)
 	}
 	_, err = s.Collect(ctx, "driver", id, 0, "")

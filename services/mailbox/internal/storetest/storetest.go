@@ -140,7 +140,7 @@ func captureIsAbsentWhileRunningThenReadOnce(t *testing.T, o Open) {
 	defer r.Close()
 	take(t, r, 1)
 	receipt, err := s.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "hi", Stderr: "", ExitCode: 3})
-	if err != nil || receipt != (inflight.Capture{Stdout: "hi", ExitCode: 3}) {
+	if err != nil || !same(receipt, inflight.Capture{Stdout: "hi", ExitCode: 3}) {
 		t.Fatalf("receipt %+v %v", receipt, err)
 	}
 	_, err = s.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "again"})
@@ -209,11 +209,11 @@ func anMCPResultIsKeptWhole(t *testing.T, o Open) {
 		r := open(t, s, "laptop")
 		take(t, r, 1)
 		r.Close()
-		if receipt, err := s.Complete(ctx, "laptop", id, sent); err != nil || receipt != sent {
+		if receipt, err := s.Complete(ctx, "laptop", id, sent); err != nil || !same(receipt, sent) {
 			t.Fatalf("receipt %+v %v", receipt, err)
 		}
 		c, err := s.Collect(ctx, "driver", id, 0, "")
-		if err != nil || c == nil || *c != sent {
+		if err != nil || c == nil || !same(*c, sent) {
 			t.Fatalf("collect: %+v %v, want %+v", c, err, sent)
 		}
 	}

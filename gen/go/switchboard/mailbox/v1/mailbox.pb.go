@@ -478,7 +478,10 @@ type ProgressNote struct {
 	// message says what is happening, for a person; may be empty.
 	Message string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
 	// at is when the mailbox stored the note.
-	At            *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=at,proto3" json:"at,omitempty"`
+	At *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=at,proto3" json:"at,omitempty"`
+	// log is set on a note that is a message the host's MCP server logged
+	// (ReportRequest.log); progress, total and message are then empty.
+	Log           *LogMessage `protobuf:"bytes,6,opt,name=log,proto3" json:"log,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -548,6 +551,80 @@ func (x *ProgressNote) GetAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *ProgressNote) GetLog() *LogMessage {
+	if x != nil {
+		return x.Log
+	}
+	return nil
+}
+
+// LogMessage is one message an MCP server logged while it ran an
+// invocation (MCP's notifications/message), for the driver's client.
+type LogMessage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// level is its severity, one of MCP's (RFC 5424's): debug, info, notice,
+	// warning, error, critical, alert, emergency.
+	Level string `protobuf:"bytes,1,opt,name=level,proto3" json:"level,omitempty"`
+	// logger names the part of the server that logged it; may be empty; at
+	// most 256 bytes.
+	Logger string `protobuf:"bytes,2,opt,name=logger,proto3" json:"logger,omitempty"`
+	// data is what was logged, as JSON text (any JSON value), at most 4 KiB.
+	Data          string `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogMessage) Reset() {
+	*x = LogMessage{}
+	mi := &file_switchboard_mailbox_v1_mailbox_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogMessage) ProtoMessage() {}
+
+func (x *LogMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_mailbox_v1_mailbox_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogMessage.ProtoReflect.Descriptor instead.
+func (*LogMessage) Descriptor() ([]byte, []int) {
+	return file_switchboard_mailbox_v1_mailbox_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *LogMessage) GetLevel() string {
+	if x != nil {
+		return x.Level
+	}
+	return ""
+}
+
+func (x *LogMessage) GetLogger() string {
+	if x != nil {
+		return x.Logger
+	}
+	return ""
+}
+
+func (x *LogMessage) GetData() string {
+	if x != nil {
+		return x.Data
+	}
+	return ""
+}
+
 var File_switchboard_mailbox_v1_mailbox_proto protoreflect.FileDescriptor
 
 const file_switchboard_mailbox_v1_mailbox_proto_rawDesc = "" +
@@ -605,14 +682,20 @@ const file_switchboard_mailbox_v1_mailbox_proto_rawDesc = "" +
 	"\banswered\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\bansweredB\f\n" +
 	"\n" +
-	"_exit_code\"\xa7\x01\n" +
+	"_exit_code\"\xdd\x01\n" +
 	"\fProgressNote\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12\x1a\n" +
 	"\bprogress\x18\x02 \x01(\x01R\bprogress\x12\x19\n" +
 	"\x05total\x18\x03 \x01(\x01H\x00R\x05total\x88\x01\x01\x12\x18\n" +
 	"\amessage\x18\x04 \x01(\tR\amessage\x12*\n" +
-	"\x02at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x02atB\b\n" +
-	"\x06_total*\x84\x01\n" +
+	"\x02at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x124\n" +
+	"\x03log\x18\x06 \x01(\v2\".switchboard.mailbox.v1.LogMessageR\x03logB\b\n" +
+	"\x06_total\"N\n" +
+	"\n" +
+	"LogMessage\x12\x14\n" +
+	"\x05level\x18\x01 \x01(\tR\x05level\x12\x16\n" +
+	"\x06logger\x18\x02 \x01(\tR\x06logger\x12\x12\n" +
+	"\x04data\x18\x03 \x01(\tR\x04data*\x84\x01\n" +
 	"\x05Phase\x12\x15\n" +
 	"\x11PHASE_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fPHASE_QUEUED\x10\x01\x12\x14\n" +
@@ -634,31 +717,33 @@ func file_switchboard_mailbox_v1_mailbox_proto_rawDescGZIP() []byte {
 }
 
 var file_switchboard_mailbox_v1_mailbox_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_switchboard_mailbox_v1_mailbox_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_switchboard_mailbox_v1_mailbox_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_switchboard_mailbox_v1_mailbox_proto_goTypes = []any{
 	(Phase)(0),                    // 0: switchboard.mailbox.v1.Phase
 	(*Capture)(nil),               // 1: switchboard.mailbox.v1.Capture
 	(*Invocation)(nil),            // 2: switchboard.mailbox.v1.Invocation
 	(*InvocationState)(nil),       // 3: switchboard.mailbox.v1.InvocationState
 	(*ProgressNote)(nil),          // 4: switchboard.mailbox.v1.ProgressNote
-	nil,                           // 5: switchboard.mailbox.v1.Invocation.TraceContextEntry
-	(*durationpb.Duration)(nil),   // 6: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
+	(*LogMessage)(nil),            // 5: switchboard.mailbox.v1.LogMessage
+	nil,                           // 6: switchboard.mailbox.v1.Invocation.TraceContextEntry
+	(*durationpb.Duration)(nil),   // 7: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
 }
 var file_switchboard_mailbox_v1_mailbox_proto_depIdxs = []int32{
-	6, // 0: switchboard.mailbox.v1.Invocation.time_left:type_name -> google.protobuf.Duration
-	6, // 1: switchboard.mailbox.v1.Invocation.timeout:type_name -> google.protobuf.Duration
-	5, // 2: switchboard.mailbox.v1.Invocation.trace_context:type_name -> switchboard.mailbox.v1.Invocation.TraceContextEntry
+	7, // 0: switchboard.mailbox.v1.Invocation.time_left:type_name -> google.protobuf.Duration
+	7, // 1: switchboard.mailbox.v1.Invocation.timeout:type_name -> google.protobuf.Duration
+	6, // 2: switchboard.mailbox.v1.Invocation.trace_context:type_name -> switchboard.mailbox.v1.Invocation.TraceContextEntry
 	0, // 3: switchboard.mailbox.v1.InvocationState.phase:type_name -> switchboard.mailbox.v1.Phase
-	7, // 4: switchboard.mailbox.v1.InvocationState.posted:type_name -> google.protobuf.Timestamp
-	7, // 5: switchboard.mailbox.v1.InvocationState.changed:type_name -> google.protobuf.Timestamp
-	7, // 6: switchboard.mailbox.v1.InvocationState.answered:type_name -> google.protobuf.Timestamp
-	7, // 7: switchboard.mailbox.v1.ProgressNote.at:type_name -> google.protobuf.Timestamp
-	8, // [8:8] is the sub-list for method output_type
-	8, // [8:8] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	8, // 4: switchboard.mailbox.v1.InvocationState.posted:type_name -> google.protobuf.Timestamp
+	8, // 5: switchboard.mailbox.v1.InvocationState.changed:type_name -> google.protobuf.Timestamp
+	8, // 6: switchboard.mailbox.v1.InvocationState.answered:type_name -> google.protobuf.Timestamp
+	8, // 7: switchboard.mailbox.v1.ProgressNote.at:type_name -> google.protobuf.Timestamp
+	5, // 8: switchboard.mailbox.v1.ProgressNote.log:type_name -> switchboard.mailbox.v1.LogMessage
+	9, // [9:9] is the sub-list for method output_type
+	9, // [9:9] is the sub-list for method input_type
+	9, // [9:9] is the sub-list for extension type_name
+	9, // [9:9] is the sub-list for extension extendee
+	0, // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_mailbox_v1_mailbox_proto_init() }
@@ -676,7 +761,7 @@ func file_switchboard_mailbox_v1_mailbox_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_mailbox_v1_mailbox_proto_rawDesc), len(file_switchboard_mailbox_v1_mailbox_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   5,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

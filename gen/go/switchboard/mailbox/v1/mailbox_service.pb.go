@@ -1160,7 +1160,11 @@ type CallResponse struct {
 	Invocation string `protobuf:"bytes,1,opt,name=invocation,proto3" json:"invocation,omitempty"`
 	// capture is the result; ABSENT when the caller's deadline ended the wait
 	// first, in which case the capture can still be collected with Capture.
-	Capture       *Capture `protobuf:"bytes,2,opt,name=capture,proto3" json:"capture,omitempty"`
+	Capture *Capture `protobuf:"bytes,2,opt,name=capture,proto3" json:"capture,omitempty"`
+	// progress is the invocation's notes as the mailbox kept them when it was
+	// answered (the latest 16), with the capture: a caller relaying them with
+	// Status may find the invocation collected before it read the last.
+	Progress      []*ProgressNote `protobuf:"bytes,3,rep,name=progress,proto3" json:"progress,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1205,6 +1209,13 @@ func (x *CallResponse) GetInvocation() string {
 func (x *CallResponse) GetCapture() *Capture {
 	if x != nil {
 		return x.Capture
+	}
+	return nil
+}
+
+func (x *CallResponse) GetProgress() []*ProgressNote {
+	if x != nil {
+		return x.Progress
 	}
 	return nil
 }
@@ -1506,7 +1517,13 @@ type ReportRequest struct {
 	Total *float64 `protobuf:"fixed64,3,opt,name=total,proto3,oneof" json:"total,omitempty"`
 	// message says what is happening, for a person; at most 1,000 characters
 	// are kept (longer ones are cut with a marker).
-	Message       string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	Message string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	// log, when set, makes the note a message the host's MCP server logged
+	// while it ran the invocation, passed on to the driver's MCP client
+	// (docs/mcp.md, "Log messages"); progress, total and message must then be
+	// empty. A host sends it only for an invocation whose mcp_params ask for
+	// log messages (`_meta["io.modelcontextprotocol/logLevel"]`).
+	Log           *LogMessage `protobuf:"bytes,5,opt,name=log,proto3" json:"log,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1567,6 +1584,13 @@ func (x *ReportRequest) GetMessage() string {
 		return x.Message
 	}
 	return ""
+}
+
+func (x *ReportRequest) GetLog() *LogMessage {
+	if x != nil {
+		return x.Log
+	}
+	return nil
 }
 
 // ReportResponse is the receipt.
@@ -1906,12 +1930,13 @@ const file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc = "" +
 	"\n" +
 	"mcp_params\x18\x06 \x01(\tH\x01R\tmcpParams\x88\x01\x01B\x06\n" +
 	"\x04_cwdB\r\n" +
-	"\v_mcp_params\"i\n" +
+	"\v_mcp_params\"\xab\x01\n" +
 	"\fCallResponse\x12\x1e\n" +
 	"\n" +
 	"invocation\x18\x01 \x01(\tR\n" +
 	"invocation\x129\n" +
-	"\acapture\x18\x02 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acapture\"k\n" +
+	"\acapture\x18\x02 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acapture\x12@\n" +
+	"\bprogress\x18\x03 \x03(\v2$.switchboard.mailbox.v1.ProgressNoteR\bprogress\"k\n" +
 	"\rCancelRequest\x12\x1e\n" +
 	"\n" +
 	"invocation\x18\x01 \x01(\tR\n" +
@@ -1931,14 +1956,15 @@ const file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc = "" +
 	"invocation\x12=\n" +
 	"\x06synced\x18\x02 \x01(\v2#.switchboard.mailbox.v1.WatchSyncedH\x00R\x06syncedB\a\n" +
 	"\x05event\"\r\n" +
-	"\vWatchSynced\"\x8a\x01\n" +
+	"\vWatchSynced\"\xc0\x01\n" +
 	"\rReportRequest\x12\x1e\n" +
 	"\n" +
 	"invocation\x18\x01 \x01(\tR\n" +
 	"invocation\x12\x1a\n" +
 	"\bprogress\x18\x02 \x01(\x01R\bprogress\x12\x19\n" +
 	"\x05total\x18\x03 \x01(\x01H\x00R\x05total\x88\x01\x01\x12\x18\n" +
-	"\amessage\x18\x04 \x01(\tR\amessageB\b\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\x124\n" +
+	"\x03log\x18\x05 \x01(\v2\".switchboard.mailbox.v1.LogMessageR\x03logB\b\n" +
 	"\x06_total\"\"\n" +
 	"\x0eReportResponse\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x03R\x03seq\"t\n" +
@@ -2018,10 +2044,11 @@ var file_switchboard_mailbox_v1_mailbox_service_proto_goTypes = []any{
 	(*durationpb.Duration)(nil),   // 27: google.protobuf.Duration
 	(*Invocation)(nil),            // 28: switchboard.mailbox.v1.Invocation
 	(*Capture)(nil),               // 29: switchboard.mailbox.v1.Capture
-	(*InvocationState)(nil),       // 30: switchboard.mailbox.v1.InvocationState
-	(Phase)(0),                    // 31: switchboard.mailbox.v1.Phase
-	(*ProgressNote)(nil),          // 32: switchboard.mailbox.v1.ProgressNote
-	(*timestamppb.Timestamp)(nil), // 33: google.protobuf.Timestamp
+	(*ProgressNote)(nil),          // 30: switchboard.mailbox.v1.ProgressNote
+	(*InvocationState)(nil),       // 31: switchboard.mailbox.v1.InvocationState
+	(*LogMessage)(nil),            // 32: switchboard.mailbox.v1.LogMessage
+	(Phase)(0),                    // 33: switchboard.mailbox.v1.Phase
+	(*timestamppb.Timestamp)(nil), // 34: google.protobuf.Timestamp
 }
 var file_switchboard_mailbox_v1_mailbox_service_proto_depIdxs = []int32{
 	27, // 0: switchboard.mailbox.v1.InvokeRequest.timeout:type_name -> google.protobuf.Duration
@@ -2044,42 +2071,44 @@ var file_switchboard_mailbox_v1_mailbox_service_proto_depIdxs = []int32{
 	29, // 17: switchboard.mailbox.v1.CaptureResponse.capture:type_name -> switchboard.mailbox.v1.Capture
 	27, // 18: switchboard.mailbox.v1.CallRequest.timeout:type_name -> google.protobuf.Duration
 	29, // 19: switchboard.mailbox.v1.CallResponse.capture:type_name -> switchboard.mailbox.v1.Capture
-	29, // 20: switchboard.mailbox.v1.CancelResponse.capture:type_name -> switchboard.mailbox.v1.Capture
-	30, // 21: switchboard.mailbox.v1.WatchResponse.invocation:type_name -> switchboard.mailbox.v1.InvocationState
-	21, // 22: switchboard.mailbox.v1.WatchResponse.synced:type_name -> switchboard.mailbox.v1.WatchSynced
-	27, // 23: switchboard.mailbox.v1.StatusRequest.wait:type_name -> google.protobuf.Duration
-	31, // 24: switchboard.mailbox.v1.StatusResponse.phase:type_name -> switchboard.mailbox.v1.Phase
-	32, // 25: switchboard.mailbox.v1.StatusResponse.progress:type_name -> switchboard.mailbox.v1.ProgressNote
-	29, // 26: switchboard.mailbox.v1.StatusResponse.capture:type_name -> switchboard.mailbox.v1.Capture
-	27, // 27: switchboard.mailbox.v1.StatusResponse.expires_in:type_name -> google.protobuf.Duration
-	33, // 28: switchboard.mailbox.v1.StatusResponse.posted:type_name -> google.protobuf.Timestamp
-	0,  // 29: switchboard.mailbox.v1.MailboxService.Invoke:input_type -> switchboard.mailbox.v1.InvokeRequest
-	2,  // 30: switchboard.mailbox.v1.MailboxService.Invocations:input_type -> switchboard.mailbox.v1.InvocationsRequest
-	4,  // 31: switchboard.mailbox.v1.MailboxService.Follow:input_type -> switchboard.mailbox.v1.FollowRequest
-	8,  // 32: switchboard.mailbox.v1.MailboxService.Serve:input_type -> switchboard.mailbox.v1.ServeRequest
-	11, // 33: switchboard.mailbox.v1.MailboxService.Complete:input_type -> switchboard.mailbox.v1.CompleteRequest
-	13, // 34: switchboard.mailbox.v1.MailboxService.Capture:input_type -> switchboard.mailbox.v1.CaptureRequest
-	15, // 35: switchboard.mailbox.v1.MailboxService.Call:input_type -> switchboard.mailbox.v1.CallRequest
-	17, // 36: switchboard.mailbox.v1.MailboxService.Cancel:input_type -> switchboard.mailbox.v1.CancelRequest
-	19, // 37: switchboard.mailbox.v1.MailboxService.Watch:input_type -> switchboard.mailbox.v1.WatchRequest
-	22, // 38: switchboard.mailbox.v1.MailboxService.Report:input_type -> switchboard.mailbox.v1.ReportRequest
-	24, // 39: switchboard.mailbox.v1.MailboxService.Status:input_type -> switchboard.mailbox.v1.StatusRequest
-	1,  // 40: switchboard.mailbox.v1.MailboxService.Invoke:output_type -> switchboard.mailbox.v1.InvokeResponse
-	3,  // 41: switchboard.mailbox.v1.MailboxService.Invocations:output_type -> switchboard.mailbox.v1.InvocationsResponse
-	5,  // 42: switchboard.mailbox.v1.MailboxService.Follow:output_type -> switchboard.mailbox.v1.FollowResponse
-	9,  // 43: switchboard.mailbox.v1.MailboxService.Serve:output_type -> switchboard.mailbox.v1.ServeResponse
-	12, // 44: switchboard.mailbox.v1.MailboxService.Complete:output_type -> switchboard.mailbox.v1.CompleteResponse
-	14, // 45: switchboard.mailbox.v1.MailboxService.Capture:output_type -> switchboard.mailbox.v1.CaptureResponse
-	16, // 46: switchboard.mailbox.v1.MailboxService.Call:output_type -> switchboard.mailbox.v1.CallResponse
-	18, // 47: switchboard.mailbox.v1.MailboxService.Cancel:output_type -> switchboard.mailbox.v1.CancelResponse
-	20, // 48: switchboard.mailbox.v1.MailboxService.Watch:output_type -> switchboard.mailbox.v1.WatchResponse
-	23, // 49: switchboard.mailbox.v1.MailboxService.Report:output_type -> switchboard.mailbox.v1.ReportResponse
-	25, // 50: switchboard.mailbox.v1.MailboxService.Status:output_type -> switchboard.mailbox.v1.StatusResponse
-	40, // [40:51] is the sub-list for method output_type
-	29, // [29:40] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	30, // 20: switchboard.mailbox.v1.CallResponse.progress:type_name -> switchboard.mailbox.v1.ProgressNote
+	29, // 21: switchboard.mailbox.v1.CancelResponse.capture:type_name -> switchboard.mailbox.v1.Capture
+	31, // 22: switchboard.mailbox.v1.WatchResponse.invocation:type_name -> switchboard.mailbox.v1.InvocationState
+	21, // 23: switchboard.mailbox.v1.WatchResponse.synced:type_name -> switchboard.mailbox.v1.WatchSynced
+	32, // 24: switchboard.mailbox.v1.ReportRequest.log:type_name -> switchboard.mailbox.v1.LogMessage
+	27, // 25: switchboard.mailbox.v1.StatusRequest.wait:type_name -> google.protobuf.Duration
+	33, // 26: switchboard.mailbox.v1.StatusResponse.phase:type_name -> switchboard.mailbox.v1.Phase
+	30, // 27: switchboard.mailbox.v1.StatusResponse.progress:type_name -> switchboard.mailbox.v1.ProgressNote
+	29, // 28: switchboard.mailbox.v1.StatusResponse.capture:type_name -> switchboard.mailbox.v1.Capture
+	27, // 29: switchboard.mailbox.v1.StatusResponse.expires_in:type_name -> google.protobuf.Duration
+	34, // 30: switchboard.mailbox.v1.StatusResponse.posted:type_name -> google.protobuf.Timestamp
+	0,  // 31: switchboard.mailbox.v1.MailboxService.Invoke:input_type -> switchboard.mailbox.v1.InvokeRequest
+	2,  // 32: switchboard.mailbox.v1.MailboxService.Invocations:input_type -> switchboard.mailbox.v1.InvocationsRequest
+	4,  // 33: switchboard.mailbox.v1.MailboxService.Follow:input_type -> switchboard.mailbox.v1.FollowRequest
+	8,  // 34: switchboard.mailbox.v1.MailboxService.Serve:input_type -> switchboard.mailbox.v1.ServeRequest
+	11, // 35: switchboard.mailbox.v1.MailboxService.Complete:input_type -> switchboard.mailbox.v1.CompleteRequest
+	13, // 36: switchboard.mailbox.v1.MailboxService.Capture:input_type -> switchboard.mailbox.v1.CaptureRequest
+	15, // 37: switchboard.mailbox.v1.MailboxService.Call:input_type -> switchboard.mailbox.v1.CallRequest
+	17, // 38: switchboard.mailbox.v1.MailboxService.Cancel:input_type -> switchboard.mailbox.v1.CancelRequest
+	19, // 39: switchboard.mailbox.v1.MailboxService.Watch:input_type -> switchboard.mailbox.v1.WatchRequest
+	22, // 40: switchboard.mailbox.v1.MailboxService.Report:input_type -> switchboard.mailbox.v1.ReportRequest
+	24, // 41: switchboard.mailbox.v1.MailboxService.Status:input_type -> switchboard.mailbox.v1.StatusRequest
+	1,  // 42: switchboard.mailbox.v1.MailboxService.Invoke:output_type -> switchboard.mailbox.v1.InvokeResponse
+	3,  // 43: switchboard.mailbox.v1.MailboxService.Invocations:output_type -> switchboard.mailbox.v1.InvocationsResponse
+	5,  // 44: switchboard.mailbox.v1.MailboxService.Follow:output_type -> switchboard.mailbox.v1.FollowResponse
+	9,  // 45: switchboard.mailbox.v1.MailboxService.Serve:output_type -> switchboard.mailbox.v1.ServeResponse
+	12, // 46: switchboard.mailbox.v1.MailboxService.Complete:output_type -> switchboard.mailbox.v1.CompleteResponse
+	14, // 47: switchboard.mailbox.v1.MailboxService.Capture:output_type -> switchboard.mailbox.v1.CaptureResponse
+	16, // 48: switchboard.mailbox.v1.MailboxService.Call:output_type -> switchboard.mailbox.v1.CallResponse
+	18, // 49: switchboard.mailbox.v1.MailboxService.Cancel:output_type -> switchboard.mailbox.v1.CancelResponse
+	20, // 50: switchboard.mailbox.v1.MailboxService.Watch:output_type -> switchboard.mailbox.v1.WatchResponse
+	23, // 51: switchboard.mailbox.v1.MailboxService.Report:output_type -> switchboard.mailbox.v1.ReportResponse
+	25, // 52: switchboard.mailbox.v1.MailboxService.Status:output_type -> switchboard.mailbox.v1.StatusResponse
+	42, // [42:53] is the sub-list for method output_type
+	31, // [31:42] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_mailbox_v1_mailbox_service_proto_init() }
