@@ -22,7 +22,8 @@ import (
 // server's resources, templates and prompts as its session last listed
 // them on this replica, and reads and prompts forwarded to that session.
 
-// MaxURIBytes and MaxPromptArgs bound what a caller may send upstream.
+// MaxURIBytes, MaxPromptArgs and MaxMCPParams bound what a caller may send
+// upstream.
 // readTimeout bounds one read or prompt when the caller sets no shorter
 // deadline: an answer of a few MiB takes a while to encode and decode.
 const (
@@ -30,6 +31,7 @@ const (
 	MaxURIBytes      = 4096
 	MaxPromptArgs    = 64
 	MaxPromptArgSize = 64 << 10
+	MaxMCPParams     = 256 << 10
 )
 
 // session returns client's running MCP session here, a plugin backend's
@@ -168,9 +170,21 @@ func (s *Service) GetPrompt(ctx context.Context, req *bridgev1.GetPromptRequest)
 	}
 	ctx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
-	res, err := sess.GetPrompt(ctx, name, req.GetArguments())
+	var from *upstream.ClientParams
+	if req.McpParams != nil {
+		if len(req.GetMcpParams()) > MaxMCPParams {
+			return nil, status.Errorf(codes.InvalidArgument, "mcp_params of prompt %q is %d bytes; at most %d are passed", name, len(req.GetMcpParams()), MaxMCPParams)
+		}
+		if from, err = upstream.ParseClientParams(req.GetMcpParams()); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "prompt %q: %v", name, err)
+		}
+	}
+	res, err := sess.GetPrompt(ctx, name, req.GetArguments(), from)
 	if err != nil {
 		return nil, upstreamError(err, client, fmt.Sprintf("prompt %q", name), false)
+	}
+	if res.NeedsInput() {
+		return catalog.PromptInput(res)
 	}
 	out, err := catalog.Prompt(res)
 	if err != nil {

@@ -3,12 +3,14 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
@@ -76,6 +78,19 @@ func TestTheConformanceServersCatalogThroughTheBridge(t *testing.T) {
 		t.Fatalf("GetPrompt = %v, %v", got, err)
 	}
 
+	// A prompt that asks for input first answers input_required whole; the
+	// answer comes with the next GetPrompt.
+	ask, err := s.bridge.GetPrompt(driver, &bridgev1.GetPromptRequest{Client: "conf", Name: "test_input_required_result_prompt",
+		McpParams: proto.String(`{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}}`)})
+	if err != nil || ask.InputRequired == nil || len(ask.GetMessages()) != 0 || !strings.Contains(ask.GetInputRequired(), `"user_context":{"method":"elicitation/create"`) {
+		t.Fatalf("GetPrompt of a prompt that asks = %v, %v", ask, err)
+	}
+	answered, err := s.bridge.GetPrompt(driver, &bridgev1.GetPromptRequest{Client: "conf", Name: "test_input_required_result_prompt",
+		McpParams: proto.String(`{"inputResponses":{"user_context":{"action":"accept","content":{"context":"tea"}}}}`)})
+	if err != nil || answered.InputRequired != nil || len(answered.GetMessages()) != 1 || !strings.Contains(answered.GetMessages()[0], "Context: tea") {
+		t.Fatalf("GetPrompt with the answer = %v, %v", answered, err)
+	}
+
 	refusals := []struct {
 		name string
 		err  func() error
@@ -98,6 +113,15 @@ func TestTheConformanceServersCatalogThroughTheBridge(t *testing.T) {
 			_, err := s.bridge.GetPrompt(driver, &bridgev1.GetPromptRequest{Client: "conf", Name: "nope"})
 			return err
 		}, codes.NotFound, `MCP server "conf" lists no prompt "nope"`},
+		{"a prompt's mcp_params that are no object", func() error {
+			_, err := s.bridge.GetPrompt(driver, &bridgev1.GetPromptRequest{Client: "conf", Name: "test_simple_prompt", McpParams: proto.String(`[1]`)})
+			return err
+		}, codes.InvalidArgument, `prompt "test_simple_prompt": mcp_params: json: cannot unmarshal array into Go value of type upstream.ClientParams`},
+		{"a prompt's mcp_params too large", func() error {
+			big := `{"requestState":"` + strings.Repeat("x", MaxMCPParams) + `"}`
+			_, err := s.bridge.GetPrompt(driver, &bridgev1.GetPromptRequest{Client: "conf", Name: "test_simple_prompt", McpParams: &big})
+			return err
+		}, codes.InvalidArgument, fmt.Sprintf(`mcp_params of prompt "test_simple_prompt" is %d bytes; at most %d are passed`, MaxMCPParams+19, MaxMCPParams)},
 		{"a host may not read", func() error {
 			_, err := s.bridge.ReadResource(testkit.As("laptop", identity.Host), &bridgev1.ReadResourceRequest{Client: "conf", Uri: "test://static-text"})
 			return err

@@ -18,23 +18,29 @@ import (
 // client of 2025-11-25 is asked in its session by the endpoint, which calls
 // again for it. Either way the answer reaches the server through the
 // mailbox, and so do the client's capabilities: a client that cannot be
-// asked is not.
+// asked is not. A prompt asks and is answered the same way, through the
+// bridge.
 func TestAMountedServerAsksTheClientThroughTheMailbox(t *testing.T) {
 	t.Parallel()
 	s := newSuite(t, options{})
 	s.mountConformance(t)
 	const (
-		asks = "conf_test_input_required_result_elicitation"
-		caps = "conf_test_input_required_result_capabilities"
+		asks   = "conf_test_input_required_result_elicitation"
+		caps   = "conf_test_input_required_result_capabilities"
+		prompt = "conf_test_input_required_result_prompt"
 	)
 	forEachRevision(t, func(t *testing.T, rev string) {
 		var asked atomic.Int32
 		answering := &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			asked.Add(1)
-			if req.Params.Message != "What is your name?" {
-				t.Errorf("asked %q; want the server's question", req.Params.Message)
+			switch req.Params.Message {
+			case "What is your name?":
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Alice"}}, nil
+			case "Please provide context for the prompt":
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"context": "tea"}}, nil
 			}
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Alice"}}, nil
+			t.Errorf("asked %q; want one of the server's questions", req.Params.Message)
+			return &mcp.ElicitResult{Action: "decline"}, nil
 		}}
 		cs := s.connectAt(t, rev, "/mcp", as("alice", identity.Driver), answering)
 		testkit.Eventually(t, asks+" listed", 20*time.Second, func() bool {
@@ -54,6 +60,14 @@ func TestAMountedServerAsksTheClientThroughTheMailbox(t *testing.T) {
 		}
 		if got := call(cs, caps); got != "Capability-aware input requests fulfilled" || asked.Load() != 2 {
 			t.Fatalf("tools/call %s by a client that can be asked = %q (asked %d times)", caps, got, asked.Load())
+		}
+		// prompts/get asks the same way, and is answered the same way.
+		p, err := cs.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: prompt})
+		if err != nil || len(p.Messages) != 1 || asked.Load() != 3 {
+			t.Fatalf("prompts/get %s = %+v, %v (asked %d times)", prompt, p, err, asked.Load())
+		}
+		if text, _ := p.Messages[0].Content.(*mcp.TextContent); text == nil || text.Text != "Context: tea" {
+			t.Fatalf("prompts/get %s = %+v; want the prompt made with the answer", prompt, p.Messages[0].Content)
 		}
 		// Declaring nothing (the SDK's client declares roots unless told).
 		mute := s.connectAt(t, rev, "/mcp", as("alice", identity.Driver), &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})

@@ -223,9 +223,16 @@ func (m *Mirror) promptHandler(e catalogEntry) mcp.PromptHandler {
 		}
 		ctx, cancel := context.WithTimeout(as, m.opts.callTimeout())
 		defer cancel()
-		res, err := m.opts.Bridge.GetPrompt(ctx, &bridgev1.GetPromptRequest{Client: e.client, Name: e.name, Arguments: req.Params.Arguments})
+		params, err := forwarded(req.Params.InputResponses, req.Params.RequestState, req.ClientCapabilities(), "")
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the prompt's input responses could not be passed on: " + err.Error()}
+		}
+		res, err := m.opts.Bridge.GetPrompt(ctx, &bridgev1.GetPromptRequest{Client: e.client, Name: e.name, Arguments: req.Params.Arguments, McpParams: params})
 		if err != nil {
 			return nil, bridgeError(err, "")
+		}
+		if res.InputRequired != nil {
+			return promptInput(e, res.GetInputRequired())
 		}
 		out := &mcp.GetPromptResult{Description: res.GetDescription(), Messages: []*mcp.PromptMessage{}}
 		for _, j := range res.GetMessages() {

@@ -2,8 +2,10 @@ package mcpserve
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/protobuf/proto"
 
@@ -43,11 +45,17 @@ type askable struct {
 // the server's state, what the client may be asked and the log messages it
 // asked for (level); nil when there is none of these to send.
 func mcpParams(req *mcp.CallToolRequest, level mcp.LoggingLevel) (*string, error) {
-	var p forwardedParams
-	if req.Params != nil {
-		p.InputResponses, p.RequestState = req.Params.InputResponses, req.Params.RequestState
+	if req.Params == nil {
+		return forwarded(nil, "", req.ClientCapabilities(), level)
 	}
-	if caps := req.ClientCapabilities(); caps != nil && (caps.Elicitation != nil || caps.Sampling != nil || caps.RootsV2 != nil) {
+	return forwarded(req.Params.InputResponses, req.Params.RequestState, req.ClientCapabilities(), level)
+}
+
+// forwarded is the mcp_params of a request that answers with responses
+// and state, from a client of caps asking for log messages at level.
+func forwarded(responses mcp.InputResponseMap, state string, caps *mcp.ClientCapabilities, level mcp.LoggingLevel) (*string, error) {
+	p := forwardedParams{InputResponses: responses, RequestState: state}
+	if caps != nil && (caps.Elicitation != nil || caps.Sampling != nil || caps.RootsV2 != nil) {
 		p.Meta = &forwardedMeta{ClientCapabilities: &askable{Elicitation: caps.Elicitation, Sampling: caps.Sampling, Roots: caps.RootsV2}}
 	}
 	if level != "" {
@@ -64,6 +72,18 @@ func mcpParams(req *mcp.CallToolRequest, level mcp.LoggingLevel) (*string, error
 		return nil, err
 	}
 	return proto.String(string(b)), nil
+}
+
+// promptInput is a server's input_required answer to prompts/get, as the
+// bridge passed it on, for the SDK to mark (or, for a client of an older
+// revision, to ask it in its session and get the prompt again).
+func promptInput(e catalogEntry, raw string) (*mcp.GetPromptResult, error) {
+	var got mcp.GetPromptResult
+	if err := json.Unmarshal([]byte(raw), &got); err != nil || got.InputRequests == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+			Message: fmt.Sprintf("prompt %q of client %q: the server's input request could not be read", e.name, e.client)}
+	}
+	return &mcp.GetPromptResult{Meta: got.Meta, InputRequests: got.InputRequests, RequestState: got.RequestState}, nil
 }
 
 // inputRequired is the server's input_required result a capture carries,

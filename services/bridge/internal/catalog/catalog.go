@@ -9,8 +9,10 @@ package catalog
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/protobuf/proto"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 )
@@ -80,6 +82,22 @@ func Read(res *mcp.ReadResourceResult) *bridgev1.ReadResourceResponse {
 		out.Contents = append(out.Contents, p)
 	}
 	return out
+}
+
+// PromptInput maps a prompts/get result that asks the client for input
+// (input_required): its requests and state, whole, less the server's
+// identity (the endpoint names itself).
+func PromptInput(res *mcp.GetPromptResult) (*bridgev1.GetPromptResponse, error) {
+	meta := res.Meta
+	if _, ok := meta[mcp.MetaKeyServerInfo]; ok {
+		meta = maps.Clone(meta)
+		delete(meta, mcp.MetaKeyServerInfo)
+	}
+	b, err := json.Marshal(&mcp.GetPromptResult{Meta: meta, InputRequests: res.InputRequests, RequestState: res.RequestState})
+	if err != nil {
+		return nil, fmt.Errorf("the server's input request could not be encoded: %w", err)
+	}
+	return &bridgev1.GetPromptResponse{InputRequired: proto.String(string(b))}, nil
 }
 
 // Prompt maps a prompts/get result, bounded.

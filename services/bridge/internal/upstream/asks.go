@@ -11,8 +11,9 @@ import (
 // should not ask for either; one that asks anyway during a call is refused
 // at once, with the codes the SDK's client uses and a sentence the server
 // can show its user, rather than the SDK's terse "client does not support
-// CreateMessage". A 2026-07-28 server that asks with an input_required
-// result is refused inside the SDK (docs/mcp.md): no request reaches here.
+// CreateMessage". A 2026-07-28 server asks with an input_required result
+// instead, which goes back to the driver (ClientParams): no request
+// reaches here.
 const (
 	samplingRefusal    = "sampling/createMessage refused: the client is a Switchboard bridge, which runs this tool for an agent through a mailbox and has no model to sample; the call must finish without sampling"
 	elicitationRefusal = "elicitation/create refused: the client is a Switchboard bridge, which runs this tool for an agent through a mailbox and has no user to ask; the call must finish without asking"

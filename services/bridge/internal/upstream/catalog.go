@@ -148,10 +148,18 @@ func (s *Session) ReadResource(ctx context.Context, uri string) (*mcp.ReadResour
 	})
 }
 
-// GetPrompt forwards prompts/get to the server.
-func (s *Session) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+// GetPrompt forwards prompts/get to the server, with what the driver's
+// client sent beyond name and arguments (from, when not nil), as Call does.
+func (s *Session) GetPrompt(ctx context.Context, name string, args map[string]string, from *ClientParams) (*mcp.GetPromptResult, error) {
 	return retried(s, ctx, func(cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
-		return cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
+		p := &mcp.GetPromptParams{Name: name, Arguments: args}
+		if from != nil {
+			p.InputResponses, p.RequestState = from.InputResponses, from.RequestState
+			if caps := from.Meta.ClientCapabilities; caps != nil && cs.InitializeResult().ProtocolVersion >= statelessRevision {
+				p.Meta = mcp.Meta{mcp.MetaKeyClientCapabilities: caps}
+			}
+		}
+		return cs.GetPrompt(ctx, p)
 	})
 }
 

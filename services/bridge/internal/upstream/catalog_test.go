@@ -33,7 +33,7 @@ func TestTheSessionListsTheCatalogAndHearsItChange(t *testing.T) {
 		if err != nil || read.Contents[0].Text != "This is the content of the static text resource." {
 			t.Fatalf("ReadResource: %v, %v", read, err)
 		}
-		got, err := s.GetPrompt(ctx, "test_prompt_with_arguments", map[string]string{"arg1": "a", "arg2": "b"})
+		got, err := s.GetPrompt(ctx, "test_prompt_with_arguments", map[string]string{"arg1": "a", "arg2": "b"}, nil)
 		if err != nil || got.Messages[0].Content.(*mcp.TextContent).Text != "Prompt with arguments: arg1='a', arg2='b'" {
 			t.Fatalf("GetPrompt: %v, %v", got, err)
 		}

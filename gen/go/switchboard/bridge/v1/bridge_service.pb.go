@@ -686,7 +686,13 @@ type GetPromptRequest struct {
 	// endpoint presents it under).
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	// arguments are the prompt's arguments, by name.
-	Arguments     map[string]string `protobuf:"bytes,3,rep,name=arguments,proto3" json:"arguments,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Arguments map[string]string `protobuf:"bytes,3,rep,name=arguments,proto3" json:"arguments,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// mcp_params is what the MCP client sent with prompts/get beyond name and
+	// arguments, as a JSON object, as the mailbox's Invocation.mcp_params
+	// carries it for tools/call: inputResponses and requestState answering an
+	// earlier input_required, the client's capabilities in _meta. At most
+	// 256 KiB.
+	McpParams     *string `protobuf:"bytes,4,opt,name=mcp_params,json=mcpParams,proto3,oneof" json:"mcp_params,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -742,6 +748,13 @@ func (x *GetPromptRequest) GetArguments() map[string]string {
 	return nil
 }
 
+func (x *GetPromptRequest) GetMcpParams() string {
+	if x != nil && x.McpParams != nil {
+		return *x.McpParams
+	}
+	return ""
+}
+
 // GetPromptResponse is the prompt the server made, bounded.
 type GetPromptResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -752,7 +765,12 @@ type GetPromptResponse struct {
 	Messages []string `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
 	// truncated says that text or data was cut to the bounds; the cut
 	// content carries a marker saying so.
-	Truncated     bool `protobuf:"varint,3,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	Truncated bool `protobuf:"varint,3,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	// input_required, when set, is the server's answer asking the client for
+	// input before it makes the prompt (MCP's input_required: inputRequests,
+	// requestState, _meta) as JSON text; description and messages are then
+	// empty. The client answers with another GetPrompt carrying mcp_params.
+	InputRequired *string `protobuf:"bytes,4,opt,name=input_required,json=inputRequired,proto3,oneof" json:"input_required,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -806,6 +824,13 @@ func (x *GetPromptResponse) GetTruncated() bool {
 		return x.Truncated
 	}
 	return false
+}
+
+func (x *GetPromptResponse) GetInputRequired() string {
+	if x != nil && x.InputRequired != nil {
+		return *x.InputRequired
+	}
+	return ""
 }
 
 // CompleteRequest names the argument to complete and what is typed so far.
@@ -1261,18 +1286,23 @@ const file_switchboard_bridge_v1_bridge_service_proto_rawDesc = "" +
 	"\x12ListPromptsRequest\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\tR\x06client\"N\n" +
 	"\x13ListPromptsResponse\x127\n" +
-	"\aprompts\x18\x01 \x03(\v2\x1d.switchboard.bridge.v1.PromptR\aprompts\"\xd2\x01\n" +
+	"\aprompts\x18\x01 \x03(\v2\x1d.switchboard.bridge.v1.PromptR\aprompts\"\x85\x02\n" +
 	"\x10GetPromptRequest\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\tR\x06client\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12T\n" +
-	"\targuments\x18\x03 \x03(\v26.switchboard.bridge.v1.GetPromptRequest.ArgumentsEntryR\targuments\x1a<\n" +
+	"\targuments\x18\x03 \x03(\v26.switchboard.bridge.v1.GetPromptRequest.ArgumentsEntryR\targuments\x12\"\n" +
+	"\n" +
+	"mcp_params\x18\x04 \x01(\tH\x00R\tmcpParams\x88\x01\x01\x1a<\n" +
 	"\x0eArgumentsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"o\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\r\n" +
+	"\v_mcp_params\"\xae\x01\n" +
 	"\x11GetPromptResponse\x12 \n" +
 	"\vdescription\x18\x01 \x01(\tR\vdescription\x12\x1a\n" +
 	"\bmessages\x18\x02 \x03(\tR\bmessages\x12\x1c\n" +
-	"\ttruncated\x18\x03 \x01(\bR\ttruncated\"\xa1\x02\n" +
+	"\ttruncated\x18\x03 \x01(\bR\ttruncated\x12*\n" +
+	"\x0einput_required\x18\x04 \x01(\tH\x00R\rinputRequired\x88\x01\x01B\x11\n" +
+	"\x0f_input_required\"\xa1\x02\n" +
 	"\x0fCompleteRequest\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\tR\x06client\x12\x16\n" +
 	"\x06prompt\x18\x02 \x01(\tR\x06prompt\x12!\n" +
@@ -1409,6 +1439,8 @@ func file_switchboard_bridge_v1_bridge_service_proto_init() {
 		return
 	}
 	file_switchboard_bridge_v1_bridge_proto_init()
+	file_switchboard_bridge_v1_bridge_service_proto_msgTypes[14].OneofWrappers = []any{}
+	file_switchboard_bridge_v1_bridge_service_proto_msgTypes[15].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
