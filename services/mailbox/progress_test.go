@@ -1,12 +1,15 @@
 package mailbox_test
 
 import (
+	"context"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -14,6 +17,7 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/mailboxcall"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/mailbox"
 	"github.com/switchboard-run/switchboard/services/mailbox/mailboxtest"
@@ -219,4 +223,44 @@ func TestNotesCountInTheBudgets(t *testing.T) {
 		}
 		s.invoke(t, "laptop", "echo", "{}") // released with the collection
 	}()
+}
+
+// TestACallsAnswerCarriesItsNotes: the notes an invocation held when it was
+// answered come with the Call's answer, in its trailer, for a caller whose
+// relay of them may find the invocation collected; a call without notes
+// sends no such trailer.
+func TestACallsAnswerCarriesItsNotes(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t)
+	s.advertise(t, "laptop", "slow")
+	stream, stop := s.follow(t, "laptop")
+	defer stop()
+	call := func(report bool) metadata.MD {
+		t.Helper()
+		go func() {
+			inv := next(t, stream).GetInvocation()
+			if report {
+				log := &mailboxv1.LogMessage{Level: "info", Data: `"half way"`}
+				if _, err := s.mb.Report(host("laptop"), &mailboxv1.ReportRequest{Invocation: inv.GetInvocation(), Log: log}); err != nil {
+					t.Error(err)
+				}
+			}
+			s.mb.Complete(host("laptop"), &mailboxv1.CompleteRequest{Invocation: inv.GetInvocation(), Capture: capture.New("done", "", 0)})
+		}()
+		ctx, cancel := context.WithTimeout(driver, 10*time.Second)
+		defer cancel()
+		var trailer metadata.MD
+		res, err := s.mb.Call(ctx, &mailboxv1.CallRequest{Client: "laptop", Tool: "slow", Input: "{}"}, grpc.Trailer(&trailer))
+		if err != nil || res.GetCapture().GetStdout() != "done" {
+			t.Fatalf("call = %v, %v", res, err)
+		}
+		return trailer
+	}
+	notes := mailboxcall.Notes(call(true))
+	if len(notes) != 1 || notes[0].GetSeq() != 1 || notes[0].GetLog().GetData() != `"half way"` {
+		t.Fatalf("the answer's notes = %v; want the log message", notes)
+	}
+	if tr := call(false); len(tr.Get(mailboxcall.NotesTrailer)) != 0 {
+		t.Fatalf("a call without notes sent the trailer %v", tr)
+	}
 }

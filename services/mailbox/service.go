@@ -315,11 +315,10 @@ func (s *Service) call(ctx, waitCtx context.Context, p inflight.Post) (*mailboxv
 	if c != nil {
 		s.changed(p.ID, mailboxv1.Phase_PHASE_COLLECTED, &mailboxv1.InvocationState{Poster: p.Poster, ExitCode: &c.ExitCode})
 	}
-	res := &mailboxv1.CallResponse{Invocation: p.ID, Capture: toProto(c)}
-	if c != nil {
-		res.Progress = notes(c.Notes)
+	if c != nil && len(c.Notes) > 0 {
+		_ = grpc.SetTrailer(ctx, mailboxcall.NotesMD(notes(c.Notes)))
 	}
-	return res, nil
+	return &mailboxv1.CallResponse{Invocation: p.ID, Capture: toProto(c)}, nil
 }
 
 // Cancel abandons an invocation for its poster.

@@ -106,7 +106,7 @@ func (m *Mirror) handler(name string, e entry) mcp.ToolHandler {
 		switch {
 		case r.res.GetCapture() != nil: // answered, even if the client has just gone: nothing to cancel
 			if relay != nil {
-				relay.finish(r.res.GetProgress())
+				relay.finish(r.notes)
 			}
 			if err := serverError(r.res.GetCapture()); err != nil {
 				return nil, err
@@ -161,7 +161,9 @@ type running struct {
 
 type callResult struct {
 	res *mailboxv1.CallResponse
-	err error
+	// notes are the invocation's notes the answer carried (NotesTrailer).
+	notes []*mailboxv1.ProgressNote
+	err   error
 	// broken marks a call whose connection to the mailbox broke, as
 	// against an error the mailbox answered (recollect.go).
 	broken bool
@@ -197,7 +199,7 @@ func (m *Mirror) startCall(ctx context.Context, req *mailboxv1.CallRequest) *run
 			c.done <- callResult{err: err, broken: mailboxcall.Broken(err, trailer)}
 			return
 		}
-		c.done <- callResult{res: res}
+		c.done <- callResult{res: res, notes: mailboxcall.Notes(trailer)}
 	}()
 	return c
 }

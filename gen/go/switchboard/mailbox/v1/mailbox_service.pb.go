@@ -1160,11 +1160,7 @@ type CallResponse struct {
 	Invocation string `protobuf:"bytes,1,opt,name=invocation,proto3" json:"invocation,omitempty"`
 	// capture is the result; ABSENT when the caller's deadline ended the wait
 	// first, in which case the capture can still be collected with Capture.
-	Capture *Capture `protobuf:"bytes,2,opt,name=capture,proto3" json:"capture,omitempty"`
-	// progress is the invocation's notes as the mailbox kept them when it was
-	// answered (the latest 16), with the capture: a caller relaying them with
-	// Status may find the invocation collected before it read the last.
-	Progress      []*ProgressNote `protobuf:"bytes,3,rep,name=progress,proto3" json:"progress,omitempty"`
+	Capture       *Capture `protobuf:"bytes,2,opt,name=capture,proto3" json:"capture,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1209,13 +1205,6 @@ func (x *CallResponse) GetInvocation() string {
 func (x *CallResponse) GetCapture() *Capture {
 	if x != nil {
 		return x.Capture
-	}
-	return nil
-}
-
-func (x *CallResponse) GetProgress() []*ProgressNote {
-	if x != nil {
-		return x.Progress
 	}
 	return nil
 }
@@ -1930,13 +1919,12 @@ const file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc = "" +
 	"\n" +
 	"mcp_params\x18\x06 \x01(\tH\x01R\tmcpParams\x88\x01\x01B\x06\n" +
 	"\x04_cwdB\r\n" +
-	"\v_mcp_params\"\xab\x01\n" +
+	"\v_mcp_params\"i\n" +
 	"\fCallResponse\x12\x1e\n" +
 	"\n" +
 	"invocation\x18\x01 \x01(\tR\n" +
 	"invocation\x129\n" +
-	"\acapture\x18\x02 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acapture\x12@\n" +
-	"\bprogress\x18\x03 \x03(\v2$.switchboard.mailbox.v1.ProgressNoteR\bprogress\"k\n" +
+	"\acapture\x18\x02 \x01(\v2\x1f.switchboard.mailbox.v1.CaptureR\acapture\"k\n" +
 	"\rCancelRequest\x12\x1e\n" +
 	"\n" +
 	"invocation\x18\x01 \x01(\tR\n" +
@@ -2044,10 +2032,10 @@ var file_switchboard_mailbox_v1_mailbox_service_proto_goTypes = []any{
 	(*durationpb.Duration)(nil),   // 27: google.protobuf.Duration
 	(*Invocation)(nil),            // 28: switchboard.mailbox.v1.Invocation
 	(*Capture)(nil),               // 29: switchboard.mailbox.v1.Capture
-	(*ProgressNote)(nil),          // 30: switchboard.mailbox.v1.ProgressNote
-	(*InvocationState)(nil),       // 31: switchboard.mailbox.v1.InvocationState
-	(*LogMessage)(nil),            // 32: switchboard.mailbox.v1.LogMessage
-	(Phase)(0),                    // 33: switchboard.mailbox.v1.Phase
+	(*InvocationState)(nil),       // 30: switchboard.mailbox.v1.InvocationState
+	(*LogMessage)(nil),            // 31: switchboard.mailbox.v1.LogMessage
+	(Phase)(0),                    // 32: switchboard.mailbox.v1.Phase
+	(*ProgressNote)(nil),          // 33: switchboard.mailbox.v1.ProgressNote
 	(*timestamppb.Timestamp)(nil), // 34: google.protobuf.Timestamp
 }
 var file_switchboard_mailbox_v1_mailbox_service_proto_depIdxs = []int32{
@@ -2071,44 +2059,43 @@ var file_switchboard_mailbox_v1_mailbox_service_proto_depIdxs = []int32{
 	29, // 17: switchboard.mailbox.v1.CaptureResponse.capture:type_name -> switchboard.mailbox.v1.Capture
 	27, // 18: switchboard.mailbox.v1.CallRequest.timeout:type_name -> google.protobuf.Duration
 	29, // 19: switchboard.mailbox.v1.CallResponse.capture:type_name -> switchboard.mailbox.v1.Capture
-	30, // 20: switchboard.mailbox.v1.CallResponse.progress:type_name -> switchboard.mailbox.v1.ProgressNote
-	29, // 21: switchboard.mailbox.v1.CancelResponse.capture:type_name -> switchboard.mailbox.v1.Capture
-	31, // 22: switchboard.mailbox.v1.WatchResponse.invocation:type_name -> switchboard.mailbox.v1.InvocationState
-	21, // 23: switchboard.mailbox.v1.WatchResponse.synced:type_name -> switchboard.mailbox.v1.WatchSynced
-	32, // 24: switchboard.mailbox.v1.ReportRequest.log:type_name -> switchboard.mailbox.v1.LogMessage
-	27, // 25: switchboard.mailbox.v1.StatusRequest.wait:type_name -> google.protobuf.Duration
-	33, // 26: switchboard.mailbox.v1.StatusResponse.phase:type_name -> switchboard.mailbox.v1.Phase
-	30, // 27: switchboard.mailbox.v1.StatusResponse.progress:type_name -> switchboard.mailbox.v1.ProgressNote
-	29, // 28: switchboard.mailbox.v1.StatusResponse.capture:type_name -> switchboard.mailbox.v1.Capture
-	27, // 29: switchboard.mailbox.v1.StatusResponse.expires_in:type_name -> google.protobuf.Duration
-	34, // 30: switchboard.mailbox.v1.StatusResponse.posted:type_name -> google.protobuf.Timestamp
-	0,  // 31: switchboard.mailbox.v1.MailboxService.Invoke:input_type -> switchboard.mailbox.v1.InvokeRequest
-	2,  // 32: switchboard.mailbox.v1.MailboxService.Invocations:input_type -> switchboard.mailbox.v1.InvocationsRequest
-	4,  // 33: switchboard.mailbox.v1.MailboxService.Follow:input_type -> switchboard.mailbox.v1.FollowRequest
-	8,  // 34: switchboard.mailbox.v1.MailboxService.Serve:input_type -> switchboard.mailbox.v1.ServeRequest
-	11, // 35: switchboard.mailbox.v1.MailboxService.Complete:input_type -> switchboard.mailbox.v1.CompleteRequest
-	13, // 36: switchboard.mailbox.v1.MailboxService.Capture:input_type -> switchboard.mailbox.v1.CaptureRequest
-	15, // 37: switchboard.mailbox.v1.MailboxService.Call:input_type -> switchboard.mailbox.v1.CallRequest
-	17, // 38: switchboard.mailbox.v1.MailboxService.Cancel:input_type -> switchboard.mailbox.v1.CancelRequest
-	19, // 39: switchboard.mailbox.v1.MailboxService.Watch:input_type -> switchboard.mailbox.v1.WatchRequest
-	22, // 40: switchboard.mailbox.v1.MailboxService.Report:input_type -> switchboard.mailbox.v1.ReportRequest
-	24, // 41: switchboard.mailbox.v1.MailboxService.Status:input_type -> switchboard.mailbox.v1.StatusRequest
-	1,  // 42: switchboard.mailbox.v1.MailboxService.Invoke:output_type -> switchboard.mailbox.v1.InvokeResponse
-	3,  // 43: switchboard.mailbox.v1.MailboxService.Invocations:output_type -> switchboard.mailbox.v1.InvocationsResponse
-	5,  // 44: switchboard.mailbox.v1.MailboxService.Follow:output_type -> switchboard.mailbox.v1.FollowResponse
-	9,  // 45: switchboard.mailbox.v1.MailboxService.Serve:output_type -> switchboard.mailbox.v1.ServeResponse
-	12, // 46: switchboard.mailbox.v1.MailboxService.Complete:output_type -> switchboard.mailbox.v1.CompleteResponse
-	14, // 47: switchboard.mailbox.v1.MailboxService.Capture:output_type -> switchboard.mailbox.v1.CaptureResponse
-	16, // 48: switchboard.mailbox.v1.MailboxService.Call:output_type -> switchboard.mailbox.v1.CallResponse
-	18, // 49: switchboard.mailbox.v1.MailboxService.Cancel:output_type -> switchboard.mailbox.v1.CancelResponse
-	20, // 50: switchboard.mailbox.v1.MailboxService.Watch:output_type -> switchboard.mailbox.v1.WatchResponse
-	23, // 51: switchboard.mailbox.v1.MailboxService.Report:output_type -> switchboard.mailbox.v1.ReportResponse
-	25, // 52: switchboard.mailbox.v1.MailboxService.Status:output_type -> switchboard.mailbox.v1.StatusResponse
-	42, // [42:53] is the sub-list for method output_type
-	31, // [31:42] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	29, // 20: switchboard.mailbox.v1.CancelResponse.capture:type_name -> switchboard.mailbox.v1.Capture
+	30, // 21: switchboard.mailbox.v1.WatchResponse.invocation:type_name -> switchboard.mailbox.v1.InvocationState
+	21, // 22: switchboard.mailbox.v1.WatchResponse.synced:type_name -> switchboard.mailbox.v1.WatchSynced
+	31, // 23: switchboard.mailbox.v1.ReportRequest.log:type_name -> switchboard.mailbox.v1.LogMessage
+	27, // 24: switchboard.mailbox.v1.StatusRequest.wait:type_name -> google.protobuf.Duration
+	32, // 25: switchboard.mailbox.v1.StatusResponse.phase:type_name -> switchboard.mailbox.v1.Phase
+	33, // 26: switchboard.mailbox.v1.StatusResponse.progress:type_name -> switchboard.mailbox.v1.ProgressNote
+	29, // 27: switchboard.mailbox.v1.StatusResponse.capture:type_name -> switchboard.mailbox.v1.Capture
+	27, // 28: switchboard.mailbox.v1.StatusResponse.expires_in:type_name -> google.protobuf.Duration
+	34, // 29: switchboard.mailbox.v1.StatusResponse.posted:type_name -> google.protobuf.Timestamp
+	0,  // 30: switchboard.mailbox.v1.MailboxService.Invoke:input_type -> switchboard.mailbox.v1.InvokeRequest
+	2,  // 31: switchboard.mailbox.v1.MailboxService.Invocations:input_type -> switchboard.mailbox.v1.InvocationsRequest
+	4,  // 32: switchboard.mailbox.v1.MailboxService.Follow:input_type -> switchboard.mailbox.v1.FollowRequest
+	8,  // 33: switchboard.mailbox.v1.MailboxService.Serve:input_type -> switchboard.mailbox.v1.ServeRequest
+	11, // 34: switchboard.mailbox.v1.MailboxService.Complete:input_type -> switchboard.mailbox.v1.CompleteRequest
+	13, // 35: switchboard.mailbox.v1.MailboxService.Capture:input_type -> switchboard.mailbox.v1.CaptureRequest
+	15, // 36: switchboard.mailbox.v1.MailboxService.Call:input_type -> switchboard.mailbox.v1.CallRequest
+	17, // 37: switchboard.mailbox.v1.MailboxService.Cancel:input_type -> switchboard.mailbox.v1.CancelRequest
+	19, // 38: switchboard.mailbox.v1.MailboxService.Watch:input_type -> switchboard.mailbox.v1.WatchRequest
+	22, // 39: switchboard.mailbox.v1.MailboxService.Report:input_type -> switchboard.mailbox.v1.ReportRequest
+	24, // 40: switchboard.mailbox.v1.MailboxService.Status:input_type -> switchboard.mailbox.v1.StatusRequest
+	1,  // 41: switchboard.mailbox.v1.MailboxService.Invoke:output_type -> switchboard.mailbox.v1.InvokeResponse
+	3,  // 42: switchboard.mailbox.v1.MailboxService.Invocations:output_type -> switchboard.mailbox.v1.InvocationsResponse
+	5,  // 43: switchboard.mailbox.v1.MailboxService.Follow:output_type -> switchboard.mailbox.v1.FollowResponse
+	9,  // 44: switchboard.mailbox.v1.MailboxService.Serve:output_type -> switchboard.mailbox.v1.ServeResponse
+	12, // 45: switchboard.mailbox.v1.MailboxService.Complete:output_type -> switchboard.mailbox.v1.CompleteResponse
+	14, // 46: switchboard.mailbox.v1.MailboxService.Capture:output_type -> switchboard.mailbox.v1.CaptureResponse
+	16, // 47: switchboard.mailbox.v1.MailboxService.Call:output_type -> switchboard.mailbox.v1.CallResponse
+	18, // 48: switchboard.mailbox.v1.MailboxService.Cancel:output_type -> switchboard.mailbox.v1.CancelResponse
+	20, // 49: switchboard.mailbox.v1.MailboxService.Watch:output_type -> switchboard.mailbox.v1.WatchResponse
+	23, // 50: switchboard.mailbox.v1.MailboxService.Report:output_type -> switchboard.mailbox.v1.ReportResponse
+	25, // 51: switchboard.mailbox.v1.MailboxService.Status:output_type -> switchboard.mailbox.v1.StatusResponse
+	41, // [41:52] is the sub-list for method output_type
+	30, // [30:41] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_mailbox_v1_mailbox_service_proto_init() }
