@@ -30,15 +30,48 @@ type forwardedParams struct {
 }
 
 type forwardedMeta struct {
-	ClientCapabilities *askable         `json:"io.modelcontextprotocol/clientCapabilities,omitempty"`
+	ClientCapabilities map[string]any   `json:"io.modelcontextprotocol/clientCapabilities,omitempty"`
 	LogLevel           mcp.LoggingLevel `json:"io.modelcontextprotocol/logLevel,omitempty"` // logs.go
 }
 
-// askable is what of a client's capabilities a server may ask it for.
-type askable struct {
-	Elicitation *mcp.ElicitationCapabilities `json:"elicitation,omitempty"`
-	Sampling    *mcp.SamplingCapabilities    `json:"sampling,omitempty"`
-	Roots       *mcp.RootCapabilities        `json:"roots,omitempty"`
+// askableKeys are the client capabilities a server may ask for.
+var askableKeys = []string{"elicitation", "sampling", "roots"}
+
+// askable is what of a client's capabilities a server may ask it for, as
+// the request's _meta carries them (the stateless era: read from the map,
+// as the SDK's own decoding of them takes a 32 KiB buffer), or as its
+// session's initialize declared them; nil for none.
+func askable(meta mcp.Meta, session *mcp.ServerSession) map[string]any {
+	var out map[string]any
+	if caps, ok := meta[mcp.MetaKeyClientCapabilities].(map[string]any); ok {
+		for _, k := range askableKeys {
+			if v, ok := caps[k]; ok && v != nil {
+				if out == nil {
+					out = make(map[string]any, len(askableKeys))
+				}
+				out[k] = v
+			}
+		}
+		return out
+	}
+	if session == nil || session.InitializeParams() == nil || session.InitializeParams().Capabilities == nil {
+		return nil
+	}
+	caps := session.InitializeParams().Capabilities
+	out = make(map[string]any, len(askableKeys))
+	if caps.Elicitation != nil {
+		out["elicitation"] = caps.Elicitation
+	}
+	if caps.Sampling != nil {
+		out["sampling"] = caps.Sampling
+	}
+	if caps.RootsV2 != nil {
+		out["roots"] = caps.RootsV2
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // mcpParams is the invocation's mcp_params for req: the client's answers,
@@ -46,23 +79,18 @@ type askable struct {
 // asked for (level); nil when there is none of these to send.
 func mcpParams(req *mcp.CallToolRequest, level mcp.LoggingLevel) (*string, error) {
 	if req.Params == nil {
-		return forwarded(nil, "", req.ClientCapabilities(), level)
+		return forwarded(nil, "", askable(nil, req.Session), level)
 	}
-	return forwarded(req.Params.InputResponses, req.Params.RequestState, req.ClientCapabilities(), level)
+	return forwarded(req.Params.InputResponses, req.Params.RequestState, askable(req.Params.Meta, req.Session), level)
 }
 
 // forwarded is the mcp_params of a request that answers with responses
-// and state, from a client of caps asking for log messages at level.
-func forwarded(responses mcp.InputResponseMap, state string, caps *mcp.ClientCapabilities, level mcp.LoggingLevel) (*string, error) {
+// and state, from a client that may be asked caps, asking for log messages
+// at level.
+func forwarded(responses mcp.InputResponseMap, state string, caps map[string]any, level mcp.LoggingLevel) (*string, error) {
 	p := forwardedParams{InputResponses: responses, RequestState: state}
-	if caps != nil && (caps.Elicitation != nil || caps.Sampling != nil || caps.RootsV2 != nil) {
-		p.Meta = &forwardedMeta{ClientCapabilities: &askable{Elicitation: caps.Elicitation, Sampling: caps.Sampling, Roots: caps.RootsV2}}
-	}
-	if level != "" {
-		if p.Meta == nil {
-			p.Meta = &forwardedMeta{}
-		}
-		p.Meta.LogLevel = level
+	if caps != nil || level != "" {
+		p.Meta = &forwardedMeta{ClientCapabilities: caps, LogLevel: level}
 	}
 	if p.InputResponses == nil && p.RequestState == "" && p.Meta == nil {
 		return nil, nil
