@@ -1,11 +1,11 @@
 // Package mailboxcall is what a driver of the mailbox's Call needs when
 // its connection to the mailbox replica breaks mid-call. The Call names
-// its handle in a response header before it posts (InvocationHeader), and
+// its handle in a response header before it posts (contract.InvocationHeader), and
 // the invocation lives in NATS: a broken connection lost the reply, not
 // the call. Recollect then collects the capture by the handle through
 // whichever replica is ready. An error the mailbox itself answered after
 // naming the handle (its post refused, NATS out of reach) carries
-// RefusedTrailer, and is the caller's answer as it stands.
+// contract.RefusedTrailer, and is the caller's answer as it stands.
 package mailboxcall
 
 import (
@@ -22,16 +22,9 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/contract"
 	"github.com/switchboard-run/switchboard/kit/retry"
 )
-
-// InvocationHeader is the response header in which Call names the
-// invocation's handle as soon as the call is accepted, before it is posted.
-const InvocationHeader = "switchboard-invocation"
-
-// RefusedTrailer marks a Call that named its handle and then failed by the
-// mailbox's own answer, as against a connection that broke.
-const RefusedTrailer = "switchboard-refused"
 
 // maxCaptureWait is the longest wait one Capture may ask for.
 const maxCaptureWait = 60 * time.Second
@@ -42,7 +35,7 @@ var backoff = retry.Policy{Base: 50 * time.Millisecond, Max: 2 * time.Second, Mu
 
 // Handle returns the handle a Call's response header names, or "".
 func Handle(header metadata.MD) string {
-	if v := header.Get(InvocationHeader); len(v) == 1 {
+	if v := header.Get(contract.InvocationHeader); len(v) == 1 {
 		return v[0]
 	}
 	return ""
@@ -51,7 +44,7 @@ func Handle(header metadata.MD) string {
 // Broken reports whether a Call that failed with err, its trailer
 // trailer, ended because its connection to the mailbox broke.
 func Broken(err error, trailer metadata.MD) bool {
-	return status.Code(err) == codes.Unavailable && len(trailer.Get(RefusedTrailer)) == 0
+	return status.Code(err) == codes.Unavailable && len(trailer.Get(contract.RefusedTrailer)) == 0
 }
 
 // Call makes mb's Call of req and, should its connection to the mailbox
@@ -85,7 +78,7 @@ func settle(ctx context.Context, mb mailboxv1.MailboxServiceClient, res *mailbox
 // CallNamed is Call over cc that also tells named the handle the moment
 // the Call's header names it, before the call is answered: a front that
 // passes it on at once (REST's 103 Early Hints) lets a client whose
-// connection breaks collect by it. A Call refused unposted (NotPosted) is
+// connection breaks collect by it. A Call refused unposted (contract.NotPosted) is
 // made again within ctx, so named may be told a second, newer handle.
 func CallNamed(ctx context.Context, cc grpc.ClientConnInterface, req *mailboxv1.CallRequest, named func(id string),
 	broke func(id string, lost error), opts ...grpc.CallOption) (*mailboxv1.CallResponse, error) {
@@ -112,7 +105,7 @@ func InvokeNamed(ctx context.Context, cc grpc.ClientConnInterface, req *mailboxv
 // refused before posting it (one shutting down): the balancer's next pick
 // is another replica, so the first try comes soon.
 var notPosted = retry.Loop{Policy: retry.Policy{Base: 10 * time.Millisecond, Max: time.Second, Multiplier: 2, Jitter: 0.2},
-	Retryable: NotPosted}
+	Retryable: contract.NotPosted}
 
 // invokeNamed makes the unary Call as a stream: a unary call's header is
 // read only once it is answered, a stream's as soon as it arrives.
@@ -139,7 +132,7 @@ func invokeNamed(ctx context.Context, cc grpc.ClientConnInterface, req *mailboxv
 
 // RetryingNotPosted is cc whose unary Invoke and Call of the mailbox are
 // made again, within their context, when a replica refused them unposted
-// (NotPosted). Streams pass through: CallNamed retries its own.
+// (contract.NotPosted). Streams pass through: CallNamed retries its own.
 func RetryingNotPosted(cc grpc.ClientConnInterface) grpc.ClientConnInterface { return retrying{cc} }
 
 type retrying struct{ grpc.ClientConnInterface }
@@ -191,28 +184,4 @@ func Recollect(ctx context.Context, mb mailboxv1.MailboxServiceClient, id string
 		return nil, status.Errorf(status.Code(err), "the connection to the mailbox broke while it ran (%s), and collecting its capture then failed: %s",
 			status.Convert(lost).Message(), status.Convert(err).Message())
 	}
-}
-
-// IdempotencyKey is the request metadata in which a driver names its
-// idempotency key on Invoke and Call (HTTP fronts: the Idempotency-Key
-// header): for the mailbox's --ttl, a retry with it returns the handle, or
-// the capture, of the key's first use, and never runs the tool again.
-const IdempotencyKey = "idempotency-key"
-
-// MaxIdempotencyKeyBytes bounds one idempotency key, as HTTP APIs that take
-// the header do.
-const MaxIdempotencyKeyBytes = 255
-
-// CheckIdempotencyKey refuses a key that is not 1–255 bytes of visible
-// ASCII, naming what is wrong with it.
-func CheckIdempotencyKey(key string) error {
-	if key == "" || len(key) > MaxIdempotencyKeyBytes {
-		return status.Errorf(codes.InvalidArgument, "idempotency key: %d bytes; a key is 1 to %d bytes of visible ASCII", len(key), MaxIdempotencyKeyBytes)
-	}
-	for i := range len(key) {
-		if c := key[i]; c < 0x21 || c > 0x7e {
-			return status.Errorf(codes.InvalidArgument, "idempotency key %q: byte %d (%#x) is not visible ASCII (! to ~)", key, i, c)
-		}
-	}
-	return nil
 }

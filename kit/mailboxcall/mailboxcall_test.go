@@ -7,10 +7,12 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+
+	"github.com/switchboard-run/switchboard/kit/contract"
 )
 
 func TestBrokenTellsABrokenConnectionFromTheMailboxsAnswer(t *testing.T) {
-	refused := metadata.Pairs(RefusedTrailer, "1")
+	refused := metadata.Pairs(contract.RefusedTrailer, "1")
 	for _, c := range []struct {
 		name    string
 		err     error
@@ -27,22 +29,10 @@ func TestBrokenTellsABrokenConnectionFromTheMailboxsAnswer(t *testing.T) {
 			t.Errorf("%s: Broken = %v; want %v", c.name, got, c.want)
 		}
 	}
-	if id := Handle(metadata.Pairs(InvocationHeader, "inv-1")); id != "inv-1" {
+	if id := Handle(metadata.Pairs(contract.InvocationHeader, "inv-1")); id != "inv-1" {
 		t.Errorf("Handle = %q; want inv-1", id)
 	}
 	if id := Handle(nil); id != "" {
 		t.Errorf("Handle of no header = %q; want none", id)
-	}
-}
-
-func TestARefusalCarriesItsReason(t *testing.T) {
-	err := Refusal(status.New(codes.FailedPrecondition, "read already"), ReasonSecondReader)
-	if ReasonOf(err) != ReasonSecondReader || status.Code(err) != codes.FailedPrecondition || status.Convert(err).Message() != "read already" {
-		t.Fatalf("Refusal = %v (reason %q)", err, ReasonOf(err))
-	}
-	for _, other := range []error{status.Error(codes.FailedPrecondition, "read already"), errors.New("x"), nil} {
-		if r := ReasonOf(other); r != "" {
-			t.Errorf("ReasonOf(%v) = %q; want none", other, r)
-		}
 	}
 }

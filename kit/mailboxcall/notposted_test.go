@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/contract"
 )
 
 // drainingFirst answers as two replicas behind a balancer do when the
@@ -27,14 +28,14 @@ type drainingFirst struct {
 	mailboxv1.UnimplementedMailboxServiceServer
 	refuse         int32
 	invokes, calls atomic.Int32
-	err            error // the refusal; NotPosted by default
+	err            error // the refusal; contract.NotPosted by default
 }
 
 func (d *drainingFirst) refusal() error {
 	if d.err != nil {
 		return d.err
 	}
-	return Refusal(status.New(codes.Unavailable, "the mailbox replica is shutting down"), ReasonShuttingDown)
+	return contract.Refusal(status.New(codes.Unavailable, "the mailbox replica is shutting down"), contract.ReasonShuttingDown)
 }
 
 func (d *drainingFirst) Invoke(context.Context, *mailboxv1.InvokeRequest) (*mailboxv1.InvokeResponse, error) {
@@ -50,9 +51,9 @@ func (d *drainingFirst) Call(ctx context.Context, _ *mailboxv1.CallRequest) (*ma
 	if n <= d.refuse {
 		id = fmt.Sprintf("inv-refused-%d", n)
 	}
-	_ = grpc.SendHeader(ctx, metadata.Pairs(InvocationHeader, id))
+	_ = grpc.SendHeader(ctx, metadata.Pairs(contract.InvocationHeader, id))
 	if n <= d.refuse {
-		_ = grpc.SetTrailer(ctx, metadata.Pairs(RefusedTrailer, "1"))
+		_ = grpc.SetTrailer(ctx, metadata.Pairs(contract.RefusedTrailer, "1"))
 		return nil, d.refusal()
 	}
 	return &mailboxv1.CallResponse{Invocation: id, Capture: &mailboxv1.Capture{Stdout: proto.String("ran")}}, nil
@@ -96,7 +97,7 @@ func TestOnlyARefusalMarkedNotPostedIsMadeAgain(t *testing.T) {
 	}{
 		{"the mailbox cannot reach NATS (the post may be stored)", status.Error(codes.Unavailable, "the mailbox cannot reach NATS right now")},
 		{"a bound", status.Error(codes.ResourceExhausted, "the queue is full")},
-		{"another reason", Refusal(status.New(codes.FailedPrecondition, "read already"), ReasonSecondReader)},
+		{"another reason", contract.Refusal(status.New(codes.FailedPrecondition, "read already"), contract.ReasonSecondReader)},
 	} {
 		d := &drainingFirst{refuse: 1, err: c.err}
 		cc := serveMailbox(t, d)
@@ -129,7 +130,7 @@ func TestACallRefusedUnpostedNamesItsNewHandle(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	_, err = CallNamed(ctx, serveMailbox(t, always), &mailboxv1.CallRequest{}, nil, nil)
-	if !NotPosted(err) && status.Code(err) != codes.DeadlineExceeded {
+	if !contract.NotPosted(err) && status.Code(err) != codes.DeadlineExceeded {
 		t.Errorf("a Call refused until its deadline = %v; want the refusal or the deadline", err)
 	}
 	if n := always.calls.Load(); n < 2 {

@@ -11,9 +11,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
+	"github.com/switchboard-run/switchboard/kit/contract"
 	"github.com/switchboard-run/switchboard/kit/follower"
 	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/mailboxcall"
 	"github.com/switchboard-run/switchboard/kit/mcptelemetry"
 	"github.com/switchboard-run/switchboard/kit/retry"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/advertisement"
@@ -144,7 +144,7 @@ var standbyRedial = retry.Policy{Base: 250 * time.Millisecond, Max: 2 * time.Sec
 // anotherReader says whether a refused Follow means another replica's read
 // holds the queue (the mailbox's one reader per client).
 func anotherReader(err error) bool {
-	return mailboxcall.ReasonOf(err) == mailboxcall.ReasonSecondReader
+	return contract.ReasonOf(err) == contract.ReasonSecondReader
 }
 
 // begin starts supervising the server.

@@ -9,7 +9,7 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
 	"github.com/switchboard-run/switchboard/kit/follower"
-	"github.com/switchboard-run/switchboard/kit/jsontext"
+	"github.com/switchboard-run/switchboard/kit/rawjson"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/advertisement"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/mcpconfig"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/plugin"
@@ -90,7 +90,7 @@ func (m *mount) refusePlugin(inv *mailboxv1.Invocation) *mailboxv1.Capture {
 	if inv.Cwd != nil {
 		return capture.Failed(capture.ExitError, "tool %q does not take a cwd: a plugin backend is not told a working directory, so it was not called", tool)
 	}
-	if err := jsontext.Check("input", inv.GetInput()); err != nil {
+	if err := rawjson.Check("input", inv.GetInput()); err != nil {
 		return capture.Failed(capture.ExitError, "tool %q was not called: the %v", tool, err)
 	}
 	return nil

@@ -16,7 +16,7 @@ import (
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
 	"github.com/switchboard-run/switchboard/kit/follower"
-	"github.com/switchboard-run/switchboard/kit/jsontext"
+	"github.com/switchboard-run/switchboard/kit/rawjson"
 	"github.com/switchboard-run/switchboard/kit/retry"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/results"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/upstream"
@@ -50,7 +50,7 @@ func (m *mount) serve(ctx context.Context, sess *upstream.Session, inv *mailboxv
 	if inv.Cwd != nil {
 		return capture.Failed(capture.ExitError, "tool %q does not take a cwd: an MCP server is not told a working directory, so it was not called", tool), true
 	}
-	if err := jsontext.CheckObject("input", inv.GetInput()); err != nil {
+	if err := rawjson.CheckObject("input", inv.GetInput()); err != nil {
 		return capture.Failed(capture.ExitError, "MCP tool %q takes its arguments as a JSON object, but the %v; it was not called", tool, err), true
 	}
 	var from *upstream.ClientParams

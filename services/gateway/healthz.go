@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/switchboard-run/switchboard/kit/jsontext"
+	"github.com/switchboard-run/switchboard/kit/rawjson"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
 )
 
@@ -65,7 +65,7 @@ func (h *healthCheck) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, http.StatusServiceUnavailable, fmt.Sprintf("backend down: %s", strings.Join(down, ", ")))
 		return
 	}
-	body, _ := jsontext.Marshal(reply) // strings and a bool always encode
+	body, _ := rawjson.Marshal(reply) // strings and a bool always encode
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(body)
 }

@@ -14,15 +14,15 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/kit/contract"
 	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/mailboxcall"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/mailbox"
 )
 
 // keyed is ctx carrying the idempotency key k.
 func keyed(ctx context.Context, k string) context.Context {
-	return metadata.AppendToOutgoingContext(ctx, mailboxcall.IdempotencyKey, k)
+	return metadata.AppendToOutgoingContext(ctx, contract.IdempotencyKey, k)
 }
 
 func TestAnInvokeRetriedWithItsKeyPostsOnce(t *testing.T) {

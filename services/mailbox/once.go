@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/mailboxcall"
+	"github.com/switchboard-run/switchboard/kit/contract"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/idempotency"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
@@ -23,11 +23,11 @@ const keyWrite = 5 * time.Second
 // sent none. ValueFromIncomingContext reads the one key without copying
 // the metadata, which every Call and Invoke would otherwise pay for.
 func idempotencyKey(ctx context.Context) (string, error) {
-	switch v := metadata.ValueFromIncomingContext(ctx, mailboxcall.IdempotencyKey); len(v) {
+	switch v := metadata.ValueFromIncomingContext(ctx, contract.IdempotencyKey); len(v) {
 	case 0:
 		return "", nil
 	case 1:
-		return v[0], mailboxcall.CheckIdempotencyKey(v[0])
+		return v[0], contract.CheckIdempotencyKey(v[0])
 	default:
 		return "", status.Errorf(codes.InvalidArgument, "idempotency key: %d keys sent; send one", len(v))
 	}
@@ -76,7 +76,7 @@ func (s *Service) kept(ctx context.Context, k keyed) *mailboxv1.Capture {
 // capture the key keeps, or by collecting it until wait ends.
 func (s *Service) callAgain(ctx, wait context.Context, poster string, k keyed) (*mailboxv1.CallResponse, error) {
 	id := k.claim.Invocation
-	_ = grpc.SendHeader(ctx, metadata.Pairs(InvocationHeader, id))
+	_ = grpc.SendHeader(ctx, metadata.Pairs(contract.InvocationHeader, id))
 	if k.claim.Capture != nil {
 		return &mailboxv1.CallResponse{Invocation: id, Capture: k.claim.Capture}, nil
 	}
@@ -92,7 +92,7 @@ func (s *Service) callAgain(ctx, wait context.Context, poster string, k keyed) (
 		}
 	}
 	if err != nil {
-		_ = grpc.SetTrailer(ctx, metadata.Pairs(mailboxcall.RefusedTrailer, "1"))
+		_ = grpc.SetTrailer(ctx, metadata.Pairs(contract.RefusedTrailer, "1"))
 		return nil, err
 	}
 	if c == nil {

@@ -16,8 +16,8 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/kit/contract"
 	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/mailboxcall"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/mailbox"
 	"github.com/switchboard-run/switchboard/services/mailbox/mailboxtest"
@@ -256,11 +256,11 @@ func TestACallsAnswerCarriesItsNotes(t *testing.T) {
 		}
 		return trailer
 	}
-	notes := mailboxcall.Notes(call(true))
+	notes := contract.Notes(call(true))
 	if len(notes) != 1 || notes[0].GetSeq() != 1 || notes[0].GetLog().GetData() != `"half way"` {
 		t.Fatalf("the answer's notes = %v; want the log message", notes)
 	}
-	if tr := call(false); len(tr.Get(mailboxcall.NotesTrailer)) != 0 {
+	if tr := call(false); len(tr.Get(contract.NotesTrailer)) != 0 {
 		t.Fatalf("a call without notes sent the trailer %v", tr)
 	}
 }

@@ -14,19 +14,14 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/audit"
 	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/kit/contract"
 	"github.com/switchboard-run/switchboard/kit/durations"
 	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/jsontext"
-	"github.com/switchboard-run/switchboard/kit/mailboxcall"
 	"github.com/switchboard-run/switchboard/kit/names"
+	"github.com/switchboard-run/switchboard/kit/rawjson"
 	"github.com/switchboard-run/switchboard/kit/telemetry"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
-
-// InvocationHeader is the response header in which Call names the
-// invocation's handle as soon as the call is accepted, before it is posted;
-// an error Call answers after it carries mailboxcall.RefusedTrailer.
-const InvocationHeader = mailboxcall.InvocationHeader
 
 const (
 	maxReadHold    = 30 * time.Second
@@ -105,14 +100,14 @@ func (s *Service) check(ctx context.Context, client, tool, input string, cwd, mc
 			return inflight.Post{}, status.Errorf(codes.ResourceExhausted,
 				"input and mcp_params: %d bytes together is more than the %d this mailbox takes for one invocation (--max-input-bytes)", n, s.bounds.MaxInputBytes)
 		}
-		if err := jsontext.CheckObject("mcp_params", *mcpParams); err != nil {
+		if err := rawjson.CheckObject("mcp_params", *mcpParams); err != nil {
 			return inflight.Post{}, status.Error(codes.InvalidArgument, err.Error())
 		}
 	}
 	if cwd != nil && len(*cwd) > maxCwdBytes {
 		return inflight.Post{}, status.Errorf(codes.InvalidArgument, "cwd: %d bytes is more than the %d a path may hold", len(*cwd), maxCwdBytes)
 	}
-	if err := jsontext.Check("input", input); err != nil {
+	if err := rawjson.Check("input", input); err != nil {
 		return inflight.Post{}, status.Error(codes.InvalidArgument, err.Error())
 	}
 	if err := s.checkTimeout(timeout); err != nil {
@@ -202,7 +197,7 @@ func strictCapture(c *mailboxv1.Capture) (inflight.Capture, error) {
 	case c.McpResult != nil && c.McpError != nil:
 		return inflight.Capture{}, status.Error(codes.InvalidArgument, `capture: "mcp_result" and "mcp_error" exclude each other; a server answers one`)
 	case c.McpResult != nil:
-		if err := jsontext.CheckObject("capture: mcp_result", c.GetMcpResult()); err != nil {
+		if err := rawjson.CheckObject("capture: mcp_result", c.GetMcpResult()); err != nil {
 			return inflight.Capture{}, status.Error(codes.InvalidArgument, err.Error())
 		}
 	case c.McpError != nil:
@@ -271,7 +266,7 @@ func (s *Service) Call(ctx context.Context, req *mailboxv1.CallRequest) (*mailbo
 	}
 	res, err := s.call(ctx, waitCtx, p)
 	switch {
-	case status.Code(err) == codes.ResourceExhausted || mailboxcall.NotPosted(err): // refused before anything was posted
+	case status.Code(err) == codes.ResourceExhausted || contract.NotPosted(err): // refused before anything was posted
 		s.release(ctx, k)
 	case status.Code(err) == codes.NotFound: // a retry beside it took the answer, and keeps it
 		if kept := s.kept(ctx, k); kept != nil {
@@ -293,7 +288,7 @@ func (s *Service) call(ctx, waitCtx context.Context, p inflight.Post) (*mailboxv
 	// reads it from there while the call runs, and so needs no Invoke and
 	// Capture of its own. A caller that ignores headers pays nothing: the
 	// header is sent in any case, only sooner.
-	_ = grpc.SendHeader(ctx, metadata.Pairs(InvocationHeader, p.ID))
+	_ = grpc.SendHeader(ctx, metadata.Pairs(contract.InvocationHeader, p.ID))
 	s.posted(p) // told before it can be answered, so the phases arrive in order
 	c, err := s.box.Call(ctx, waitCtx, p)
 	// Released once taken, and on any failure: most are of the post (the
@@ -309,14 +304,14 @@ func (s *Service) call(ctx, waitCtx context.Context, p inflight.Post) (*mailboxv
 			"the mailbox replica is shutting down while invocation %s runs; collect its capture through another replica: switchboard capture %s --wait 60s", p.ID, p.ID)
 	}
 	if err != nil {
-		_ = grpc.SetTrailer(ctx, metadata.Pairs(mailboxcall.RefusedTrailer, "1")) // the failing path only: the hot one sends no trailer
+		_ = grpc.SetTrailer(ctx, metadata.Pairs(contract.RefusedTrailer, "1")) // the failing path only: the hot one sends no trailer
 		return nil, err
 	}
 	if c != nil {
 		s.changed(p.ID, mailboxv1.Phase_PHASE_COLLECTED, &mailboxv1.InvocationState{Poster: p.Poster, ExitCode: &c.ExitCode})
 	}
 	if c != nil && len(c.Notes) > 0 {
-		_ = grpc.SetTrailer(ctx, mailboxcall.NotesMD(notes(c.Notes)))
+		_ = grpc.SetTrailer(ctx, contract.NotesMD(notes(c.Notes)))
 	}
 	return &mailboxv1.CallResponse{Invocation: p.ID, Capture: toProto(c)}, nil
 }

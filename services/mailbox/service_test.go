@@ -15,9 +15,9 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/kit/contract"
 	"github.com/switchboard-run/switchboard/kit/identity"
 	"github.com/switchboard-run/switchboard/kit/testkit"
-	"github.com/switchboard-run/switchboard/services/mailbox"
 )
 
 func TestInvokeChecksTheAdvertisementOnly(t *testing.T) {
@@ -133,8 +133,8 @@ func TestCallNamesItsHandleInAHeaderBeforeTheCapture(t *testing.T) {
 		t.Fatal(err)
 	}
 	inv := next(t, follow).GetInvocation()
-	if ids := md.Get(mailbox.InvocationHeader); len(ids) != 1 || ids[0] != inv.GetInvocation() {
-		t.Fatalf("header %s = %q; want the handle handed to the host, %q", mailbox.InvocationHeader, ids, inv.GetInvocation())
+	if ids := md.Get(contract.InvocationHeader); len(ids) != 1 || ids[0] != inv.GetInvocation() {
+		t.Fatalf("header %s = %q; want the handle handed to the host, %q", contract.InvocationHeader, ids, inv.GetInvocation())
 	}
 	if _, err := s.mb.Complete(host("laptop"), &mailboxv1.CompleteRequest{Invocation: inv.GetInvocation(), Capture: capture.New("out", "", 0)}); err != nil {
 		t.Fatal(err)

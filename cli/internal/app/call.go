@@ -15,8 +15,8 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/envflag"
-	"github.com/switchboard-run/switchboard/kit/jsontext"
 	"github.com/switchboard-run/switchboard/kit/mailboxcall"
+	"github.com/switchboard-run/switchboard/kit/rawjson"
 )
 
 // runCall: switchboard call <presented-name> ['<json>' | -] [--timeout D] [--cwd DIR]
@@ -45,7 +45,7 @@ func runCall(ctx context.Context, args []string, std IO) int {
 		}
 		input = string(data)
 	}
-	if err := jsontext.Check("the input", input); err != nil {
+	if err := rawjson.Check("the input", input); err != nil {
 		return fail(std, "call", usagef("%v: pass the tool's input as JSON, e.g. '{\"path\":\"/tmp\"}'", err))
 	}
 	conn, err := rf.Dial()

@@ -16,6 +16,7 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/audit"
+	"github.com/switchboard-run/switchboard/kit/contract"
 	"github.com/switchboard-run/switchboard/kit/mailboxcall"
 )
 
@@ -142,10 +143,10 @@ const IdempotencyHeader = "Idempotency-Key"
 // gRPC could not send.
 func withIdempotencyKey(ctx context.Context, header http.Header) (context.Context, error) {
 	for _, k := range header.Values(IdempotencyHeader) {
-		if err := mailboxcall.CheckIdempotencyKey(k); err != nil {
+		if err := contract.CheckIdempotencyKey(k); err != nil {
 			return ctx, err
 		}
-		ctx = metadata.AppendToOutgoingContext(ctx, mailboxcall.IdempotencyKey, k)
+		ctx = metadata.AppendToOutgoingContext(ctx, contract.IdempotencyKey, k)
 	}
 	return ctx, nil
 }
@@ -199,7 +200,7 @@ func (m *Mirror) startCall(ctx context.Context, req *mailboxv1.CallRequest) *run
 			c.done <- callResult{err: err, broken: mailboxcall.Broken(err, trailer)}
 			return
 		}
-		c.done <- callResult{res: res, notes: mailboxcall.Notes(trailer)}
+		c.done <- callResult{res: res, notes: contract.Notes(trailer)}
 	}()
 	return c
 }

@@ -15,8 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboard-run/switchboard/kit/jsontext"
 	"github.com/switchboard-run/switchboard/kit/mcptelemetry"
+	"github.com/switchboard-run/switchboard/kit/rawjson"
 )
 
 // The stateless era's tools/call, answered in front of the SDK. For a
@@ -312,8 +312,8 @@ func plainID(raw json.RawMessage) bool {
 // case and in duplicates). raw must be valid JSON (plainCall checks the body
 // once; params is cut from it).
 func members(raw []byte, allowed ...string) (map[string]json.RawMessage, bool) {
-	var buf [4]jsontext.Member // a call's objects have at most four members
-	ms, ok := jsontext.Members(buf[:0], raw)
+	var buf [4]rawjson.Member // a call's objects have at most four members
+	ms, ok := rawjson.Members(buf[:0], raw)
 	if !ok {
 		return nil, false
 	}

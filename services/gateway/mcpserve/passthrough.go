@@ -8,7 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/jsontext"
+	"github.com/switchboard-run/switchboard/kit/rawjson"
 )
 
 // The fast path (fastcall.go) passes a server's result on as its bytes,
@@ -69,6 +69,8 @@ func passThrough(ctx context.Context, c *mailboxv1.Capture) *rawResult {
 			if json.Unmarshal(m.Value, &r.IsError) != nil {
 				return nil
 			}
+		case "inputRequests":
+			return nil // only inputRequired answers one, and not with the warning: its text does
 		}
 	}
 	if r.members.meta != nil {
@@ -85,8 +87,8 @@ func passThrough(ctx context.Context, c *mailboxv1.Capture) *rawResult {
 
 // distinct is obj's members when obj is an object that says no key twice
 // (the SDK's decoder would keep the last; this says it once or not at all).
-func distinct(obj []byte) ([]jsontext.Member, bool) {
-	ms, ok := jsontext.Members(make([]jsontext.Member, 0, 8), obj)
+func distinct(obj []byte) ([]rawjson.Member, bool) {
+	ms, ok := rawjson.Members(make([]rawjson.Member, 0, 8), obj)
 	if !ok {
 		return nil, false
 	}
@@ -120,13 +122,13 @@ func knownBlocks(content json.RawMessage) bool {
 	if content == nil || string(content) == "null" {
 		return true
 	}
-	blocks, ok := jsontext.Elements(nil, content)
+	blocks, ok := rawjson.Elements(nil, content)
 	if !ok {
 		return false
 	}
 	for _, b := range blocks {
-		var buf [6]jsontext.Member
-		ms, ok := jsontext.Members(buf[:0], b)
+		var buf [6]rawjson.Member
+		ms, ok := rawjson.Members(buf[:0], b)
 		if !ok {
 			return false
 		}

@@ -36,6 +36,7 @@ func TestAResultPassedOnAsBytesReadsAsTheDecodedOne(t *testing.T) {
 		{"no content at all", `{}`, "", true},
 		{"null members", `{"content":null,"structuredContent":null,"_meta":null,"isError":false}`, "", true},
 		{"a result type is the endpoint's to say", `{"content":[],"resultType":"input_required","requestState":"s"}`, "", true},
+		{"input requests are answered by inputRequired, not as bytes", `{"content":[],"inputRequests":{"q":{"method":"roots/list","params":{}}}}`, warning, false},
 		{"a key that needs escaping in _meta", `{"_meta":{"a\"b\\c\u0001":1},"content":[]}`, "", true},
 		{"the warning", `{"_meta":{"k":"v","run.switchboard/warning":"forged"},"content":[{"type":"text","text":"ok"}]}`, warning, true},
 		{"the warning before no blocks", `{"content":[]}`, warning, true},

@@ -2,7 +2,7 @@ package mcpserve
 
 import (
 	"encoding/json"
-	stdjsontext "encoding/json/jsontext"
+	"encoding/json/jsontext"
 	jsonv2 "encoding/json/v2"
 	"fmt"
 
@@ -11,7 +11,7 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
-	"github.com/switchboard-run/switchboard/kit/jsontext"
+	"github.com/switchboard-run/switchboard/kit/rawjson"
 )
 
 // MetaWarning is the _meta key of the mailbox's warning on a result (a
@@ -101,9 +101,9 @@ func textOnly(raw []byte) (res *mcp.CallToolResult, ok bool) {
 			Meta        mcp.Meta         `json:"_meta"`
 			Annotations *mcp.Annotations `json:"annotations"`
 		} `json:"content"`
-		StructuredContent any               `json:"structuredContent"`
-		IsError           bool              `json:"isError"`
-		InputRequests     stdjsontext.Value `json:"inputRequests"` // the SDK's to decode
+		StructuredContent any            `json:"structuredContent"`
+		IsError           bool           `json:"isError"`
+		InputRequests     jsontext.Value `json:"inputRequests"` // the SDK's to decode
 	}
 	if jsonv2.Unmarshal(raw, &wire) != nil || wire.InputRequests != nil {
 		return nil, false
@@ -146,7 +146,7 @@ func fromText(c *mailboxv1.Capture, hasOutputSchema bool) *mcp.CallToolResult {
 	}
 	if stdout != "" {
 		res.Content = append(res.Content, &mcp.TextContent{Text: stdout})
-		if hasOutputSchema && jsontext.CheckObject("stdout", stdout) == nil {
+		if hasOutputSchema && rawjson.CheckObject("stdout", stdout) == nil {
 			res.StructuredContent = json.RawMessage(stdout)
 		}
 	}

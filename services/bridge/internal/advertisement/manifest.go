@@ -6,7 +6,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/jsontext"
+	"github.com/switchboard-run/switchboard/kit/rawjson"
 )
 
 // FromManifest applies opts to the tools a plugin manifest lists, with the
@@ -30,7 +30,7 @@ func fromManifest(t *registryv1.Tool, trust bool) (*registryv1.Tool, error) {
 		out.OutputSchema = proto.String(t.GetOutputSchema())
 	}
 	if trust && t.Annotations != nil {
-		if err := jsontext.CheckObject("annotations", t.GetAnnotations()); err != nil {
+		if err := rawjson.CheckObject("annotations", t.GetAnnotations()); err != nil {
 			return nil, fmt.Errorf("its %v", err)
 		}
 		out.Annotations = proto.String(t.GetAnnotations())
@@ -41,7 +41,7 @@ func fromManifest(t *registryv1.Tool, trust bool) (*registryv1.Tool, error) {
 // CheckSchema refuses schema text that is not a JSON object that compiles,
 // as the registry would. what names it in the sentence ("input schema").
 func CheckSchema(what, text string) error {
-	if err := jsontext.CheckObject(what, text); err != nil {
+	if err := rawjson.CheckObject(what, text); err != nil {
 		return err
 	}
 	if err := compiles([]byte(text)); err != nil {

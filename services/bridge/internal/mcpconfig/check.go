@@ -13,8 +13,8 @@ import (
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/childenv"
-	"github.com/switchboard-run/switchboard/kit/jsontext"
 	"github.com/switchboard-run/switchboard/kit/listen"
+	"github.com/switchboard-run/switchboard/kit/rawjson"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/advertisement"
 )
 
@@ -161,7 +161,7 @@ func checkTool(t *registryv1.Tool) error {
 		}
 	}
 	if t.Annotations != nil {
-		if err := jsontext.CheckObject("annotations", t.GetAnnotations()); err != nil {
+		if err := rawjson.CheckObject("annotations", t.GetAnnotations()); err != nil {
 			return fmt.Errorf("tool %q: its %v", t.GetName(), err)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/mailboxcall"
+	"github.com/switchboard-run/switchboard/kit/contract"
 )
 
 var opField = field{"op", kindString, true}
@@ -187,7 +187,7 @@ func decodeInvoke(ms []member) (*Request, error) {
 		}
 	}
 	if k := optStr(got, "idempotency_key"); k != nil {
-		if err := mailboxcall.CheckIdempotencyKey(*k); err != nil {
+		if err := contract.CheckIdempotencyKey(*k); err != nil {
 			return nil, refuse("%s", status.Convert(err).Message())
 		}
 		req.IdempotencyKey = *k

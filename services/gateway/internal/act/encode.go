@@ -8,7 +8,7 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/jsontext"
+	"github.com/switchboard-run/switchboard/kit/rawjson"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
 )
 
@@ -20,15 +20,15 @@ func badBackend(format string, args ...any) *httperr.Error {
 
 // verbatim carries text as a JSON value, refusing text that is not JSON (it
 // would break the reply). what names the field for the sentence.
-func verbatim(what func() string, text string) (jsontext.Verbatim, error) {
+func verbatim(what func() string, text string) (rawjson.Verbatim, error) {
 	if !json.Valid([]byte(text)) {
 		return "", badBackend("%s is not JSON", what())
 	}
-	return jsontext.Verbatim(text), nil
+	return rawjson.Verbatim(text), nil
 }
 
 // optVerbatim is verbatim for an optional field: nil when absent.
-func optVerbatim(what func() string, text *string) (*jsontext.Verbatim, error) {
+func optVerbatim(what func() string, text *string) (*rawjson.Verbatim, error) {
 	if text == nil {
 		return nil, nil
 	}
@@ -38,12 +38,12 @@ func optVerbatim(what func() string, text *string) (*jsontext.Verbatim, error) {
 
 // EncodeAdvertised is advertise's reply.
 func EncodeAdvertised(res *registryv1.AdvertiseResponse) ([]byte, error) {
-	return jsontext.Marshal(advertised{head: ok("advertised"), Wrote: res.GetWrote()})
+	return rawjson.Marshal(advertised{head: ok("advertised"), Wrote: res.GetWrote()})
 }
 
 // EncodeRouted is invoke's reply: the handle.
 func EncodeRouted(invocation string) ([]byte, error) {
-	return jsontext.Marshal(routed{head: ok("routed"), Invocation: invocation})
+	return rawjson.Marshal(routed{head: ok("routed"), Invocation: invocation})
 }
 
 // EncodeReceipt is the reply of complete and capture: the handle, and the
@@ -61,7 +61,7 @@ func EncodeReceipt(invocation string, c *mailboxv1.Capture) ([]byte, error) {
 		}
 		reply.Capture = &captureReply{Stdout: c.GetStdout(), Stderr: c.GetStderr(), ExitCode: c.GetExitCode()}
 	}
-	return jsontext.Marshal(reply)
+	return rawjson.Marshal(reply)
 }
 
 // EncodeInvocations is invocations' reply: every row handed out, `[]` when
@@ -77,7 +77,7 @@ func EncodeInvocations(res *mailboxv1.InvocationsResponse) ([]byte, error) {
 		}
 		reply.Rows = append(reply.Rows, invocationRow{Invocation: row.GetInvocation(), Tool: row.GetTool(), Input: input, Cwd: row.Cwd})
 	}
-	return jsontext.Marshal(reply)
+	return rawjson.Marshal(reply)
 }
 
 // EncodeClients is clients' reply: rows with tools as advertised and
@@ -108,7 +108,7 @@ func encodeClients(res *registryv1.ListClientsResponse, aliases map[toolKey]stri
 		}
 		reply.Rows = append(reply.Rows, r)
 	}
-	return jsontext.Marshal(reply)
+	return rawjson.Marshal(reply)
 }
 
 // toolOf is one tool as advertised: the optional fields only when present.

@@ -10,8 +10,8 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/audit"
+	"github.com/switchboard-run/switchboard/kit/contract"
 	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/mailboxcall"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/bodylimit"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
 )
@@ -86,7 +86,7 @@ func (h Handler) Do(ctx context.Context, req *Request) ([]byte, error) {
 			}
 		}
 		if req.IdempotencyKey != "" {
-			ctx = metadata.AppendToOutgoingContext(ctx, mailboxcall.IdempotencyKey, req.IdempotencyKey)
+			ctx = metadata.AppendToOutgoingContext(ctx, contract.IdempotencyKey, req.IdempotencyKey)
 		}
 		res, err := h.Mailbox.Invoke(audit.WithFront(ctx, "act"), req.Invoke)
 		if err != nil {

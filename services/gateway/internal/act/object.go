@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/switchboard-run/switchboard/kit/jsontext"
+	"github.com/switchboard-run/switchboard/kit/rawjson"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
 )
 
@@ -40,8 +40,8 @@ func quote(s string) string {
 // members in document order, refusing a duplicate key. where prefixes the
 // sentence ("tools[2]: ").
 func members(raw []byte, where string) ([]member, error) {
-	var buf [8]jsontext.Member
-	found, ok := jsontext.Members(buf[:0], raw)
+	var buf [8]rawjson.Member
+	found, ok := rawjson.Members(buf[:0], raw)
 	if !ok {
 		return nil, refuse("%snot a JSON object", where)
 	}

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/jsontext"
+	"github.com/switchboard-run/switchboard/kit/rawjson"
 )
 
 // progress is the reply of a capture that asked for progress and found the
@@ -32,5 +32,5 @@ func EncodeProgress(invocation string, notes []*mailboxv1.ProgressNote) ([]byte,
 		rows = append(rows, noteReply{Seq: n.GetSeq(), Progress: n.GetProgress(), Total: n.Total,
 			Message: n.GetMessage(), At: n.GetAt().AsTime().UTC().Format(time.RFC3339Nano)})
 	}
-	return jsontext.Marshal(routed{head: ok("routed"), Invocation: invocation, Progress: &rows})
+	return rawjson.Marshal(routed{head: ok("routed"), Invocation: invocation, Progress: &rows})
 }

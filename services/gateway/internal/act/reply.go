@@ -1,6 +1,6 @@
 package act
 
-import "github.com/switchboard-run/switchboard/kit/jsontext"
+import "github.com/switchboard-run/switchboard/kit/rawjson"
 
 // The reply shapes of docs/design.md §2, key by key in the shapes' order. The
 // types carry the traps in their fields: exit_code an integer, capture
@@ -54,10 +54,10 @@ type invocationRows struct {
 }
 
 type invocationRow struct {
-	Invocation string            `json:"invocation"`
-	Tool       string            `json:"tool"`
-	Input      jsontext.Verbatim `json:"input"`
-	Cwd        *string           `json:"cwd,omitempty"`
+	Invocation string           `json:"invocation"`
+	Tool       string           `json:"tool"`
+	Input      rawjson.Verbatim `json:"input"`
+	Cwd        *string          `json:"cwd,omitempty"`
 }
 
 // clientRows is clients' reply.
@@ -75,12 +75,12 @@ type clientRow struct {
 
 // toolReply is a tool as advertised.
 type toolReply struct {
-	Name         string             `json:"name"`
-	Alias        string             `json:"alias,omitempty"` // through a group that aliases it
-	Description  string             `json:"description"`
-	InputSchema  jsontext.Verbatim  `json:"input_schema"`
-	SubjectCwd   *bool              `json:"subject_cwd,omitempty"`
-	Title        *string            `json:"title,omitempty"`
-	OutputSchema *jsontext.Verbatim `json:"output_schema,omitempty"`
-	Annotations  *jsontext.Verbatim `json:"annotations,omitempty"`
+	Name         string            `json:"name"`
+	Alias        string            `json:"alias,omitempty"` // through a group that aliases it
+	Description  string            `json:"description"`
+	InputSchema  rawjson.Verbatim  `json:"input_schema"`
+	SubjectCwd   *bool             `json:"subject_cwd,omitempty"`
+	Title        *string           `json:"title,omitempty"`
+	OutputSchema *rawjson.Verbatim `json:"output_schema,omitempty"`
+	Annotations  *rawjson.Verbatim `json:"annotations,omitempty"`
 }

@@ -35,7 +35,7 @@ type Request struct {
 	// Group is the tool group an invoke or clients names ("group"), if any.
 	Group *Group
 	// IdempotencyKey is an invoke's "idempotency_key": a retry with it
-	// returns the first invoke's handle (mailboxcall.IdempotencyKey).
+	// returns the first invoke's handle (contract.IdempotencyKey).
 	IdempotencyKey string
 	// Progress is a capture's "progress": true, asking a running reply to
 	// carry the host's latest progress notes.

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/switchboard-run/switchboard/kit/jsontext"
+	"github.com/switchboard-run/switchboard/kit/rawjson"
 )
 
 // StatusClientClosed is the status of a request whose client went away
@@ -91,7 +91,7 @@ type envelope struct {
 
 // Envelope returns the refusal body {"ok":false,"error":sentence}.
 func Envelope(sentence string) []byte {
-	b, _ := jsontext.Marshal(envelope{Error: sentence}) // a bool and a string always encode
+	b, _ := rawjson.Marshal(envelope{Error: sentence}) // a bool and a string always encode
 	return b
 }
 

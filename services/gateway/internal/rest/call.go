@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/contract"
 	"github.com/switchboard-run/switchboard/kit/mailboxcall"
 )
 
@@ -30,7 +31,7 @@ func (m recoveringMailbox) Call(ctx context.Context, req *mailboxv1.CallRequest,
 // HandleHeader is the response header naming a call's handle: in the 103
 // Early Hints sent the moment the mailbox names it, and in the final
 // response, where grpc-gateway puts the Call's header metadata.
-var HandleHeader = http.CanonicalHeaderKey(runtime.MetadataHeaderPrefix + mailboxcall.InvocationHeader)
+var HandleHeader = http.CanonicalHeaderKey(runtime.MetadataHeaderPrefix + contract.InvocationHeader)
 
 // namedKey carries, on a POST /v1/call's context, what tells the client
 // the call's handle.

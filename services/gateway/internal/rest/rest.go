@@ -20,8 +20,8 @@ import (
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/contract"
 	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/mailboxcall"
 	"github.com/switchboard-run/switchboard/kit/telemetry"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/bodylimit"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
@@ -36,7 +36,7 @@ type Conns struct {
 // their context (identity.NewContext); it is forwarded to the backends with
 // the kit's metadata (on behalf of, over the gateway's own certificate in
 // production). One HTTP header is forwarded, Idempotency-Key (to Invoke
-// and Call, as mailboxcall.IdempotencyKey); the caller's credentials end
+// and Call, as contract.IdempotencyKey); the caller's credentials end
 // at the gateway.
 func New(c Conns) (*runtime.ServeMux, error) {
 	mux := runtime.NewServeMux(
@@ -72,7 +72,7 @@ const IdempotencyHeader = "Idempotency-Key"
 // idempotencyKeyOnly forwards the Idempotency-Key header and no other.
 func idempotencyKeyOnly(h string) (string, bool) {
 	if http.CanonicalHeaderKey(h) == IdempotencyHeader {
-		return mailboxcall.IdempotencyKey, true
+		return contract.IdempotencyKey, true
 	}
 	return "", false
 }
@@ -82,7 +82,7 @@ func idempotencyKeyOnly(h string) (string, bool) {
 func checkIdempotencyKey(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
 		for _, k := range r.Header.Values(IdempotencyHeader) {
-			if err := mailboxcall.CheckIdempotencyKey(k); err != nil {
+			if err := contract.CheckIdempotencyKey(k); err != nil {
 				httperr.WriteErr(w, err)
 				return
 			}

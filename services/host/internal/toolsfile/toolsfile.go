@@ -17,7 +17,7 @@ import (
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/childenv"
-	"github.com/switchboard-run/switchboard/kit/jsontext"
+	"github.com/switchboard-run/switchboard/kit/rawjson"
 )
 
 // MaxBytes bounds a tools file.
@@ -109,19 +109,19 @@ func (e *entry) tool(dir string) (Tool, error) {
 	case len(e.Command) == 0 || e.Command[0] == "":
 		return Tool{}, fmt.Errorf("%q: missing field \"command\" (an argv array, e.g. [\"/bin/echo\", \"hi\"])", *e.Name)
 	}
-	if err := jsontext.CheckObject("input_schema", string(e.InputSchema)); err != nil {
+	if err := rawjson.CheckObject("input_schema", string(e.InputSchema)); err != nil {
 		return Tool{}, fmt.Errorf("%q: %w", *e.Name, err)
 	}
 	adv := &registryv1.Tool{Name: *e.Name, Description: *e.Description, InputSchema: string(e.InputSchema),
 		SubjectCwd: e.SubjectCwd, Title: e.Title}
 	if len(e.OutputSchema) > 0 {
-		if err := jsontext.CheckObject("output_schema", string(e.OutputSchema)); err != nil {
+		if err := rawjson.CheckObject("output_schema", string(e.OutputSchema)); err != nil {
 			return Tool{}, fmt.Errorf("%q: %w", *e.Name, err)
 		}
 		adv.OutputSchema = proto.String(string(e.OutputSchema))
 	}
 	if len(e.Annotations) > 0 {
-		if err := jsontext.CheckObject("annotations", string(e.Annotations)); err != nil {
+		if err := rawjson.CheckObject("annotations", string(e.Annotations)); err != nil {
 			return Tool{}, fmt.Errorf("%q: %w", *e.Name, err)
 		}
 		adv.Annotations = proto.String(string(e.Annotations))

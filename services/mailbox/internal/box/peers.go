@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/switchboard-run/switchboard/kit/mailboxcall"
+	"github.com/switchboard-run/switchboard/kit/contract"
 	"github.com/switchboard-run/switchboard/kit/natsconn"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
@@ -96,7 +96,7 @@ func (r *reply) err() error {
 		return nil
 	}
 	if r.Reason != "" {
-		return mailboxcall.Refusal(status.New(r.Code, r.Message), r.Reason)
+		return contract.Refusal(status.New(r.Code, r.Message), r.Reason)
 	}
 	return status.Error(r.Code, r.Message)
 }
@@ -209,7 +209,7 @@ func (b *Box) serve(m *nats.Msg) {
 	}
 	if err != nil {
 		st := status.Convert(err)
-		r.Code, r.Message, r.Reason = st.Code(), st.Message(), mailboxcall.ReasonOf(err)
+		r.Code, r.Message, r.Reason = st.Code(), st.Message(), contract.ReasonOf(err)
 	}
 	data, _ := json.Marshal(r)
 	_ = m.Respond(data)

@@ -16,7 +16,7 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
-	"github.com/switchboard-run/switchboard/kit/mailboxcall"
+	"github.com/switchboard-run/switchboard/kit/contract"
 )
 
 // HandoffCap is how many times an invocation is handed out without a
@@ -202,8 +202,8 @@ func Absent(id string) error {
 
 // SecondReader refuses a read while the client already holds one.
 func SecondReader(client string) error {
-	return mailboxcall.Refusal(status.Newf(codes.FailedPrecondition,
-		"invocations: %q is already holding this engine's follow-class read — one machine's queue has one reader", client), mailboxcall.ReasonSecondReader)
+	return contract.Refusal(status.Newf(codes.FailedPrecondition,
+		"invocations: %q is already holding this engine's follow-class read — one machine's queue has one reader", client), contract.ReasonSecondReader)
 }
 
 // InDoubt is the capture the mailbox writes itself when an invocation
@@ -280,8 +280,8 @@ func BoxFull(n int) error {
 
 // ErrShuttingDown refuses acts on a box that is closing, before any of the
 // act is done: a driver's front may ask another replica at once.
-var ErrShuttingDown = mailboxcall.Refusal(status.New(codes.Unavailable,
-	"the mailbox replica is shutting down; try again (another replica, or this one once it is back)"), mailboxcall.ReasonShuttingDown)
+var ErrShuttingDown = contract.Refusal(status.New(codes.Unavailable,
+	"the mailbox replica is shutting down; try again (another replica, or this one once it is back)"), contract.ReasonShuttingDown)
 
 // Answer says who answered an invocation.
 type Answer int

@@ -11,7 +11,7 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
-	"github.com/switchboard-run/switchboard/kit/jsontext"
+	"github.com/switchboard-run/switchboard/kit/rawjson"
 )
 
 // Progress notes (issue 20): a host says how far a run has got, the store
@@ -175,7 +175,7 @@ func CheckLog(req *mailboxv1.ReportRequest) (*LogMessage, error) {
 	case len(l.GetData()) > MaxLogData:
 		return nil, status.Errorf(codes.InvalidArgument, "report: log data is %d bytes, over the %d a log message may hold", len(l.GetData()), MaxLogData)
 	}
-	if err := jsontext.Check("log data", l.GetData()); err != nil {
+	if err := rawjson.Check("log data", l.GetData()); err != nil {
 		return nil, status.Error(codes.InvalidArgument, "report: "+err.Error())
 	}
 	return &LogMessage{Level: l.GetLevel(), Logger: l.GetLogger(), Data: l.GetData()}, nil

@@ -14,7 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/switchboard-run/switchboard/kit/mailboxcall"
+	"github.com/switchboard-run/switchboard/kit/contract"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
 
@@ -107,8 +107,8 @@ func aSecondReaderIsRefused(t *testing.T, o Open) {
 	r := open(t, s, "laptop")
 	_, err := s.OpenRead(ctx, "laptop", "")
 	want := `invocations: "laptop" is already holding this engine's follow-class read — one machine's queue has one reader`
-	if status.Code(err) != codes.FailedPrecondition || status.Convert(err).Message() != want || mailboxcall.ReasonOf(err) != mailboxcall.ReasonSecondReader {
-		t.Fatalf("second reader: %v (reason %q)", err, mailboxcall.ReasonOf(err))
+	if status.Code(err) != codes.FailedPrecondition || status.Convert(err).Message() != want || contract.ReasonOf(err) != contract.ReasonSecondReader {
+		t.Fatalf("second reader: %v (reason %q)", err, contract.ReasonOf(err))
 	}
 	r.Close()
 	open(t, s, "laptop").Close() // released: a new read is fine
@@ -347,8 +347,8 @@ func closeEndsReadsAndRefusesPosts(t *testing.T, o Open) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("read not ended")
 	}
-	if err := s.Post(ctx, inflight.Post{ID: inflight.NewID(), Client: "laptop", Poster: "d", Tool: "t", Input: "1"}); status.Code(err) != codes.Unavailable || !mailboxcall.NotPosted(err) {
-		t.Fatalf("post after close: %v (reason %q); want UNAVAILABLE, not posted", err, mailboxcall.ReasonOf(err))
+	if err := s.Post(ctx, inflight.Post{ID: inflight.NewID(), Client: "laptop", Poster: "d", Tool: "t", Input: "1"}); status.Code(err) != codes.Unavailable || !contract.NotPosted(err) {
+		t.Fatalf("post after close: %v (reason %q); want UNAVAILABLE, not posted", err, contract.ReasonOf(err))
 	}
 }
 

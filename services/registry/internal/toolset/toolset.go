@@ -11,8 +11,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/jsontext"
 	"github.com/switchboard-run/switchboard/kit/presented"
+	"github.com/switchboard-run/switchboard/kit/rawjson"
 	"github.com/switchboard-run/switchboard/services/registry/internal/schema"
 )
 
@@ -101,7 +101,7 @@ func (c *checker) checkJSON(t *registryv1.Tool) error {
 		}
 	}
 	if t.Annotations != nil {
-		if err := jsontext.CheckObject("annotations", t.GetAnnotations()); err != nil {
+		if err := rawjson.CheckObject("annotations", t.GetAnnotations()); err != nil {
 			return status.Errorf(codes.InvalidArgument, "advertise: tool %q: %v", t.GetName(), err)
 		}
 	}
@@ -116,7 +116,7 @@ func (c *checker) checkSchema(tool, field, text string) error {
 		c.compiled[text] = true
 		return nil
 	}
-	if err := jsontext.CheckObject(field, text); err != nil {
+	if err := rawjson.CheckObject(field, text); err != nil {
 		return status.Errorf(codes.InvalidArgument, "advertise: tool %q: %v", tool, err)
 	}
 	if err := schema.Check(text); err != nil {

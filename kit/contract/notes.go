@@ -1,4 +1,4 @@
-package mailboxcall
+package contract
 
 import (
 	"google.golang.org/grpc/metadata"

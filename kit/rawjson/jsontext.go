@@ -1,8 +1,8 @@
-// Package jsontext handles the JSON-valued fields the contracts carry as
+// Package rawjson handles the JSON-valued fields the contracts carry as
 // text (a tool's input, a schema, annotations): they pass through byte for
 // byte, so they are checked once, where they enter, and never re-encoded;
 // Marshal writes them back out inside encoding/json's output unchanged.
-package jsontext
+package rawjson
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package jsontext
+package rawjson
 
 import (
 	"strings"

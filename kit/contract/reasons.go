@@ -1,4 +1,4 @@
-package mailboxcall
+package contract
 
 import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
