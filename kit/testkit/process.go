@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -42,7 +44,8 @@ func Build(t TB, pkg string) string {
 	v, _ := builds.LoadOrStore(pkg, &build{})
 	b := v.(*build)
 	b.once.Do(func() {
-		dir, err := os.MkdirTemp("", "switchboard-build-")
+		sweepBuilds.Do(sweepDeadBuilds)
+		dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", buildDirPrefix, os.Getpid()))
 		if err != nil {
 			b.err = err
 			return
@@ -55,6 +58,37 @@ func Build(t TB, pkg string) string {
 		t.Fatal(b.err)
 	}
 	return b.path
+}
+
+// buildDirPrefix names the directories Build compiles into, one per test
+// process and package, followed by the process's pid: a process cannot
+// remove its own at exit (Go has no exit hook), so the next one removes
+// those of processes that have ended.
+const buildDirPrefix = "switchboard-build-"
+
+var sweepBuilds sync.Once
+
+// sweepDeadBuilds removes the build directories of test processes that
+// have ended; one whose name carries no pid is removed after an hour.
+func sweepDeadBuilds() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), buildDirPrefix+"*"))
+	for _, dir := range dirs {
+		pidText, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(dir), buildDirPrefix), "-")
+		if pid, err := strconv.Atoi(pidText); err == nil && pid > 0 {
+			if alive(pid) {
+				continue
+			}
+		} else if fi, err := os.Stat(dir); err != nil || time.Since(fi.ModTime()) < time.Hour {
+			continue
+		}
+		_ = os.RemoveAll(dir)
+	}
+}
+
+// alive reports whether process pid runs (signal 0 checks, sends nothing).
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // BuildInto compiles main packages of the workspace into dir with one go
