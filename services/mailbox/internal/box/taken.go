@@ -41,6 +41,7 @@ func (t *takenSet) keep(now time.Time, id, poster, key string, c Capture) {
 	if t.byID == nil {
 		t.byID = map[string]*takenCapture{}
 	}
+	c.Notes = nil // a retry's answer needs none, and the bytes counted are the capture's
 	tc := &takenCapture{id: id, poster: poster, key: key, capture: c, until: now.Add(retryGrace).UnixNano()}
 	t.byID[id] = tc
 	t.order = append(t.order, tc)
