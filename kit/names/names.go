@@ -1,5 +1,6 @@
 // Package names checks the names the suite's vocabulary is built from
-// (docs/design.md §1): clients and workspaces.
+// (docs/design.md §1), clients and workspaces, and makes the presented
+// name of a client's tool (presented.go).
 package names
 
 import "fmt"

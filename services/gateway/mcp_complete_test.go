@@ -10,7 +10,7 @@ import (
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/presented"
+	"github.com/switchboard-run/switchboard/kit/names"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
@@ -26,7 +26,7 @@ func TestPromptsArePresentedLikeToolsAndComplete(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.join(t, "default", "goex")
-	sanitised := presented.Name("goex", "greet (with Icons)")
+	sanitised := names.Presented("goex", "greet (with Icons)")
 	forEachRevision(t, func(t *testing.T, rev string) {
 		ctx := context.Background()
 		for path, name := range map[string]string{"/mcp": sanitised, "/mcp/default/servers/goex": "greet (with Icons)"} {

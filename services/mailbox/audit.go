@@ -10,7 +10,7 @@ import (
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/audit"
 	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/presented"
+	"github.com/switchboard-run/switchboard/kit/names"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
 
@@ -31,7 +31,7 @@ func (s *Service) audited(e inflight.Ended) {
 			outcome = "failed"
 		}
 	}
-	inv := &registryv1.AuditInvocation{Id: e.ID, Client: e.Client, Tool: e.Tool, PresentedName: presented.Name(e.Client, e.Tool),
+	inv := &registryv1.AuditInvocation{Id: e.ID, Client: e.Client, Tool: e.Tool, PresentedName: names.Presented(e.Client, e.Tool),
 		Front: e.Front, Outcome: outcome, BytesIn: int64(e.InputBytes), BytesOut: int64(e.Capture.Size()), Deliveries: e.Handoffs}
 	if !e.Posted.IsZero() {
 		inv.Posted = timestamppb.New(e.Posted)
@@ -56,7 +56,7 @@ func (s *Service) auditRefusal(ctx context.Context, client, tool, input string, 
 	if cerr != nil || err == nil {
 		return // unauthenticated: nobody to name
 	}
-	inv := &registryv1.AuditInvocation{Client: client, Tool: tool, PresentedName: presented.Name(client, tool), Front: audit.FrontOf(ctx), Outcome: "refused"}
+	inv := &registryv1.AuditInvocation{Client: client, Tool: tool, PresentedName: names.Presented(client, tool), Front: audit.FrontOf(ctx), Outcome: "refused"}
 	ws := s.view.WorkspaceOf(client)
 	if s.view.RecordsIO(ws) {
 		inv.Content = audit.Content(input, cwd, "", "", "")

@@ -12,7 +12,7 @@ import (
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/presented"
+	"github.com/switchboard-run/switchboard/kit/names"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/registry"
 )
@@ -28,7 +28,7 @@ func withSchema(edit func(*registryv1.Tool)) *registryv1.Tool {
 // against a fresh registry, byte for byte.
 func TestRefusals(t *testing.T) {
 	t.Parallel()
-	collider := presented.Name("box", "a b")[len("box_"):] // a plain name presenting as "a b" does
+	collider := names.Presented("box", "a b")[len("box_"):] // a plain name presenting as "a b" does
 	long := strings.Repeat("x", 257)
 	adv := func(client string, set ...*registryv1.Tool) func(*env) error {
 		return func(e *env) error {

@@ -15,10 +15,10 @@ import (
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/audit"
 	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/names"
 	"github.com/switchboard-run/switchboard/kit/natsconn"
 	"github.com/switchboard-run/switchboard/kit/pins"
 	"github.com/switchboard-run/switchboard/kit/presence"
-	"github.com/switchboard-run/switchboard/kit/presented"
 	"github.com/switchboard-run/switchboard/services/registry/internal/records"
 	"github.com/switchboard-run/switchboard/services/registry/internal/toolset"
 	"github.com/switchboard-run/switchboard/services/registry/internal/watch"
@@ -292,7 +292,7 @@ func decodeAdvert(client string, encoded []byte) (*advert, error) {
 	}
 	a := &advert{tools: tools, names: make([]string, len(tools)), fps: make([]string, len(tools)), encoded: encoded, schemas: toolset.Schemas{}}
 	for i, t := range tools {
-		a.names[i] = presented.Name(client, t.GetName())
+		a.names[i] = names.Presented(client, t.GetName())
 		a.fps[i] = pins.Fingerprint(t)
 		// Stored sets were checked when they were advertised.
 		a.schemas[t.GetInputSchema()] = true

@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
-	"github.com/switchboard-run/switchboard/kit/presented"
+	"github.com/switchboard-run/switchboard/kit/names"
 )
 
 // MetaPrompt is the _meta key naming a prompt's name on its server, next
@@ -90,7 +90,7 @@ func (v *view) promptName(client, name string) string {
 	if v.client != "" {
 		return name
 	}
-	return presented.Name(client, name)
+	return names.Presented(client, name)
 }
 
 // put adds e under key unless another client has it already.

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/presented"
+	"github.com/switchboard-run/switchboard/kit/names"
 	"github.com/switchboard-run/switchboard/kit/rawjson"
 	"github.com/switchboard-run/switchboard/services/registry/internal/schema"
 )
@@ -42,7 +42,7 @@ func Check(client string, tools []*registryv1.Tool, maxTools int, known Schemas)
 	c := &checker{known: known, compiled: Schemas{}}
 	seen := make(map[string]bool, len(tools))
 	byPresented := make(map[string]string, len(tools))
-	names := make([]string, len(tools))
+	toolNames := make([]string, len(tools))
 	for i, t := range tools {
 		if !UsableName(t.GetName()) {
 			return nil, nil, status.Errorf(codes.InvalidArgument, "advertise: unusable tool name %q", t.GetName())
@@ -54,15 +54,15 @@ func Check(client string, tools []*registryv1.Tool, maxTools int, known Schemas)
 		if err := c.checkJSON(t); err != nil {
 			return nil, nil, err
 		}
-		p := presented.Name(client, t.GetName())
+		p := names.Presented(client, t.GetName())
 		if other, ok := byPresented[p]; ok {
 			return nil, nil, status.Errorf(codes.InvalidArgument,
 				"advertise: tools %q and %q would both be presented as %q; rename one of them", other, t.GetName(), p)
 		}
 		byPresented[p] = t.GetName()
-		names[i] = p
+		toolNames[i] = p
 	}
-	return names, c.compiled, nil
+	return toolNames, c.compiled, nil
 }
 
 // UsableName reports whether name can name a tool: 1–256 bytes of UTF-8

@@ -1,12 +1,11 @@
-// Package presented maps a client's tool to the name a model sees
+// The presented name of a client's tool, the name a model sees
 // (docs/design.md §1): `<client>_<tool>`, 1–64 chars of [A-Za-z0-9_-].
-//
 // The mapping is a pure function of (client, tool): it depends on nothing
 // else the registry holds, so a name never changes when another client
 // joins, and it is the same after a restart. Client names hold no `_`, so
 // every presented name splits at its first `_` and names of different
 // clients never collide.
-package presented
+package names
 
 import (
 	"crypto/sha256"
@@ -14,27 +13,27 @@ import (
 	"strings"
 )
 
-// MaxLen bounds a presented name: the longest name model APIs accept for a
+// MaxPresented bounds a presented name: the longest name model APIs accept for a
 // tool.
-const MaxLen = 64
+const MaxPresented = 64
 
 // hashDigits is how many hex digits of the pair's hash end a cut name; cut
 // leaves room for them and the `_` before them.
 const (
 	hashDigits = 8
-	cut        = MaxLen - 1 - hashDigits
+	cut        = MaxPresented - 1 - hashDigits
 )
 
-// Name is the presented name of tool as client advertises it. A tool name
+// Presented is the presented name of tool as client advertises it. A tool name
 // of [A-Za-z0-9_-] that fits is kept as it is; any other is sanitised (each
 // rune outside that set becomes `_`), cut, and suffixed with a hash of the
 // exact pair, so two names that sanitise alike still differ.
-func Name(client, tool string) string {
-	if len(client)+1+len(tool) <= MaxLen && plain(tool) {
+func Presented(client, tool string) string {
+	if len(client)+1+len(tool) <= MaxPresented && plain(tool) {
 		return client + "_" + tool
 	}
 	var b strings.Builder
-	b.Grow(MaxLen)
+	b.Grow(MaxPresented)
 	b.WriteString(client)
 	b.WriteByte('_')
 	for _, r := range tool {
@@ -55,9 +54,9 @@ func Name(client, tool string) string {
 	return name + "_" + hex.EncodeToString(sum[:])[:hashDigits]
 }
 
-// Valid reports whether name has the shape of a presented name.
-func Valid(name string) bool {
-	return name != "" && len(name) <= MaxLen && plain(name)
+// ValidPresented reports whether name has the shape of a presented name.
+func ValidPresented(name string) bool {
+	return name != "" && len(name) <= MaxPresented && plain(name)
 }
 
 // plain reports whether s is all [A-Za-z0-9_-].

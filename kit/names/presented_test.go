@@ -1,4 +1,4 @@
-package presented_test
+package names_test
 
 import (
 	"regexp"
@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/switchboard-run/switchboard/kit/names"
-	"github.com/switchboard-run/switchboard/kit/presented"
 )
 
 var shape = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -47,7 +46,7 @@ func TestNameKeepsPlainNamesThatFit(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if got := presented.Name(tt.client, tt.tool); got != tt.want {
+			if got := names.Presented(tt.client, tt.tool); got != tt.want {
 				t.Fatalf("Name(%q, %q) = %q, want %q", tt.client, tt.tool, got, tt.want)
 			}
 		})
@@ -60,17 +59,17 @@ func TestNameOfHostileNames(t *testing.T) {
 	for _, client := range clients {
 		seen := map[string]string{}
 		for _, tool := range hostile {
-			got := presented.Name(client, tool)
+			got := names.Presented(client, tool)
 			if !shape.MatchString(got) {
 				t.Errorf("Name(%q, %q) = %q, which is not 1–64 chars of [A-Za-z0-9_-]", client, tool, got)
 			}
-			if !presented.Valid(got) {
+			if !names.ValidPresented(got) {
 				t.Errorf("Valid(%q) = false for a name Name made", got)
 			}
 			if !strings.HasPrefix(got, client+"_") {
 				t.Errorf("Name(%q, %q) = %q does not start with the client", client, tool, got)
 			}
-			if again := presented.Name(client, tool); again != got {
+			if again := names.Presented(client, tool); again != got {
 				t.Errorf("Name(%q, %q) is not stable: %q then %q", client, tool, got, again)
 			}
 			if other, ok := seen[got]; ok {
@@ -84,20 +83,20 @@ func TestNameOfHostileNames(t *testing.T) {
 func TestNameCutsLongPairsWithAHash(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat("x", 200)
-	got := presented.Name("laptop", long)
-	if len(got) != presented.MaxLen {
-		t.Fatalf("Name of a 200-char tool is %d chars, want %d", len(got), presented.MaxLen)
+	got := names.Presented("laptop", long)
+	if len(got) != names.MaxPresented {
+		t.Fatalf("Name of a 200-char tool is %d chars, want %d", len(got), names.MaxPresented)
 	}
 	if !regexp.MustCompile(`^laptop_x+_[0-9a-f]{8}$`).MatchString(got) {
 		t.Fatalf("Name of a 200-char tool is %q, want laptop_xxx…_<8 hex digits>", got)
 	}
 	// Two tools that sanitise alike differ by their hashes.
-	if a, b := presented.Name("c", "a b"), presented.Name("c", "a(b"); a == b {
+	if a, b := names.Presented("c", "a b"), names.Presented("c", "a(b"); a == b {
 		t.Fatalf(`"a b" and "a(b" both present as %q`, a)
 	}
 	// The hash covers the pair: the same tool of two clients differs beyond
 	// the client prefix.
-	ha, hb := presented.Name("c1", "a b"), presented.Name("c2", "a b")
+	ha, hb := names.Presented("c1", "a b"), names.Presented("c2", "a b")
 	if ha[len(ha)-8:] == hb[len(hb)-8:] {
 		t.Fatalf("the hash of %q ignores the client: %q and %q", "a b", ha, hb)
 	}
@@ -117,14 +116,14 @@ func FuzzPresentedName(f *testing.F) {
 		if names.CheckClient(client) != nil {
 			return // the registry never presents a non-client's tools
 		}
-		got := presented.Name(client, tool)
+		got := names.Presented(client, tool)
 		if !shape.MatchString(got) {
 			t.Fatalf("Name(%q, %q) = %q, not 1–64 chars of [A-Za-z0-9_-]", client, tool, got)
 		}
 		if !strings.HasPrefix(got, client+"_") {
 			t.Fatalf("Name(%q, %q) = %q does not start with %q", client, tool, got, client+"_")
 		}
-		if again := presented.Name(client, tool); again != got {
+		if again := names.Presented(client, tool); again != got {
 			t.Fatalf("Name(%q, %q) changed: %q then %q", client, tool, got, again)
 		}
 	})
