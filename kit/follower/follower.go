@@ -48,9 +48,11 @@ type Mailbox interface {
 
 // Default bounds of what a follower holds.
 const (
-	DefaultSlots         = 1
-	DefaultQueuedBytes   = 16 << 20
-	DefaultRecent        = 1024
+	DefaultSlots       = 1
+	DefaultQueuedBytes = 16 << 20
+	// DefaultRecent covers two minutes of a busy host's 130 calls/s: a
+	// redelivery after a NATS quorum loss comes 10–15 s late.
+	DefaultRecent        = 16384
 	DefaultRecentBytes   = 16 << 20
 	completeWithin       = 30 * time.Second
 	completeAttemptLimit = 10 * time.Second
