@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -266,6 +267,24 @@ func Dial(t TB, addr string, opts ...grpc.DialOption) *grpc.ClientConn {
 	}
 	t.Cleanup(func() { cc.Close() })
 	return cc
+}
+
+// AwaitReady waits until cc is connected: a connection whose peer was
+// restarted may still wait out its reconnect backoff, and fails a call
+// made meanwhile at once.
+func AwaitReady(t TB, cc *grpc.ClientConn, within time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	cc.Connect()
+	for st := cc.GetState(); st != connectivity.Ready; st = cc.GetState() {
+		if !cc.WaitForStateChange(ctx, st) {
+			t.Fatalf("the connection to %s is %v after %v; want it ready", cc.Target(), st, within)
+		}
+		if st == connectivity.TransientFailure || st == connectivity.Idle {
+			cc.Connect()
+		}
+	}
 }
 
 // DevSecret is the per-run secret `switchboard dev` wrote into its --data

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
@@ -50,6 +52,7 @@ type Split struct {
 	RegAddr, HTTPAddr string
 	RegProc, GWProc   *testkit.Proc
 	Reg               registryv1.RegistryServiceClient
+	regConn           *grpc.ClientConn
 	// Mailboxes are the mailbox replicas, each on its own address.
 	Mailboxes []*Replica
 }
@@ -59,6 +62,7 @@ type Replica struct {
 	Addr string
 	Proc *testkit.Proc
 	MB   mailboxv1.MailboxServiceClient
+	conn *grpc.ClientConn
 }
 
 // NewSplit starts the registry and the mailbox replicas and waits until
@@ -72,11 +76,13 @@ func NewSplit(t *testing.T, o Options) *Split {
 	for _, c := range []string{"registry", "mailbox", "gateway"} {
 		s.bins[c] = testkit.Build(t, Module+"services/"+c+"/cmd/"+c)
 	}
+	s.regConn = testkit.Dial(t, s.RegAddr)
+	s.Reg = registryv1.NewRegistryServiceClient(s.regConn)
 	s.StartRegistry()
-	s.Reg = registryv1.NewRegistryServiceClient(testkit.Dial(t, s.RegAddr))
 	for range max(o.Replicas, 1) {
 		r := &Replica{Addr: testkit.FreeAddr(t)}
-		r.MB = mailboxv1.NewMailboxServiceClient(testkit.Dial(t, r.Addr))
+		r.conn = testkit.Dial(t, r.Addr)
+		r.MB = mailboxv1.NewMailboxServiceClient(r.conn)
 		s.Mailboxes = append(s.Mailboxes, r)
 		s.StartMailbox(len(s.Mailboxes) - 1)
 	}
@@ -91,6 +97,7 @@ func (s *Split) StartRegistry() {
 	s.t.Helper()
 	s.RegProc = testkit.Start(s.t, s.bins["registry"], append([]string{"--dev", "--listen", s.RegAddr, "--nats", s.o.NATS}, s.o.Args...)...)
 	testkit.WaitHealthy(s.t, s.RegAddr, registryv1.RegistryService_ServiceDesc.ServiceName, StartTimeout)
+	testkit.AwaitReady(s.t, s.regConn, StartTimeout) // a restart's: past its reconnect backoff
 }
 
 // StartMailbox starts mailbox replica i (again) on its address.
@@ -100,6 +107,7 @@ func (s *Split) StartMailbox(i int) {
 	args := append([]string{"--dev", "--listen", r.Addr, "--registry", s.RegAddr, "--nats", s.o.NATS}, s.o.Args...)
 	r.Proc = testkit.Start(s.t, s.bins["mailbox"], append(args, s.o.MailboxArgs...)...)
 	testkit.WaitHealthy(s.t, r.Addr, mailboxv1.MailboxService_ServiceDesc.ServiceName, StartTimeout)
+	testkit.AwaitReady(s.t, r.conn, StartTimeout)
 }
 
 // StartGateway starts the gateway on HTTPAddr, in front of the first
