@@ -15,6 +15,7 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/kit/contract"
 	"github.com/switchboard-run/switchboard/kit/follower"
 	"github.com/switchboard-run/switchboard/kit/rawjson"
 	"github.com/switchboard-run/switchboard/kit/retry"
@@ -90,22 +91,16 @@ func upstreamProgress(report func(follower.Note)) func(*mcp.ProgressNotification
 func upstreamLog(report func(*mailboxv1.LogMessage)) func(*mcp.LoggingMessageParams) {
 	return func(p *mcp.LoggingMessageParams) {
 		data, err := json.Marshal(p.Data)
-		if err != nil || len(data) > maxLogData {
-			data, _ = json.Marshal(fmt.Sprintf("[a log message of %d bytes, more than the %d passed on to the caller]", len(data), maxLogData))
+		if err != nil || len(data) > contract.MaxLogData {
+			data, _ = json.Marshal(fmt.Sprintf("[a log message of %d bytes, more than the %d passed on to the caller]", len(data), contract.MaxLogData))
 		}
 		logger := p.Logger
-		if len(logger) > maxLogLogger {
-			logger = strings.ToValidUTF8(logger[:maxLogLogger], "")
+		if len(logger) > contract.MaxLogLogger {
+			logger = strings.ToValidUTF8(logger[:contract.MaxLogLogger], "")
 		}
 		report(&mailboxv1.LogMessage{Level: string(p.Level), Logger: logger, Data: string(data)})
 	}
 }
-
-// The mailbox's bounds on a log message (ReportRequest.log).
-const (
-	maxLogData   = 4 << 10
-	maxLogLogger = 256
-)
 
 // advertise presents the current set under the server's identity and the
 // follow session. The lock keeps advertisements in order, and each sends the

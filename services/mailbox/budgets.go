@@ -63,21 +63,9 @@ func (h *held) close() {
 	}
 }
 
-// size is what an invocation holds before it is answered.
-func size(p inflight.Post) int64 {
-	n := len(p.Input) + len(p.Tool)
-	if p.Cwd != nil {
-		n += len(*p.Cwd)
-	}
-	if p.MCPParams != nil {
-		n += len(*p.MCPParams)
-	}
-	return int64(n)
-}
-
 // reserve counts p, or refuses it with the budget's sentence.
 func (h *held) reserve(p inflight.Post) error {
-	return h.ledger.Reserve(p.ID, p.Poster, p.Client, size(p))
+	return h.ledger.Reserve(p.ID, p.Poster, p.Client, int64(inflight.PostSize(p.Input, p.Tool, p.Cwd, p.MCPParams)))
 }
 
 // captured counts a stored capture until it is collected.

@@ -9,12 +9,12 @@ package catalog
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/protobuf/proto"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
+	"github.com/switchboard-run/switchboard/services/bridge/internal/results"
 )
 
 // Resources maps a listing. A definition that does not encode (it came
@@ -88,12 +88,7 @@ func Read(res *mcp.ReadResourceResult) *bridgev1.ReadResourceResponse {
 // (input_required): its requests and state, whole, less the server's
 // identity (the endpoint names itself).
 func PromptInput(res *mcp.GetPromptResult) (*bridgev1.GetPromptResponse, error) {
-	meta := res.Meta
-	if _, ok := meta[mcp.MetaKeyServerInfo]; ok {
-		meta = maps.Clone(meta)
-		delete(meta, mcp.MetaKeyServerInfo)
-	}
-	b, err := json.Marshal(&mcp.GetPromptResult{Meta: meta, InputRequests: res.InputRequests, RequestState: res.RequestState})
+	b, err := json.Marshal(&mcp.GetPromptResult{Meta: results.WithoutServerInfo(res.Meta), InputRequests: res.InputRequests, RequestState: res.RequestState})
 	if err != nil {
 		return nil, fmt.Errorf("the server's input request could not be encoded: %w", err)
 	}

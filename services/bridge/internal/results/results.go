@@ -86,7 +86,7 @@ func inputRequired(res *mcp.CallToolResult, limit int) *mailboxv1.Capture {
 	c := capture.Failed(capture.ExitError, "%s", capture.Cap(fmt.Sprintf(
 		"the MCP server asks its client for input before it answers: %s; only an MCP client of revision 2026-07-28 or later can answer, by calling the tool again with inputResponses and requestState",
 		strings.Join(asked, ", ")), limit))
-	b, err := json.Marshal(&mcp.CallToolResult{Meta: withoutServerInfo(res.Meta), Content: []mcp.Content{},
+	b, err := json.Marshal(&mcp.CallToolResult{Meta: WithoutServerInfo(res.Meta), Content: []mcp.Content{},
 		InputRequests: res.InputRequests, RequestState: res.RequestState})
 	if err == nil && len(b) <= MaxResultBytes {
 		c.McpResult = proto.String(string(b))
@@ -110,7 +110,7 @@ func inputMethod(r mcp.InputRequest) string {
 // type and serverInfo (which name the session's server and era) are the
 // driver's to set for its own client.
 func wholeResult(res *mcp.CallToolResult) (string, error) {
-	b, err := json.Marshal(&mcp.CallToolResult{Meta: withoutServerInfo(res.Meta), Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError})
+	b, err := json.Marshal(&mcp.CallToolResult{Meta: WithoutServerInfo(res.Meta), Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError})
 	if err != nil {
 		return "", fmt.Errorf("the server's result could not be passed on whole: %v", err)
 	}
@@ -120,10 +120,11 @@ func wholeResult(res *mcp.CallToolResult) (string, error) {
 	return string(b), nil
 }
 
-// withoutServerInfo is meta less the server's identity: a copy of the rest
+// WithoutServerInfo is meta less the server's identity (the gateway names
+// itself): a copy of the rest
 // (a clone of the whole map would copy its table too, kilobytes on every
 // call), or meta itself when it holds none.
-func withoutServerInfo(meta mcp.Meta) mcp.Meta {
+func WithoutServerInfo(meta mcp.Meta) mcp.Meta {
 	if _, ok := meta[mcp.MetaKeyServerInfo]; !ok {
 		return meta
 	}

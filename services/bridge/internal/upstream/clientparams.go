@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-run/switchboard/kit/contract"
 )
 
 // statelessRevision is the first MCP revision whose requests each carry
@@ -46,7 +48,7 @@ func ParseClientParams(text string) (*ClientParams, error) {
 	if c := p.Meta.ClientCapabilities; c != nil && (len(c) == 0 || c[0] != '{') {
 		return nil, fmt.Errorf("mcp_params: _meta %q is not an object", mcp.MetaKeyClientCapabilities)
 	}
-	if l := p.Meta.LogLevel; l != "" && !slices.Contains(logLevels, l) {
+	if l := p.Meta.LogLevel; l != "" && !slices.Contains(contract.LogLevels, string(l)) {
 		return nil, fmt.Errorf("mcp_params: _meta %q is %q, not one of MCP's log levels", mcp.MetaKeyLogLevel, l)
 	}
 	return &p, nil

@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-run/switchboard/kit/contract"
 )
 
 // A server's log messages during a call reach the call's driver when it
@@ -22,9 +24,6 @@ type Hearing struct {
 	Log   func(*mcp.LoggingMessageParams)
 	Level mcp.LoggingLevel
 }
-
-// logLevels are MCP's, least severe first.
-var logLevels = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
 // running counts a call in flight, as the one that hears log messages
 // while alone, until the returned function is called.
@@ -64,7 +63,7 @@ func (s *Session) hearLog(p *mcp.LoggingMessageParams) {
 		}
 	}
 	s.mu.Unlock()
-	if to != nil && slices.Index(logLevels, p.Level) >= slices.Index(logLevels, to.Level) {
+	if to != nil && slices.Index(contract.LogLevels, string(p.Level)) >= slices.Index(contract.LogLevels, string(to.Level)) {
 		to.Log(p)
 	}
 }

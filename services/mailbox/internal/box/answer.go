@@ -217,7 +217,7 @@ func (b *Box) answerRecord(ctx context.Context, r *rec, capture func(*mailboxv1.
 	if b.cfg.Answered != nil {
 		body, size := full.body, r.size
 		if size == 0 {
-			size = postSize(body.GetInput(), body.GetTool(), body.Cwd, body.McpParams)
+			size = inflight.PostSize(body.GetInput(), body.GetTool(), body.Cwd, body.McpParams)
 		}
 		b.cfg.Answered(inflight.Ended{ID: r.id, Client: r.client, Poster: body.GetPoster(), Tool: body.GetTool(), Front: body.GetFront(),
 			Posted: postedOf(body), Handoffs: body.GetHandoffs(), InputBytes: size, Input: body.GetInput(), Cwd: body.Cwd, Capture: c, By: by})

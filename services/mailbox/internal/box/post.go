@@ -20,7 +20,7 @@ func (b *Box) newSlot(p inflight.Post) *slot {
 	now := b.cfg.Clock.Now().Truncate(time.Millisecond) // as a record keeps it
 	s := &slot{id: p.ID, client: p.Client, poster: p.Poster, tool: p.Tool, input: p.Input, cwd: p.Cwd, mcpParams: p.MCPParams, trace: p.Trace,
 		front: p.Front, posted: now, expires: now.Add(b.cfg.TTL).UnixNano(), timeout: p.Timeout, deadline: p.Deadline}
-	s.size = postSize(s.input, s.tool, s.cwd, s.mcpParams)
+	s.size = inflight.PostSize(s.input, s.tool, s.cwd, s.mcpParams)
 	return s
 }
 

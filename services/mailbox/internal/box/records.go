@@ -111,7 +111,7 @@ func (r *records) put(ctx context.Context, client, id, state string, body *mailb
 	m := nats.NewMsg(subject(client, id))
 	m.Header.Set(hState, state)
 	m.Header.Set(hPoster, body.GetPoster())
-	m.Header.Set(hSize, strconv.Itoa(postSize(body.GetInput(), body.GetTool(), body.Cwd, body.McpParams)))
+	m.Header.Set(hSize, strconv.Itoa(inflight.PostSize(body.GetInput(), body.GetTool(), body.Cwd, body.McpParams)))
 	if d := body.GetDeadline(); d != 0 && body.GetCapture() == nil && body.GetHandoffs() == 0 { // one handed before: its host stops it at the deadline
 		m.Header.Set(hDue, strconv.FormatInt(d, 10))
 	}

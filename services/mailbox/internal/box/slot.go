@@ -62,19 +62,6 @@ type slot struct {
 	q, e link // queue list, expiry list
 }
 
-// postSize is what an invocation's input, tool, cwd and MCP params hold:
-// its room in a read, and its bytes in for the audit trail.
-func postSize(input, tool string, cwd, mcpParams *string) int {
-	n := len(input) + len(tool)
-	if cwd != nil {
-		n += len(*cwd)
-	}
-	if mcpParams != nil {
-		n += len(*mcpParams)
-	}
-	return n
-}
-
 // invocation is s as a read hands it out, counted as the next hand-off.
 func (s *slot) invocation() inflight.Invocation {
 	return inflight.Invocation{ID: s.id, Tool: s.tool, Input: s.input, Cwd: s.cwd, MCPParams: s.mcpParams, Delivery: s.handoffs + 1, Trace: s.trace,

@@ -94,6 +94,20 @@ type Post struct {
 	Front string
 }
 
+// PostSize is what an invocation's input, tool, cwd and MCP params hold:
+// its room in a read, its weight in the budgets, its bytes in for the
+// audit trail.
+func PostSize(input, tool string, cwd, mcpParams *string) int {
+	n := len(input) + len(tool)
+	if cwd != nil {
+		n += len(*cwd)
+	}
+	if mcpParams != nil {
+		n += len(*mcpParams)
+	}
+	return n
+}
+
 // Invocation is one hand-off, as a reader receives it.
 type Invocation struct {
 	ID    string

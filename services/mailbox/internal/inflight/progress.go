@@ -11,6 +11,7 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/kit/contract"
 	"github.com/switchboard-run/switchboard/kit/rawjson"
 )
 
@@ -152,15 +153,6 @@ func (p Phase) String() string {
 	return fmt.Sprintf("phase(%d)", int(p))
 }
 
-// Bounds of a log message a host passes on.
-const (
-	MaxLogData   = 4 << 10
-	MaxLogLogger = 256
-)
-
-// logLevels are MCP's, least severe first.
-var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
-
 // CheckLog is the log message req carries, or a refusal naming what is
 // wrong with it.
 func CheckLog(req *mailboxv1.ReportRequest) (*LogMessage, error) {
@@ -168,12 +160,12 @@ func CheckLog(req *mailboxv1.ReportRequest) (*LogMessage, error) {
 	switch {
 	case req.GetProgress() != 0 || req.Total != nil || req.GetMessage() != "":
 		return nil, status.Error(codes.InvalidArgument, "report: a log message carries no progress, total or message of its own")
-	case !slices.Contains(logLevels, l.GetLevel()):
-		return nil, status.Errorf(codes.InvalidArgument, "report: log level %q is not one of MCP's (%s)", l.GetLevel(), strings.Join(logLevels, ", "))
-	case len(l.GetLogger()) > MaxLogLogger:
-		return nil, status.Errorf(codes.InvalidArgument, "report: log logger is %d bytes, over the %d a name may hold", len(l.GetLogger()), MaxLogLogger)
-	case len(l.GetData()) > MaxLogData:
-		return nil, status.Errorf(codes.InvalidArgument, "report: log data is %d bytes, over the %d a log message may hold", len(l.GetData()), MaxLogData)
+	case !slices.Contains(contract.LogLevels, l.GetLevel()):
+		return nil, status.Errorf(codes.InvalidArgument, "report: log level %q is not one of MCP's (%s)", l.GetLevel(), strings.Join(contract.LogLevels, ", "))
+	case len(l.GetLogger()) > contract.MaxLogLogger:
+		return nil, status.Errorf(codes.InvalidArgument, "report: log logger is %d bytes, over the %d a name may hold", len(l.GetLogger()), contract.MaxLogLogger)
+	case len(l.GetData()) > contract.MaxLogData:
+		return nil, status.Errorf(codes.InvalidArgument, "report: log data is %d bytes, over the %d a log message may hold", len(l.GetData()), contract.MaxLogData)
 	}
 	if err := rawjson.Check("log data", l.GetData()); err != nil {
 		return nil, status.Error(codes.InvalidArgument, "report: "+err.Error())
