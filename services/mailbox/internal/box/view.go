@@ -38,7 +38,7 @@ func (b *Box) follow(ctx context.Context, k int) {
 			return false, err
 		}
 		defer cc.Stop()
-		check := time.NewTicker(time.Second)
+		check := time.NewTicker(viewStalledAfter / 6)
 		defer check.Stop()
 		closed := cc.Closed() // once: each call starts a goroutine of its own
 		// The client resets the consumer itself; one that gave up, or

@@ -22,7 +22,7 @@ type viewLag struct {
 // viewStalledAfter is how long the view may hear nothing, while a write
 // of this replica or a record read whole shows it behind, before it is
 // opened again.
-const viewStalledAfter = 3 * time.Second
+const viewStalledAfter = 1500 * time.Millisecond
 
 func (l *viewLag) wrote(seq uint64, now time.Time) {
 	l.mu.Lock()
