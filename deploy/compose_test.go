@@ -111,7 +111,8 @@ func TestComposeHealthchecksRunTheHealthCommand(t *testing.T) {
 }
 
 // checkHealthchecks: every service that listens checks its own port on
-// loopback with the health command, by the name its leaf is minted for.
+// loopback with the health command, by the name its leaf is minted for; a
+// NATS node asks its own /healthz on loopback (streams current).
 func checkHealthchecks(t *testing.T, p *types.Project) {
 	bin := testkit.Build(t, switchboardPkg)
 	entry := finalStage(t).entrypoint(t)
@@ -145,6 +146,13 @@ func checkHealthchecks(t *testing.T, p *types.Project) {
 				t.Fatal(err)
 			}
 			host, hport := "", ""
+			if raw := hv["http"]; s.sub[0] == "nats" && raw != "" {
+				// A NATS node's /healthz: plain HTTP, on loopback only.
+				if u, err := url.Parse(raw); err != nil || u.Scheme != "http" || u.Host != s.flags["health-addr"] {
+					t.Fatalf("healthcheck --http=%s: want http://%s, the node's --health-addr", raw, s.flags["health-addr"])
+				}
+				return
+			}
 			if raw := hv["http"]; raw != "" {
 				u, err := url.Parse(raw)
 				if err != nil || u.Scheme != "https" {

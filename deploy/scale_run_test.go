@@ -30,7 +30,7 @@ func newLoopback(t *testing.T, file string) *loopback {
 	l := &loopback{t: t, bin: testkit.Build(t, switchboardPkg), svcs: svcs, vol: t.TempDir(), addrs: map[string]string{}, dir: t.TempDir()}
 	mintInto(t, l.bin, svcs["certs"], l.vol)
 	for name, s := range svcs {
-		for _, f := range []string{"listen", "cluster-listen", "metrics-addr"} {
+		for _, f := range []string{"listen", "cluster-listen", "metrics-addr", "health-addr"} {
 			if addr, ok := s.flags[f]; ok && addr != "" && (f != "cluster-listen" || s.flags["cluster"] != "") {
 				_, port, _ := net.SplitHostPort(addr)
 				l.addrs[net.JoinHostPort(name, port)] = testkit.FreeAddr(t)

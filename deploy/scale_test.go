@@ -70,10 +70,10 @@ func TestScaleReplicasFollowTheBaseFile(t *testing.T) {
 	t.Parallel()
 	base := services(t, loadCompose(t, nil))
 	svcs := services(t, loadComposeFile(t, scaleFile, nil))
-	// What scaling out changes: the NATS flags, and the certs step's
-	// --replicas; and it has no observability profile, so no Prometheus to
-	// give a directory to.
-	scaleFlags := []string{"nats", "nats-replicas", "name", "cluster", "cluster-listen", "routes", "replicas", "prometheus-owner"}
+	// What scaling out changes: the NATS flags (a node advertises its route
+	// by name), and the certs step's --replicas; and it has no observability
+	// profile, so no Prometheus to give a directory to.
+	scaleFlags := []string{"nats", "nats-replicas", "name", "cluster", "cluster-listen", "cluster-advertise", "routes", "replicas", "prometheus-owner"}
 	for name, s := range svcs {
 		b := base[replicasOf(base, s.kind())[0]]
 		for f, v := range b.flags {
@@ -136,8 +136,9 @@ func TestScalePeersReachEveryReplica(t *testing.T) {
 	}
 }
 
-// The NATS nodes form one cluster whose routes name each other, and every
-// client lists all three and asks for three copies.
+// The NATS nodes form one cluster whose routes name each other, each
+// advertising its route by name, and every client lists all three and
+// asks for three copies.
 func TestScaleNATSNodesRouteToEachOther(t *testing.T) {
 	t.Parallel()
 	p := loadComposeFile(t, scaleFile, nil)
@@ -159,6 +160,12 @@ func TestScaleNATSNodesRouteToEachOther(t *testing.T) {
 		}
 		if got := split(s.flags["routes"]); !slices.Equal(slices.Sorted(slices.Values(got)), want) {
 			t.Errorf("%s --routes=%s; want the other nodes' route addresses %v", n, s.flags["routes"], want)
+		}
+		// Told to the others as gossip: by name, as its certificate names it
+		// (its IP would fail their TLS check on a rejoin).
+		_, rport, _ := net.SplitHostPort(s.flags["cluster-listen"])
+		if want := net.JoinHostPort(n, rport); s.flags["cluster-advertise"] != want {
+			t.Errorf("%s --cluster-advertise=%q; want %q", n, s.flags["cluster-advertise"], want)
 		}
 		_, port, _ := net.SplitHostPort(s.flags["listen"])
 		clientURLs = append(clientURLs, "tls://"+net.JoinHostPort(n, port))

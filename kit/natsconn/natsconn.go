@@ -71,6 +71,10 @@ func (c Config) list() []string {
 	return out
 }
 
+// FlusherTimeout bounds a write to NATS: one stuck longer means the server
+// stopped reading (a node cut off the network), and the connection moves.
+const FlusherTimeout = 5 * time.Second
+
 // Connect dials the servers of c as name (the connection's name in NATS's
 // monitoring). A server that cannot be reached now is an error naming the
 // URLs; once connected, the connection reconnects for as long as the
@@ -89,6 +93,18 @@ func (c Config) Connect(name string, log *slog.Logger, extra ...nats.Option) (*n
 		// own 2 min and two would stall calls minutes; docs/deploy.md).
 		nats.PingInterval(5 * time.Second),
 		nats.MaxPingsOutstanding(2),
+		// A busy client's writes to such a node block instead, holding the
+		// connection's lock, so its pings never go out: a write stuck
+		// FlusherTimeout reconnects (NATS's own waits a minute).
+		nats.FlusherTimeout(FlusherTimeout),
+		nats.ReconnectOnFlusherError(),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			if sub != nil {
+				log.Warn("NATS", "subject", sub.Subject, "err", err)
+				return
+			}
+			log.Warn("NATS", "err", err)
+		}),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil {
 				log.Warn("lost NATS; reconnecting", "err", err)

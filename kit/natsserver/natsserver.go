@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"strconv"
@@ -62,6 +63,10 @@ type Cluster struct {
 	Listen string
 	// Routes are the other nodes' route addresses (host:port).
 	Routes []string
+	// Advertise is the route address the others are told to dial this node
+	// at (host:port); empty: its IP, which a certificate naming the node's
+	// host name does not cover.
+	Advertise string
 }
 
 // Server is one running server.
@@ -178,7 +183,7 @@ func clusterOptions(opts *server.Options, c *Cluster) error {
 		return fmt.Errorf("NATS cluster address %q: %w", c.Listen, err)
 	}
 	opts.Cluster = server.ClusterOpts{Name: c.Name, Host: host, Port: port,
-		PingInterval: routePingInterval, MaxPingsOut: routeMaxPingsOut}
+		Advertise: c.Advertise, PingInterval: routePingInterval, MaxPingsOut: routeMaxPingsOut}
 	if port == 0 {
 		opts.Cluster.Port = server.RANDOM_PORT
 	}
@@ -223,6 +228,20 @@ func (s *Server) RouteAddr() string {
 
 // Name is the server's name.
 func (s *Server) Name() string { return s.ns.Name() }
+
+// Health reports whether this node serves JetStream with every stream and
+// consumer it holds current: a node restarted while its streams catch up
+// answers clients at once, but is not yet a replica a quorum can count on.
+func (s *Server) Health() error {
+	h := s.ns.Healthz(nil)
+	if h.StatusCode == http.StatusOK {
+		return nil
+	}
+	if h.Error == "" {
+		h.Error = h.Status
+	}
+	return fmt.Errorf("NATS node %s is not ready: %s", s.ns.Name(), h.Error)
+}
 
 // InProcess is the connection option that reaches this server without a
 // socket (what the embedded suite's services use).

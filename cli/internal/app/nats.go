@@ -2,7 +2,12 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
 
 	"github.com/switchboard-run/switchboard/kit/envflag"
 	"github.com/switchboard-run/switchboard/kit/listen"
@@ -26,6 +31,8 @@ func runNATS(ctx context.Context, args []string, std IO) int {
 	cluster := fs.String("cluster", "", "the cluster's name, the same on every node (empty: one node)")
 	clusterListen := fs.String("cluster-listen", "0.0.0.0:6222", "route address, in a cluster")
 	routes := fs.String("routes", "", "comma-separated route addresses of the other nodes (host:6222)")
+	advertise := fs.String("cluster-advertise", "", "the route address the other nodes dial this one at (host:6222; empty: its IP), in a cluster")
+	healthAddr := fs.String("health-addr", "", "serve GET /healthz on this loopback address (e.g. 127.0.0.1:8222): 200 once JetStream serves and every stream this node holds is current; for `switchboard health --http`")
 	printAuth := fs.Bool("print-authorization", false, "print the suite's NATS users (an authorization block for a nats-server of your own, beside tls { verify_and_map: true }) and exit")
 	var sec process.Security
 	sec.Register(fs)
@@ -47,10 +54,15 @@ func runNATS(ctx context.Context, args []string, std IO) int {
 	}
 	o := natsserver.Options{Dir: *data, Listen: *addr, Name: *name, Log: log}
 	if *cluster != "" {
-		o.Cluster = &natsserver.Cluster{Name: *cluster, Listen: *clusterListen, Routes: envflag.List(*routes)}
+		o.Cluster = &natsserver.Cluster{Name: *cluster, Listen: *clusterListen, Routes: envflag.List(*routes), Advertise: *advertise}
 	}
 	if err := sec.Check(); err != nil {
 		return fail(std, "nats", err)
+	}
+	if *healthAddr != "" {
+		if err := listen.CheckLoopback(*healthAddr); err != nil {
+			return fail(std, "nats", fmt.Errorf("--health-addr: %w", err))
+		}
 	}
 	if sec.Dev {
 		if err := listen.CheckLoopback(*addr); err != nil {
@@ -63,8 +75,42 @@ func runNATS(ctx context.Context, args []string, std IO) int {
 	if err != nil {
 		return fail(std, "nats", err)
 	}
-	log.Info("nats listening", "addr", *addr, "data", *data, "cluster", *cluster, "tls", o.TLS != nil)
+	defer s.Shutdown()
+	if *healthAddr != "" {
+		stop, err := serveHealth(*healthAddr, s, log)
+		if err != nil {
+			return fail(std, "nats", err)
+		}
+		defer stop()
+	}
+	log.Info("nats listening", "addr", *addr, "data", *data, "cluster", *cluster, "tls", o.TLS != nil, "health", *healthAddr)
 	<-ctx.Done()
-	s.Shutdown()
 	return 0
+}
+
+// serveHealth answers GET /healthz with the node's Health: the container's
+// healthcheck asks it, so a node restarted into a cluster is healthy only
+// once its streams have caught up, not when it first takes connections.
+func serveHealth(addr string, s *natsserver.Server, log *slog.Logger) (stop func(), err error) {
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--health-addr: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if err := s.Health(); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, err)
+			return
+		}
+		fmt.Fprintln(w, "SERVING")
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, MaxHeaderBytes: 8 << 10}
+	go func() {
+		if err := srv.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("serving /healthz stopped", "err", err)
+		}
+	}()
+	return func() { _ = srv.Close() }, nil
 }
