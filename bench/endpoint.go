@@ -43,16 +43,12 @@ const (
 	endpointProfileWindow = 10 * time.Second
 )
 
-// mcpEndpoint measures the workspace's MCP endpoint (/mcp on the gateway of
-// `switchboard dev`, its own process) calling the conformance server
-// mounted on its bridge, against the same server called over stdio by the
-// SDK's client in this process: one caller's p50, throughput at 16
-// concurrent callers (16 MCP sessions; one stdio session with 16 calls in
-// flight), and the suite process's CPU time per call, read from /proc. It
-// also reports the CPU per routed call of /v1/act (invoke then capture),
-// POST /v1/call and the mailbox's gRPC Call, to a host in this process
-// that answers at once. With profile set, it saves a CPU and an allocation
-// profile of the suite under the 16-session load there.
+// mcpEndpoint measures the workspace endpoint of `switchboard dev` calling
+// the mounted conformance server against the SDK's client calling it over
+// stdio here: p50, throughput at 16 concurrent callers, and the suite's CPU
+// per call from /proc; also the CPU per call of /v1/act, POST /v1/call and
+// gRPC Call to a host answering at once. With profile set, it saves CPU and
+// allocation profiles under the 16-session load there.
 func mcpEndpoint(ctx context.Context, r *report, t testkit.TB, bin, dir, server string) error {
 	grpcAddr, httpAddr, debugAddr := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
 	p := testkit.StartEnv(t, r.suiteEnv, bin, "dev", "--grpc", grpcAddr, "--http", httpAddr, "--data", filepath.Join(dir, "endpoint"),

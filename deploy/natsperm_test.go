@@ -23,15 +23,11 @@ import (
 	"github.com/switchboard-run/switchboard/kit/natsconn"
 )
 
-// The base deployment, run with its own command lines (made local as
-// loopback does), works with each service under its NATS permissions
-// (docs/security.md, "NATS"): a call reaches the example host through the
-// registry and the mailbox, the bridge's mounted server answers, and NATS
-// reports no permission violation. Then the attacks of docs/security.md
-// fail: no certificate but a service's connects to NATS, and a service's
-// may not write another's bucket — neither a forged admin token into the
-// registry's, which the gateway then refuses, nor a forged mount that runs
-// a shell into the bridge's.
+// The base deployment, made local, works with each service under its NATS
+// permissions (docs/security.md, "NATS"): a call reaches the example host
+// and the mounted server, and NATS reports no violation. Then the attacks
+// fail: only a service's certificate connects, and none may write
+// another's bucket (a forged admin token, a forged mount running a shell).
 func TestComposeServicesWorkUnderTheirNATSPermissions(t *testing.T) {
 	t.Parallel()
 	l := newLoopback(t, baseFile)

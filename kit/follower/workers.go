@@ -2,15 +2,11 @@ package follower
 
 import "context"
 
-// Runs go to goroutines kept between calls, not to a new goroutine each. A
-// run goes deep (the runner, an MCP client, gRPC), and a fresh goroutine
-// grows its stack through all of that on every call: under load, that
-// copying was a seventh of the CPU the bridge's runs took. A worker that
-// frees a slot runs the queued call that takes it; with none queued it
-// waits to be handed the next, until the follower's Run returns. A worker
-// starts only when a run has a slot and no worker waits, so at most one
-// more worker than slots lives: one that has just freed its slot and not
-// yet begun to wait, while another takes that slot.
+// Runs go to goroutines kept between calls: a fresh goroutine grows its
+// stack through the runner, an MCP client and gRPC on every call (a seventh
+// of the bridge's CPU under load). A worker that frees a slot runs the
+// queued call that takes it, else waits for the next; one starts only when
+// a run has a slot and none waits, so at most slots+1 live.
 
 // job is one call to serve, with the context it runs in.
 type job struct {

@@ -5,18 +5,13 @@ import (
 	"slices"
 )
 
-// On-behalf-of scopes (docs/design.md §4, docs/security.md). In production
-// a service peer may assert an identity other than its own only within the
-// scope stated here, by the service's certificate CN:
+// On-behalf-of scopes (docs/design.md §4): by its certificate's CN, a
+// service may assert only these identities for its callers:
 //
-//	service   may assert                     may state workspaces
-//	gateway   host, driver, admin            yes: a token's, for the caller it authenticated
-//	bridge    host (its mounted clients)     no
-//	anyone    nothing
+//	gateway   host, driver, admin; states a token's workspaces
+//	bridge    host (its mounted clients); states none
 //
-// Nobody may assert `service`: a service speaks for itself with its own
-// certificate. Dev mode has no scopes: whoever reaches the loopback
-// listener may name any identity anyway.
+// Nobody asserts `service`. Dev mode has no scopes.
 
 // Scope is what one service may assert on behalf of its callers.
 type Scope struct {

@@ -147,14 +147,11 @@ func (r retrying) Invoke(ctx context.Context, method string, args, reply any, op
 }
 
 // Recollect collects the capture of invocation id, whose Call broke with
-// lost, under ctx (the call's own deadline): each Capture waits for the
-// answer (at most a minute, and not past the deadline) and for a ready
-// replica, under a retry key of its own, so a replica that dies while it
-// answers costs nothing either. It returns the reply the Call would have
-// given: the capture, or the handle alone with a DeadlineExceeded error
-// when the time ran out first; any other error says both what broke and
-// why the collection failed (NotFound: the dead replica had already
-// handed the capture to the Call and removed it).
+// lost, within ctx: each Capture waits up to a minute for the answer and a
+// ready replica, under a retry key of its own. It returns what the Call
+// would have: the capture, or the handle with DeadlineExceeded; any other
+// error names what broke and why collecting failed (NotFound: the dead
+// replica had handed the capture over already).
 func Recollect(ctx context.Context, mb mailboxv1.MailboxServiceClient, id string, lost error) (*mailboxv1.CallResponse, error) {
 	key := "recollect-" + rand.Text()
 	unavailable := retry.Loop{Policy: backoff, Retryable: func(err error) bool { return status.Code(err) == codes.Unavailable }}

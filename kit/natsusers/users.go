@@ -29,17 +29,12 @@ type User struct {
 	Sends []string
 }
 
-// Users is every NATS user of the suite. The gateway and the tool hosts
-// never connect to NATS, so they have no row.
-//
-// The mailbox's row is its store (services/mailbox/internal/box): the
-// partitions' streams SB_MBOX_0..3, whose records it publishes on
-// sb.rec.<k>.<client>.<id>; the presence bucket (reads' leases, replicas'
-// heartbeats); the drivers' idempotency keys (sb_idempotency); and its replicas' messages to each other: a client's
-// hand-offs (sb.host.<client>), one replica's (sb.mbx.<replica>), the
-// search for a client's reader (sb.find), the budgets' ledger
-// (sb.held.*) and the invocation watch. The registry owns the audit trail
-// SB_AUDIT, to which each service sends on its own subject.
+// Users is every NATS user of the suite (the gateway and hosts never
+// connect). The mailbox owns its partitions SB_MBOX_0..3 (records on
+// sb.rec.<k>.<client>.<id>), the presence and idempotency buckets, and its
+// replicas' subjects (sb.host.*, sb.mbx.*, sb.find, sb.held.*, the watch);
+// the registry owns the audit stream, to which each service sends on its
+// own subject. docs/security.md, "NATS", has the table.
 var Users = []User{
 	{Name: "registry", Buckets: []string{"sb_registry"}, Reads: []string{"sb_presence"},
 		Streams: []string{"SB_AUDIT"}, Sends: []string{"sb.audit.registry"}},

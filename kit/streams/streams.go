@@ -115,16 +115,10 @@ func ensure(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamCon
 }
 
 // EnsureKV returns the bucket cfg describes, declared as Ensure declares
-// streams (a bucket is the stream KV_<bucket>). Each request to the bucket
-// it returns is bounded by natsconn.RequestTimeout.
-//
-// With more than one copy, its reads are served by the bucket's leader, not
-// by any copy: JetStream makes every bucket answer reads from any copy
-// (direct gets), and a copy that lags — for a while after a node is lost —
-// answers "no such key" for a key written a moment ago: the mailbox would
-// tell a driver its invocation is absent, and a revoked token could still
-// authenticate. With one copy there is none to lag, and direct reads (raw,
-// not JSON) stay.
+// streams; each request is bounded by natsconn.RequestTimeout. With more
+// than one copy, reads go to the leader: a lagging copy's direct get says
+// "no such key" for a key written a moment ago (an invocation absent, a
+// revoked token still good). With one copy, direct reads stay.
 func EnsureKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
 	return again(ctx, func() (jetstream.KeyValue, error) { return ensureKV(ctx, js, cfg) })
 }

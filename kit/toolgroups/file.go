@@ -17,15 +17,12 @@ import (
 // many times over.
 const MaxFileBytes = 4 << 20
 
-// File is the declarative groups file that the registry (and `switchboard
-// dev`) load at start with --groups (docs/mcp.md, "Tool groups"):
+// File is the groups file loaded at start with --groups (docs/mcp.md,
+// "Tool groups"), each group decoded strictly and checked as SetGroup does:
 //
 //	{"groups": [{"workspace": "default", "name": "readonly",
 //	  "patterns": ["*_get*", "*_list*", "!*_delete*"],
 //	  "overrides": [{"tool": "gh_get_issue", "alias": "issue", "description": "…"}]}]}
-//
-// Each group is decoded strictly (an unknown field is refused, naming it)
-// and checked as SetGroup checks it.
 type File struct {
 	Groups []json.RawMessage `json:"groups"`
 }

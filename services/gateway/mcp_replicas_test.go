@@ -23,17 +23,13 @@ import (
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
-// Two gateway replicas over the same backends, behind a front that sends
-// each request to the next replica in turn (no stickiness): an MCP client
-// of either era lists and calls through both, and a /v1/act post is
-// collected over REST through the other; one replica stops, and the
-// same session goes on through the other — its calls answered and, in the
-// era with sessions, its list_changed heard once the client has reopened
-// its notification stream there. A session the other replica did not begin
-// is taken up there under the same Mcp-Session-Id (docs/mcp.md,
-// "Replicas"). (The SDK's client of the stateless era does not reopen its
-// subscriptions/listen when that request ends, so list_changed is not
-// awaited after the stop in that era.)
+// Two gateway replicas behind a front with no stickiness: an MCP client of
+// either era lists and calls through both, and an act post is collected
+// over REST through the other; one replica stops and the same session goes
+// on through the other, taken up under its Mcp-Session-Id (docs/mcp.md,
+// "Replicas"), hearing list_changed once its stream is reopened there. The
+// stateless SDK client does not reopen subscriptions/listen, so that era's
+// list_changed is not awaited after the stop.
 func TestAnMCPSessionGoesOnThroughAnyGatewayReplica(t *testing.T) {
 	t.Parallel()
 	forEachRevision(t, func(t *testing.T, rev string) {

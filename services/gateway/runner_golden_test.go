@@ -152,20 +152,12 @@ const seenAt = "2026-03-14T14:09:26.535897Z"
 // suite's TTL (an hour).
 const expiresIn = "3600s"
 
-// normalise makes a golden's text the same on every run: the mailbox mints
-// a fresh random handle per invocation and the registry stamps presence
-// with the clock, so
-//   - each distinct handle becomes a stand-in (handle, then a second one),
-//     in order of first appearance: one handle stays one, and two
-//     different handles stay different;
-//   - each last_seen that is an RFC 3339 time taken since from (the case's
-//     start) becomes seenAt; any other value is left as it is, so the
-//     comparison shows it; so does each note's `at` and a status's
-//     `posted`;
-//   - each expires_in that is a positive duration of at most an hour
-//     becomes expiresIn; any other is left as it is.
-//
-// Every other byte is kept: key order, escapes, spacing, numbers.
+// normalise makes a golden's text the same on every run: each distinct
+// handle becomes a stand-in in order of first appearance; a last_seen taken
+// since from becomes seenAt (other values, a note's `at` and a status's
+// `posted` stay, so the comparison shows them); an expires_in of at most an
+// hour becomes expiresIn. Every other byte is kept: key order, escapes,
+// spacing, numbers.
 func normalise(text string, from time.Time) (string, error) {
 	seen := map[string]string{}
 	var tooMany error

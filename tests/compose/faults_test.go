@@ -27,16 +27,12 @@ import (
 // leaders, and a node cut off is given up on after its clients' pings.
 const faultBound = 3 * time.Minute
 
-// docker-compose.scale.yml comes up healthy, and under a small load it
-// loses no call and runs none twice while, in turn, a mailbox replica is
-// killed, the bridge running an exclusive mount is killed, a NATS node is
-// killed, and a NATS node is cut off the suite's network and joined to it
-// again; each killed container is started again before the next fault.
-// The load is the fault drill's drivers, from this machine through the
-// published ports as the admin: gRPC Call over both mailbox replicas,
-// /v1/act through one gateway and an MCP session through the other, each
-// calling in turn a tool host on this machine whose runs are recorded, the
-// example host's echo, and the mount. The test logs each failover's time.
+// docker-compose.scale.yml under the fault drill's load from this machine
+// (gRPC over both mailboxes, /v1/act and MCP through one gateway each, to a
+// host here, the example host and an exclusive mount) loses no call and
+// runs none twice while a mailbox replica, the mount's bridge and a NATS
+// node are killed and restarted in turn, and a NATS node is cut off the
+// network and joined again. It logs each failover's time.
 func TestEngineComposeScaledDeploymentLosesNothingUnderFaults(t *testing.T) {
 	p := newProject(t, "docker-compose.scale.yml")
 	t.Logf("docker-compose.scale.yml: up and healthy in %v", p.up())

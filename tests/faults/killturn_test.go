@@ -19,21 +19,14 @@ import (
 // another bridge within 10 s of its bridge's death.
 const takeOverBound = 10 * time.Second
 
-// The whole suite as replicas, every part a real process on a three-node
-// NATS cluster (three copies of every stream): the registry, two mailbox
-// replicas, two bridges sharing an exclusive mount of a plugin backend,
-// a tool host given both mailbox addresses, and two gateways behind a
-// round-robin front. Drivers call both the host and the mount steadily —
-// over gRPC to the mailboxes, over /v1/act through the front, and from an
-// MCP session of each era through the front — while one gateway, the
-// bridge running the mount, the mailbox replica holding the host's read
-// and the registry are killed (-9) in turn (the registry started again),
-// and then a NATS node leading a durable stream is shut down and started
-// again. Every call is answered with its own input,
-// once, or refused with a sentence; a host's invocation never runs twice;
-// the mount runs on the other bridge within 10 s; both MCP sessions go on
-// through the surviving gateway. The test logs each failover's time and
-// the drill's table by fault (docs/deploy.md, "The fault drill").
+// The whole suite as replicas on a three-node NATS cluster (registry, two
+// mailboxes, two bridges sharing an exclusive plugin mount, a host, two
+// gateways behind a round-robin front) under gRPC, /v1/act and MCP load
+// of both eras, while a gateway, the mount's bridge, the host's mailbox and
+// the registry are killed in turn, then a NATS node leading a stream is
+// restarted. Every call is answered once with its own input or refused with
+// a sentence; the mount moves within 10 s; both MCP sessions go on
+// (docs/deploy.md, "The fault drill").
 func TestKillingAGatewayABridgeAndAMailboxInTurnUnderLoadLosesNoCall(t *testing.T) {
 	t.Parallel()
 	nodes := testkit.NATSCluster(t, 3)

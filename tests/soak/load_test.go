@@ -31,14 +31,10 @@ import (
 )
 
 // load is drivers calling echo tools as fast as they can through the
-// mailbox replicas — half invoking and collecting each capture with its
-// handle, half with Call, which waits for it — while
-// hosts answer; a test injects a fault meanwhile. Every invocation ends in
-// one of the counts: answered (collected once, its own input echoed),
-// refused (Invoke or Call said why, in a sentence), or lost (a
-// handle that was never collected, or a failure without a sentence).
-// Collected twice is checked at the end: every collected handle must then
-// be absent.
+// mailbox replicas (half Invoke then Capture, half Call) while a test
+// injects a fault. Every invocation ends answered (collected once, its own
+// input), refused (with a sentence) or lost; at the end every collected
+// handle must be absent, so none was collected twice.
 type load struct {
 	t        *testing.T
 	replicas []mailboxv1.MailboxServiceClient

@@ -24,17 +24,12 @@ const maxSessionID = 128
 // speaks: the header came with 2025-06-18, and the SDK reads its absence so.
 const oldestRevision = "2025-03-26"
 
-// adopted are the sessions of the era with sessions (2025-11-25 and
-// earlier) that another gateway replica began and that came here: a load
-// balancer may send any request anywhere, and the replica that began one
-// may have died. A session holds nothing this endpoint needs — each
-// request's identity is resolved anew and the listing is the workspace's —
-// so any replica takes up a session it does not know under the same
-// Mcp-Session-Id, as though its initialize had come here (in the revision
-// the request names), and serves it from then on: its requests, its
-// notification stream (list_changed), its cancellations. The SDK keeps no
-// session it did not begin in its own handler, so these are kept here,
-// with the same idle timeout. docs/mcp.md, "Replicas".
+// adopted are sessions of the era with sessions that another replica began
+// (a load balancer sends requests anywhere; that replica may have died). A
+// session holds nothing the endpoint needs, so any replica takes it up
+// under the same Mcp-Session-Id as though its initialize came here; the SDK
+// keeps no session it did not begin, so these are kept here, with the same
+// idle timeout. docs/mcp.md, "Replicas".
 type adopted struct {
 	server  *mcp.Server
 	timeout time.Duration

@@ -19,18 +19,12 @@ import (
 	"github.com/switchboard-run/switchboard/kit/rawjson"
 )
 
-// The stateless era's tools/call, answered in front of the SDK. For a
-// request of that era the SDK's handler builds a server session of its own
-// and decodes the message again with fresh decoders, which costs more than
-// the rest of the endpoint's work on a call (docs/bench.md, "The MCP
-// endpoint's hot path"). A plain tools/call needs none of that: it is
-// answered here with the handler the SDK would call (the view's refusal of
-// an unknown tool, then Mirror.handler), the same result mapping and the
-// same annotation, framed as the SDK frames it. Every check the SDK makes of
-// such a request is made here first; a request that would fail one, or that
-// this file does not fully understand (a batch, a progressToken, another
-// revision, a header it does not know), goes to the SDK unchanged, which
-// answers it as before. docs/mcp.md, "tools/call".
+// The stateless era's tools/call, answered in front of the SDK, whose
+// handler would build a session and decode the message again at more than
+// the rest of the call's cost (docs/bench.md). It runs the handler the SDK
+// would, with the same checks, mapping and framing; anything it does not
+// fully understand (a batch, a progressToken, another revision, an unknown
+// header) goes to the SDK unchanged. docs/mcp.md, "tools/call".
 
 // The stateless-era headers a tools/call carries (SEP-2243): the SDK
 // refuses a request whose Mcp-Method or Mcp-Name disagree with its body.

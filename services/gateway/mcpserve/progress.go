@@ -19,24 +19,14 @@ import (
 // this bounds only the quiet stretches (the mailbox allows up to 60 s).
 const progressWait = 30 * time.Second
 
-// relayNotes sends the client's progressToken (when not nil) a
-// notifications/progress for each progress note the host reports on the
-// call's invocation, and (when logs) a notifications/message for each log
-// message (the mailbox's Status, read as a long poll with `after`), from
-// the moment the mailbox names the handle until the call is answered or
-// the relay is stopped or finished; either returns once nothing more will
-// be sent, so no notification follows the call's result. The session sends
-// a log message at the level its client asked for and above, as it does
-// its own.
-//
-// A Status read that finds no invocation before the first that does is
-// asked again: the handle comes before the post. Any other failed read
-// ends the relay without a word: progress is a
-// courtesy, and the call's own answer says what happened to it.
-//
-// as is the handler's context with the caller's identity: the Status reads
-// are the caller's, and the notifications belong to the handler's request
-// (the SDK sends them on that request's stream).
+// relayNotes sends the client a notifications/progress for each progress
+// note on the call's invocation (when token is not nil) and a
+// notifications/message for each log message at the session's level (when
+// logs), read by long-polling Status, until the call is answered or the relay
+// stops; no notification follows the result. A read that finds no
+// invocation yet is asked again (the handle comes before the post); any other
+// failure ends the relay quietly. as carries the caller's identity; the
+// notifications go on the handler's request stream.
 func (m *Mirror) relayNotes(as context.Context, session *mcp.ServerSession, token any, logs bool, call *running) *noteRelay {
 	ctx, cancel := context.WithCancel(as)
 	r := &noteRelay{as: as, session: session, token: token, logs: logs, cancel: cancel}

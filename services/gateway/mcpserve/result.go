@@ -118,17 +118,11 @@ func textOnly(raw []byte) (res *mcp.CallToolResult, ok bool) {
 	return res, true
 }
 
-// fromText maps a capture's text (the stdio tool contract) to a tools/call
-// result:
-//
-//   - exit code 0: stdout as text content; a non-empty stderr follows as a
-//     second block, because the mailbox writes there what a model must read
-//     (a capture that may reflect more than one run);
-//   - any other exit code: isError, with "exit code N" and stderr first,
-//     then stdout when there is any;
-//   - a tool that declares an output schema and printed a JSON object on
-//     success also gets that object as structuredContent (its text stays in
-//     the content, as MCP asks for clients that predate structured results).
+// fromText maps a capture's text to a tools/call result: exit 0 is stdout
+// as text, then a non-empty stderr as a second block (the mailbox writes
+// there what a model must read); any other exit is isError with "exit code
+// N" and stderr first, then stdout. With an output schema, a JSON object
+// printed on success is also the structuredContent.
 func fromText(c *mailboxv1.Capture, hasOutputSchema bool) *mcp.CallToolResult {
 	stdout, stderr, code := c.GetStdout(), c.GetStderr(), c.GetExitCode()
 	res := &mcp.CallToolResult{Content: []mcp.Content{}}

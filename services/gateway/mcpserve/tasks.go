@@ -11,18 +11,12 @@ import (
 	"github.com/switchboard-run/switchboard/kit/capture"
 )
 
-// The MCP Tasks extension (io.modelcontextprotocol/tasks), served by the
-// endpoint over the mailbox: a task is an invocation. Its id is the
-// invocation's handle (128 random bits, so unguessable, as the extension
-// asks), its state is the mailbox's Status of it (read, never taken, so a
-// task can be asked about until its slot expires), and tasks/cancel is the
-// mailbox's Cancel with keep. Nothing of a task lives in the gateway: it
-// outlives the client's connection and the replica that created it, and,
-// with the durable store, a restart of the suite.
-//
-// The Go SDK (v1.8.0) has no Tasks support, so tasks_http.go answers the
-// extension's requests in front of the SDK's handler; this file is the
-// mapping, which stays when the SDK gains Tasks.
+// The MCP Tasks extension over the mailbox: a task is an invocation, its id
+// the handle (128 random bits), its state the mailbox's Status (read, never
+// taken), tasks/cancel a Cancel with keep. Nothing of a task lives in the
+// gateway, so it outlives the connection, the replica and, with the durable
+// store, a restart. The Go SDK has no Tasks support: tasks_http.go answers
+// the requests in front of it; this file is the mapping (docs/mcp.md, "Tasks").
 
 // TasksExtension is the extension's identifier, as the client declares it
 // in a request's _meta and the server in its capabilities.
@@ -67,20 +61,12 @@ const (
 	taskCancelled = "cancelled"
 )
 
-// taskOf maps an invocation's Status to its task, at now. hasOutputSchema
-// says whether the tool declares an output schema (for structuredContent,
-// as the synchronous call maps it).
-//
-//   - queued or handed out: working, with the latest progress note as the
-//     statusMessage and, whole, under _meta[MetaProgress];
-//   - answered: completed, the result being the capture mapped as a
-//     synchronous tools/call maps it (fromCapture); failed with the error
-//     when the capture holds a server's JSON-RPC error;
-//   - cancelled (kept by a Cancel with keep): cancelled, the capture's
-//     sentence as the statusMessage.
-//
-// createdAt is the post (now when the mailbox does not say), ttlMs what is
-// left of the slot from then, so createdAt + ttlMs is when the task is gone.
+// taskOf maps an invocation's Status to its task at now: queued or handed
+// out is working (the latest progress note as statusMessage and under
+// _meta[MetaProgress]); answered is completed with the capture mapped as a
+// tools/call maps it, or failed with a server's JSON-RPC error; cancelled
+// keeps the capture's sentence. createdAt is the post, ttlMs what is left of
+// the slot from then. hasOutputSchema: the tool declares an output schema.
 func taskOf(st *mailboxv1.StatusResponse, now time.Time, hasOutputSchema bool) (*task, error) {
 	created := now
 	if st.GetPosted() != nil {

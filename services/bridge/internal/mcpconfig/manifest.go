@@ -13,15 +13,13 @@ import (
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 )
 
-// A plugin manifest file (docs/design.md §7) says how to run a JSON-lines backend
-// and which tools it serves:
+// A plugin manifest (docs/design.md §7) says how to run a JSON-lines
+// backend and which tools it serves, decoded as strictly as the mcpServers
+// file (an unknown, duplicate, null or mistyped field is refused by name):
 //
 //	{"command": ["bin/notebook", "-v"], "env": {"K": "v"}, "cwd": "/srv",
 //	 "tools": [{"name", "description", "input_schema": {…}, "title"?, "output_schema"?, "annotations"?}],
 //	 "startAtMount": false, "maxLineBytes": 1048576}
-//
-// Decoding is as strict as the mcpServers file's: an unknown, duplicate,
-// null or mistyped field is refused with a sentence naming it.
 
 // manifestKinds names every accepted top-level field with what its value
 // must be.

@@ -10,16 +10,12 @@ import (
 	sjson "github.com/segmentio/encoding/json"
 )
 
-// The SDK decodes the answer to a tools/call twice over (the response's
-// result, then CallToolResult.UnmarshalJSON inside it), each time through
-// a Decoder that allocates 32 KiB: on the bridge's hot path that was most
-// of the bytes the suite allocated (docs/bench.md). With
-// Transport.DecodeToolResults the connection decodes the common answer (text
-// blocks, isError, _meta) itself, with the SDK's parser and rules, and hands it
-// past the SDK's decoding as the response's error, a *ToolResult, which
-// the ToolResults middleware turns back into the result. Anything else
-// (other blocks, structuredContent, input requests) is left to the
-// SDK, whole; the tests hold the two to the same results.
+// The SDK decodes a tools/call answer twice, each time with a 32 KiB
+// decoder: most of the bridge's allocations (docs/bench.md). With
+// Transport.DecodeToolResults the connection decodes the common answer
+// (text blocks, isError, _meta) itself with the SDK's parser and passes it
+// past the SDK as a *ToolResult error, which the ToolResults middleware
+// turns back into the result; anything else goes to the SDK whole.
 
 // ToolResult is a tools/call result the connection decoded itself, carried
 // to ToolResults as the error of the SDK's response.

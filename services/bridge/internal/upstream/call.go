@@ -13,19 +13,13 @@ import (
 // LogLevel is the least severe log message the bridge asks servers for.
 const LogLevel = "info"
 
-// Call runs tools/call. args is the arguments object as JSON text, passed
-// verbatim; progressToken (when not empty) asks the server for progress
-// notifications, which arrive at Options.OnNotice under that token and, while
-// the call runs, at hear's Progress. hear's Log hears the server's log
-// messages the call's (hearLog). hear may be nil; its functions are called
-// on the SDK's reading goroutine, so they must not block. Ending ctx
-// cancels the call upstream (the SDK sends notifications/cancelled).
-//
-// A JSON-RPC error comes back as an error wrapping *jsonrpc.Error; a tool's
-// own failure is a result with IsError set.
-//
-// from, when not nil, is what the driver's MCP client sent beyond name and
-// arguments, sent on to the server with the call.
+// Call runs tools/call with args (a JSON object, passed verbatim) and from
+// (what the driver's client sent beyond name and arguments, when not nil).
+// A progressToken asks for progress, heard at Options.OnNotice and hear's
+// Progress; hear's Log hears the call's log messages. hear's functions run
+// on the SDK's reading goroutine and must not block. Ending ctx cancels the
+// call upstream. A JSON-RPC error wraps *jsonrpc.Error; a tool's own
+// failure is a result with IsError set.
 func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, from *ClientParams, progressToken string, hear *Hearing) (*mcp.CallToolResult, error) {
 	if progressToken != "" && hear != nil && hear.Progress != nil {
 		s.watchProgress(progressToken, hear.Progress)

@@ -11,16 +11,10 @@ import (
 	"github.com/switchboard-run/switchboard/kit/follower"
 )
 
-// A tool reports progress with stderr lines that start with Marker
-// (README "Tools file", docs/design.md §6):
-//
-//	::progress:: 3/10 copying files
-//	::progress:: 3 copying files
-//	::progress:: copying files
-//
-// The numbers are optional, and so is the total after the slash; without a
-// number the line counts one step on from the last. Marked lines are
-// progress, not error text: they are kept out of the capture's stderr.
+// Marker starts a stderr line that reports progress (docs/design.md §6):
+// "::progress:: 3/10 copying files"; the numbers and the total are
+// optional, and a line without a number counts one step on. Marked lines
+// are kept out of the capture's stderr.
 const Marker = "::progress::"
 
 // MaxProgressLine bounds what is read of one marked line; the rest of a

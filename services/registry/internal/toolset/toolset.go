@@ -23,15 +23,11 @@ const MaxNameLen = 256
 // never modified once Check returns it, so it may be read without a lock.
 type Schemas map[string]bool
 
-// Check refuses a set client may not advertise, with a gRPC status whose
-// message is one sentence naming the bad value: INVALID_ARGUMENT for a bad
-// tool, RESOURCE_EXHAUSTED for more than maxTools tools. On success it
-// returns each tool's presented name, in the set's order, and the set's
-// schemas.
-//
-// Schemas in known (those of the set in force) are not compiled again: a
-// host re-advertises its set on every reconnect, and compiling is most of
-// the cost of a check.
+// Check refuses a set client may not advertise with one sentence naming
+// the bad value (INVALID_ARGUMENT; RESOURCE_EXHAUSTED past maxTools), or
+// returns each tool's presented name in order and the set's schemas.
+// Schemas in known (the set in force) are not compiled again: hosts
+// re-advertise on every reconnect, and compiling is most of the cost.
 func Check(client string, tools []*registryv1.Tool, maxTools int, known Schemas) ([]string, Schemas, error) {
 	// The bound comes first, so an oversized set is refused before any of
 	// its schemas is compiled.
