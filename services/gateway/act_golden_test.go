@@ -39,13 +39,19 @@ func handedToLaptop(t *testing.T, b *suite) {
 	b.read(t, "laptop")
 }
 
-// completeLater answers the case's invocation as laptop once the request
-// has had time to reach the mailbox, so that only a wait that reached it
-// sees the capture: a request whose wait were dropped would answer at once,
-// running. (A slow forward can only make the check weaker, never fail it.)
+// completeLater answers the case's invocation as laptop once the gateway
+// has asked the mailbox about it with a wait, so the case shows the wait
+// was passed on: a request whose wait were dropped answers at once, running.
 func completeLater(c *mailboxv1.Capture) func(*testing.T, *suite) {
 	return func(t *testing.T, b *suite) {
-		time.Sleep(300 * time.Millisecond)
+		for id := ""; id != b.inv; {
+			select {
+			case id = <-b.waited:
+			case <-time.After(10 * time.Second):
+				t.Errorf("the gateway never asked the mailbox to wait for %s", b.inv)
+				return
+			}
+		}
 		if err := b.complete("laptop", b.inv, c); err != nil {
 			t.Errorf("laptop completing: %v", err)
 		}

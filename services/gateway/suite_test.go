@@ -14,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
@@ -56,6 +57,24 @@ type suite struct {
 	serveErr error
 	// inv is the first handle the test posted with invoke.
 	inv string
+	// waited hears each invocation the gateway asks the mailbox about with
+	// a wait (Capture, Status), as the request leaves.
+	waited chan string
+}
+
+// noteWaits is the gateway's interceptor toward the mailbox that tells
+// waited of each request carrying a wait.
+func (s *suite) noteWaits(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	if w, ok := req.(interface {
+		GetInvocation() string
+		GetWait() *durationpb.Duration
+	}); ok && w.GetWait().AsDuration() > 0 {
+		select {
+		case s.waited <- w.GetInvocation():
+		default:
+		}
+	}
+	return invoker(ctx, method, req, reply, cc, opts...)
 }
 
 // options shape a suite.
@@ -100,7 +119,8 @@ func newSuite(t testing.TB, o options) *suite {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cc, err := grpcclient.Dial(addr, clientTLS)
+	s.waited = make(chan string, 64)
+	cc, err := grpcclient.Dial(addr, clientTLS, grpc.WithChainUnaryInterceptor(s.noteWaits))
 	if err != nil {
 		t.Fatal(err)
 	}
