@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -30,6 +31,8 @@ func TestRepliesBecomeCaptures(t *testing.T) {
 		{"a reply with neither is a failure naming the tool", "empty", `{}`,
 			capture.New("", `plugin backend "notes" replied to tool "empty" with neither a result nor an error`, 1)},
 		{"a tool the backend does not know is its error", "nope", `{}`, capture.New("", "no tool nope", 1)},
+		{"an mcp_result beside a result is a failure", "mcpboth", `{}`,
+			capture.New("", `plugin backend "notes" replied to tool "mcpboth" with "mcp_result" beside "result" or "error"; a reply carries one of them`, 1)},
 	}
 	for _, tt := range tests { // one backend, one call at a time: not parallel
 		t.Run(tt.name, func(t *testing.T) {
@@ -37,6 +40,34 @@ func TestRepliesBecomeCaptures(t *testing.T) {
 				t.Errorf("capture = %v\nwant      %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// A reply's mcp_result travels whole, as a mounted server's result does:
+// the image's bytes and the structured content reach an MCP driver, and
+// stdout is its text for every other driver.
+func TestAnMCPResultReplyTravelsWhole(t *testing.T) {
+	t.Parallel()
+	b, _ := start(t, nil, 0)
+	got := answered(t, b, "chart", `{"text":"three points"}`)
+	if got.GetExitCode() != 0 || got.GetStdout() != "three points\n[image content]" {
+		t.Errorf("capture = %v; want exit 0 and stdout naming the text and the image", got)
+	}
+	var whole struct {
+		Content []struct {
+			Type, Text, Data, MimeType string
+		}
+		StructuredContent map[string]int
+	}
+	if err := json.Unmarshal([]byte(got.GetMcpResult()), &whole); err != nil {
+		t.Fatalf("mcp_result %q: %v", got.GetMcpResult(), err)
+	}
+	if len(whole.Content) != 2 || whole.Content[1].Data != "iVBORw0KGgo=" || whole.Content[1].MimeType != "image/png" || whole.StructuredContent["points"] != 3 {
+		t.Errorf("mcp_result = %s; want the image block and the structured content as sent", got.GetMcpResult())
+	}
+	bad := answered(t, b, "mcpbad", `{}`)
+	if bad.GetExitCode() != 1 || !strings.Contains(bad.GetStderr(), `replied to tool "mcpbad" with an mcp_result that is not an MCP tool result`) {
+		t.Errorf("a malformed mcp_result: %v", bad)
 	}
 }
 

@@ -1,12 +1,16 @@
 package plugin
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/services/bridge/internal/results"
 )
 
 // quotedChars bounds how much of a bad line a fault quotes.
@@ -104,10 +108,20 @@ func (b *Backend) reply(msg message) {
 
 // replyCapture maps a reply: a result is stdout (a string as itself, any
 // other value as compact JSON), exit 0; an error is exit 1 with its text on
-// stderr ("error": null is no error). A reply with neither is a failure
-// too: nothing defaults silently.
+// stderr ("error": null is no error); an mcp_result is an MCP tool result,
+// mapped as a mounted server's is. A reply with none is a failure too.
 func (b *Backend) replyCapture(msg message, tool string) *mailboxv1.Capture {
 	limit := b.opts.MaxResultChars
+	if msg.has("mcp_result") {
+		if msg.carries("result") || msg.carries("error") {
+			return capture.Failed(capture.ExitError, `plugin backend %q replied to tool %q with "mcp_result" beside "result" or "error"; a reply carries one of them`, b.opts.Client, tool)
+		}
+		var res mcp.CallToolResult
+		if err := json.Unmarshal(msg.fields["mcp_result"], &res); err != nil {
+			return capture.Failed(capture.ExitError, "plugin backend %q replied to tool %q with an mcp_result that is not an MCP tool result: %v", b.opts.Client, tool, err)
+		}
+		return results.FromResult(&res, limit)
+	}
 	if msg.has("error") {
 		text := msg.text("error")
 		if text == "" {

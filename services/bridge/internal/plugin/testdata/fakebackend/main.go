@@ -110,6 +110,15 @@ func (b *backend) request(id int64, p params) {
 		b.send(map[string]any{"type": "reply", "id": id, "error": "it failed: " + a.Text})
 	case "empty":
 		b.send(map[string]any{"type": "reply", "id": id})
+	case "chart": // an MCP result: text, an image, structured content
+		b.send(map[string]any{"type": "reply", "id": id, "mcp_result": map[string]any{
+			"content": []any{map[string]any{"type": "text", "text": a.Text},
+				map[string]any{"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="}},
+			"structuredContent": map[string]any{"points": 3}}})
+	case "mcpboth":
+		b.send(map[string]any{"type": "reply", "id": id, "result": "x", "mcp_result": map[string]any{"content": []any{}}})
+	case "mcpbad":
+		b.send(map[string]any{"type": "reply", "id": id, "mcp_result": map[string]any{"content": "not a list"}})
 	case "chatty":
 		b.send(map[string]any{"type": "log", "text": "one"})
 		b.send(map[string]any{"type": "notice", "text": "two", "level": "info"})
