@@ -10,7 +10,7 @@ import (
 // HandleHeader is the response header in which a stateless-era tools/call
 // names its invocation before it is answered (handleFirstAfter): a client
 // whose connection breaks can collect the capture by it, or retry with its
-// Idempotency-Key. docs/mcp.md, "The invocation named first".
+// Idempotency-Key. docs/mcp.md, "tools/call".
 const HandleHeader = "Switchboard-Invocation"
 
 // handleFirstAfter is how long a call may run unanswered before the
