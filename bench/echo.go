@@ -6,10 +6,10 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
-	"github.com/switchboard-run/switchboard/kit/grpcserver"
-	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/listen"
-	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/kit/lib/listen"
+	"github.com/switchboard-run/switchboard/kit/lib/logging"
+	"github.com/switchboard-run/switchboard/kit/suite/grpcserver"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
 )
 
 // The floor: a plain unary echo served the way the suite serves (the kit's

@@ -11,9 +11,9 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/capture"
-	"github.com/switchboard-run/switchboard/kit/follower"
-	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/capture"
+	"github.com/switchboard-run/switchboard/kit/suite/follower"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
 )
 
 // The bench's tool hosts answer at once, so a round trip measures the

@@ -10,7 +10,7 @@ import (
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
 )
 
 // mcpCall measures a trivial tool call (test_simple_text) on the Go SDK's

@@ -11,7 +11,7 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/switchboard-run/switchboard/kit/grpcclient"
+	"github.com/switchboard-run/switchboard/kit/suite/grpcclient"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-run/switchboard/kit/process"
+	"github.com/switchboard-run/switchboard/kit/suite/process"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 

@@ -72,7 +72,7 @@ type usage struct {
 	env   map[string]string // SWITCHBOARD_* variable → flag name
 }
 
-// usageLine is how kit/envflag prints a flag: `  --name (env SWITCHBOARD_NAME)`.
+// usageLine is how kit/suite/envflag prints a flag: `  --name (env SWITCHBOARD_NAME)`.
 var (
 	usageLine   = regexp.MustCompile(`^  --([a-z0-9][a-z0-9-]*) \(env (SWITCHBOARD_[A-Z0-9_]+)\)$`)
 	defaultText = regexp.MustCompile(`\(default "(.*)"\)$`)
@@ -108,7 +108,7 @@ func help(bin string, args ...string) (usage, error) {
 
 // parse reads args with the flags usage lists (bool flags are those whose
 // default is true or false) and returns every flag's value: the command
-// line's, else env's, else the default — the order kit/envflag applies.
+// line's, else env's, else the default — the order kit/suite/envflag applies.
 func (u usage) parse(args []string, env map[string]string) (map[string]string, error) {
 	fs := flag.NewFlagSet("compose", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)

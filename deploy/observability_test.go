@@ -12,7 +12,7 @@ import (
 
 	"github.com/compose-spec/compose-go/v2/types"
 
-	"github.com/switchboard-run/switchboard/kit/ports"
+	"github.com/switchboard-run/switchboard/kit/suite/ports"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 

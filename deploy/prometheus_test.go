@@ -18,8 +18,8 @@ import (
 	"github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/discovery"
 
-	"github.com/switchboard-run/switchboard/kit/certs"
-	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/certs"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
@@ -130,7 +130,7 @@ func TestPrometheusScrapesEveryMetricsListener(t *testing.T) {
 }
 
 // serveCaller serves, with the TLS of files (a suite listener's, as
-// kit/certs builds it), the identity of each caller's certificate.
+// kit/suite/certs builds it), the identity of each caller's certificate.
 func serveCaller(t *testing.T, files certs.Files) string {
 	t.Helper()
 	tlsCfg, err := files.ServerConfig()

@@ -12,10 +12,10 @@ import (
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/certs"
-	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/logging"
-	"github.com/switchboard-run/switchboard/kit/natsconn"
+	"github.com/switchboard-run/switchboard/kit/lib/logging"
+	"github.com/switchboard-run/switchboard/kit/suite/certs"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/natsconn"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 

@@ -8,9 +8,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/switchboard-run/switchboard/kit/certs"
-	"github.com/switchboard-run/switchboard/kit/natsserver"
-	"github.com/switchboard-run/switchboard/kit/natsusers"
+	"github.com/switchboard-run/switchboard/kit/suite/certs"
+	"github.com/switchboard-run/switchboard/kit/suite/natsserver"
+	"github.com/switchboard-run/switchboard/kit/suite/natsusers"
 )
 
 // NATS runs a real NATS server with JetStream for the test: in process, and
@@ -119,7 +119,7 @@ func JetStream(t TB, url string, opts ...nats.Option) jetstream.JetStream {
 
 // NATSTLS runs the suite's NATS as a deployment does (`switchboard nats`
 // with --tls-*): mutual TLS with the leaf CN=nats of pki, each client's
-// certificate mapped to its user of kit/natsusers. Connect with a service's
+// certificate mapped to its user of kit/suite/natsusers. Connect with a service's
 // leaf (natsconn.Config, or JetStreamAs).
 func NATSTLS(t TB, pki *PKI) *natsserver.Server {
 	t.Helper()

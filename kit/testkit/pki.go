@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboard-run/switchboard/kit/certs"
+	"github.com/switchboard-run/switchboard/kit/suite/certs"
 )
 
 // PKI is a CA kept in a directory, minting a process directory per leaf

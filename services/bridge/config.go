@@ -4,10 +4,10 @@ import (
 	"flag"
 	"time"
 
-	"github.com/switchboard-run/switchboard/kit/natsconn"
-	"github.com/switchboard-run/switchboard/kit/ports"
-	"github.com/switchboard-run/switchboard/kit/process"
-	"github.com/switchboard-run/switchboard/kit/telemetry"
+	"github.com/switchboard-run/switchboard/kit/suite/natsconn"
+	"github.com/switchboard-run/switchboard/kit/suite/ports"
+	"github.com/switchboard-run/switchboard/kit/suite/process"
+	"github.com/switchboard-run/switchboard/kit/suite/telemetry"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/supervise"
 )
 
@@ -21,7 +21,7 @@ const (
 )
 
 // Config is the bridge's configuration, from flags with SWITCHBOARD_* env
-// fallbacks (kit/envflag).
+// fallbacks (kit/suite/envflag).
 type Config struct {
 	// Listen is the gRPC listen address.
 	Listen string

@@ -7,7 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/contract"
+	"github.com/switchboard-run/switchboard/kit/suite/contract"
 )
 
 // A server's log message becomes a note the mailbox takes: data as JSON,

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
-	"github.com/switchboard-run/switchboard/kit/grpcclient"
+	"github.com/switchboard-run/switchboard/kit/suite/grpcclient"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 

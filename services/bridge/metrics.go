@@ -6,8 +6,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
-	"github.com/switchboard-run/switchboard/kit/mcptelemetry"
-	"github.com/switchboard-run/switchboard/kit/telemetry"
+	"github.com/switchboard-run/switchboard/kit/suite/mcptelemetry"
+	"github.com/switchboard-run/switchboard/kit/suite/telemetry"
 )
 
 // MetricServers bounds the server names the bridge's series carry; an

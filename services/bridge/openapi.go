@@ -6,8 +6,8 @@ import (
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/capture"
-	"github.com/switchboard-run/switchboard/kit/follower"
+	"github.com/switchboard-run/switchboard/kit/suite/capture"
+	"github.com/switchboard-run/switchboard/kit/suite/follower"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/advertisement"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/openapi"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/supervise"

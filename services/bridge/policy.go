@@ -2,7 +2,7 @@ package bridge
 
 import (
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
-	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
 )
 
 // Policy opens mounting to admins only — a mount runs programs and holds

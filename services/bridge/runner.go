@@ -7,9 +7,9 @@ import (
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/capture"
-	"github.com/switchboard-run/switchboard/kit/follower"
-	"github.com/switchboard-run/switchboard/kit/rawjson"
+	"github.com/switchboard-run/switchboard/kit/lib/rawjson"
+	"github.com/switchboard-run/switchboard/kit/suite/capture"
+	"github.com/switchboard-run/switchboard/kit/suite/follower"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/advertisement"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/mcpconfig"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/plugin"
@@ -19,7 +19,7 @@ import (
 
 // runner is one started server as a run serves it: an MCP session, or a
 // plugin backend (docs/design.md §7). Both are supervised, followed and completed
-// the same way (kit/follower); they differ in how a call reaches them.
+// the same way (kit/suite/follower); they differ in how a call reaches them.
 type runner interface {
 	// Run serves one invocation: the follower's runner.
 	follower.Runner

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
-	"github.com/switchboard-run/switchboard/kit/retry"
+	"github.com/switchboard-run/switchboard/kit/lib/retry"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/mountstore"
 )
 

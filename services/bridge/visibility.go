@@ -8,7 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
 )
 
 // A mounted server is seen through its client's workspaces, by the rule the
@@ -18,7 +18,7 @@ import (
 // bearer, a driver certificate's grant. Outside them the server is absent,
 // refused with the sentence of a client nothing is mounted as. The
 // memberships and grants come from the bridge's watch-fed copy of the
-// registry (kit/registryview); a miss is confirmed with the registry.
+// registry (kit/suite/registryview); a miss is confirmed with the registry.
 
 // absent is the refusal of a client no server is mounted as, and of one
 // the caller may not see: one sentence, so it tells nothing of the second.

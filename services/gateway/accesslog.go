@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/switchboard-run/switchboard/kit/telemetry"
+	"github.com/switchboard-run/switchboard/kit/suite/telemetry"
 )
 
 // logRequests logs every request at debug, and the gateway's own failures

@@ -9,8 +9,8 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/capture"
-	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/capture"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
 )
 
 // inputText is an input with what a re-encoder would change: spacing, a

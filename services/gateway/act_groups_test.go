@@ -9,7 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/toolgroups"
+	"github.com/switchboard-run/switchboard/kit/suite/toolgroups"
 )
 
 // A token limited to a group lists clients through it: only the group's

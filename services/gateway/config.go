@@ -16,14 +16,14 @@ import (
 	"flag"
 	"time"
 
-	"github.com/switchboard-run/switchboard/kit/ports"
-	"github.com/switchboard-run/switchboard/kit/process"
-	"github.com/switchboard-run/switchboard/kit/telemetry"
+	"github.com/switchboard-run/switchboard/kit/suite/ports"
+	"github.com/switchboard-run/switchboard/kit/suite/process"
+	"github.com/switchboard-run/switchboard/kit/suite/telemetry"
 	"github.com/switchboard-run/switchboard/services/gateway/mcpserve"
 )
 
 // Config is the gateway's configuration; every field but ShutdownGrace has
-// a flag with an environment fallback (kit/envflag).
+// a flag with an environment fallback (kit/suite/envflag).
 type Config struct {
 	// Listen is the HTTP(S) address to serve on.
 	Listen string
@@ -74,7 +74,7 @@ const (
 )
 
 // Register adds the gateway's flags to fs (each with its SWITCHBOARD_*
-// environment fallback when parsed with kit/envflag).
+// environment fallback when parsed with kit/suite/envflag).
 func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Listen, "listen", DefaultListen, "HTTP address to serve on (loopback only in dev mode)")
 	fs.StringVar(&c.Registry, "registry", DefaultRegistry, "gRPC address of the registry; replicas: several, comma-separated, or a DNS name resolving to several")

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboard-run/switchboard/kit/envflag"
-	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/envflag"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/limits"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/oauth"
 )

@@ -3,8 +3,8 @@ package gateway
 import (
 	"net/http"
 
-	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/toolgroups"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/toolgroups"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
 )
 

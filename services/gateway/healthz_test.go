@@ -11,9 +11,9 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/logging"
-	"github.com/switchboard-run/switchboard/kit/process"
+	"github.com/switchboard-run/switchboard/kit/lib/logging"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/process"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 

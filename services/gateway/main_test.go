@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-run/switchboard/kit/certs"
+	"github.com/switchboard-run/switchboard/kit/suite/certs"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 

@@ -13,9 +13,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/toolgroups"
 	"github.com/switchboard-run/switchboard/kit/testkit"
-	"github.com/switchboard-run/switchboard/kit/toolgroups"
 )
 
 // absent is the sentence of a tool the endpoint does not present: a tool

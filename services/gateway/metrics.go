@@ -3,7 +3,7 @@ package gateway
 import (
 	"net/http"
 
-	"github.com/switchboard-run/switchboard/kit/telemetry"
+	"github.com/switchboard-run/switchboard/kit/suite/telemetry"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httpauth"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
 )

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden from what the gateway answers")

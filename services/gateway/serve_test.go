@@ -12,7 +12,7 @@ import (
 
 	"github.com/switchboard-run/switchboard/gen"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/bodylimit"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/scripted"

@@ -5,9 +5,9 @@ import (
 	"flag"
 	"time"
 
-	"github.com/switchboard-run/switchboard/kit/follower"
-	"github.com/switchboard-run/switchboard/kit/ports"
-	"github.com/switchboard-run/switchboard/kit/process"
+	"github.com/switchboard-run/switchboard/kit/suite/follower"
+	"github.com/switchboard-run/switchboard/kit/suite/ports"
+	"github.com/switchboard-run/switchboard/kit/suite/process"
 )
 
 // Defaults of the host's flags. A host dials the embedded suite
@@ -24,7 +24,7 @@ const (
 )
 
 // Config is the tool host's configuration; every field has a flag with an
-// environment fallback (kit/envflag).
+// environment fallback (kit/suite/envflag).
 type Config struct {
 	// Tools is the tools file to serve.
 	Tools string
@@ -32,7 +32,7 @@ type Config struct {
 	// certificate's CN is the identity.
 	Client string
 	// Registry and Mailbox are the peers' gRPC addresses, each one or
-	// several replicas (kit/grpcclient).
+	// several replicas (kit/suite/grpcclient).
 	Registry, Mailbox string
 	// Deadline bounds one tool run (then SIGTERM, then SIGKILL); an
 	// invocation's own shorter timeout bounds it instead.

@@ -22,9 +22,9 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/capture"
-	"github.com/switchboard-run/switchboard/kit/follower"
-	"github.com/switchboard-run/switchboard/kit/telemetry"
+	"github.com/switchboard-run/switchboard/kit/suite/capture"
+	"github.com/switchboard-run/switchboard/kit/suite/follower"
+	"github.com/switchboard-run/switchboard/kit/suite/telemetry"
 	"github.com/switchboard-run/switchboard/services/host/internal/run"
 	"github.com/switchboard-run/switchboard/services/host/internal/toolsfile"
 )

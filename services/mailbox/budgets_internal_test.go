@@ -6,7 +6,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/switchboard-run/switchboard/kit/logging"
+	"github.com/switchboard-run/switchboard/kit/lib/logging"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 

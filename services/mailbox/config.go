@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/switchboard-run/switchboard/kit/grpcserver"
-	"github.com/switchboard-run/switchboard/kit/natsconn"
-	"github.com/switchboard-run/switchboard/kit/ports"
-	"github.com/switchboard-run/switchboard/kit/presence"
-	"github.com/switchboard-run/switchboard/kit/process"
-	"github.com/switchboard-run/switchboard/kit/telemetry"
+	"github.com/switchboard-run/switchboard/kit/suite/grpcserver"
+	"github.com/switchboard-run/switchboard/kit/suite/natsconn"
+	"github.com/switchboard-run/switchboard/kit/suite/ports"
+	"github.com/switchboard-run/switchboard/kit/suite/presence"
+	"github.com/switchboard-run/switchboard/kit/suite/process"
+	"github.com/switchboard-run/switchboard/kit/suite/telemetry"
 )
 
 // Defaults of the mailbox's flags.
@@ -21,7 +21,7 @@ const (
 )
 
 // Config is the mailbox's configuration; every field has a flag with an
-// environment fallback (kit/envflag).
+// environment fallback (kit/suite/envflag).
 type Config struct {
 	// Listen is the gRPC listen address.
 	Listen string

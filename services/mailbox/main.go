@@ -6,7 +6,7 @@ import (
 	"io"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/process"
+	"github.com/switchboard-run/switchboard/kit/suite/process"
 )
 
 // Main runs the mailbox alone: it parses args (flags with SWITCHBOARD_*

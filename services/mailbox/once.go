@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/contract"
+	"github.com/switchboard-run/switchboard/kit/suite/contract"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/idempotency"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )

@@ -2,7 +2,7 @@ package mailbox
 
 import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
 )
 
 // drivers post, collect and cancel; hosts read their queue and complete.

@@ -11,8 +11,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/names"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/names"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
 

@@ -12,8 +12,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/telemetry"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/telemetry"
 )
 
 // Serve bounds: the completes a stream stores at once (a host past it

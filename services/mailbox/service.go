@@ -12,14 +12,13 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/audit"
-	"github.com/switchboard-run/switchboard/kit/capture"
-	"github.com/switchboard-run/switchboard/kit/contract"
-	"github.com/switchboard-run/switchboard/kit/durations"
-	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/names"
-	"github.com/switchboard-run/switchboard/kit/rawjson"
-	"github.com/switchboard-run/switchboard/kit/telemetry"
+	"github.com/switchboard-run/switchboard/kit/lib/rawjson"
+	"github.com/switchboard-run/switchboard/kit/suite/audit"
+	"github.com/switchboard-run/switchboard/kit/suite/capture"
+	"github.com/switchboard-run/switchboard/kit/suite/contract"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/names"
+	"github.com/switchboard-run/switchboard/kit/suite/telemetry"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
 
@@ -141,7 +140,7 @@ func (s *Service) checkTimeout(timeout *durationpb.Duration) error {
 	if timeout == nil {
 		return nil
 	}
-	if err := durations.Valid("timeout", timeout); err != nil {
+	if err := contract.ValidDuration("timeout", timeout); err != nil {
 		return status.Error(codes.InvalidArgument, "invoke: "+err.Error())
 	}
 	d := timeout.AsDuration()

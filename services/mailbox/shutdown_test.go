@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/mailboxcall"
+	"github.com/switchboard-run/switchboard/kit/suite/mailboxcall"
 )
 
 // A Call waiting when its replica shuts down (the drain SIGTERM starts) is
@@ -20,7 +20,7 @@ import (
 // alone as if its time had run out. The drain writes what the replica held
 // in memory to the records first, so the answer is shaped as a broken
 // connection's (no refused trailer) and its driver collects the capture
-// elsewhere (kit/mailboxcall).
+// elsewhere (kit/suite/mailboxcall).
 func TestACallWaitingAsItsReplicaShutsDown(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/watch"
 )

@@ -14,8 +14,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/audit"
-	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/audit"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
 )
 
 // The audit trail (docs/security.md, "Audit"): the registry declares the

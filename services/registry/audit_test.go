@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 

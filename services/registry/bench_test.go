@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/listing"
+	"github.com/switchboard-run/switchboard/kit/suite/registryview"
 )
 
 const (
@@ -74,7 +74,7 @@ func BenchmarkAdvertise(b *testing.B) {
 func BenchmarkListTools(b *testing.B) {
 	e := benchEnv(b)
 	for b.Loop() {
-		tools, err := listing.Tools(admin, e.reg, "default")
+		tools, err := registryview.Tools(admin, e.reg, "default")
 		if err != nil || len(tools) != benchClients*benchTools {
 			b.Fatalf("ListTools: %d tools, %v", len(tools), err)
 		}

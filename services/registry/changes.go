@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/switchboard-run/switchboard/kit/presence"
+	"github.com/switchboard-run/switchboard/kit/suite/presence"
 	"github.com/switchboard-run/switchboard/services/registry/internal/records"
 )
 

@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/switchboard-run/switchboard/kit/natsconn"
-	"github.com/switchboard-run/switchboard/kit/ports"
-	"github.com/switchboard-run/switchboard/kit/process"
-	"github.com/switchboard-run/switchboard/kit/telemetry"
+	"github.com/switchboard-run/switchboard/kit/suite/natsconn"
+	"github.com/switchboard-run/switchboard/kit/suite/ports"
+	"github.com/switchboard-run/switchboard/kit/suite/process"
+	"github.com/switchboard-run/switchboard/kit/suite/telemetry"
 )
 
 // Defaults of the registry's flags.
@@ -29,7 +29,7 @@ const (
 )
 
 // Config is the registry's configuration; every field has a flag with an
-// environment fallback (kit/envflag).
+// environment fallback (kit/suite/envflag).
 type Config struct {
 	// Listen is the gRPC listen address.
 	Listen string
@@ -49,7 +49,7 @@ type Config struct {
 	// MaxTokenTTL is the longest a token may work: a longer ttl is refused
 	// at CreateToken (a token minted before the cap keeps its expiry).
 	MaxTokenTTL time.Duration
-	// Groups names a declarative tool groups file (kit/toolgroups.File),
+	// Groups names a declarative tool groups file (kit/suite/toolgroups.File),
 	// set at start: each group in it replaces the stored one of its name.
 	Groups string
 	// AuditRetention and AuditMaxBytes bound the audit trail

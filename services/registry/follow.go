@@ -7,8 +7,8 @@ import (
 	"time"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/presence"
-	"github.com/switchboard-run/switchboard/kit/retry"
+	"github.com/switchboard-run/switchboard/kit/lib/retry"
+	"github.com/switchboard-run/switchboard/kit/suite/presence"
 	"github.com/switchboard-run/switchboard/services/registry/internal/records"
 )
 

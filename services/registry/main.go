@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/switchboard-run/switchboard/kit/process"
+	"github.com/switchboard-run/switchboard/kit/suite/process"
 )
 
 // Main runs the registry alone: it parses args (with SWITCHBOARD_* env

@@ -3,7 +3,7 @@ package registry
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/switchboard-run/switchboard/kit/pins"
+	"github.com/switchboard-run/switchboard/kit/suite/pins"
 )
 
 // collector reports what the registry's view holds at each scrape

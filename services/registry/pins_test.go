@@ -11,8 +11,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/telemetry"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/telemetry"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/registry"
 )

@@ -12,8 +12,8 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/names"
-	"github.com/switchboard-run/switchboard/kit/pins"
+	"github.com/switchboard-run/switchboard/kit/suite/names"
+	"github.com/switchboard-run/switchboard/kit/suite/pins"
 	"github.com/switchboard-run/switchboard/services/registry/internal/records"
 )
 

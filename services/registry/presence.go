@@ -7,8 +7,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/switchboard-run/switchboard/kit/presence"
-	"github.com/switchboard-run/switchboard/kit/streams"
+	"github.com/switchboard-run/switchboard/kit/suite/presence"
+	"github.com/switchboard-run/switchboard/kit/suite/streams"
 )
 
 // presenceBucket is the presence bucket as the registry reads it. The

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	kitpresence "github.com/switchboard-run/switchboard/kit/presence"
+	kitpresence "github.com/switchboard-run/switchboard/kit/suite/presence"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 

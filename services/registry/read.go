@@ -8,7 +8,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/pins"
+	"github.com/switchboard-run/switchboard/kit/suite/pins"
 	"github.com/switchboard-run/switchboard/services/registry/internal/pages"
 )
 

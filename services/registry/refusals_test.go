@@ -11,8 +11,8 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/names"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/names"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/registry"
 )

@@ -10,8 +10,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/listing"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/registryview"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/registry"
 )
@@ -241,7 +241,7 @@ func getClient(t *testing.T, e *env, client string) *registryv1.GetClientRespons
 // listClients reads every page of ws's clients.
 func listClients(t *testing.T, e *env, ws string) []*registryv1.ClientRow {
 	t.Helper()
-	rows, err := listing.Clients(admin, e.reg, ws)
+	rows, err := registryview.Clients(admin, e.reg, ws)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func listClients(t *testing.T, e *env, ws string) []*registryv1.ClientRow {
 // presentedNames reads every page of ws's tools.
 func presentedNames(t *testing.T, e *env, ws string) []string {
 	t.Helper()
-	tools, err := listing.Tools(admin, e.reg, ws)
+	tools, err := registryview.Tools(admin, e.reg, ws)
 	if err != nil {
 		t.Fatal(err)
 	}

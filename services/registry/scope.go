@@ -4,7 +4,7 @@ import (
 	"context"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
 )
 
 // What a caller may see (docs/design.md §4). Outside its workspaces a

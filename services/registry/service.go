@@ -3,7 +3,7 @@
 // them under, workspace membership, presence as the mailbox records it, a
 // watch stream of every change, and API tokens. It is the bottom of the
 // service graph and calls nobody. Its state lives in NATS JetStream
-// (package records, and the presence bucket of kit/presence): any number
+// (package records, and the presence bucket of kit/suite/presence): any number
 // of registry replicas serve it, each from its own view of the buckets.
 package registry
 
@@ -20,8 +20,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/audit"
-	"github.com/switchboard-run/switchboard/kit/grpcserver"
+	"github.com/switchboard-run/switchboard/kit/suite/audit"
+	"github.com/switchboard-run/switchboard/kit/suite/grpcserver"
 	"github.com/switchboard-run/switchboard/services/registry/internal/records"
 	"github.com/switchboard-run/switchboard/services/registry/internal/watch"
 )

@@ -17,8 +17,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
-	"github.com/switchboard-run/switchboard/kit/grpcserver"
-	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/grpcserver"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 

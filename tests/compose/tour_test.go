@@ -11,7 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboard-run/switchboard/kit/certs"
+	"github.com/switchboard-run/switchboard/kit/suite/certs"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/tests/internal/procs"
 )

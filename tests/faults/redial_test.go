@@ -14,7 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/presence"
+	"github.com/switchboard-run/switchboard/kit/suite/presence"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/tests/internal/drill"
 	"github.com/switchboard-run/switchboard/tests/internal/procs"

@@ -10,7 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-run/switchboard/deploy"
-	"github.com/switchboard-run/switchboard/kit/telemetry"
+	"github.com/switchboard-run/switchboard/kit/suite/telemetry"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 

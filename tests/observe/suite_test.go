@@ -17,8 +17,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-run/switchboard/cli/dev"
-	"github.com/switchboard-run/switchboard/kit/logging"
-	"github.com/switchboard-run/switchboard/kit/telemetry"
+	"github.com/switchboard-run/switchboard/kit/lib/logging"
+	"github.com/switchboard-run/switchboard/kit/suite/telemetry"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/mailbox"
 )

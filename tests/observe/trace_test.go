@@ -13,7 +13,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/switchboard-run/switchboard/kit/telemetry"
+	"github.com/switchboard-run/switchboard/kit/suite/telemetry"
 )
 
 // metaServer is a real MCP server (the official SDK's, over Streamable

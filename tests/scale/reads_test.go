@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/switchboard-run/switchboard/kit/presence"
+	"github.com/switchboard-run/switchboard/kit/suite/presence"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 

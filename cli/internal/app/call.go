@@ -14,9 +14,9 @@ import (
 	"github.com/switchboard-run/switchboard/cli/internal/remote"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/envflag"
-	"github.com/switchboard-run/switchboard/kit/mailboxcall"
-	"github.com/switchboard-run/switchboard/kit/rawjson"
+	"github.com/switchboard-run/switchboard/kit/lib/rawjson"
+	"github.com/switchboard-run/switchboard/kit/suite/envflag"
+	"github.com/switchboard-run/switchboard/kit/suite/mailboxcall"
 )
 
 // runCall: switchboard call <presented-name> ['<json>' | -] [--timeout D] [--cwd DIR]

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboard-run/switchboard/kit/certs"
-	"github.com/switchboard-run/switchboard/kit/envflag"
-	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/certs"
+	"github.com/switchboard-run/switchboard/kit/suite/envflag"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
 )
 
 // runCerts: switchboard certs init|leaf|suite --dir DIR ...

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboard-run/switchboard/kit/certs"
-	"github.com/switchboard-run/switchboard/kit/envflag"
+	"github.com/switchboard-run/switchboard/kit/suite/certs"
+	"github.com/switchboard-run/switchboard/kit/suite/envflag"
 )
 
 // parseReplicas reads certs suite --replicas: service=N pairs, each service

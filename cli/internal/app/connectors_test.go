@@ -11,7 +11,7 @@ import (
 	"time"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/process"
+	"github.com/switchboard-run/switchboard/kit/suite/process"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/switchboard-run/switchboard/cli/internal/remote"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/envflag"
+	"github.com/switchboard-run/switchboard/kit/suite/envflag"
 )
 
 // runGrants: switchboard grants set NAME --workspaces a,b|* | ls | rm NAME

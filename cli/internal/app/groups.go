@@ -14,8 +14,8 @@ import (
 
 	"github.com/switchboard-run/switchboard/cli/internal/remote"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/envflag"
-	"github.com/switchboard-run/switchboard/kit/toolgroups"
+	"github.com/switchboard-run/switchboard/kit/suite/envflag"
+	"github.com/switchboard-run/switchboard/kit/suite/toolgroups"
 )
 
 const groupsUsage = "usage: switchboard groups set <workspace>/<group> --pattern GLOB... [--alias TOOL=ALIAS]... [--description TOOL=TEXT]... " +

@@ -13,8 +13,8 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/switchboard-run/switchboard/cli/internal/remote"
-	"github.com/switchboard-run/switchboard/kit/envflag"
-	"github.com/switchboard-run/switchboard/kit/natsconn"
+	"github.com/switchboard-run/switchboard/kit/suite/envflag"
+	"github.com/switchboard-run/switchboard/kit/suite/natsconn"
 )
 
 // runHealth: switchboard health [--addr A | --http URL] [--service S] —

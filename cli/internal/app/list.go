@@ -15,15 +15,15 @@ import (
 
 	"github.com/switchboard-run/switchboard/cli/internal/remote"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/envflag"
-	"github.com/switchboard-run/switchboard/kit/listing"
+	"github.com/switchboard-run/switchboard/kit/suite/envflag"
+	"github.com/switchboard-run/switchboard/kit/suite/registryview"
 )
 
 // runClients: switchboard clients [--workspace W] [--json]; every page of
 // the workspace.
 func runClients(ctx context.Context, args []string, std IO) int {
 	return list(ctx, args, std, "clients", func(ctx context.Context, reg registryv1.RegistryServiceClient, ws string, asJSON bool) error {
-		rows, err := listing.Clients(ctx, reg, ws)
+		rows, err := registryview.Clients(ctx, reg, ws)
 		if err != nil {
 			return err
 		}
@@ -48,7 +48,7 @@ func runClients(ctx context.Context, args []string, std IO) int {
 // workspace.
 func runTools(ctx context.Context, args []string, std IO) int {
 	return list(ctx, args, std, "tools", func(ctx context.Context, reg registryv1.RegistryServiceClient, ws string, asJSON bool) error {
-		tools, err := listing.Tools(ctx, reg, ws)
+		tools, err := registryview.Tools(ctx, reg, ws)
 		if err != nil {
 			return err
 		}

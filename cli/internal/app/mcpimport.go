@@ -17,7 +17,7 @@ import (
 
 	"github.com/switchboard-run/switchboard/cli/internal/remote"
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
-	"github.com/switchboard-run/switchboard/kit/envflag"
+	"github.com/switchboard-run/switchboard/kit/suite/envflag"
 	"github.com/switchboard-run/switchboard/services/bridge/serverjson"
 )
 

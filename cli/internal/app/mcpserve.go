@@ -10,10 +10,10 @@ import (
 	"github.com/switchboard-run/switchboard/cli/internal/remote"
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/envflag"
-	"github.com/switchboard-run/switchboard/kit/logging"
-	"github.com/switchboard-run/switchboard/kit/names"
-	"github.com/switchboard-run/switchboard/kit/toolgroups"
+	"github.com/switchboard-run/switchboard/kit/lib/logging"
+	"github.com/switchboard-run/switchboard/kit/suite/envflag"
+	"github.com/switchboard-run/switchboard/kit/suite/names"
+	"github.com/switchboard-run/switchboard/kit/suite/toolgroups"
 	"github.com/switchboard-run/switchboard/services/gateway/mcpserve"
 )
 

@@ -15,8 +15,8 @@ import (
 
 	"github.com/switchboard-run/switchboard/cli/dev"
 	"github.com/switchboard-run/switchboard/cli/internal/app"
-	"github.com/switchboard-run/switchboard/kit/logging"
-	"github.com/switchboard-run/switchboard/kit/process"
+	"github.com/switchboard-run/switchboard/kit/lib/logging"
+	"github.com/switchboard-run/switchboard/kit/suite/process"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/mailbox"
 )

@@ -9,11 +9,11 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/switchboard-run/switchboard/kit/envflag"
-	"github.com/switchboard-run/switchboard/kit/listen"
-	"github.com/switchboard-run/switchboard/kit/natsserver"
-	"github.com/switchboard-run/switchboard/kit/natsusers"
-	"github.com/switchboard-run/switchboard/kit/process"
+	"github.com/switchboard-run/switchboard/kit/lib/listen"
+	"github.com/switchboard-run/switchboard/kit/suite/envflag"
+	"github.com/switchboard-run/switchboard/kit/suite/natsserver"
+	"github.com/switchboard-run/switchboard/kit/suite/natsusers"
+	"github.com/switchboard-run/switchboard/kit/suite/process"
 )
 
 // runNATS: switchboard nats --listen A --data DIR [--name N --cluster C
@@ -22,7 +22,7 @@ import (
 // nats-server module itself, in the switchboard binary, so every image and
 // machine that has the suite has the server it keeps its state in. With
 // TLS it admits the suite's services only, each with its own subjects
-// (kit/natsusers).
+// (kit/suite/natsusers).
 func runNATS(ctx context.Context, args []string, std IO) int {
 	fs := envflag.NewFlagSet("nats", std.Stderr)
 	addr := fs.String("listen", "127.0.0.1:4222", "client address")

@@ -4,7 +4,7 @@ import (
 	"flag"
 	"os"
 
-	"github.com/switchboard-run/switchboard/kit/envflag"
+	"github.com/switchboard-run/switchboard/kit/suite/envflag"
 )
 
 // parse parses flags anywhere among the arguments (`call NAME '{}' --timeout

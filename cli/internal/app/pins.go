@@ -10,8 +10,8 @@ import (
 
 	"github.com/switchboard-run/switchboard/cli/internal/remote"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/envflag"
-	"github.com/switchboard-run/switchboard/kit/pins"
+	"github.com/switchboard-run/switchboard/kit/suite/envflag"
+	"github.com/switchboard-run/switchboard/kit/suite/pins"
 )
 
 const pinsUsage = "usage: switchboard pins ls <workspace> [--all] | show <workspace> <tool> " +

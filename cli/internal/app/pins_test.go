@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 

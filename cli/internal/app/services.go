@@ -7,9 +7,9 @@ import (
 	"io"
 
 	"github.com/switchboard-run/switchboard/cli/dev"
-	"github.com/switchboard-run/switchboard/kit/envflag"
-	"github.com/switchboard-run/switchboard/kit/ports"
-	"github.com/switchboard-run/switchboard/kit/process"
+	"github.com/switchboard-run/switchboard/kit/suite/envflag"
+	"github.com/switchboard-run/switchboard/kit/suite/ports"
+	"github.com/switchboard-run/switchboard/kit/suite/process"
 	"github.com/switchboard-run/switchboard/services/bridge"
 	"github.com/switchboard-run/switchboard/services/gateway"
 	"github.com/switchboard-run/switchboard/services/host"

@@ -11,7 +11,7 @@ import (
 
 	"github.com/switchboard-run/switchboard/cli/internal/remote"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/envflag"
+	"github.com/switchboard-run/switchboard/kit/suite/envflag"
 )
 
 // runStatus: switchboard status <invocation> [--after N] [--wait D]

@@ -11,7 +11,7 @@ import (
 
 	"github.com/switchboard-run/switchboard/cli/internal/remote"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/envflag"
+	"github.com/switchboard-run/switchboard/kit/suite/envflag"
 )
 
 // runTokens: switchboard tokens create --identity N [--grade G] [--workspaces a,b|*] [--ttl D] [--note T] | ls | revoke ID

@@ -15,11 +15,11 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
-	"github.com/switchboard-run/switchboard/kit/certs"
-	"github.com/switchboard-run/switchboard/kit/grpcclient"
-	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/ports"
-	"github.com/switchboard-run/switchboard/kit/process"
+	"github.com/switchboard-run/switchboard/kit/suite/certs"
+	"github.com/switchboard-run/switchboard/kit/suite/grpcclient"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/ports"
+	"github.com/switchboard-run/switchboard/kit/suite/process"
 )
 
 // Flags are a command's connection flags.

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/ports"
+	"github.com/switchboard-run/switchboard/kit/suite/ports"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
 )
 

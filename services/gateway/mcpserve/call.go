@@ -15,9 +15,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/audit"
-	"github.com/switchboard-run/switchboard/kit/contract"
-	"github.com/switchboard-run/switchboard/kit/mailboxcall"
+	"github.com/switchboard-run/switchboard/kit/suite/audit"
+	"github.com/switchboard-run/switchboard/kit/suite/contract"
+	"github.com/switchboard-run/switchboard/kit/suite/mailboxcall"
 )
 
 // MetaTimeout is the tools/call _meta key by which a client tells its own
@@ -188,7 +188,7 @@ func (c *running) name(id string) {
 
 // startCall makes the mailbox's Call under ctx, which the client's
 // cancellation does not end, reading its handle from the Call's header
-// while it runs (kit/mailboxcall).
+// while it runs (kit/suite/mailboxcall).
 func (m *Mirror) startCall(ctx context.Context, req *mailboxv1.CallRequest) *running {
 	c := &running{named: make(chan struct{}), done: make(chan callResult, 1)}
 	ctx = audit.WithFront(ctx, "mcp")

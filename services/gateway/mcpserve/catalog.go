@@ -10,8 +10,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
-	"github.com/switchboard-run/switchboard/kit/listing"
-	"github.com/switchboard-run/switchboard/kit/retry"
+	"github.com/switchboard-run/switchboard/kit/lib/retry"
+	"github.com/switchboard-run/switchboard/kit/suite/registryview"
 )
 
 // The catalog (docs/mcp.md, "Resources and prompts"): the resources,
@@ -98,7 +98,7 @@ func (m *Mirror) refreshCatalog(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
 	self := m.opts.Self(ctx)
-	rows, err := listing.Clients(self, m.opts.Registry, m.ws)
+	rows, err := registryview.Clients(self, m.opts.Registry, m.ws)
 	switch {
 	case status.Code(err) == codes.NotFound:
 		rows = nil

@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
-	"github.com/switchboard-run/switchboard/kit/names"
+	"github.com/switchboard-run/switchboard/kit/suite/names"
 )
 
 // MetaPrompt is the _meta key naming a prompt's name on its server, next

@@ -10,13 +10,13 @@ import (
 	"google.golang.org/grpc/status"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/toolgroups"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/toolgroups"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
 )
 
 // Tool groups (docs/mcp.md, "Tool groups"): a group's view holds the tools
-// its rule (kit/toolgroups) admits, under the names and descriptions it
+// its rule (kit/suite/toolgroups) admits, under the names and descriptions it
 // gives them. It is made on the group's first request and kept by every
 // listing after, so a new advertisement or an edit of the group reaches the
 // group's clients as list_changed.

@@ -10,10 +10,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboard-run/switchboard/kit/grants"
-	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/names"
-	"github.com/switchboard-run/switchboard/kit/toolgroups"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/names"
+	"github.com/switchboard-run/switchboard/kit/suite/registryview"
+	"github.com/switchboard-run/switchboard/kit/suite/toolgroups"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
 )
 
@@ -59,7 +59,7 @@ func (w *Workspaces) ServeHTTP(w0 http.ResponseWriter, r *http.Request) {
 	// The mirror is shared by every caller of the workspace, so the
 	// workspace is checked here: outside the caller's it is absent, with the
 	// registry's sentence (docs/design.md §4).
-	sees, err := grants.Sees(w.opts.Self(r.Context()), w.opts.Registry, id)
+	sees, err := registryview.Sees(w.opts.Self(r.Context()), w.opts.Registry, id)
 	if err != nil {
 		httperr.WriteErr(rw, err)
 		return

@@ -32,7 +32,7 @@ import (
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/mcptelemetry"
+	"github.com/switchboard-run/switchboard/kit/suite/mcptelemetry"
 )
 
 // DefaultCallTimeout bounds a tools/call when the client names no shorter

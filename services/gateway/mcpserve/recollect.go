@@ -3,12 +3,12 @@ package mcpserve
 import (
 	"context"
 
-	"github.com/switchboard-run/switchboard/kit/mailboxcall"
+	"github.com/switchboard-run/switchboard/kit/suite/mailboxcall"
 )
 
 // recollect collects, in the background, the capture of invocation id
 // whose Call broke with lost (its mailbox replica died or restarted) under
-// ctx, the call's deadline (kit/mailboxcall): the invocation is stored in
+// ctx, the call's deadline (kit/suite/mailboxcall): the invocation is stored in
 // NATS and its host goes on with it or gets it again, so the client gets
 // the tool's answer rather than the broken connection. The result comes on
 // the channel returned, shaped as the Call's reply would be.

@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/switchboard-run/switchboard/kit/audit"
+	"github.com/switchboard-run/switchboard/kit/suite/audit"
 	"io"
 	"net/http"
 	"time"
@@ -18,8 +18,8 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 
-	"github.com/switchboard-run/switchboard/kit/grpcserver"
-	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/grpcserver"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
 )
 
 // The Tasks extension at the HTTP boundary. The SDK (v1.8.0) knows neither

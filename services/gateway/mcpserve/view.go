@@ -10,7 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/mcptelemetry"
+	"github.com/switchboard-run/switchboard/kit/suite/mcptelemetry"
 )
 
 // view is one MCP server over a workspace's tools: every tool (the

@@ -10,9 +10,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/listing"
-	"github.com/switchboard-run/switchboard/kit/pins"
-	"github.com/switchboard-run/switchboard/kit/retry"
+	"github.com/switchboard-run/switchboard/kit/lib/retry"
+	"github.com/switchboard-run/switchboard/kit/suite/pins"
+	"github.com/switchboard-run/switchboard/kit/suite/registryview"
 )
 
 // listTimeout bounds reading every page of a listing.
@@ -99,7 +99,7 @@ func (m *Mirror) refresher(ctx context.Context) {
 func (m *Mirror) refresh(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
-	tools, err := listing.Tools(m.opts.Self(ctx), m.opts.Registry, m.ws)
+	tools, err := registryview.Tools(m.opts.Self(ctx), m.opts.Registry, m.ws)
 	switch {
 	case status.Code(err) == codes.NotFound:
 		// A workspace nobody registered a client in yet: no tools for now;

@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboard-run/switchboard/kit/grpcserver"
+	"github.com/switchboard-run/switchboard/kit/suite/grpcserver"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
 )
 

@@ -2,7 +2,7 @@
 package main
 
 import (
-	"github.com/switchboard-run/switchboard/kit/process"
+	"github.com/switchboard-run/switchboard/kit/suite/process"
 	"github.com/switchboard-run/switchboard/services/bridge"
 )
 

@@ -1,6 +1,6 @@
 // Package child builds the commands of the programs the bridge runs — stdio
 // MCP servers and plugin backends — the one way both are run: in a process
-// group of their own, with an allowlisted environment (kit/childenv), never
+// group of their own, with an allowlisted environment (kit/lib/childenv), never
 // the bridge's own.
 package child
 
@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/switchboard-run/switchboard/kit/childenv"
+	"github.com/switchboard-run/switchboard/kit/lib/childenv"
 )
 
 // Command returns the command for argv: the environment childenv allows

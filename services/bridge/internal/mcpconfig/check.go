@@ -12,9 +12,9 @@ import (
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/childenv"
-	"github.com/switchboard-run/switchboard/kit/listen"
-	"github.com/switchboard-run/switchboard/kit/rawjson"
+	"github.com/switchboard-run/switchboard/kit/lib/childenv"
+	"github.com/switchboard-run/switchboard/kit/lib/listen"
+	"github.com/switchboard-run/switchboard/kit/lib/rawjson"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/advertisement"
 )
 

@@ -7,7 +7,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
-	"github.com/switchboard-run/switchboard/kit/durations"
+	"github.com/switchboard-run/switchboard/kit/suite/contract"
 )
 
 // Bounds of the per-server durations: a call may run up to a day; a ping
@@ -61,7 +61,7 @@ func checkDuration(name string, v *durationpb.Duration, most time.Duration) erro
 	if v == nil {
 		return nil
 	}
-	if err := durations.Valid(name, v); err != nil {
+	if err := contract.ValidDuration(name, v); err != nil {
 		return err
 	}
 	switch d := v.AsDuration(); {

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/switchboard-run/switchboard/kit/names"
+	"github.com/switchboard-run/switchboard/kit/suite/names"
 )
 
 // FuzzLoadConfig checks that any input either parses into configs the

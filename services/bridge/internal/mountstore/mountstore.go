@@ -26,7 +26,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
-	"github.com/switchboard-run/switchboard/kit/streams"
+	"github.com/switchboard-run/switchboard/kit/suite/streams"
 )
 
 // Buckets of the bridge.

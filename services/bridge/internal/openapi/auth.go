@@ -13,7 +13,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
-	"github.com/switchboard-run/switchboard/kit/listen"
+	"github.com/switchboard-run/switchboard/kit/lib/listen"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/pinned"
 )
 

@@ -15,7 +15,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/kit/suite/capture"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/pinned"
 )
 

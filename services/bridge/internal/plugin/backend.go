@@ -25,7 +25,7 @@ import (
 	"time"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
-	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/kit/suite/capture"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/results"
 )
 

@@ -7,9 +7,9 @@ import (
 	"sync"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/capture"
-	"github.com/switchboard-run/switchboard/kit/follower"
-	"github.com/switchboard-run/switchboard/kit/telemetry"
+	"github.com/switchboard-run/switchboard/kit/suite/capture"
+	"github.com/switchboard-run/switchboard/kit/suite/follower"
+	"github.com/switchboard-run/switchboard/kit/suite/telemetry"
 )
 
 // Call is one tool call submitted to a backend.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/switchboard-run/switchboard/kit/follower"
+	"github.com/switchboard-run/switchboard/kit/suite/follower"
 )
 
 // progress makes a notice that names the request in flight by its "id" a

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-run/switchboard/kit/follower"
+	"github.com/switchboard-run/switchboard/kit/suite/follower"
 )
 
 // A notice naming the request in flight by its id is a progress note of

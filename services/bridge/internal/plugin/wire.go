@@ -6,7 +6,7 @@ import (
 	"errors"
 	"strconv"
 
-	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/kit/suite/capture"
 )
 
 // The bridge's side of the JSON-lines wire (docs/design.md §7): one JSON object per

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/switchboard-run/switchboard/kit/capture"
+	"github.com/switchboard-run/switchboard/kit/suite/capture"
 )
 
 // Tail is an io.Writer that keeps the last lines written to it, bounded both

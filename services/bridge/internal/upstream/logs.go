@@ -6,7 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/switchboard-run/switchboard/kit/contract"
+	"github.com/switchboard-run/switchboard/kit/suite/contract"
 )
 
 // A server's log messages during a call reach the call's driver when it

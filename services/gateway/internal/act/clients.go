@@ -4,7 +4,7 @@ import (
 	"context"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/listing"
+	"github.com/switchboard-run/switchboard/kit/suite/registryview"
 )
 
 // clients is the clients act: every client of the workspace with its tools
@@ -19,14 +19,14 @@ func (h Handler) clients(ctx context.Context, req *Request) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		rows, err := listing.Clients(ctx, h.Registry, req.Clients.GetWorkspace())
+		rows, err := registryview.Clients(ctx, h.Registry, req.Clients.GetWorkspace())
 		if err != nil {
 			return nil, err
 		}
 		rows, aliases := groupRows(rows, all, shown)
 		return encodeClients(&registryv1.ListClientsResponse{Rows: rows}, aliases)
 	}
-	rows, err := listing.Clients(ctx, h.Registry, req.Clients.GetWorkspace())
+	rows, err := registryview.Clients(ctx, h.Registry, req.Clients.GetWorkspace())
 	if err != nil {
 		return nil, err
 	}

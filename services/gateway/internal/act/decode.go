@@ -14,7 +14,7 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/contract"
+	"github.com/switchboard-run/switchboard/kit/suite/contract"
 )
 
 var opField = field{"op", kindString, true}

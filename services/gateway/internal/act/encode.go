@@ -8,7 +8,7 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/rawjson"
+	"github.com/switchboard-run/switchboard/kit/lib/rawjson"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
 )
 

@@ -10,10 +10,10 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/listing"
-	"github.com/switchboard-run/switchboard/kit/names"
-	"github.com/switchboard-run/switchboard/kit/toolgroups"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/names"
+	"github.com/switchboard-run/switchboard/kit/suite/registryview"
+	"github.com/switchboard-run/switchboard/kit/suite/toolgroups"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
 )
 
@@ -80,7 +80,7 @@ func (h Handler) present(ctx context.Context, g *Group) (all, shown []*registryv
 	if err != nil {
 		return nil, nil, status.Errorf(codes.FailedPrecondition, "group %q of workspace %q cannot be read by this gateway: %v", g.Name, g.Workspace, err)
 	}
-	all, err = listing.Tools(ctx, h.Registry, g.Workspace)
+	all, err = registryview.Tools(ctx, h.Registry, g.Workspace)
 	if err != nil && status.Code(err) != codes.NotFound {
 		return nil, nil, err
 	}

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/switchboard-run/switchboard/kit/rawjson"
+	"github.com/switchboard-run/switchboard/kit/lib/rawjson"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
 )
 

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/rawjson"
+	"github.com/switchboard-run/switchboard/kit/lib/rawjson"
 )
 
 // progress is the reply of a capture that asked for progress and found the

@@ -1,6 +1,6 @@
 package act
 
-import "github.com/switchboard-run/switchboard/kit/rawjson"
+import "github.com/switchboard-run/switchboard/kit/lib/rawjson"
 
 // The reply shapes of docs/design.md §2, key by key in the shapes' order. The
 // types carry the traps in their fields: exit_code an integer, capture

@@ -12,7 +12,7 @@ import (
 	"net/http"
 	"sync/atomic"
 
-	"github.com/switchboard-run/switchboard/kit/grpcserver"
+	"github.com/switchboard-run/switchboard/kit/suite/grpcserver"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
 )
 

@@ -6,7 +6,7 @@ import (
 	"net/url"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/pins"
+	"github.com/switchboard-run/switchboard/kit/suite/pins"
 )
 
 // pinsView is a workspace's changed tools against their pins, each with

@@ -4,14 +4,14 @@ import (
 	"bytes"
 	"context"
 	"embed"
-	"github.com/switchboard-run/switchboard/kit/pins"
+	"github.com/switchboard-run/switchboard/kit/suite/pins"
 	"html/template"
 	"io/fs"
 	"net/http"
 	"strings"
 	"time"
 
-	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
 )
 

@@ -2,7 +2,7 @@ package console
 
 import (
 	"context"
-	"github.com/switchboard-run/switchboard/kit/audit"
+	"github.com/switchboard-run/switchboard/kit/suite/audit"
 	"net/http"
 	"net/url"
 	"time"

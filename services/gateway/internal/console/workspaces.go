@@ -10,7 +10,7 @@ import (
 	"time"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/listing"
+	"github.com/switchboard-run/switchboard/kit/suite/registryview"
 )
 
 // snapshotWait bounds the wait for a watch's snapshot: the registry sends
@@ -89,11 +89,11 @@ func (c *Console) workspace(ctx context.Context, r *http.Request) (any, error) {
 // readWorkspace lists a workspace as the caller: an unknown workspace, or
 // one outside the caller's grants, is the registry's refusal.
 func (c *Console) readWorkspace(ctx context.Context, ws string) (workspaceView, error) {
-	clients, err := listing.Clients(ctx, c.Registry, ws)
+	clients, err := registryview.Clients(ctx, c.Registry, ws)
 	if err != nil {
 		return workspaceView{}, err
 	}
-	tools, err := listing.Tools(ctx, c.Registry, ws)
+	tools, err := registryview.Tools(ctx, c.Registry, ws)
 	if err != nil {
 		return workspaceView{}, err
 	}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
 )
 
 // groupsOAuth stands in for the OAuth checker: it takes every token and

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/switchboard-run/switchboard/kit/rawjson"
+	"github.com/switchboard-run/switchboard/kit/lib/rawjson"
 )
 
 // StatusClientClosed is the status of a request whose client went away

@@ -21,7 +21,7 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
 	"github.com/switchboard-run/switchboard/services/gateway/internal/httperr"
 )
 

@@ -3,8 +3,8 @@ package limits
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/switchboard-run/switchboard/kit/identity"
-	"github.com/switchboard-run/switchboard/kit/telemetry"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/telemetry"
 )
 
 // RefusalsMetric counts the calls the limits refused (docs/observability.md).

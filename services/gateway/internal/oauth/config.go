@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
 )
 
 // Config says which tokens the endpoint accepts and what they grant.

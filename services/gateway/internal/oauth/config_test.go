@@ -3,7 +3,7 @@ package oauth
 import (
 	"testing"
 
-	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
 )
 
 func TestConfigIsChecked(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	"google.golang.org/grpc"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/contract"
-	"github.com/switchboard-run/switchboard/kit/mailboxcall"
+	"github.com/switchboard-run/switchboard/kit/suite/contract"
+	"github.com/switchboard-run/switchboard/kit/suite/mailboxcall"
 )
 
 // recoveringMailbox is the mailbox client behind the REST routes. Its Call
@@ -17,7 +17,7 @@ import (
 // and outlives a mailbox replica that dies mid-call: the invocation is
 // stored in NATS and its host goes on with it, so the call collects the
 // capture by the handle the Call's header named, through a replica that
-// is ready (kit/mailboxcall), rather than answering 503 for a tool that ran.
+// is ready (kit/suite/mailboxcall), rather than answering 503 for a tool that ran.
 type recoveringMailbox struct {
 	mailboxv1.MailboxServiceClient
 	cc grpc.ClientConnInterface

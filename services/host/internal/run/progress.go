@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/switchboard-run/switchboard/kit/capture"
-	"github.com/switchboard-run/switchboard/kit/follower"
+	"github.com/switchboard-run/switchboard/kit/suite/capture"
+	"github.com/switchboard-run/switchboard/kit/suite/follower"
 )
 
 // Marker starts a stderr line that reports progress (docs/design.md §6):

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboard-run/switchboard/kit/follower"
+	"github.com/switchboard-run/switchboard/kit/suite/follower"
 )
 
 // Marked lines become notes and leave stderr, however the output is cut

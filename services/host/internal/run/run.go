@@ -1,6 +1,6 @@
 // Package run runs one invocation of a local tool (docs/design.md §6): argv spawned
 // directly (no shell, no interpolation) with an allowlisted environment
-// (kit/childenv), the input JSON on stdin, stdout,
+// (kit/lib/childenv), the input JSON on stdin, stdout,
 // stderr and the exit code captured, and a deadline enforced with SIGTERM
 // then SIGKILL to the tool's whole process group.
 package run
@@ -16,10 +16,10 @@ import (
 	"time"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/capture"
-	"github.com/switchboard-run/switchboard/kit/childenv"
-	"github.com/switchboard-run/switchboard/kit/follower"
-	"github.com/switchboard-run/switchboard/kit/telemetry"
+	"github.com/switchboard-run/switchboard/kit/lib/childenv"
+	"github.com/switchboard-run/switchboard/kit/suite/capture"
+	"github.com/switchboard-run/switchboard/kit/suite/follower"
+	"github.com/switchboard-run/switchboard/kit/suite/telemetry"
 	"github.com/switchboard-run/switchboard/services/host/internal/toolsfile"
 )
 

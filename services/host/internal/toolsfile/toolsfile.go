@@ -16,8 +16,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/childenv"
-	"github.com/switchboard-run/switchboard/kit/rawjson"
+	"github.com/switchboard-run/switchboard/kit/lib/childenv"
+	"github.com/switchboard-run/switchboard/kit/lib/rawjson"
 )
 
 // MaxBytes bounds a tools file.
@@ -32,7 +32,7 @@ type Tool struct {
 	// Cwd is where the command runs when the invocation names no cwd.
 	Cwd string
 	// Env is the tool's own environment, on top of the few variables the
-	// host passes on from its own (kit/childenv).
+	// host passes on from its own (kit/lib/childenv).
 	Env map[string]string
 }
 

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/switchboard-run/switchboard/kit/natsconn"
+	"github.com/switchboard-run/switchboard/kit/suite/natsconn"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 

@@ -18,8 +18,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/switchboard-run/switchboard/kit/natsconn"
-	"github.com/switchboard-run/switchboard/kit/presence"
+	"github.com/switchboard-run/switchboard/kit/suite/natsconn"
+	"github.com/switchboard-run/switchboard/kit/suite/presence"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
 

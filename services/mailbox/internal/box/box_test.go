@@ -11,7 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/switchboard-run/switchboard/kit/natsserver"
+	"github.com/switchboard-run/switchboard/kit/suite/natsserver"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/box"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"

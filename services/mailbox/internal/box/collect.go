@@ -7,7 +7,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/switchboard-run/switchboard/kit/natsconn"
+	"github.com/switchboard-run/switchboard/kit/suite/natsconn"
 
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )

@@ -10,8 +10,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/switchboard-run/switchboard/kit/contract"
-	"github.com/switchboard-run/switchboard/kit/natsconn"
+	"github.com/switchboard-run/switchboard/kit/suite/contract"
+	"github.com/switchboard-run/switchboard/kit/suite/natsconn"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
 

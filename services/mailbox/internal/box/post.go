@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/switchboard-run/switchboard/kit/retry"
+	"github.com/switchboard-run/switchboard/kit/lib/retry"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
 

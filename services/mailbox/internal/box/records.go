@@ -14,8 +14,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/natsconn"
-	"github.com/switchboard-run/switchboard/kit/streams"
+	"github.com/switchboard-run/switchboard/kit/suite/natsconn"
+	"github.com/switchboard-run/switchboard/kit/suite/streams"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
 

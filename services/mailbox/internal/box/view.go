@@ -11,8 +11,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/switchboard-run/switchboard/kit/presence"
-	"github.com/switchboard-run/switchboard/kit/retry"
+	"github.com/switchboard-run/switchboard/kit/lib/retry"
+	"github.com/switchboard-run/switchboard/kit/suite/presence"
 )
 
 // follow keeps this replica's view of partition k's records: an ordered

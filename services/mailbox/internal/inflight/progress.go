@@ -10,9 +10,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-	"github.com/switchboard-run/switchboard/kit/capture"
-	"github.com/switchboard-run/switchboard/kit/contract"
-	"github.com/switchboard-run/switchboard/kit/rawjson"
+	"github.com/switchboard-run/switchboard/kit/lib/rawjson"
+	"github.com/switchboard-run/switchboard/kit/suite/capture"
+	"github.com/switchboard-run/switchboard/kit/suite/contract"
 )
 
 // Progress notes (issue 20): a host says how far a run has got, the store

@@ -14,7 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/switchboard-run/switchboard/kit/contract"
+	"github.com/switchboard-run/switchboard/kit/suite/contract"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/switchboard-run/switchboard/kit/natsconn"
+	"github.com/switchboard-run/switchboard/kit/suite/natsconn"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 

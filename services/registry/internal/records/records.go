@@ -31,7 +31,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/streams"
+	"github.com/switchboard-run/switchboard/kit/suite/streams"
 )
 
 // Bucket is the registry's key-value bucket.

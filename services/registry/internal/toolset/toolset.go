@@ -11,8 +11,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
-	"github.com/switchboard-run/switchboard/kit/names"
-	"github.com/switchboard-run/switchboard/kit/rawjson"
+	"github.com/switchboard-run/switchboard/kit/lib/rawjson"
+	"github.com/switchboard-run/switchboard/kit/suite/names"
 	"github.com/switchboard-run/switchboard/services/registry/internal/schema"
 )
 

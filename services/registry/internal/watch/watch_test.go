@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboard-run/switchboard/kit/identity"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
 	"github.com/switchboard-run/switchboard/services/registry/internal/watch"
 )
 
