@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -127,22 +128,21 @@ func localMCPConfig(t *testing.T, bridge *service, dir string) string {
 // test waiting for processes to start.
 func callUntilAdvertised(t *testing.T, bin, addr, secret, tool, input string) string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var answer string
+	testkit.Await(t, "switchboard call "+tool, 30*time.Second, func() error {
 		cmd := exec.Command(bin, "call", "--addr", addr, "--dev-secret-file", secret, "--as", "compose-test", tool, input)
 		out, err := cmd.Output()
-		if err == nil {
-			return string(out)
-		}
-		if time.Now().After(deadline) {
+		if err != nil {
 			var stderr []byte
 			if ee, ok := err.(*exec.ExitError); ok {
 				stderr = ee.Stderr
 			}
-			t.Fatalf("switchboard call %s: %v\n%s%s", tool, err, out, stderr)
+			return fmt.Errorf("%v\n%s%s", err, out, stderr)
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		answer = string(out)
+		return nil
+	})
+	return answer
 }
 
 func readJSON(t *testing.T, file string, v any) {

@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"errors"
 	"net"
 	"time"
 )
@@ -10,12 +11,34 @@ import (
 // product path.
 func Eventually(t TB, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+	Await(t, what, timeout, func() error {
+		if cond() {
+			return nil
 		}
-		time.Sleep(20 * time.Millisecond)
+		return errNotYet
+	})
+}
+
+var errNotYet = errors.New("not yet")
+
+// Await waits until check returns nil, failing after timeout with what and
+// check's last error. It polls soon at first (a millisecond), then every
+// 20 ms.
+func Await(t TB, what string, timeout time.Duration, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for pause := time.Millisecond; ; pause = min(2*pause, 20*time.Millisecond) {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			if errors.Is(err, errNotYet) {
+				t.Fatalf("timed out after %v waiting for %s", timeout, what)
+			}
+			t.Fatalf("timed out after %v waiting for %s: %v", timeout, what, err)
+		}
+		time.Sleep(pause)
 	}
 }
 

@@ -1,6 +1,7 @@
 package mailbox
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -43,11 +44,10 @@ func TestAReplicaSkipsItsOwnAnnouncements(t *testing.T) {
 	publish(h.self, "inv-a 50")     // a late echo of an earlier note, as this replica sent it
 	publish("elsewhere", "inv-b 7") // another replica's, heard after it
 	const want = 10 + 10 + 100 + 7
-	var got int64
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if _, got, _ = h.ledger.Held("driver", "laptop"); got == want {
-			return
+	testkit.Await(t, "the poster's count", 10*time.Second, func() error {
+		if _, got, _ := h.ledger.Held("driver", "laptop"); got != want {
+			return fmt.Errorf("the poster holds %d bytes, want %d: its own stale announcement set the count back", got, want)
 		}
-	}
-	t.Fatalf("the poster holds %d bytes, want %d: its own stale announcement set the count back", got, want)
+		return nil
+	})
 }

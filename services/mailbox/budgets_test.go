@@ -101,17 +101,10 @@ func TestBytesAreReleasedWhenTheInvocationExpires(t *testing.T) {
 // from the call that caused it.
 func invokesSoon(t *testing.T, mb mailboxv1.MailboxServiceClient, what string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testkit.Await(t, what+" to release the bytes", 30*time.Second, func() error {
 		_, err := mb.Invoke(driver, &mailboxv1.InvokeRequest{Client: "laptop", Tool: "echo", Input: jsonOf(16 << 10)})
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not release the bytes within 30 s: %v", what, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err
+	})
 }
 
 // TestA20MiBBacklogIsReadInBoundedBatches: twenty invocations of a MiB

@@ -322,15 +322,10 @@ func TestPresenceFollowsTheRead(t *testing.T) {
 // travels mailbox → registry asynchronously.
 func waitPresent(t testing.TB, s *suite, client string, want bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	testkit.Eventually(t, fmt.Sprintf("%s to be present=%v", client, want), 10*time.Second, func() bool {
 		res, err := s.reg.GetClient(driver, &registryv1.GetClientRequest{Client: client})
-		if err == nil && res.GetRow().GetPresent() == want {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("%s never became present=%v", client, want)
+		return err == nil && res.GetRow().GetPresent() == want
+	})
 }
 
 // TestTwoReplicasShareTheQueues: a host reads on one replica while drivers

@@ -5,6 +5,7 @@ package badinput
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -71,17 +72,14 @@ func newSuite(t *testing.T) *suite {
 	conn := testkit.DialDev(t, a.grpc, secret)
 	s := &suite{grpcAddr: a.grpc, httpBase: "http://" + a.http, conn: conn, secret: secret,
 		reg: registryv1.NewRegistryServiceClient(conn), mb: mailboxv1.NewMailboxServiceClient(conn)}
-	deadline := time.Now().Add(20 * time.Second)
-	for { // the host connects
+	testkit.Await(t, "the tool host to connect", 20*time.Second, func() error {
 		res, err := s.reg.GetClient(testkit.As("op", identity.Admin), &registryv1.GetClientRequest{Client: "box"})
-		if err == nil && res.GetRow().GetPresent() {
-			return s
+		if err == nil && !res.GetRow().GetPresent() {
+			err = errors.New("box is not present")
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the tool host never connected: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err
+	})
+	return s
 }
 
 // act posts body to /v1/act as who ("" for no identity header).

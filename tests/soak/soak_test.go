@@ -133,10 +133,12 @@ func TestDriversAndHostsLoseNothing(t *testing.T) {
 	// Drained: every goroutine a call started has ended, the mailbox holds
 	// nothing, and the heap is where the first half left it.
 	testkit.WaitGoroutinesBack(t, baseGoroutines, 10*time.Second)
-	eventually(t, func() bool { return heapInUse() < warmHeap+8<<20 },
-		func() string {
-			return fmt.Sprintf("heap %d MiB, %d MiB after the first half", heapInUse()>>20, warmHeap>>20)
-		})
+	testkit.Await(t, "the heap to settle", 10*time.Second, func() error {
+		if heap := heapInUse(); heap >= warmHeap+8<<20 {
+			return fmt.Errorf("heap %d MiB, %d MiB after the first half", heap>>20, warmHeap>>20)
+		}
+		return nil
+	})
 	stopHosts()
 	hostsWG.Wait()
 	conn.Close()
@@ -189,10 +191,10 @@ func serveHost(ctx context.Context, wg *sync.WaitGroup, reg registryv1.RegistryS
 // travels host → mailbox → registry asynchronously.
 func waitPresent(t *testing.T, reg registryv1.RegistryServiceClient, ctx context.Context, client string) {
 	t.Helper()
-	eventually(t, func() bool {
+	testkit.Eventually(t, client+" present", 10*time.Second, func() bool {
 		res, err := reg.GetClient(ctx, &registryv1.GetClientRequest{Client: client})
 		return err == nil && res.GetRow().GetPresent()
-	}, func() string { return client + " never became present" })
+	})
 }
 
 func heapInUse() uint64 {
@@ -200,15 +202,4 @@ func heapInUse() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapInuse
-}
-
-func eventually(t *testing.T, ok func() bool, say func() string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatal(say())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }

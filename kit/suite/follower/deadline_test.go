@@ -10,6 +10,7 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/suite/capture"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
 // overrunner runs until its context ends, then answers with what the
@@ -107,11 +108,7 @@ func TestTheRecentCapturesAreEvictedByBytes(t *testing.T) {
 		r.awaitStarted(t)
 		r.release <- struct{}{}
 		mb.awaitCompleted(t)
-		for deadline := time.Now().Add(wait); !f.remembers(id); time.Sleep(time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("the capture of %s was never remembered", id)
-			}
-		}
+		testkit.Eventually(t, "the capture of "+id+" remembered", wait, func() bool { return f.remembers(id) })
 	}
 	if f.remembers("a") {
 		t.Fatal("a is still remembered with room for one capture")

@@ -2,6 +2,7 @@ package follower
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
 // wait bounds every wait of these tests for a condition; none is a timing.
@@ -52,19 +54,14 @@ func (s *stream) reads() int {
 // awaitReads waits until the follower has taken n events off the stream.
 func (s *stream) awaitReads(t *testing.T, n int) {
 	t.Helper()
-	deadline := time.Now().Add(wait)
-	for {
+	testkit.Await(t, "the follower's reads", wait, func() error {
 		s.mu.Lock()
-		read := s.read
-		s.mu.Unlock()
-		if read >= n {
-			return
+		defer s.mu.Unlock()
+		if s.read < n {
+			return fmt.Errorf("the follower read %d events, want %d", s.read, n)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the follower read %d events, want %d", read, n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func (s *stream) invoke(ids ...string) {

@@ -15,6 +15,7 @@ import (
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/lib/retry"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
 func (f *Follower) queuedIDs() []string {
@@ -79,11 +80,7 @@ func TestARedeliveryIsNotRunTwice(t *testing.T) {
 	s.awaitReads(t, 3)
 	r.release <- struct{}{}
 	first := mb.awaitCompleted(t)
-	for deadline := time.Now().Add(wait); !f.remembers("a"); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the capture sent was never remembered")
-		}
-	}
+	testkit.Eventually(t, "the capture sent remembered", wait, func() bool { return f.remembers("a") })
 	s.invoke("a") // redelivered after it was answered: answered from memory
 	again := mb.awaitCompleted(t)
 	if first.id != "a" || again.id != "a" || again.c.GetStdout() != "ran a" {

@@ -167,12 +167,12 @@ func TestExampleServerWithSpacesInToolNames(t *testing.T) {
 	// pushed out of the bounded tail by the big lines after it), and waited
 	// for: the answer can arrive before the stderr reader has copied the
 	// line the server wrote before answering.
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(tail.String(), "greet (content with ResourceLink)"); {
-		if time.Now().After(deadline) {
-			t.Fatalf("stderr tail holds no trace of the call: %q", tail.String())
+	testkit.Await(t, "the call's trace on stderr", 10*time.Second, func() error {
+		if s := tail.String(); !strings.Contains(s, "greet (content with ResourceLink)") {
+			return fmt.Errorf("stderr tail holds no trace of the call: %q", s)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func TestCancellingACallEndsItAndKeepsTheSession(t *testing.T) {
