@@ -44,10 +44,11 @@ func handedToLaptop(t *testing.T, b *suite) {
 // was passed on: a request whose wait were dropped answers at once, running.
 func completeLater(c *mailboxv1.Capture) func(*testing.T, *suite) {
 	return func(t *testing.T, b *suite) {
+		timeout := time.After(10 * time.Second)
 		for id := ""; id != b.inv; {
 			select {
 			case id = <-b.waited:
-			case <-time.After(10 * time.Second):
+			case <-timeout:
 				t.Errorf("the gateway never asked the mailbox to wait for %s", b.inv)
 				return
 			}

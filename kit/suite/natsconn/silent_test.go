@@ -55,7 +55,6 @@ type proxy struct {
 	addr  string
 	mu    sync.Mutex
 	quiet bool
-	wake  chan struct{}
 }
 
 func newProxy(t *testing.T, target string) *proxy {
@@ -63,7 +62,7 @@ func newProxy(t *testing.T, target string) *proxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proxy{addr: lis.Addr().String(), wake: make(chan struct{})}
+	p := &proxy{addr: lis.Addr().String()}
 	var conns []net.Conn
 	t.Cleanup(func() {
 		lis.Close()
