@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -65,6 +67,9 @@ func (m *mount) serve(ctx context.Context, sess *upstream.Session, inv *mailboxv
 	if from != nil && from.Meta.LogLevel != "" {
 		hear.Log, hear.Level = upstreamLog(follower.Log(ctx)), from.Meta.LogLevel
 	}
+	if from != nil && from.Meta.Answers {
+		hear.Ask = upstreamAsk(follower.Ask(ctx))
+	}
 	res, err := sess.Call(ctx, tool, json.RawMessage(inv.GetInput()), from, inv.GetInvocation(), hear)
 	if o, ok := follower.Overran(ctx); ok {
 		return capture.Failed(capture.ExitTimeout, "MCP tool %q of %q was stopped and cancelled upstream: %v", tool, m.client, o), true
@@ -83,6 +88,24 @@ func (m *mount) serve(ctx context.Context, sess *upstream.Session, inv *mailboxv
 func upstreamProgress(report func(follower.Note)) func(*mcp.ProgressNotificationParams) {
 	return func(p *mcp.ProgressNotificationParams) {
 		report(follower.Note{Progress: p.Progress, Total: p.Total, Message: p.Message})
+	}
+}
+
+// upstreamAsk turns a server's request of its client into a question on
+// the run's invocation, numbered in the order asked, and its answer into
+// the request's result (or its JSON-RPC error).
+func upstreamAsk(ask func(context.Context, *mailboxv1.Question) (*mailboxv1.Answered, error)) func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	var asked atomic.Int64
+	return func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		q := &mailboxv1.Question{Id: fmt.Sprintf("q%d", asked.Add(1)), Method: method, Params: string(params)}
+		a, err := ask(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		if e := a.GetError(); e != nil {
+			return nil, &jsonrpc.Error{Code: int64(e.GetCode()), Message: e.GetMessage()}
+		}
+		return json.RawMessage(a.GetResult()), nil
 	}
 }
 

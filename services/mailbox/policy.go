@@ -12,7 +12,7 @@ var (
 )
 
 // Policy is who may call what (docs/security.md): drivers and admins
-// post, collect, cancel and ask the status of what they posted, within the
+// post, collect, cancel, answer and ask the status of what they posted, within the
 // workspaces they may see; hosts alone read their queue, and report on and
 // complete what was addressed to them.
 var Policy = identity.Policy{
@@ -22,6 +22,7 @@ var Policy = identity.Policy{
 	mailboxv1.MailboxService_Cancel_FullMethodName:      drivers,
 	mailboxv1.MailboxService_Watch_FullMethodName:       drivers,
 	mailboxv1.MailboxService_Status_FullMethodName:      drivers,
+	mailboxv1.MailboxService_Answer_FullMethodName:      drivers,
 	mailboxv1.MailboxService_Invocations_FullMethodName: hosts,
 	mailboxv1.MailboxService_Follow_FullMethodName:      hosts,
 	mailboxv1.MailboxService_Serve_FullMethodName:       hosts,

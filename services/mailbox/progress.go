@@ -36,6 +36,11 @@ func (s *Service) Report(ctx context.Context, req *mailboxv1.ReportRequest) (*ma
 			return nil, err
 		}
 	}
+	if req.Question != nil {
+		if n.Question, err = inflight.CheckQuestion(req); err != nil {
+			return nil, err
+		}
+	}
 	seq, held, err := s.box.Report(ctx, caller.Name, req.GetInvocation(), n)
 	if err != nil {
 		return nil, err
@@ -66,7 +71,7 @@ func (s *Service) Status(ctx context.Context, req *mailboxv1.StatusRequest) (*ma
 		return nil, err
 	}
 	return &mailboxv1.StatusResponse{Invocation: req.GetInvocation(), Phase: phaseOf(st.Phase), HandOffs: st.Handoffs,
-		Progress: notes(st.Notes), Capture: toProto(st.Capture), ExpiresIn: durationpb.New(max(time.Until(st.Expires), 0)),
+		Progress: inflight.NotesProto(st.Notes), Capture: toProto(st.Capture), ExpiresIn: durationpb.New(max(time.Until(st.Expires), 0)),
 		Client: st.Client, Tool: st.Tool, Posted: posted(st.Posted)}, nil
 }
 
@@ -92,14 +97,22 @@ func phaseOf(p inflight.Phase) mailboxv1.Phase {
 	return mailboxv1.Phase_PHASE_UNSPECIFIED
 }
 
-func notes(ns []inflight.Note) []*mailboxv1.ProgressNote {
-	if len(ns) == 0 {
-		return nil
+// Answer gives the host running an invocation its poster's answer to a
+// question the host asked (a question note, read with Status).
+func (s *Service) Answer(ctx context.Context, req *mailboxv1.AnswerRequest) (*mailboxv1.AnswerResponse, error) {
+	caller, err := identity.Caller(ctx)
+	if err != nil {
+		return nil, err
 	}
-	out := make([]*mailboxv1.ProgressNote, len(ns))
-	for i, n := range ns {
-		out[i] = &mailboxv1.ProgressNote{Seq: n.Seq, Progress: n.Progress, Total: n.Total, Message: n.Message, At: timestamppb.New(n.At),
-			Log: inflight.LogProto(n.Log)}
+	if !inflight.IsID(req.GetInvocation()) {
+		return nil, inflight.Absent(req.GetInvocation())
 	}
-	return out
+	a, err := inflight.CheckAnswer(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.box.Answer(ctx, caller.Name, a); err != nil {
+		return nil, err
+	}
+	return &mailboxv1.AnswerResponse{}, nil
 }

@@ -45,13 +45,7 @@ func waitStatus(mb mailboxv1.MailboxServiceClient, id string, after int64) <-cha
 func TestProgressReachesAStatusWaitOnAnotherReplica(t *testing.T) {
 	t.Parallel()
 	s, other := newTwoReplicas(t)
-	s.advertise(t, "laptop", "slow")
-	stream, stop := s.follow(t, "laptop")
-	defer stop()
-	id := s.invoke(t, "laptop", "slow", "{}")
-	if got := next(t, stream).GetInvocation().GetInvocation(); got != id {
-		t.Fatalf("handed %s, want %s", got, id)
-	}
+	_, id := s.running(t)
 	first := waitStatus(other, id, 0)
 	rep, err := s.mb.Report(host("laptop"), &mailboxv1.ReportRequest{Invocation: id, Progress: 1, Total: proto.Float64(4), Message: "reading"})
 	if err != nil || rep.GetSeq() != 1 {

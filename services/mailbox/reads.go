@@ -143,6 +143,11 @@ func (s *Service) push(ctx context.Context, read inflight.Read, send func(*mailb
 				return err
 			}
 		}
+		for _, a := range read.Answers() {
+			if err := send(&mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Answered{Answered: a}}); err != nil {
+				return err
+			}
+		}
 		if room.Full {
 			continue // more waits than the batch held
 		}

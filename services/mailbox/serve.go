@@ -93,6 +93,8 @@ func (l *line) follow(ev *mailboxv1.FollowResponse) error {
 		out.Event = &mailboxv1.ServeResponse_Invocation{Invocation: e.Invocation}
 	case *mailboxv1.FollowResponse_Cancelled:
 		out.Event = &mailboxv1.ServeResponse_Cancelled{Cancelled: e.Cancelled}
+	case *mailboxv1.FollowResponse_Answered:
+		out.Event = &mailboxv1.ServeResponse_Answered{Answered: e.Answered}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

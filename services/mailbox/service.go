@@ -310,7 +310,7 @@ func (s *Service) call(ctx, waitCtx context.Context, p inflight.Post) (*mailboxv
 		s.changed(p.ID, mailboxv1.Phase_PHASE_COLLECTED, &mailboxv1.InvocationState{Poster: p.Poster, ExitCode: &c.ExitCode})
 	}
 	if c != nil && len(c.Notes) > 0 {
-		_ = grpc.SetTrailer(ctx, contract.NotesMD(notes(c.Notes)))
+		_ = grpc.SetTrailer(ctx, contract.NotesMD(inflight.NotesProto(c.Notes)))
 	}
 	return &mailboxv1.CallResponse{Invocation: p.ID, Capture: toProto(c)}, nil
 }

@@ -262,11 +262,7 @@ func TestCompleteIsStrict(t *testing.T) {
 func TestCancelReachesTheHostsStream(t *testing.T) {
 	t.Parallel()
 	s := newSuite(t)
-	s.advertise(t, "laptop", "slow")
-	stream, stop := s.follow(t, "laptop")
-	defer stop()
-	id := s.invoke(t, "laptop", "slow", "{}")
-	next(t, stream)
+	stream, id := s.running(t)
 	res, err := s.mb.Cancel(driver, &mailboxv1.CancelRequest{Invocation: id})
 	if err != nil || res.GetCapture().GetExitCode() != 130 {
 		t.Fatalf("cancel = %v, %v", res, err)

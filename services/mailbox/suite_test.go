@@ -83,6 +83,20 @@ func (s *suite) follow(t testing.TB, client string) (mailboxv1.MailboxService_Fo
 	return stream, cancel
 }
 
+// running posts a call of "slow" to laptop, which follows, and returns
+// laptop's stream once it has been handed the call, and the call's id.
+func (s *suite) running(t testing.TB) (mailboxv1.MailboxService_FollowClient, string) {
+	t.Helper()
+	s.advertise(t, "laptop", "slow")
+	stream, stop := s.follow(t, "laptop")
+	t.Cleanup(stop)
+	id := s.invoke(t, "laptop", "slow", "{}")
+	if got := next(t, stream).GetInvocation().GetInvocation(); got != id {
+		t.Fatalf("handed %s, want %s", got, id)
+	}
+	return stream, id
+}
+
 func next(t testing.TB, stream mailboxv1.MailboxService_FollowClient) *mailboxv1.FollowResponse {
 	t.Helper()
 	ev, err := stream.Recv()

@@ -133,6 +133,8 @@ type Follower struct {
 	free   int              // slots not held
 	recent *recent
 	wg     sync.WaitGroup // the runs
+	// answers are the runs' questions waiting for their answers (asks.go).
+	answers map[question]chan *mailboxv1.Answered
 
 	line atomic.Pointer[line] // the Serve stream's answering side, while it lives (serve.go)
 
@@ -238,6 +240,8 @@ func (f *Follower) follow(ctx context.Context, r Runner) (opened bool, err error
 			f.take(ctx, r, e.Invocation)
 		case *mailboxv1.FollowResponse_Cancelled:
 			f.cancel(e.Cancelled.GetInvocation())
+		case *mailboxv1.FollowResponse_Answered:
+			f.answered(e.Answered)
 		}
 	}
 }

@@ -185,7 +185,7 @@ func (l *line) take(ev *mailboxv1.ServeResponse) *mailboxv1.FollowResponse {
 }
 
 // FollowEvent is a Serve stream's event as Follow sends it: opened, an
-// invocation or a cancellation; nil for a complete's receipt or refusal,
+// invocation, a cancellation or an answer; nil for a complete's receipt or refusal,
 // which Follow has no event for.
 func FollowEvent(ev *mailboxv1.ServeResponse) *mailboxv1.FollowResponse {
 	switch e := ev.GetEvent().(type) {
@@ -195,6 +195,8 @@ func FollowEvent(ev *mailboxv1.ServeResponse) *mailboxv1.FollowResponse {
 		return &mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Invocation{Invocation: e.Invocation}}
 	case *mailboxv1.ServeResponse_Cancelled:
 		return &mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Cancelled{Cancelled: e.Cancelled}}
+	case *mailboxv1.ServeResponse_Answered:
+		return &mailboxv1.FollowResponse{Event: &mailboxv1.FollowResponse_Answered{Answered: e.Answered}}
 	}
 	return nil
 }

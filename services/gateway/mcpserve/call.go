@@ -67,7 +67,8 @@ func (m *Mirror) handler(name string, e entry) mcp.ToolHandler {
 			return refusal(status.Convert(err).Message()), nil
 		}
 		level := m.levels.level(req)
-		params, err := mcpParams(req, level)
+		asks := relaysQuestions(req)
+		params, err := mcpParams(req, level, asks)
 		if err != nil {
 			return refusal("the call's input responses could not be passed on: " + err.Error()), nil
 		}
@@ -75,11 +76,11 @@ func (m *Mirror) handler(name string, e entry) mcp.ToolHandler {
 		stop := nameFirst(ctx, call)
 		defer stop()
 		var relay *noteRelay
-		if token := req.Params.GetProgressToken(); (token != nil || level != "") && req.Session != nil {
-			// Only a call that asks for progress or log messages reads its
-			// notes: the hot path stays one request to the mailbox
-			// (progress.go).
-			relay = m.relayNotes(as, req.Session, token, level != "", call)
+		if token := req.Params.GetProgressToken(); (token != nil || level != "" || asks) && req.Session != nil {
+			// Only a call that asks for progress or log messages, or whose
+			// client can be asked, reads its notes: the hot path stays one
+			// request to the mailbox (progress.go).
+			relay = m.relayNotes(as, req.Session, token, level != "", asks, call)
 			defer relay.stop()
 		}
 		var r callResult

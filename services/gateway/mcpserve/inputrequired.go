@@ -32,6 +32,7 @@ type forwardedParams struct {
 type forwardedMeta struct {
 	ClientCapabilities map[string]any   `json:"io.modelcontextprotocol/clientCapabilities,omitempty"`
 	LogLevel           mcp.LoggingLevel `json:"io.modelcontextprotocol/logLevel,omitempty"` // logs.go
+	Answers            bool             `json:"run.switchboard/answers,omitempty"`          // questions.go
 }
 
 // askableKeys are the client capabilities a server may ask for.
@@ -77,20 +78,20 @@ func askable(meta mcp.Meta, session *mcp.ServerSession) map[string]any {
 // mcpParams is the invocation's mcp_params for req: the client's answers,
 // the server's state, what the client may be asked and the log messages it
 // asked for (level); nil when there is none of these to send.
-func mcpParams(req *mcp.CallToolRequest, level mcp.LoggingLevel) (*string, error) {
+func mcpParams(req *mcp.CallToolRequest, level mcp.LoggingLevel, answers bool) (*string, error) {
 	if req.Params == nil {
-		return forwarded(nil, "", askable(nil, req.Session), level)
+		return forwarded(nil, "", askable(nil, req.Session), level, answers)
 	}
-	return forwarded(req.Params.InputResponses, req.Params.RequestState, askable(req.Params.Meta, req.Session), level)
+	return forwarded(req.Params.InputResponses, req.Params.RequestState, askable(req.Params.Meta, req.Session), level, answers)
 }
 
 // forwarded is the mcp_params of a request that answers with responses
 // and state, from a client that may be asked caps, asking for log messages
-// at level.
-func forwarded(responses mcp.InputResponseMap, state string, caps map[string]any, level mcp.LoggingLevel) (*string, error) {
+// at level, whose questions the endpoint relays (answers).
+func forwarded(responses mcp.InputResponseMap, state string, caps map[string]any, level mcp.LoggingLevel, answers bool) (*string, error) {
 	p := forwardedParams{InputResponses: responses, RequestState: state}
-	if caps != nil || level != "" {
-		p.Meta = &forwardedMeta{ClientCapabilities: caps, LogLevel: level}
+	if caps != nil || level != "" || answers {
+		p.Meta = &forwardedMeta{ClientCapabilities: caps, LogLevel: level, Answers: answers}
 	}
 	if p.InputResponses == nil && p.RequestState == "" && p.Meta == nil {
 		return nil, nil

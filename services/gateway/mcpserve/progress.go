@@ -27,9 +27,9 @@ const progressWait = 30 * time.Second
 // invocation yet is asked again (the handle comes before the post); any other
 // failure ends the relay quietly. as carries the caller's identity; the
 // notifications go on the handler's request stream.
-func (m *Mirror) relayNotes(as context.Context, session *mcp.ServerSession, token any, logs bool, call *running) *noteRelay {
+func (m *Mirror) relayNotes(as context.Context, session *mcp.ServerSession, token any, logs, asks bool, call *running) *noteRelay {
 	ctx, cancel := context.WithCancel(as)
-	r := &noteRelay{as: as, session: session, token: token, logs: logs, cancel: cancel}
+	r := &noteRelay{m: m, as: as, session: session, token: token, logs: logs, asks: asks, cancel: cancel}
 	r.wg.Go(func() {
 		id := call.handle()
 		if id == "" {
@@ -52,6 +52,7 @@ func (m *Mirror) relayNotes(as context.Context, session *mcp.ServerSession, toke
 				return
 			}
 			read = true
+			r.id = id
 			if r.send(ctx, st.GetProgress()) != nil || st.GetCapture() != nil {
 				return
 			}
@@ -62,10 +63,13 @@ func (m *Mirror) relayNotes(as context.Context, session *mcp.ServerSession, toke
 
 // noteRelay is one call's relay of its notes.
 type noteRelay struct {
+	m       *Mirror
 	as      context.Context
 	session *mcp.ServerSession
 	token   any
 	logs    bool
+	asks    bool   // the host's questions go to the client (questions.go)
+	id      string // the invocation, once read
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	after   int64 // the last note sent; the relay's goroutine's until it has ended
@@ -79,6 +83,7 @@ func (r *noteRelay) stop() { r.cancel(); r.wg.Wait() }
 // next read may find it gone.
 func (r *noteRelay) finish(notes []*mailboxv1.ProgressNote) {
 	r.stop()
+	r.asks = false // answered: a question left is void
 	_ = r.send(r.as, notes)
 }
 
@@ -89,6 +94,12 @@ func (r *noteRelay) send(ctx context.Context, notes []*mailboxv1.ProgressNote) e
 			continue
 		}
 		r.after = n.GetSeq()
+		if q := n.GetQuestion(); q != nil {
+			if r.asks && r.id != "" {
+				r.wg.Go(func() { r.ask(ctx, q) })
+			}
+			continue
+		}
 		if err := relayNote(ctx, r.session, r.token, r.logs, n); err != nil {
 			return err
 		}

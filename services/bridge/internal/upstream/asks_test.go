@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -47,15 +48,13 @@ func TestAServerThatAsksTheBridgeGetsWhatTheMethodsTableSays(t *testing.T) {
 		}
 		for _, c := range []struct{ tool, args, want string }{
 			// The server's request reaches the bridge, which refuses it
-			// with a sentence the server shows.
+			// with a sentence the server shows: no driver can be asked.
 			{"test_sampling", `{"prompt": "hi"}`, samplingRefusal},
-			// The server's SDK checks the client's capabilities before it
-			// asks for elicitation, so it refuses itself.
-			{"test_elicitation", `{"message": "hi"}`, "client does not support elicitation"},
+			{"test_elicitation", `{"message": "hi"}`, elicitationRefusal},
 			// An input_required result is fulfilled by the server's SDK
 			// asking the bridge in the session.
 			{"test_input_required_result_sampling", `{}`, samplingRefusal},
-			{"test_input_required_result_elicitation", `{}`, "client does not support elicitation"},
+			{"test_input_required_result_elicitation", `{}`, elicitationRefusal},
 		} {
 			res, err := ask(c.tool, c.args)
 			got := ""
@@ -123,13 +122,13 @@ func TestClientParamsAreDecodedStrictly(t *testing.T) {
 	}
 }
 
-// A server that asks for elicitation although the bridge declared no such
-// capability (the go-sdk's server checks and never does; others may) is
-// refused at once with the bridge's sentence, and other requests pass on.
+// A server that asks while no call in flight has a driver that can be
+// asked is refused at once with the bridge's sentence, and other requests
+// pass on.
 func TestAnElicitationRequestIsRefusedWithASentence(t *testing.T) {
 	t.Parallel()
 	passed := ""
-	h := refuseAsks(func(_ context.Context, method string, _ mcp.Request) (mcp.Result, error) {
+	h := (&Session{hearing: map[*Hearing]bool{}}).asks(func(_ context.Context, method string, _ mcp.Request) (mcp.Result, error) {
 		passed = method
 		return nil, nil
 	})
@@ -146,4 +145,57 @@ func TestAnElicitationRequestIsRefusedWithASentence(t *testing.T) {
 	if _, err := h(context.Background(), "ping", nil); err != nil || passed != "ping" {
 		t.Errorf("ping: %v, passed on %q; want it passed on", err, passed)
 	}
+}
+
+// A server's request during a call whose driver can be asked reaches the
+// driver (Hearing.Ask), and the driver's answer reaches the server: the
+// tool's result shows it; a driver's refusal reaches it as its error.
+func TestAServersQuestionReachesTheCallsDriver(t *testing.T) {
+	t.Parallel()
+	eachMode(t, func(t *testing.T, m mode) {
+		s, _ := conformance(t, m, newEvents().options(t))
+		if s.Info().ProtocolVersion >= statelessRevision {
+			t.Skipf("a server of %s asks with input_required results", s.Info().ProtocolVersion)
+		}
+		var asked []string
+		hear := &Hearing{Ask: func(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+			asked = append(asked, method+" "+string(params))
+			if method == "sampling/createMessage" {
+				return json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"Paris, says the driver"},"model":"driver-model"}`), nil
+			}
+			return json.RawMessage(`{"action":"accept","content":{"username":"alice"}}`), nil
+		}}
+		call := func(tool, args string) string {
+			t.Helper()
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			defer cancel()
+			res, err := s.Call(ctx, tool, json.RawMessage(args), nil, "", hear)
+			if err != nil || len(res.Content) == 0 {
+				t.Fatalf("%s: %+v, %v", tool, res, err)
+			}
+			return res.Content[0].(*mcp.TextContent).Text
+		}
+		if got := call("test_elicitation", `{"message": "Your name?"}`); !strings.Contains(got, "alice") {
+			t.Errorf("test_elicitation answered %q; want the driver's answer in it", got)
+		}
+		if got := call("test_sampling", `{"prompt": "Capital of France?"}`); !strings.Contains(got, "Paris, says the driver") {
+			t.Errorf("test_sampling answered %q; want the driver's sample in it", got)
+		}
+		if len(asked) != 2 || !strings.HasPrefix(asked[0], "elicitation/create {") || !strings.Contains(asked[0], "Your name?") {
+			t.Errorf("the driver was asked %q; want the elicitation with its message, then the sampling", asked)
+		}
+		hear.Ask = func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+			return nil, &jsonrpc.Error{Code: -32601, Message: "the client declared no elicitation"}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		res, err := s.Call(ctx, "test_elicitation", json.RawMessage(`{"message": "again?"}`), nil, "", hear)
+		got := fmt.Sprint(err)
+		if err == nil && len(res.Content) > 0 {
+			got = res.Content[0].(*mcp.TextContent).Text
+		}
+		if !strings.Contains(got, "method not found") { // -32601, as the server's SDK names it
+			t.Errorf("a refused question: %q; want the driver's refusal (-32601) to reach the server", got)
+		}
+	})
 }

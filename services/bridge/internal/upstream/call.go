@@ -45,20 +45,20 @@ func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, f
 }
 
 // callParams builds fresh params: the SDK adds to their _meta as it sends,
-// keeping what is there. A driver's client's capabilities go to a server
-// of the stateless era only (rev), which reads them from each request; an
-// older server reads the bridge's, from its session, and asks its client
-// (the bridge) in requests that cannot reach the driver.
+// keeping what is there. A server of the stateless era (rev) reads the
+// client's capabilities from each request: it gets the driver's client's
+// (none when it sent none), never the bridge's own. An older server reads
+// the bridge's, from its session, and asks the bridge (asks.go).
 func callParams(name string, args json.RawMessage, from *ClientParams, rev, progressToken string) *mcp.CallToolParams {
 	p := &mcp.CallToolParams{Name: name, Arguments: args, Meta: mcp.Meta{mcp.MetaKeyLogLevel: LogLevel}}
 	if progressToken != "" {
 		p.SetProgressToken(progressToken)
 	}
+	if rev >= statelessRevision {
+		p.Meta[mcp.MetaKeyClientCapabilities] = from.capabilities()
+	}
 	if from != nil {
 		p.InputResponses, p.RequestState = from.InputResponses, from.RequestState
-		if caps := from.Meta.ClientCapabilities; caps != nil && rev >= statelessRevision {
-			p.Meta[mcp.MetaKeyClientCapabilities] = caps
-		}
 		if from.Meta.LogLevel != "" {
 			p.Meta[mcp.MetaKeyLogLevel] = from.Meta.LogLevel
 		}

@@ -155,9 +155,9 @@ func (s *Session) GetPrompt(ctx context.Context, name string, args map[string]st
 		p := &mcp.GetPromptParams{Name: name, Arguments: args}
 		if from != nil {
 			p.InputResponses, p.RequestState = from.InputResponses, from.RequestState
-			if caps := from.Meta.ClientCapabilities; caps != nil && cs.InitializeResult().ProtocolVersion >= statelessRevision {
-				p.Meta = mcp.Meta{mcp.MetaKeyClientCapabilities: caps}
-			}
+		}
+		if cs.InitializeResult().ProtocolVersion >= statelessRevision {
+			p.Meta = mcp.Meta{mcp.MetaKeyClientCapabilities: from.capabilities()}
 		}
 		return cs.GetPrompt(ctx, p)
 	})

@@ -29,7 +29,20 @@ type ClientParams struct {
 		// LogLevel asks for the server's log messages during the call, at
 		// this level and above (hearLog).
 		LogLevel mcp.LoggingLevel `json:"io.modelcontextprotocol/logLevel,omitempty"`
+		// Answers says the driver's endpoint relays the server's questions
+		// (elicitation, sampling) to its client while the call runs
+		// (contract.AnswersMetaKey); the bridge keeps it to itself.
+		Answers bool `json:"run.switchboard/answers,omitempty"`
 	} `json:"_meta"`
+}
+
+// capabilities are what a stateless-era server may ask the driver's client
+// for: what it declared, or nothing (never the bridge's own, asks.go).
+func (p *ClientParams) capabilities() json.RawMessage {
+	if p == nil || p.Meta.ClientCapabilities == nil {
+		return json.RawMessage(`{}`)
+	}
+	return p.Meta.ClientCapabilities
 }
 
 // ParseClientParams decodes an invocation's mcp_params strictly: a member

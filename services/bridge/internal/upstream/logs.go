@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 
@@ -23,6 +24,10 @@ type Hearing struct {
 	// Log hears the server's log messages at Level and above.
 	Log   func(*mcp.LoggingMessageParams)
 	Level mcp.LoggingLevel
+	// Ask asks the call's driver a request the server made of its client
+	// (asks.go) and returns the answer's result; nil: the driver cannot be
+	// asked.
+	Ask func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 }
 
 // running counts a call in flight, as the one that hears log messages
@@ -31,7 +36,7 @@ func (s *Session) running(hear *Hearing) (done func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls++
-	if hear != nil && hear.Log != nil {
+	if hear != nil && (hear.Log != nil || hear.Ask != nil) {
 		s.hearing[hear] = true
 	}
 	return func() {
@@ -63,7 +68,7 @@ func (s *Session) hearLog(p *mcp.LoggingMessageParams) {
 		}
 	}
 	s.mu.Unlock()
-	if to != nil && slices.Index(contract.LogLevels, string(p.Level)) >= slices.Index(contract.LogLevels, string(to.Level)) {
+	if to != nil && to.Log != nil && slices.Index(contract.LogLevels, string(p.Level)) >= slices.Index(contract.LogLevels, string(to.Level)) {
 		to.Log(p)
 	}
 }

@@ -148,9 +148,9 @@ func Open(ctx context.Context, cfg *bridgev1.ServerConfig, opts Options) (*Sessi
 		progress: map[string]func(*mcp.ProgressNotificationParams){}, hearing: map[*Hearing]bool{}}
 	s.client = mcp.NewClient(opts.Implementation, &mcp.ClientOptions{
 		Logger: opts.Logger,
-		// No roots, sampling or elicitation: the bridge has no user to ask,
-		// so a server must not be told it could.
-		Capabilities: &mcp.ClientCapabilities{},
+		// Sampling and elicitation reach a call's driver when it can be
+		// asked (asks.go); no roots: a driver's are not the server's.
+		Capabilities: askedCapabilities(),
 		// A server's input_required result is the driver's to answer: it
 		// goes back through the mailbox as it came (ClientParams).
 		MultiRoundTrip:              &mcp.MultiRoundTripOptions{Disabled: true},
@@ -161,7 +161,7 @@ func Open(ctx context.Context, cfg *bridgev1.ServerConfig, opts Options) (*Sessi
 		LoggingMessageHandler:       s.onLog,
 		ResourceUpdatedHandler:      s.onResourceUpdated,
 	})
-	s.client.AddReceivingMiddleware(refuseAsks)
+	s.client.AddReceivingMiddleware(s.asks)
 	// First, so innermost: the stdio transport's own decoding of tools/call
 	// answers comes back as a result before any other middleware sees it.
 	s.client.AddSendingMiddleware(mcpstdio.ToolResults)

@@ -154,6 +154,9 @@ func (b *Box) report(ctx context.Context, caller, id string, n inflight.Note, lo
 		if s.state == answered || s.writing != nil {
 			return 0, 0, inflight.NotRunning(id)
 		}
+		if err := questionFits(s.notes, id, n); err != nil {
+			return 0, 0, err
+		}
 		var seq int64
 		s.notes, seq = inflight.AddNote(s.notes, n)
 		b.notify(id)
@@ -214,9 +217,12 @@ func (b *Box) reportRecord(ctx context.Context, caller, id string, n inflight.No
 	if r.state != stQueued {
 		return 0, 0, inflight.NotRunning(id)
 	}
-	notes, seq := inflight.AddNote(notesOf(r.body.GetNotes()), n)
+	if err := questionFits(inflight.NotesOf(r.body.GetNotes()), id, n); err != nil {
+		return 0, 0, err
+	}
+	notes, seq := inflight.AddNote(inflight.NotesOf(r.body.GetNotes()), n)
 	body := proto.CloneOf(r.body)
-	body.Notes = notesProto(notes)
+	body.Notes = inflight.NotesProto(notes)
 	if _, err := b.recs.put(ctx, r.client, id, stQueued, body, r.rev, b.cfg.TTL); err != nil {
 		if err == errConflict {
 			return 0, 0, inflight.NotRunning(id)

@@ -197,7 +197,7 @@ func (b *Box) answerRecord(ctx context.Context, r *rec, capture func(*mailboxv1.
 		return Capture{}, errConflict
 	}
 	c := capture(full.body)
-	c.Notes = notesOf(full.body.GetNotes())
+	c.Notes = inflight.NotesOf(full.body.GetNotes())
 	body := proto.CloneOf(full.body)
 	body.Capture, body.Input, body.Cancelled = captureProto(&c), "", by == inflight.ByCancel
 	state := stAnswered

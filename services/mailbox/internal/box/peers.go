@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/suite/contract"
 	"github.com/switchboard-run/switchboard/kit/suite/natsconn"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
@@ -57,22 +58,23 @@ func (e silentError) Is(target error) bool       { return target == errSilent }
 // ask is one replica's request of another: an act, as the Store method of
 // the same name takes it, done there without asking further.
 type ask struct {
-	Op      string            `json:"op"`
-	From    string            `json:"from,omitempty"`
-	Client  string            `json:"client,omitempty"`
-	ID      string            `json:"id,omitempty"`
-	Caller  string            `json:"caller,omitempty"`
-	Session string            `json:"session,omitempty"`
-	Post    *inflight.Post    `json:"post,omitempty"`
-	Wait    time.Duration     `json:"wait,omitempty"`
-	After   int64             `json:"after,omitempty"`
-	Capture *inflight.Capture `json:"capture,omitempty"`
-	Note    *inflight.Note    `json:"note,omitempty"`
-	Reason  string            `json:"reason,omitempty"`
-	Keep    bool              `json:"keep,omitempty"`
-	Key     string            `json:"key,omitempty"`
-	Rev     uint64            `json:"rev,omitempty"`
-	Size    int               `json:"size,omitempty"`
+	Op      string              `json:"op"`
+	From    string              `json:"from,omitempty"`
+	Client  string              `json:"client,omitempty"`
+	ID      string              `json:"id,omitempty"`
+	Caller  string              `json:"caller,omitempty"`
+	Session string              `json:"session,omitempty"`
+	Post    *inflight.Post      `json:"post,omitempty"`
+	Wait    time.Duration       `json:"wait,omitempty"`
+	After   int64               `json:"after,omitempty"`
+	Capture *inflight.Capture   `json:"capture,omitempty"`
+	Note    *inflight.Note      `json:"note,omitempty"`
+	Reason  string              `json:"reason,omitempty"`
+	Keep    bool                `json:"keep,omitempty"`
+	Key     string              `json:"key,omitempty"`
+	Rev     uint64              `json:"rev,omitempty"`
+	Size    int                 `json:"size,omitempty"`
+	Answer  *mailboxv1.Answered `json:"answer,omitempty"`
 }
 
 // reply is the answer: an error's code and sentence, or the act's result.
@@ -199,6 +201,8 @@ func (b *Box) serve(m *nats.Msg) {
 		if st, err = b.status(ctx, a.Caller, a.ID, a.After, a.Wait, true); err == nil {
 			r.State = &st
 		}
+	case "answer":
+		err = b.answerQuestion(ctx, a.Caller, a.Answer, true)
 	case "cancel":
 		var c Capture
 		if c, err = b.cancel(ctx, a.Caller, a.ID, a.Reason, a.Keep, true); err == nil {

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/suite/natsconn"
 	"github.com/switchboard-run/switchboard/kit/suite/presence"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
@@ -28,7 +29,8 @@ type Read struct {
 	ended   chan struct{}
 	why     string // set before ended closes
 	endOnce sync.Once
-	cancels []string // cancellations to tell the host, in order
+	cancels []string              // cancellations to tell the host, in order
+	answers []*mailboxv1.Answered // posters' answers to tell the host, in order
 	done    bool
 	// requeued counts the invocations the opening put back on the queue.
 	requeued int
@@ -316,6 +318,21 @@ func (r *Read) signal() {
 func (r *Read) cancelled(id string) {
 	r.cancels = append(r.cancels, id)
 	r.signal()
+}
+
+// answered queues a poster's answer for the host. Called locked.
+func (r *Read) answered(a *mailboxv1.Answered) {
+	r.answers = append(r.answers, a)
+	r.signal()
+}
+
+// Answers returns the answers to tell the host, in order, once each.
+func (r *Read) Answers() []*mailboxv1.Answered {
+	r.box.mu.Lock()
+	defer r.box.mu.Unlock()
+	out := r.answers
+	r.answers = nil
+	return out
 }
 
 // Close ends the read; what it handed out without an answer stays leased

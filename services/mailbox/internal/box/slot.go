@@ -72,7 +72,7 @@ func (s *slot) invocation() inflight.Invocation {
 func (s *slot) stored() *mailboxv1.StoredInvocation {
 	r := &mailboxv1.StoredInvocation{Poster: s.poster, Tool: s.tool, Input: s.input, Cwd: s.cwd, McpParams: s.mcpParams, TraceContext: s.trace,
 		Timeout: int64(s.timeout), PostedUnixMs: s.posted.UnixMilli(), Handoffs: s.handoffs, Cancelled: s.cancelled,
-		Notes: notesProto(s.notes), Front: s.front}
+		Notes: inflight.NotesProto(s.notes), Front: s.front}
 	if !s.deadline.IsZero() {
 		r.Deadline = s.deadline.UnixNano()
 	}
@@ -89,7 +89,7 @@ func slotOf(r *rec, ttl time.Duration) *slot {
 	s := &slot{id: r.id, client: r.client, poster: b.GetPoster(), tool: b.GetTool(), input: b.GetInput(), size: r.size, cwd: b.Cwd,
 		mcpParams: b.McpParams,
 		trace:     b.GetTraceContext(), posted: time.UnixMilli(b.GetPostedUnixMs()), timeout: time.Duration(b.GetTimeout()),
-		handoffs: b.GetHandoffs(), recorded: b.GetHandoffs(), cancelled: b.GetCancelled(), notes: notesOf(b.GetNotes()), rev: r.rev,
+		handoffs: b.GetHandoffs(), recorded: b.GetHandoffs(), cancelled: b.GetCancelled(), notes: inflight.NotesOf(b.GetNotes()), rev: r.rev,
 		front: b.GetFront()}
 	s.expires = s.posted.Add(ttl).UnixNano()
 	if d := b.GetDeadline(); d != 0 {

@@ -339,6 +339,9 @@ type Read interface {
 	// withCancels is false: a unary read has no way to say them). What
 	// does not fit waits for the next Take, not handed out.
 	Take(withCancels bool, room *Room) ([]Invocation, []string)
+	// Answers returns the posters' answers to the host's questions not yet
+	// told it, in order (a stream read tells them; a unary read cannot).
+	Answers() []*mailboxv1.Answered
 	// Unsent gives back invocations Take handed out that never reached the
 	// host (the stream's send failed): their hand-off is uncounted, and
 	// they go back to the front of the queue.
@@ -398,6 +401,11 @@ type Store interface {
 	// With wait > 0 it waits that long (bounded by ctx) for a note after
 	// `after` or the answer, returning as soon as one exists.
 	Status(ctx context.Context, caller, id string, after int64, wait time.Duration) (State, error)
+	// Answer gives the host reading an invocation posted by caller the
+	// poster's answer to a question it asked (a note), on any replica;
+	// refused when no read holds the invocation (NotReading) or the
+	// question is not among its notes (NotAsked).
+	Answer(ctx context.Context, caller string, a *mailboxv1.Answered) error
 	// Close ends every read and refuses new acts.
 	Close()
 }

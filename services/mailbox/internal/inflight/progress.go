@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/lib/rawjson"
@@ -38,6 +39,9 @@ type Note struct {
 	// Log is set on a note that is a message the host's MCP server logged
 	// (its progress, total and message are then empty).
 	Log *LogMessage `json:",omitempty"`
+	// Question is set on a note that is a question the host asked its
+	// poster (its progress, total and message are then empty).
+	Question *Question `json:",omitempty"`
 	// At is when the store kept it.
 	At time.Time
 }
@@ -78,6 +82,9 @@ func NotesBytes(notes []Note) int {
 		n += len(notes[i].Message) + noteOverhead
 		if l := notes[i].Log; l != nil {
 			n += len(l.Level) + len(l.Logger) + len(l.Data)
+		}
+		if q := notes[i].Question; q != nil {
+			n += len(q.ID) + len(q.Method) + len(q.Params)
 		}
 	}
 	return n
@@ -187,4 +194,30 @@ func LogOf(l *mailboxv1.LogMessage) *LogMessage {
 		return nil
 	}
 	return &LogMessage{Level: l.GetLevel(), Logger: l.GetLogger(), Data: l.GetData()}
+}
+
+// NotesProto is ns for the wire (a Status, a stored record); nil for none.
+func NotesProto(ns []Note) []*mailboxv1.ProgressNote {
+	if len(ns) == 0 {
+		return nil
+	}
+	out := make([]*mailboxv1.ProgressNote, len(ns))
+	for i, n := range ns {
+		out[i] = &mailboxv1.ProgressNote{Seq: n.Seq, Progress: n.Progress, Total: n.Total, Message: n.Message, At: timestamppb.New(n.At),
+			Log: LogProto(n.Log), Question: QuestionProto(n.Question)}
+	}
+	return out
+}
+
+// NotesOf is the notes a stored record holds; nil for none.
+func NotesOf(ps []*mailboxv1.ProgressNote) []Note {
+	if len(ps) == 0 {
+		return nil
+	}
+	out := make([]Note, len(ps))
+	for i, p := range ps {
+		out[i] = Note{Seq: p.GetSeq(), Progress: p.GetProgress(), Total: p.Total, Message: p.GetMessage(), At: p.GetAt().AsTime(),
+			Log: LogOf(p.GetLog()), Question: QuestionOf(p.GetQuestion())}
+	}
+	return out
 }

@@ -481,7 +481,10 @@ type ProgressNote struct {
 	At *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=at,proto3" json:"at,omitempty"`
 	// log is set on a note that is a message the host's MCP server logged
 	// (ReportRequest.log); progress, total and message are then empty.
-	Log           *LogMessage `protobuf:"bytes,6,opt,name=log,proto3" json:"log,omitempty"`
+	Log *LogMessage `protobuf:"bytes,6,opt,name=log,proto3" json:"log,omitempty"`
+	// question is set on a note that is a question the host asked
+	// (ReportRequest.question); progress, total and message are then empty.
+	Question      *Question `protobuf:"bytes,7,opt,name=question,proto3" json:"question,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -558,6 +561,209 @@ func (x *ProgressNote) GetLog() *LogMessage {
 	return nil
 }
 
+func (x *ProgressNote) GetQuestion() *Question {
+	if x != nil {
+		return x.Question
+	}
+	return nil
+}
+
+// Question is a request an MCP server made of its client while running an
+// invocation, for the invocation's poster to answer (Answer).
+type Question struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id names the question within its invocation: 1–64 characters of
+	// [A-Za-z0-9._-], chosen by the host.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// method is the request's MCP method: elicitation/create or
+	// sampling/createMessage.
+	Method string `protobuf:"bytes,2,opt,name=method,proto3" json:"method,omitempty"`
+	// params is the request's params as JSON text: a JSON object, at most
+	// 64 KiB.
+	Params        string `protobuf:"bytes,3,opt,name=params,proto3" json:"params,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Question) Reset() {
+	*x = Question{}
+	mi := &file_switchboard_mailbox_v1_mailbox_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Question) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Question) ProtoMessage() {}
+
+func (x *Question) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_mailbox_v1_mailbox_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Question.ProtoReflect.Descriptor instead.
+func (*Question) Descriptor() ([]byte, []int) {
+	return file_switchboard_mailbox_v1_mailbox_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *Question) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Question) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *Question) GetParams() string {
+	if x != nil {
+		return x.Params
+	}
+	return ""
+}
+
+// Answered carries the poster's answer to a question to the host.
+type Answered struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// invocation and question name what is answered.
+	Invocation string `protobuf:"bytes,1,opt,name=invocation,proto3" json:"invocation,omitempty"`
+	Question   string `protobuf:"bytes,2,opt,name=question,proto3" json:"question,omitempty"`
+	// result is the answer as JSON text (a JSON object); empty with error.
+	Result string `protobuf:"bytes,3,opt,name=result,proto3" json:"result,omitempty"`
+	// error is set when the question was refused instead.
+	Error         *AnswerError `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Answered) Reset() {
+	*x = Answered{}
+	mi := &file_switchboard_mailbox_v1_mailbox_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Answered) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Answered) ProtoMessage() {}
+
+func (x *Answered) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_mailbox_v1_mailbox_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Answered.ProtoReflect.Descriptor instead.
+func (*Answered) Descriptor() ([]byte, []int) {
+	return file_switchboard_mailbox_v1_mailbox_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *Answered) GetInvocation() string {
+	if x != nil {
+		return x.Invocation
+	}
+	return ""
+}
+
+func (x *Answered) GetQuestion() string {
+	if x != nil {
+		return x.Question
+	}
+	return ""
+}
+
+func (x *Answered) GetResult() string {
+	if x != nil {
+		return x.Result
+	}
+	return ""
+}
+
+func (x *Answered) GetError() *AnswerError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+// AnswerError is a question refused: a JSON-RPC error for the MCP server.
+type AnswerError struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// code is the JSON-RPC error code (e.g. -32601: the client has no such
+	// capability).
+	Code int32 `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
+	// message says why, at most 1,000 characters.
+	Message       string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AnswerError) Reset() {
+	*x = AnswerError{}
+	mi := &file_switchboard_mailbox_v1_mailbox_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AnswerError) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AnswerError) ProtoMessage() {}
+
+func (x *AnswerError) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_mailbox_v1_mailbox_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AnswerError.ProtoReflect.Descriptor instead.
+func (*AnswerError) Descriptor() ([]byte, []int) {
+	return file_switchboard_mailbox_v1_mailbox_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *AnswerError) GetCode() int32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *AnswerError) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 // LogMessage is one message an MCP server logged while it ran an
 // invocation (MCP's notifications/message), for the driver's client.
 type LogMessage struct {
@@ -576,7 +782,7 @@ type LogMessage struct {
 
 func (x *LogMessage) Reset() {
 	*x = LogMessage{}
-	mi := &file_switchboard_mailbox_v1_mailbox_proto_msgTypes[4]
+	mi := &file_switchboard_mailbox_v1_mailbox_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -588,7 +794,7 @@ func (x *LogMessage) String() string {
 func (*LogMessage) ProtoMessage() {}
 
 func (x *LogMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_mailbox_v1_mailbox_proto_msgTypes[4]
+	mi := &file_switchboard_mailbox_v1_mailbox_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -601,7 +807,7 @@ func (x *LogMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogMessage.ProtoReflect.Descriptor instead.
 func (*LogMessage) Descriptor() ([]byte, []int) {
-	return file_switchboard_mailbox_v1_mailbox_proto_rawDescGZIP(), []int{4}
+	return file_switchboard_mailbox_v1_mailbox_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *LogMessage) GetLevel() string {
@@ -682,15 +888,30 @@ const file_switchboard_mailbox_v1_mailbox_proto_rawDesc = "" +
 	"\banswered\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\bansweredB\f\n" +
 	"\n" +
-	"_exit_code\"\xdd\x01\n" +
+	"_exit_code\"\x9b\x02\n" +
 	"\fProgressNote\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12\x1a\n" +
 	"\bprogress\x18\x02 \x01(\x01R\bprogress\x12\x19\n" +
 	"\x05total\x18\x03 \x01(\x01H\x00R\x05total\x88\x01\x01\x12\x18\n" +
 	"\amessage\x18\x04 \x01(\tR\amessage\x12*\n" +
 	"\x02at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x124\n" +
-	"\x03log\x18\x06 \x01(\v2\".switchboard.mailbox.v1.LogMessageR\x03logB\b\n" +
-	"\x06_total\"N\n" +
+	"\x03log\x18\x06 \x01(\v2\".switchboard.mailbox.v1.LogMessageR\x03log\x12<\n" +
+	"\bquestion\x18\a \x01(\v2 .switchboard.mailbox.v1.QuestionR\bquestionB\b\n" +
+	"\x06_total\"J\n" +
+	"\bQuestion\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
+	"\x06method\x18\x02 \x01(\tR\x06method\x12\x16\n" +
+	"\x06params\x18\x03 \x01(\tR\x06params\"\x99\x01\n" +
+	"\bAnswered\x12\x1e\n" +
+	"\n" +
+	"invocation\x18\x01 \x01(\tR\n" +
+	"invocation\x12\x1a\n" +
+	"\bquestion\x18\x02 \x01(\tR\bquestion\x12\x16\n" +
+	"\x06result\x18\x03 \x01(\tR\x06result\x129\n" +
+	"\x05error\x18\x04 \x01(\v2#.switchboard.mailbox.v1.AnswerErrorR\x05error\";\n" +
+	"\vAnswerError\x12\x12\n" +
+	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"N\n" +
 	"\n" +
 	"LogMessage\x12\x14\n" +
 	"\x05level\x18\x01 \x01(\tR\x05level\x12\x16\n" +
@@ -717,33 +938,38 @@ func file_switchboard_mailbox_v1_mailbox_proto_rawDescGZIP() []byte {
 }
 
 var file_switchboard_mailbox_v1_mailbox_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_switchboard_mailbox_v1_mailbox_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_switchboard_mailbox_v1_mailbox_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_switchboard_mailbox_v1_mailbox_proto_goTypes = []any{
 	(Phase)(0),                    // 0: switchboard.mailbox.v1.Phase
 	(*Capture)(nil),               // 1: switchboard.mailbox.v1.Capture
 	(*Invocation)(nil),            // 2: switchboard.mailbox.v1.Invocation
 	(*InvocationState)(nil),       // 3: switchboard.mailbox.v1.InvocationState
 	(*ProgressNote)(nil),          // 4: switchboard.mailbox.v1.ProgressNote
-	(*LogMessage)(nil),            // 5: switchboard.mailbox.v1.LogMessage
-	nil,                           // 6: switchboard.mailbox.v1.Invocation.TraceContextEntry
-	(*durationpb.Duration)(nil),   // 7: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
+	(*Question)(nil),              // 5: switchboard.mailbox.v1.Question
+	(*Answered)(nil),              // 6: switchboard.mailbox.v1.Answered
+	(*AnswerError)(nil),           // 7: switchboard.mailbox.v1.AnswerError
+	(*LogMessage)(nil),            // 8: switchboard.mailbox.v1.LogMessage
+	nil,                           // 9: switchboard.mailbox.v1.Invocation.TraceContextEntry
+	(*durationpb.Duration)(nil),   // 10: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 11: google.protobuf.Timestamp
 }
 var file_switchboard_mailbox_v1_mailbox_proto_depIdxs = []int32{
-	7, // 0: switchboard.mailbox.v1.Invocation.time_left:type_name -> google.protobuf.Duration
-	7, // 1: switchboard.mailbox.v1.Invocation.timeout:type_name -> google.protobuf.Duration
-	6, // 2: switchboard.mailbox.v1.Invocation.trace_context:type_name -> switchboard.mailbox.v1.Invocation.TraceContextEntry
-	0, // 3: switchboard.mailbox.v1.InvocationState.phase:type_name -> switchboard.mailbox.v1.Phase
-	8, // 4: switchboard.mailbox.v1.InvocationState.posted:type_name -> google.protobuf.Timestamp
-	8, // 5: switchboard.mailbox.v1.InvocationState.changed:type_name -> google.protobuf.Timestamp
-	8, // 6: switchboard.mailbox.v1.InvocationState.answered:type_name -> google.protobuf.Timestamp
-	8, // 7: switchboard.mailbox.v1.ProgressNote.at:type_name -> google.protobuf.Timestamp
-	5, // 8: switchboard.mailbox.v1.ProgressNote.log:type_name -> switchboard.mailbox.v1.LogMessage
-	9, // [9:9] is the sub-list for method output_type
-	9, // [9:9] is the sub-list for method input_type
-	9, // [9:9] is the sub-list for extension type_name
-	9, // [9:9] is the sub-list for extension extendee
-	0, // [0:9] is the sub-list for field type_name
+	10, // 0: switchboard.mailbox.v1.Invocation.time_left:type_name -> google.protobuf.Duration
+	10, // 1: switchboard.mailbox.v1.Invocation.timeout:type_name -> google.protobuf.Duration
+	9,  // 2: switchboard.mailbox.v1.Invocation.trace_context:type_name -> switchboard.mailbox.v1.Invocation.TraceContextEntry
+	0,  // 3: switchboard.mailbox.v1.InvocationState.phase:type_name -> switchboard.mailbox.v1.Phase
+	11, // 4: switchboard.mailbox.v1.InvocationState.posted:type_name -> google.protobuf.Timestamp
+	11, // 5: switchboard.mailbox.v1.InvocationState.changed:type_name -> google.protobuf.Timestamp
+	11, // 6: switchboard.mailbox.v1.InvocationState.answered:type_name -> google.protobuf.Timestamp
+	11, // 7: switchboard.mailbox.v1.ProgressNote.at:type_name -> google.protobuf.Timestamp
+	8,  // 8: switchboard.mailbox.v1.ProgressNote.log:type_name -> switchboard.mailbox.v1.LogMessage
+	5,  // 9: switchboard.mailbox.v1.ProgressNote.question:type_name -> switchboard.mailbox.v1.Question
+	7,  // 10: switchboard.mailbox.v1.Answered.error:type_name -> switchboard.mailbox.v1.AnswerError
+	11, // [11:11] is the sub-list for method output_type
+	11, // [11:11] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_mailbox_v1_mailbox_proto_init() }
@@ -761,7 +987,7 @@ func file_switchboard_mailbox_v1_mailbox_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_mailbox_v1_mailbox_proto_rawDesc), len(file_switchboard_mailbox_v1_mailbox_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   6,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

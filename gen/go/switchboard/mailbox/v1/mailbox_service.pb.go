@@ -328,6 +328,7 @@ type FollowResponse struct {
 	//	*FollowResponse_Opened
 	//	*FollowResponse_Invocation
 	//	*FollowResponse_Cancelled
+	//	*FollowResponse_Answered
 	Event         isFollowResponse_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -397,6 +398,15 @@ func (x *FollowResponse) GetCancelled() *Cancelled {
 	return nil
 }
 
+func (x *FollowResponse) GetAnswered() *Answered {
+	if x != nil {
+		if x, ok := x.Event.(*FollowResponse_Answered); ok {
+			return x.Answered
+		}
+	}
+	return nil
+}
+
 type isFollowResponse_Event interface {
 	isFollowResponse_Event()
 }
@@ -418,11 +428,18 @@ type FollowResponse_Cancelled struct {
 	Cancelled *Cancelled `protobuf:"bytes,3,opt,name=cancelled,proto3,oneof"`
 }
 
+type FollowResponse_Answered struct {
+	// answered is the poster's answer to a question the host asked.
+	Answered *Answered `protobuf:"bytes,4,opt,name=answered,proto3,oneof"`
+}
+
 func (*FollowResponse_Opened) isFollowResponse_Event() {}
 
 func (*FollowResponse_Invocation) isFollowResponse_Event() {}
 
 func (*FollowResponse_Cancelled) isFollowResponse_Event() {}
+
+func (*FollowResponse_Answered) isFollowResponse_Event() {}
 
 // Opened confirms a follow read.
 type Opened struct {
@@ -628,6 +645,7 @@ type ServeResponse struct {
 	//	*ServeResponse_Cancelled
 	//	*ServeResponse_Completed
 	//	*ServeResponse_Refused
+	//	*ServeResponse_Answered
 	Event         isServeResponse_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -715,6 +733,15 @@ func (x *ServeResponse) GetRefused() *Refused {
 	return nil
 }
 
+func (x *ServeResponse) GetAnswered() *Answered {
+	if x != nil {
+		if x, ok := x.Event.(*ServeResponse_Answered); ok {
+			return x.Answered
+		}
+	}
+	return nil
+}
+
 type isServeResponse_Event interface {
 	isServeResponse_Event()
 }
@@ -746,6 +773,11 @@ type ServeResponse_Refused struct {
 	Refused *Refused `protobuf:"bytes,5,opt,name=refused,proto3,oneof"`
 }
 
+type ServeResponse_Answered struct {
+	// answered is the poster's answer to a question the host asked.
+	Answered *Answered `protobuf:"bytes,6,opt,name=answered,proto3,oneof"`
+}
+
 func (*ServeResponse_Opened) isServeResponse_Event() {}
 
 func (*ServeResponse_Invocation) isServeResponse_Event() {}
@@ -755,6 +787,8 @@ func (*ServeResponse_Cancelled) isServeResponse_Event() {}
 func (*ServeResponse_Completed) isServeResponse_Event() {}
 
 func (*ServeResponse_Refused) isServeResponse_Event() {}
+
+func (*ServeResponse_Answered) isServeResponse_Event() {}
 
 // Refused is a complete the mailbox refused, with the error Complete would
 // have returned.
@@ -1512,7 +1546,13 @@ type ReportRequest struct {
 	// (docs/mcp.md, "Log messages"); progress, total and message must then be
 	// empty. A host sends it only for an invocation whose mcp_params ask for
 	// log messages (`_meta["io.modelcontextprotocol/logLevel"]`).
-	Log           *LogMessage `protobuf:"bytes,5,opt,name=log,proto3" json:"log,omitempty"`
+	Log *LogMessage `protobuf:"bytes,5,opt,name=log,proto3" json:"log,omitempty"`
+	// question, when set, makes the note a question the host's MCP server
+	// asked its client while running the invocation (elicitation/create or
+	// sampling/createMessage), for the poster to answer with Answer;
+	// progress, total and message must then be empty. A host asks only when
+	// the invocation's answers_questions is set.
+	Question      *Question `protobuf:"bytes,6,opt,name=question,proto3" json:"question,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1582,6 +1622,126 @@ func (x *ReportRequest) GetLog() *LogMessage {
 	return nil
 }
 
+func (x *ReportRequest) GetQuestion() *Question {
+	if x != nil {
+		return x.Question
+	}
+	return nil
+}
+
+// AnswerRequest answers one question of a running invocation: exactly one
+// of result and error.
+type AnswerRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// invocation is the handle the question was asked on.
+	Invocation string `protobuf:"bytes,1,opt,name=invocation,proto3" json:"invocation,omitempty"`
+	// question is the question's id.
+	Question string `protobuf:"bytes,2,opt,name=question,proto3" json:"question,omitempty"`
+	// result is the answer as JSON text: a JSON object (the MCP result of the
+	// request the question carries), at most 256 KiB.
+	Result string `protobuf:"bytes,3,opt,name=result,proto3" json:"result,omitempty"`
+	// error is a refusal of the question instead (the client cannot, or
+	// would not, answer).
+	Error         *AnswerError `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AnswerRequest) Reset() {
+	*x = AnswerRequest{}
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AnswerRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AnswerRequest) ProtoMessage() {}
+
+func (x *AnswerRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AnswerRequest.ProtoReflect.Descriptor instead.
+func (*AnswerRequest) Descriptor() ([]byte, []int) {
+	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *AnswerRequest) GetInvocation() string {
+	if x != nil {
+		return x.Invocation
+	}
+	return ""
+}
+
+func (x *AnswerRequest) GetQuestion() string {
+	if x != nil {
+		return x.Question
+	}
+	return ""
+}
+
+func (x *AnswerRequest) GetResult() string {
+	if x != nil {
+		return x.Result
+	}
+	return ""
+}
+
+func (x *AnswerRequest) GetError() *AnswerError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+// AnswerResponse is the receipt: the host's read has been given it.
+type AnswerResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AnswerResponse) Reset() {
+	*x = AnswerResponse{}
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AnswerResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AnswerResponse) ProtoMessage() {}
+
+func (x *AnswerResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AnswerResponse.ProtoReflect.Descriptor instead.
+func (*AnswerResponse) Descriptor() ([]byte, []int) {
+	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{24}
+}
+
 // ReportResponse is the receipt.
 type ReportResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1594,7 +1754,7 @@ type ReportResponse struct {
 
 func (x *ReportResponse) Reset() {
 	*x = ReportResponse{}
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[23]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1606,7 +1766,7 @@ func (x *ReportResponse) String() string {
 func (*ReportResponse) ProtoMessage() {}
 
 func (x *ReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[23]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1619,7 +1779,7 @@ func (x *ReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportResponse.ProtoReflect.Descriptor instead.
 func (*ReportResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{23}
+	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ReportResponse) GetSeq() int64 {
@@ -1647,7 +1807,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[24]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1659,7 +1819,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[24]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1672,7 +1832,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{24}
+	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *StatusRequest) GetInvocation() string {
@@ -1730,7 +1890,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[25]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1742,7 +1902,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[25]
+	mi := &file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1755,7 +1915,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{25}
+	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *StatusResponse) GetInvocation() string {
@@ -1850,13 +2010,14 @@ const file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc = "" +
 	"\rFollowRequest\x12\x1d\n" +
 	"\asession\x18\x01 \x01(\tH\x00R\asession\x88\x01\x01B\n" +
 	"\n" +
-	"\b_session\"\xdc\x01\n" +
+	"\b_session\"\x9c\x02\n" +
 	"\x0eFollowResponse\x128\n" +
 	"\x06opened\x18\x01 \x01(\v2\x1e.switchboard.mailbox.v1.OpenedH\x00R\x06opened\x12D\n" +
 	"\n" +
 	"invocation\x18\x02 \x01(\v2\".switchboard.mailbox.v1.InvocationH\x00R\n" +
 	"invocation\x12A\n" +
-	"\tcancelled\x18\x03 \x01(\v2!.switchboard.mailbox.v1.CancelledH\x00R\tcancelledB\a\n" +
+	"\tcancelled\x18\x03 \x01(\v2!.switchboard.mailbox.v1.CancelledH\x00R\tcancelled\x12>\n" +
+	"\banswered\x18\x04 \x01(\v2 .switchboard.mailbox.v1.AnsweredH\x00R\bansweredB\a\n" +
 	"\x05event\"$\n" +
 	"\x06Opened\x12\x1a\n" +
 	"\brequeued\x18\x01 \x01(\x05R\brequeued\"+\n" +
@@ -1871,7 +2032,7 @@ const file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc = "" +
 	"\x11TraceContextEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\t\n" +
-	"\amessage\"\xe2\x02\n" +
+	"\amessage\"\xa2\x03\n" +
 	"\rServeResponse\x128\n" +
 	"\x06opened\x18\x01 \x01(\v2\x1e.switchboard.mailbox.v1.OpenedH\x00R\x06opened\x12D\n" +
 	"\n" +
@@ -1879,7 +2040,8 @@ const file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc = "" +
 	"invocation\x12A\n" +
 	"\tcancelled\x18\x03 \x01(\v2!.switchboard.mailbox.v1.CancelledH\x00R\tcancelled\x12H\n" +
 	"\tcompleted\x18\x04 \x01(\v2(.switchboard.mailbox.v1.CompleteResponseH\x00R\tcompleted\x12;\n" +
-	"\arefused\x18\x05 \x01(\v2\x1f.switchboard.mailbox.v1.RefusedH\x00R\arefusedB\a\n" +
+	"\arefused\x18\x05 \x01(\v2\x1f.switchboard.mailbox.v1.RefusedH\x00R\arefused\x12>\n" +
+	"\banswered\x18\x06 \x01(\v2 .switchboard.mailbox.v1.AnsweredH\x00R\bansweredB\a\n" +
 	"\x05event\"W\n" +
 	"\aRefused\x12\x1e\n" +
 	"\n" +
@@ -1944,7 +2106,7 @@ const file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc = "" +
 	"invocation\x12=\n" +
 	"\x06synced\x18\x02 \x01(\v2#.switchboard.mailbox.v1.WatchSyncedH\x00R\x06syncedB\a\n" +
 	"\x05event\"\r\n" +
-	"\vWatchSynced\"\xc0\x01\n" +
+	"\vWatchSynced\"\xfe\x01\n" +
 	"\rReportRequest\x12\x1e\n" +
 	"\n" +
 	"invocation\x18\x01 \x01(\tR\n" +
@@ -1952,8 +2114,17 @@ const file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc = "" +
 	"\bprogress\x18\x02 \x01(\x01R\bprogress\x12\x19\n" +
 	"\x05total\x18\x03 \x01(\x01H\x00R\x05total\x88\x01\x01\x12\x18\n" +
 	"\amessage\x18\x04 \x01(\tR\amessage\x124\n" +
-	"\x03log\x18\x05 \x01(\v2\".switchboard.mailbox.v1.LogMessageR\x03logB\b\n" +
-	"\x06_total\"\"\n" +
+	"\x03log\x18\x05 \x01(\v2\".switchboard.mailbox.v1.LogMessageR\x03log\x12<\n" +
+	"\bquestion\x18\x06 \x01(\v2 .switchboard.mailbox.v1.QuestionR\bquestionB\b\n" +
+	"\x06_total\"\x9e\x01\n" +
+	"\rAnswerRequest\x12\x1e\n" +
+	"\n" +
+	"invocation\x18\x01 \x01(\tR\n" +
+	"invocation\x12\x1a\n" +
+	"\bquestion\x18\x02 \x01(\tR\bquestion\x12\x16\n" +
+	"\x06result\x18\x03 \x01(\tR\x06result\x129\n" +
+	"\x05error\x18\x04 \x01(\v2#.switchboard.mailbox.v1.AnswerErrorR\x05error\"\x10\n" +
+	"\x0eAnswerResponse\"\"\n" +
 	"\x0eReportResponse\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x03R\x03seq\"t\n" +
 	"\rStatusRequest\x12\x1e\n" +
@@ -1974,7 +2145,7 @@ const file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc = "" +
 	"expires_in\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\texpiresIn\x12\x16\n" +
 	"\x06client\x18\a \x01(\tR\x06client\x12\x12\n" +
 	"\x04tool\x18\b \x01(\tR\x04tool\x122\n" +
-	"\x06posted\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x06posted2\xf7\a\n" +
+	"\x06posted\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x06posted2\xd0\b\n" +
 	"\x0eMailboxService\x12W\n" +
 	"\x06Invoke\x12%.switchboard.mailbox.v1.InvokeRequest\x1a&.switchboard.mailbox.v1.InvokeResponse\x12f\n" +
 	"\vInvocations\x12*.switchboard.mailbox.v1.InvocationsRequest\x1a+.switchboard.mailbox.v1.InvocationsResponse\x12Y\n" +
@@ -1986,7 +2157,8 @@ const file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc = "" +
 	"\x06Cancel\x12%.switchboard.mailbox.v1.CancelRequest\x1a&.switchboard.mailbox.v1.CancelResponse\x12V\n" +
 	"\x05Watch\x12$.switchboard.mailbox.v1.WatchRequest\x1a%.switchboard.mailbox.v1.WatchResponse0\x01\x12W\n" +
 	"\x06Report\x12%.switchboard.mailbox.v1.ReportRequest\x1a&.switchboard.mailbox.v1.ReportResponse\x12W\n" +
-	"\x06Status\x12%.switchboard.mailbox.v1.StatusRequest\x1a&.switchboard.mailbox.v1.StatusResponseBPZNgithub.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1;mailboxv1b\x06proto3"
+	"\x06Status\x12%.switchboard.mailbox.v1.StatusRequest\x1a&.switchboard.mailbox.v1.StatusResponse\x12W\n" +
+	"\x06Answer\x12%.switchboard.mailbox.v1.AnswerRequest\x1a&.switchboard.mailbox.v1.AnswerResponseBPZNgithub.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1;mailboxv1b\x06proto3"
 
 var (
 	file_switchboard_mailbox_v1_mailbox_service_proto_rawDescOnce sync.Once
@@ -2000,7 +2172,7 @@ func file_switchboard_mailbox_v1_mailbox_service_proto_rawDescGZIP() []byte {
 	return file_switchboard_mailbox_v1_mailbox_service_proto_rawDescData
 }
 
-var file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_switchboard_mailbox_v1_mailbox_service_proto_goTypes = []any{
 	(*InvokeRequest)(nil),         // 0: switchboard.mailbox.v1.InvokeRequest
 	(*InvokeResponse)(nil),        // 1: switchboard.mailbox.v1.InvokeResponse
@@ -2025,77 +2197,88 @@ var file_switchboard_mailbox_v1_mailbox_service_proto_goTypes = []any{
 	(*WatchResponse)(nil),         // 20: switchboard.mailbox.v1.WatchResponse
 	(*WatchSynced)(nil),           // 21: switchboard.mailbox.v1.WatchSynced
 	(*ReportRequest)(nil),         // 22: switchboard.mailbox.v1.ReportRequest
-	(*ReportResponse)(nil),        // 23: switchboard.mailbox.v1.ReportResponse
-	(*StatusRequest)(nil),         // 24: switchboard.mailbox.v1.StatusRequest
-	(*StatusResponse)(nil),        // 25: switchboard.mailbox.v1.StatusResponse
-	nil,                           // 26: switchboard.mailbox.v1.ServeRequest.TraceContextEntry
-	(*durationpb.Duration)(nil),   // 27: google.protobuf.Duration
-	(*Invocation)(nil),            // 28: switchboard.mailbox.v1.Invocation
-	(*Capture)(nil),               // 29: switchboard.mailbox.v1.Capture
-	(*InvocationState)(nil),       // 30: switchboard.mailbox.v1.InvocationState
-	(*LogMessage)(nil),            // 31: switchboard.mailbox.v1.LogMessage
-	(Phase)(0),                    // 32: switchboard.mailbox.v1.Phase
-	(*ProgressNote)(nil),          // 33: switchboard.mailbox.v1.ProgressNote
-	(*timestamppb.Timestamp)(nil), // 34: google.protobuf.Timestamp
+	(*AnswerRequest)(nil),         // 23: switchboard.mailbox.v1.AnswerRequest
+	(*AnswerResponse)(nil),        // 24: switchboard.mailbox.v1.AnswerResponse
+	(*ReportResponse)(nil),        // 25: switchboard.mailbox.v1.ReportResponse
+	(*StatusRequest)(nil),         // 26: switchboard.mailbox.v1.StatusRequest
+	(*StatusResponse)(nil),        // 27: switchboard.mailbox.v1.StatusResponse
+	nil,                           // 28: switchboard.mailbox.v1.ServeRequest.TraceContextEntry
+	(*durationpb.Duration)(nil),   // 29: google.protobuf.Duration
+	(*Invocation)(nil),            // 30: switchboard.mailbox.v1.Invocation
+	(*Answered)(nil),              // 31: switchboard.mailbox.v1.Answered
+	(*Capture)(nil),               // 32: switchboard.mailbox.v1.Capture
+	(*InvocationState)(nil),       // 33: switchboard.mailbox.v1.InvocationState
+	(*LogMessage)(nil),            // 34: switchboard.mailbox.v1.LogMessage
+	(*Question)(nil),              // 35: switchboard.mailbox.v1.Question
+	(*AnswerError)(nil),           // 36: switchboard.mailbox.v1.AnswerError
+	(Phase)(0),                    // 37: switchboard.mailbox.v1.Phase
+	(*ProgressNote)(nil),          // 38: switchboard.mailbox.v1.ProgressNote
+	(*timestamppb.Timestamp)(nil), // 39: google.protobuf.Timestamp
 }
 var file_switchboard_mailbox_v1_mailbox_service_proto_depIdxs = []int32{
-	27, // 0: switchboard.mailbox.v1.InvokeRequest.timeout:type_name -> google.protobuf.Duration
-	27, // 1: switchboard.mailbox.v1.InvocationsRequest.wait:type_name -> google.protobuf.Duration
-	28, // 2: switchboard.mailbox.v1.InvocationsResponse.rows:type_name -> switchboard.mailbox.v1.Invocation
+	29, // 0: switchboard.mailbox.v1.InvokeRequest.timeout:type_name -> google.protobuf.Duration
+	29, // 1: switchboard.mailbox.v1.InvocationsRequest.wait:type_name -> google.protobuf.Duration
+	30, // 2: switchboard.mailbox.v1.InvocationsResponse.rows:type_name -> switchboard.mailbox.v1.Invocation
 	6,  // 3: switchboard.mailbox.v1.FollowResponse.opened:type_name -> switchboard.mailbox.v1.Opened
-	28, // 4: switchboard.mailbox.v1.FollowResponse.invocation:type_name -> switchboard.mailbox.v1.Invocation
+	30, // 4: switchboard.mailbox.v1.FollowResponse.invocation:type_name -> switchboard.mailbox.v1.Invocation
 	7,  // 5: switchboard.mailbox.v1.FollowResponse.cancelled:type_name -> switchboard.mailbox.v1.Cancelled
-	4,  // 6: switchboard.mailbox.v1.ServeRequest.open:type_name -> switchboard.mailbox.v1.FollowRequest
-	11, // 7: switchboard.mailbox.v1.ServeRequest.complete:type_name -> switchboard.mailbox.v1.CompleteRequest
-	26, // 8: switchboard.mailbox.v1.ServeRequest.trace_context:type_name -> switchboard.mailbox.v1.ServeRequest.TraceContextEntry
-	6,  // 9: switchboard.mailbox.v1.ServeResponse.opened:type_name -> switchboard.mailbox.v1.Opened
-	28, // 10: switchboard.mailbox.v1.ServeResponse.invocation:type_name -> switchboard.mailbox.v1.Invocation
-	7,  // 11: switchboard.mailbox.v1.ServeResponse.cancelled:type_name -> switchboard.mailbox.v1.Cancelled
-	12, // 12: switchboard.mailbox.v1.ServeResponse.completed:type_name -> switchboard.mailbox.v1.CompleteResponse
-	10, // 13: switchboard.mailbox.v1.ServeResponse.refused:type_name -> switchboard.mailbox.v1.Refused
-	29, // 14: switchboard.mailbox.v1.CompleteRequest.capture:type_name -> switchboard.mailbox.v1.Capture
-	29, // 15: switchboard.mailbox.v1.CompleteResponse.capture:type_name -> switchboard.mailbox.v1.Capture
-	27, // 16: switchboard.mailbox.v1.CaptureRequest.wait:type_name -> google.protobuf.Duration
-	29, // 17: switchboard.mailbox.v1.CaptureResponse.capture:type_name -> switchboard.mailbox.v1.Capture
-	27, // 18: switchboard.mailbox.v1.CallRequest.timeout:type_name -> google.protobuf.Duration
-	29, // 19: switchboard.mailbox.v1.CallResponse.capture:type_name -> switchboard.mailbox.v1.Capture
-	29, // 20: switchboard.mailbox.v1.CancelResponse.capture:type_name -> switchboard.mailbox.v1.Capture
-	30, // 21: switchboard.mailbox.v1.WatchResponse.invocation:type_name -> switchboard.mailbox.v1.InvocationState
-	21, // 22: switchboard.mailbox.v1.WatchResponse.synced:type_name -> switchboard.mailbox.v1.WatchSynced
-	31, // 23: switchboard.mailbox.v1.ReportRequest.log:type_name -> switchboard.mailbox.v1.LogMessage
-	27, // 24: switchboard.mailbox.v1.StatusRequest.wait:type_name -> google.protobuf.Duration
-	32, // 25: switchboard.mailbox.v1.StatusResponse.phase:type_name -> switchboard.mailbox.v1.Phase
-	33, // 26: switchboard.mailbox.v1.StatusResponse.progress:type_name -> switchboard.mailbox.v1.ProgressNote
-	29, // 27: switchboard.mailbox.v1.StatusResponse.capture:type_name -> switchboard.mailbox.v1.Capture
-	27, // 28: switchboard.mailbox.v1.StatusResponse.expires_in:type_name -> google.protobuf.Duration
-	34, // 29: switchboard.mailbox.v1.StatusResponse.posted:type_name -> google.protobuf.Timestamp
-	0,  // 30: switchboard.mailbox.v1.MailboxService.Invoke:input_type -> switchboard.mailbox.v1.InvokeRequest
-	2,  // 31: switchboard.mailbox.v1.MailboxService.Invocations:input_type -> switchboard.mailbox.v1.InvocationsRequest
-	4,  // 32: switchboard.mailbox.v1.MailboxService.Follow:input_type -> switchboard.mailbox.v1.FollowRequest
-	8,  // 33: switchboard.mailbox.v1.MailboxService.Serve:input_type -> switchboard.mailbox.v1.ServeRequest
-	11, // 34: switchboard.mailbox.v1.MailboxService.Complete:input_type -> switchboard.mailbox.v1.CompleteRequest
-	13, // 35: switchboard.mailbox.v1.MailboxService.Capture:input_type -> switchboard.mailbox.v1.CaptureRequest
-	15, // 36: switchboard.mailbox.v1.MailboxService.Call:input_type -> switchboard.mailbox.v1.CallRequest
-	17, // 37: switchboard.mailbox.v1.MailboxService.Cancel:input_type -> switchboard.mailbox.v1.CancelRequest
-	19, // 38: switchboard.mailbox.v1.MailboxService.Watch:input_type -> switchboard.mailbox.v1.WatchRequest
-	22, // 39: switchboard.mailbox.v1.MailboxService.Report:input_type -> switchboard.mailbox.v1.ReportRequest
-	24, // 40: switchboard.mailbox.v1.MailboxService.Status:input_type -> switchboard.mailbox.v1.StatusRequest
-	1,  // 41: switchboard.mailbox.v1.MailboxService.Invoke:output_type -> switchboard.mailbox.v1.InvokeResponse
-	3,  // 42: switchboard.mailbox.v1.MailboxService.Invocations:output_type -> switchboard.mailbox.v1.InvocationsResponse
-	5,  // 43: switchboard.mailbox.v1.MailboxService.Follow:output_type -> switchboard.mailbox.v1.FollowResponse
-	9,  // 44: switchboard.mailbox.v1.MailboxService.Serve:output_type -> switchboard.mailbox.v1.ServeResponse
-	12, // 45: switchboard.mailbox.v1.MailboxService.Complete:output_type -> switchboard.mailbox.v1.CompleteResponse
-	14, // 46: switchboard.mailbox.v1.MailboxService.Capture:output_type -> switchboard.mailbox.v1.CaptureResponse
-	16, // 47: switchboard.mailbox.v1.MailboxService.Call:output_type -> switchboard.mailbox.v1.CallResponse
-	18, // 48: switchboard.mailbox.v1.MailboxService.Cancel:output_type -> switchboard.mailbox.v1.CancelResponse
-	20, // 49: switchboard.mailbox.v1.MailboxService.Watch:output_type -> switchboard.mailbox.v1.WatchResponse
-	23, // 50: switchboard.mailbox.v1.MailboxService.Report:output_type -> switchboard.mailbox.v1.ReportResponse
-	25, // 51: switchboard.mailbox.v1.MailboxService.Status:output_type -> switchboard.mailbox.v1.StatusResponse
-	41, // [41:52] is the sub-list for method output_type
-	30, // [30:41] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	31, // 6: switchboard.mailbox.v1.FollowResponse.answered:type_name -> switchboard.mailbox.v1.Answered
+	4,  // 7: switchboard.mailbox.v1.ServeRequest.open:type_name -> switchboard.mailbox.v1.FollowRequest
+	11, // 8: switchboard.mailbox.v1.ServeRequest.complete:type_name -> switchboard.mailbox.v1.CompleteRequest
+	28, // 9: switchboard.mailbox.v1.ServeRequest.trace_context:type_name -> switchboard.mailbox.v1.ServeRequest.TraceContextEntry
+	6,  // 10: switchboard.mailbox.v1.ServeResponse.opened:type_name -> switchboard.mailbox.v1.Opened
+	30, // 11: switchboard.mailbox.v1.ServeResponse.invocation:type_name -> switchboard.mailbox.v1.Invocation
+	7,  // 12: switchboard.mailbox.v1.ServeResponse.cancelled:type_name -> switchboard.mailbox.v1.Cancelled
+	12, // 13: switchboard.mailbox.v1.ServeResponse.completed:type_name -> switchboard.mailbox.v1.CompleteResponse
+	10, // 14: switchboard.mailbox.v1.ServeResponse.refused:type_name -> switchboard.mailbox.v1.Refused
+	31, // 15: switchboard.mailbox.v1.ServeResponse.answered:type_name -> switchboard.mailbox.v1.Answered
+	32, // 16: switchboard.mailbox.v1.CompleteRequest.capture:type_name -> switchboard.mailbox.v1.Capture
+	32, // 17: switchboard.mailbox.v1.CompleteResponse.capture:type_name -> switchboard.mailbox.v1.Capture
+	29, // 18: switchboard.mailbox.v1.CaptureRequest.wait:type_name -> google.protobuf.Duration
+	32, // 19: switchboard.mailbox.v1.CaptureResponse.capture:type_name -> switchboard.mailbox.v1.Capture
+	29, // 20: switchboard.mailbox.v1.CallRequest.timeout:type_name -> google.protobuf.Duration
+	32, // 21: switchboard.mailbox.v1.CallResponse.capture:type_name -> switchboard.mailbox.v1.Capture
+	32, // 22: switchboard.mailbox.v1.CancelResponse.capture:type_name -> switchboard.mailbox.v1.Capture
+	33, // 23: switchboard.mailbox.v1.WatchResponse.invocation:type_name -> switchboard.mailbox.v1.InvocationState
+	21, // 24: switchboard.mailbox.v1.WatchResponse.synced:type_name -> switchboard.mailbox.v1.WatchSynced
+	34, // 25: switchboard.mailbox.v1.ReportRequest.log:type_name -> switchboard.mailbox.v1.LogMessage
+	35, // 26: switchboard.mailbox.v1.ReportRequest.question:type_name -> switchboard.mailbox.v1.Question
+	36, // 27: switchboard.mailbox.v1.AnswerRequest.error:type_name -> switchboard.mailbox.v1.AnswerError
+	29, // 28: switchboard.mailbox.v1.StatusRequest.wait:type_name -> google.protobuf.Duration
+	37, // 29: switchboard.mailbox.v1.StatusResponse.phase:type_name -> switchboard.mailbox.v1.Phase
+	38, // 30: switchboard.mailbox.v1.StatusResponse.progress:type_name -> switchboard.mailbox.v1.ProgressNote
+	32, // 31: switchboard.mailbox.v1.StatusResponse.capture:type_name -> switchboard.mailbox.v1.Capture
+	29, // 32: switchboard.mailbox.v1.StatusResponse.expires_in:type_name -> google.protobuf.Duration
+	39, // 33: switchboard.mailbox.v1.StatusResponse.posted:type_name -> google.protobuf.Timestamp
+	0,  // 34: switchboard.mailbox.v1.MailboxService.Invoke:input_type -> switchboard.mailbox.v1.InvokeRequest
+	2,  // 35: switchboard.mailbox.v1.MailboxService.Invocations:input_type -> switchboard.mailbox.v1.InvocationsRequest
+	4,  // 36: switchboard.mailbox.v1.MailboxService.Follow:input_type -> switchboard.mailbox.v1.FollowRequest
+	8,  // 37: switchboard.mailbox.v1.MailboxService.Serve:input_type -> switchboard.mailbox.v1.ServeRequest
+	11, // 38: switchboard.mailbox.v1.MailboxService.Complete:input_type -> switchboard.mailbox.v1.CompleteRequest
+	13, // 39: switchboard.mailbox.v1.MailboxService.Capture:input_type -> switchboard.mailbox.v1.CaptureRequest
+	15, // 40: switchboard.mailbox.v1.MailboxService.Call:input_type -> switchboard.mailbox.v1.CallRequest
+	17, // 41: switchboard.mailbox.v1.MailboxService.Cancel:input_type -> switchboard.mailbox.v1.CancelRequest
+	19, // 42: switchboard.mailbox.v1.MailboxService.Watch:input_type -> switchboard.mailbox.v1.WatchRequest
+	22, // 43: switchboard.mailbox.v1.MailboxService.Report:input_type -> switchboard.mailbox.v1.ReportRequest
+	26, // 44: switchboard.mailbox.v1.MailboxService.Status:input_type -> switchboard.mailbox.v1.StatusRequest
+	23, // 45: switchboard.mailbox.v1.MailboxService.Answer:input_type -> switchboard.mailbox.v1.AnswerRequest
+	1,  // 46: switchboard.mailbox.v1.MailboxService.Invoke:output_type -> switchboard.mailbox.v1.InvokeResponse
+	3,  // 47: switchboard.mailbox.v1.MailboxService.Invocations:output_type -> switchboard.mailbox.v1.InvocationsResponse
+	5,  // 48: switchboard.mailbox.v1.MailboxService.Follow:output_type -> switchboard.mailbox.v1.FollowResponse
+	9,  // 49: switchboard.mailbox.v1.MailboxService.Serve:output_type -> switchboard.mailbox.v1.ServeResponse
+	12, // 50: switchboard.mailbox.v1.MailboxService.Complete:output_type -> switchboard.mailbox.v1.CompleteResponse
+	14, // 51: switchboard.mailbox.v1.MailboxService.Capture:output_type -> switchboard.mailbox.v1.CaptureResponse
+	16, // 52: switchboard.mailbox.v1.MailboxService.Call:output_type -> switchboard.mailbox.v1.CallResponse
+	18, // 53: switchboard.mailbox.v1.MailboxService.Cancel:output_type -> switchboard.mailbox.v1.CancelResponse
+	20, // 54: switchboard.mailbox.v1.MailboxService.Watch:output_type -> switchboard.mailbox.v1.WatchResponse
+	25, // 55: switchboard.mailbox.v1.MailboxService.Report:output_type -> switchboard.mailbox.v1.ReportResponse
+	27, // 56: switchboard.mailbox.v1.MailboxService.Status:output_type -> switchboard.mailbox.v1.StatusResponse
+	24, // 57: switchboard.mailbox.v1.MailboxService.Answer:output_type -> switchboard.mailbox.v1.AnswerResponse
+	46, // [46:58] is the sub-list for method output_type
+	34, // [34:46] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_switchboard_mailbox_v1_mailbox_service_proto_init() }
@@ -2111,6 +2294,7 @@ func file_switchboard_mailbox_v1_mailbox_service_proto_init() {
 		(*FollowResponse_Opened)(nil),
 		(*FollowResponse_Invocation)(nil),
 		(*FollowResponse_Cancelled)(nil),
+		(*FollowResponse_Answered)(nil),
 	}
 	file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[8].OneofWrappers = []any{
 		(*ServeRequest_Open)(nil),
@@ -2122,6 +2306,7 @@ func file_switchboard_mailbox_v1_mailbox_service_proto_init() {
 		(*ServeResponse_Cancelled)(nil),
 		(*ServeResponse_Completed)(nil),
 		(*ServeResponse_Refused)(nil),
+		(*ServeResponse_Answered)(nil),
 	}
 	file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[13].OneofWrappers = []any{}
 	file_switchboard_mailbox_v1_mailbox_service_proto_msgTypes[15].OneofWrappers = []any{}
@@ -2137,7 +2322,7 @@ func file_switchboard_mailbox_v1_mailbox_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc), len(file_switchboard_mailbox_v1_mailbox_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   27,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -30,6 +30,7 @@ const (
 	MailboxService_Watch_FullMethodName       = "/switchboard.mailbox.v1.MailboxService/Watch"
 	MailboxService_Report_FullMethodName      = "/switchboard.mailbox.v1.MailboxService/Report"
 	MailboxService_Status_FullMethodName      = "/switchboard.mailbox.v1.MailboxService/Status"
+	MailboxService_Answer_FullMethodName      = "/switchboard.mailbox.v1.MailboxService/Answer"
 )
 
 // MailboxServiceClient is the client API for MailboxService service.
@@ -117,6 +118,12 @@ type MailboxServiceClient interface {
 	// is answered, or the wait ends. Anyone else's invocation is absent, as for
 	// Capture.
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
+	// Answer is called by the driver that posted an invocation to answer a
+	// question its host asked while running it (a Question note, seen with
+	// Status): the answer goes to the host on its Follow or Serve stream.
+	// Refused unless the host's read holds the invocation now
+	// (FAILED_PRECONDITION), and for a question id the host did not ask.
+	Answer(ctx context.Context, in *AnswerRequest, opts ...grpc.CallOption) (*AnswerResponse, error)
 }
 
 type mailboxServiceClient struct {
@@ -258,6 +265,16 @@ func (c *mailboxServiceClient) Status(ctx context.Context, in *StatusRequest, op
 	return out, nil
 }
 
+func (c *mailboxServiceClient) Answer(ctx context.Context, in *AnswerRequest, opts ...grpc.CallOption) (*AnswerResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AnswerResponse)
+	err := c.cc.Invoke(ctx, MailboxService_Answer_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // MailboxServiceServer is the server API for MailboxService service.
 // All implementations must embed UnimplementedMailboxServiceServer
 // for forward compatibility.
@@ -343,6 +360,12 @@ type MailboxServiceServer interface {
 	// is answered, or the wait ends. Anyone else's invocation is absent, as for
 	// Capture.
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
+	// Answer is called by the driver that posted an invocation to answer a
+	// question its host asked while running it (a Question note, seen with
+	// Status): the answer goes to the host on its Follow or Serve stream.
+	// Refused unless the host's read holds the invocation now
+	// (FAILED_PRECONDITION), and for a question id the host did not ask.
+	Answer(context.Context, *AnswerRequest) (*AnswerResponse, error)
 	mustEmbedUnimplementedMailboxServiceServer()
 }
 
@@ -385,6 +408,9 @@ func (UnimplementedMailboxServiceServer) Report(context.Context, *ReportRequest)
 }
 func (UnimplementedMailboxServiceServer) Status(context.Context, *StatusRequest) (*StatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Status not implemented")
+}
+func (UnimplementedMailboxServiceServer) Answer(context.Context, *AnswerRequest) (*AnswerResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Answer not implemented")
 }
 func (UnimplementedMailboxServiceServer) mustEmbedUnimplementedMailboxServiceServer() {}
 func (UnimplementedMailboxServiceServer) testEmbeddedByValue()                        {}
@@ -580,6 +606,24 @@ func _MailboxService_Status_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MailboxService_Answer_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AnswerRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MailboxServiceServer).Answer(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: MailboxService_Answer_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MailboxServiceServer).Answer(ctx, req.(*AnswerRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // MailboxService_ServiceDesc is the grpc.ServiceDesc for MailboxService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -618,6 +662,10 @@ var MailboxService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Status",
 			Handler:    _MailboxService_Status_Handler,
+		},
+		{
+			MethodName: "Answer",
+			Handler:    _MailboxService_Answer_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

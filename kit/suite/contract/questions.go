@@ -1,0 +1,24 @@
+package contract
+
+import "regexp"
+
+// QuestionMethods are the requests an MCP server makes of its client that a
+// host may ask its invocation's poster (ReportRequest.question).
+var QuestionMethods = []string{"elicitation/create", "sampling/createMessage"}
+
+// QuestionID is what a question's id may be.
+var QuestionID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// Bounds of a question and its answer; the mailbox refuses what is larger.
+const (
+	MaxQuestionParams = 64 << 10
+	MaxAnswerResult   = 256 << 10
+	MaxAnswerMessage  = 1000
+	// MaxQuestions bounds the questions one invocation may ask.
+	MaxQuestions = 8
+)
+
+// AnswersMetaKey is the _meta key of an invocation's mcp_params by which
+// the MCP endpoint says it relays the host's questions to its client while
+// the call runs; a host asks only then.
+const AnswersMetaKey = "run.switchboard/answers"

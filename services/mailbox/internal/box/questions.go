@@ -1,0 +1,62 @@
+package box
+
+import (
+	"context"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/suite/contract"
+	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
+)
+
+// Answer gives the host running an invocation its poster's answer to a
+// question it asked: here when this replica holds the invocation, else
+// through the replica that does. It is told on the host's read, or
+// refused when no read holds the invocation now.
+func (b *Box) Answer(ctx context.Context, caller string, a *mailboxv1.Answered) error {
+	return b.answerQuestion(ctx, caller, a, false)
+}
+
+func (b *Box) answerQuestion(ctx context.Context, caller string, a *mailboxv1.Answered, local bool) error {
+	id := a.GetInvocation()
+	b.mu.Lock()
+	if s := b.slots[id]; s != nil {
+		defer b.mu.Unlock()
+		if s.poster != caller {
+			return inflight.Absent(id)
+		}
+		if found, _ := inflight.Asked(s.notes, a.GetQuestion()); !found {
+			return inflight.NotAsked(id, a.GetQuestion())
+		}
+		q := b.queues[s.client]
+		if s.state == answered || s.cancelled || q == nil || q.reader == nil || !q.handed.has(s) {
+			return inflight.NotReading(id)
+		}
+		q.reader.answered(a)
+		return nil
+	}
+	b.mu.Unlock()
+	if home := b.elsewhere(ctx, id, local); home != "" && home != b.name {
+		_, err := b.request(ctx, mbxPrefix+home, &ask{Op: "answer", Caller: caller, ID: id, Answer: a})
+		return err
+	}
+	return inflight.Absent(id)
+}
+
+// questionFits refuses a question an invocation may not ask now: one asked
+// already under its id, or one past contract.MaxQuestions.
+func questionFits(notes []inflight.Note, id string, n inflight.Note) error {
+	if n.Question == nil {
+		return nil
+	}
+	found, asked := inflight.Asked(notes, n.Question.ID)
+	if found {
+		return status.Errorf(codes.AlreadyExists, "report: invocation %q has asked question %q already; a question is asked once", id, n.Question.ID)
+	}
+	if asked >= contract.MaxQuestions {
+		return inflight.TooManyQuestions(id)
+	}
+	return nil
+}

@@ -1,0 +1,102 @@
+package mailbox_test
+
+import (
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/suite/capture"
+	"github.com/switchboard-run/switchboard/kit/suite/contract"
+	"github.com/switchboard-run/switchboard/kit/suite/identity"
+	"github.com/switchboard-run/switchboard/kit/testkit"
+)
+
+// A host's question is a note its poster reads with Status; the poster's
+// answer, posted through another replica, reaches the host on its read as
+// an answered event. Nobody else may answer, a question not asked cannot
+// be, and once the call is answered its questions are void.
+func TestAQuestionsAnswerReachesTheHostThroughAnyReplica(t *testing.T) {
+	t.Parallel()
+	s, other := newTwoReplicas(t)
+	stream, id := s.running(t)
+	q := &mailboxv1.Question{Id: "q1", Method: "elicitation/create", Params: `{"message":"Name?","requestedSchema":{"type":"object"}}`}
+	if _, err := s.mb.Report(host("laptop"), &mailboxv1.ReportRequest{Invocation: id, Question: q}); err != nil {
+		t.Fatalf("asking: %v", err)
+	}
+	r := <-waitStatus(other, id, 0)
+	if r.err != nil || len(r.res.GetProgress()) != 1 || !proto.Equal(r.res.GetProgress()[0].GetQuestion(), q) {
+		t.Fatalf("the poster's status: %v, %v; want the question", r.res, r.err)
+	}
+	refusals := []struct {
+		name string
+		as   *mailboxv1.AnswerRequest
+		who  string
+		code codes.Code
+		says string
+	}{
+		{"someone else's", &mailboxv1.AnswerRequest{Invocation: id, Question: "q1", Result: `{}`}, "mallory", codes.NotFound, "no invocation"},
+		{"a question not asked", &mailboxv1.AnswerRequest{Invocation: id, Question: "q9", Result: `{}`}, "driver", codes.FailedPrecondition, `no question "q9" waiting`},
+		{"both result and error", &mailboxv1.AnswerRequest{Invocation: id, Question: "q1", Result: `{}`, Error: &mailboxv1.AnswerError{Code: -1}}, "driver", codes.InvalidArgument, "exactly one of result and error"},
+		{"a result that is not an object", &mailboxv1.AnswerRequest{Invocation: id, Question: "q1", Result: `[1]`}, "driver", codes.InvalidArgument, "result"},
+	}
+	for _, c := range refusals {
+		_, err := other.Answer(testkit.As(c.who, identity.Driver), c.as)
+		if status.Code(err) != c.code || !strings.Contains(status.Convert(err).Message(), c.says) {
+			t.Errorf("%s: %v; want %v saying %q", c.name, err, c.code, c.says)
+		}
+	}
+	answer := &mailboxv1.AnswerRequest{Invocation: id, Question: "q1", Result: `{"action":"accept","content":{"name":"alice"}}`}
+	if _, err := other.Answer(driver, answer); err != nil {
+		t.Fatalf("answering through the other replica: %v", err)
+	}
+	got := next(t, stream).GetAnswered()
+	if got.GetInvocation() != id || got.GetQuestion() != "q1" || got.GetResult() != answer.Result || got.Error != nil {
+		t.Fatalf("the host heard %v; want the answer as posted", got)
+	}
+	if _, err := s.mb.Complete(host("laptop"), &mailboxv1.CompleteRequest{Invocation: id, Capture: capture.New("done", "", 0)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.mb.Answer(driver, answer); status.Code(err) != codes.NotFound && status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("answering after the call was answered: %v; want a refusal", err)
+	}
+}
+
+// A question is bounded: a known method, an id, params that are a JSON
+// object within 64 KiB, asked once, at most MaxQuestions per invocation.
+func TestAQuestionIsBounded(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t)
+	_, id := s.running(t)
+	ask := func(q *mailboxv1.Question) error {
+		_, err := s.mb.Report(host("laptop"), &mailboxv1.ReportRequest{Invocation: id, Question: q})
+		return err
+	}
+	for _, c := range []struct {
+		q    *mailboxv1.Question
+		says string
+	}{
+		{&mailboxv1.Question{Id: "a", Method: "roots/list", Params: `{}`}, `method "roots/list" is not one a poster can be asked`},
+		{&mailboxv1.Question{Id: "a b", Method: "elicitation/create", Params: `{}`}, `question id "a b"`},
+		{&mailboxv1.Question{Id: "a", Method: "elicitation/create", Params: `"x"`}, "question params"},
+		{&mailboxv1.Question{Id: "a", Method: "elicitation/create", Params: `{"m":"` + strings.Repeat("x", contract.MaxQuestionParams) + `"}`}, "over the 65536"},
+	} {
+		if err := ask(c.q); status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), c.says) {
+			t.Errorf("%v: %v; want INVALID_ARGUMENT saying %q", c.q.GetId(), err, c.says)
+		}
+	}
+	for i := range contract.MaxQuestions {
+		if err := ask(&mailboxv1.Question{Id: "q" + string(rune('a'+i)), Method: "sampling/createMessage", Params: `{}`}); err != nil {
+			t.Fatalf("question %d: %v", i, err)
+		}
+	}
+	if err := ask(&mailboxv1.Question{Id: "qa", Method: "sampling/createMessage", Params: `{}`}); status.Code(err) != codes.AlreadyExists {
+		t.Errorf("a question asked twice: %v; want ALREADY_EXISTS", err)
+	}
+	if err := ask(&mailboxv1.Question{Id: "qz", Method: "sampling/createMessage", Params: `{}`}); status.Code(err) != codes.ResourceExhausted {
+		t.Errorf("one question past the bound: %v; want RESOURCE_EXHAUSTED", err)
+	}
+}
