@@ -17,8 +17,3 @@ const (
 	// MaxQuestions bounds the questions one invocation may ask.
 	MaxQuestions = 8
 )
-
-// AnswersMetaKey is the _meta key of an invocation's mcp_params by which
-// the MCP endpoint says it relays the host's questions to its client while
-// the call runs; a host asks only then.
-const AnswersMetaKey = "run.switchboard/answers"

@@ -30,9 +30,6 @@ func (r *reporter) ask(ctx context.Context, q *mailboxv1.Question) (*mailboxv1.A
 	ch := make(chan *mailboxv1.Answered, 1)
 	f := r.f
 	f.mu.Lock()
-	if f.answers == nil {
-		f.answers = map[question]chan *mailboxv1.Answered{}
-	}
 	f.answers[key] = ch
 	f.mu.Unlock()
 	defer func() {

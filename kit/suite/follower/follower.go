@@ -159,7 +159,7 @@ func New(o Options) *Follower {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Follower{o: o, log: log, calls: map[string]*call{}, room: make(chan struct{}, 1), free: o.Slots,
+	return &Follower{o: o, log: log, calls: map[string]*call{}, answers: map[question]chan *mailboxv1.Answered{}, room: make(chan struct{}, 1), free: o.Slots,
 		idle: make(chan job), stopped: make(chan struct{}),
 		recent: newRecent(orDefault(o.Recent, DefaultRecent), orDefault(o.RecentBytes, DefaultRecentBytes))}
 }

@@ -31,7 +31,7 @@ type ClientParams struct {
 		LogLevel mcp.LoggingLevel `json:"io.modelcontextprotocol/logLevel,omitempty"`
 		// Answers says the driver's endpoint relays the server's questions
 		// (elicitation, sampling) to its client while the call runs
-		// (contract.AnswersMetaKey); the bridge keeps it to itself.
+		// (mcpserve's forwardedMeta); the bridge keeps it to itself.
 		Answers bool `json:"run.switchboard/answers,omitempty"`
 	} `json:"_meta"`
 }
