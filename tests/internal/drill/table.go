@@ -15,21 +15,18 @@ type Phase struct {
 }
 
 // Table is the drill's report, one row per phase, as markdown: the calls
-// that ended in it across drivers (a call cut short by a fault counts in
-// the fault's row), how many were answered, refused with a
-// sentence, lost, and answered by a run made twice (ran counts runs by
-// invocation, for the targets that record them); the slowest answer; and
-// recovery, the time from the fault until every driver had an answer to a
-// call begun after it. Call it once the drivers have stopped.
+// counted in it across drivers (a call in flight when a fault came counts in
+// that fault's row, the first fault if several came; any other in the phase
+// it ran in), how many were answered, refused with a sentence, lost, and
+// answered by a run made twice (ran counts runs by invocation, for the
+// targets that record them); the slowest answer; and recovery, the time
+// from the fault until every driver had an answer to a call begun after it.
+// Call it once the drivers have stopped.
 func Table(drivers []*Driver, phases []Phase, ran map[string]int) string {
 	var b strings.Builder
 	b.WriteString("| fault | calls | answered | refused | lost | run twice | slowest | recovery |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for i, p := range phases {
-		end := time.Time{}
-		if i+1 < len(phases) {
-			end = phases[i+1].At
-		}
 		var calls, answered, refused, lost, twice int
 		var slowest, recovery time.Duration
 		never := false
@@ -42,7 +39,7 @@ func Table(drivers []*Driver, phases []Phase, ran map[string]int) string {
 						first = took
 					}
 				}
-				if ended := r.ended; ended.Before(p.At) && !ended.IsZero() || (!end.IsZero() && !ended.IsZero() && !ended.Before(end)) {
+				if phaseOf(phases, r) != i {
 					continue
 				}
 				calls++
@@ -73,4 +70,18 @@ func Table(drivers []*Driver, phases []Phase, ran map[string]int) string {
 			slowest.Round(time.Millisecond), rec)
 	}
 	return b.String()
+}
+
+// phaseOf is the row r counts in: the first fault that came while it was in
+// flight (a call never settled is in flight to the end), else the phase it
+// began in.
+func phaseOf(phases []Phase, r *record) int {
+	i := 0
+	for i+1 < len(phases) && !r.began.Before(phases[i+1].At) {
+		i++
+	}
+	if i+1 < len(phases) && (r.ended.IsZero() || r.ended.After(phases[i+1].At)) {
+		i++
+	}
+	return i
 }
