@@ -17,8 +17,9 @@ import (
 
 // A host's question is a note its poster reads with Status; the poster's
 // answer, posted through another replica, reaches the host on its read as
-// an answered event. Nobody else may answer, a question not asked cannot
-// be, and once the call is answered its questions are void.
+// an answered event, and a note says so. Nobody else may answer, a question
+// not asked cannot be, nor one answered already, and once the call is
+// answered its questions are void.
 func TestAQuestionsAnswerReachesTheHostThroughAnyReplica(t *testing.T) {
 	t.Parallel()
 	s, other := newTwoReplicas(t)
@@ -56,6 +57,13 @@ func TestAQuestionsAnswerReachesTheHostThroughAnyReplica(t *testing.T) {
 	got := next(t, stream).GetAnswered()
 	if got.GetInvocation() != id || got.GetQuestion() != "q1" || got.GetResult() != answer.Result || got.Error != nil {
 		t.Fatalf("the host heard %v; want the answer as posted", got)
+	}
+	r = <-waitStatus(s.mb, id, 1)
+	if r.err != nil || len(r.res.GetProgress()) != 1 || r.res.GetProgress()[0].GetAnswered() != "q1" {
+		t.Fatalf("the poster's status after the answer: %v, %v; want a note that q1 is answered", r.res, r.err)
+	}
+	if _, err := other.Answer(driver, answer); status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "answered already") {
+		t.Fatalf("answering q1 again: %v; want FAILED_PRECONDITION, answered already", err)
 	}
 	if _, err := s.mb.Complete(host("laptop"), &mailboxv1.CompleteRequest{Invocation: id, Capture: capture.New("done", "", 0)}); err != nil {
 		t.Fatal(err)

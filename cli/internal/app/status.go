@@ -54,16 +54,30 @@ func printStatus(std IO, st *mailboxv1.StatusResponse) {
 	fmt.Fprintf(std.Stdout, "%s: %s, handed out %d times, expires in %v\n",
 		st.GetInvocation(), phase, st.GetHandOffs(), st.GetExpiresIn().AsDuration().Round(time.Second))
 	for _, n := range st.GetProgress() {
-		line := "  #" + strconv.FormatInt(n.GetSeq(), 10) + " " + strconv.FormatFloat(n.GetProgress(), 'g', -1, 64)
-		if n.Total != nil {
-			line += " of " + strconv.FormatFloat(n.GetTotal(), 'g', -1, 64)
-		}
-		if m := n.GetMessage(); m != "" {
-			line += ": " + m
-		}
-		fmt.Fprintln(std.Stdout, line)
+		fmt.Fprintln(std.Stdout, "  #"+strconv.FormatInt(n.GetSeq(), 10)+" "+noteLine(n))
 	}
 	if c := st.GetCapture(); c != nil {
 		fmt.Fprintf(std.Stdout, "answered with exit code %d; collect it with: switchboard capture %s\n", c.GetExitCode(), st.GetInvocation())
 	}
+}
+
+// noteLine is a note for a person: how far, a log message, a question the
+// host asked, or that its answer reached the host.
+func noteLine(n *mailboxv1.ProgressNote) string {
+	switch {
+	case n.GetQuestion() != nil:
+		return "asks " + n.GetQuestion().GetMethod() + " (question " + n.GetQuestion().GetId() + ")"
+	case n.GetAnswered() != "":
+		return "question " + n.GetAnswered() + " answered"
+	case n.GetLog() != nil:
+		return "log " + n.GetLog().GetLevel() + ": " + n.GetLog().GetData()
+	}
+	line := strconv.FormatFloat(n.GetProgress(), 'g', -1, 64)
+	if n.Total != nil {
+		line += " of " + strconv.FormatFloat(n.GetTotal(), 'g', -1, 64)
+	}
+	if m := n.GetMessage(); m != "" {
+		line += ": " + m
+	}
+	return line
 }

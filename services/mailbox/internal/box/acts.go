@@ -157,14 +157,7 @@ func (b *Box) report(ctx context.Context, caller, id string, n inflight.Note, lo
 		if err := questionFits(s.notes, id, n); err != nil {
 			return 0, 0, err
 		}
-		var seq int64
-		s.notes, seq = inflight.AddNote(s.notes, n)
-		b.notify(id)
-		if s.rev != 0 && s.input != "" { // a durable one's notes outlive the replicas (a Task's status)
-			body, rev := s.stored(), s.rev
-			go b.keepNotes(s, body, rev)
-		}
-		return seq, inflight.NotesBytes(s.notes), nil
+		return b.addNote(s, n), inflight.NotesBytes(s.notes), nil
 	}
 	home := b.queues[caller] != nil
 	b.mu.Unlock()
@@ -178,6 +171,19 @@ func (b *Box) report(ctx context.Context, caller, id string, n inflight.Note, lo
 		}
 	}
 	return b.reportRecord(ctx, caller, id, n)
+}
+
+// addNote keeps n on s (under b.mu), wakes its poster's Status waits, and
+// returns n's seq.
+func (b *Box) addNote(s *slot, n inflight.Note) int64 {
+	var seq int64
+	s.notes, seq = inflight.AddNote(s.notes, n)
+	b.notify(s.id)
+	if s.rev != 0 && s.input != "" { // a durable one's notes outlive the replicas (a Task's status)
+		body, rev := s.stored(), s.rev
+		go b.keepNotes(s, body, rev)
+	}
+	return seq
 }
 
 // keepNotes writes a durable slot's notes to its record; a write that loses

@@ -2,6 +2,7 @@ package box
 
 import (
 	"context"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -27,14 +28,19 @@ func (b *Box) answerQuestion(ctx context.Context, caller string, a *mailboxv1.An
 		if s.poster != caller {
 			return inflight.Absent(id)
 		}
-		if found, _ := inflight.Asked(s.notes, a.GetQuestion()); !found {
+		found, already, _ := inflight.Asked(s.notes, a.GetQuestion())
+		switch {
+		case !found:
 			return inflight.NotAsked(id, a.GetQuestion())
+		case already:
+			return inflight.AnsweredAlready(id, a.GetQuestion())
 		}
 		q := b.queues[s.client]
 		if s.state == answered || s.cancelled || q == nil || q.reader == nil || !q.handed.has(s) {
 			return inflight.NotReading(id)
 		}
 		q.reader.answered(a)
+		b.addNote(s, inflight.Note{Answered: a.GetQuestion(), At: time.Now()})
 		return nil
 	}
 	b.mu.Unlock()
@@ -51,7 +57,7 @@ func questionFits(notes []inflight.Note, id string, n inflight.Note) error {
 	if n.Question == nil {
 		return nil
 	}
-	found, asked := inflight.Asked(notes, n.Question.ID)
+	found, _, asked := inflight.Asked(notes, n.Question.ID)
 	if found {
 		return status.Errorf(codes.AlreadyExists, "report: invocation %q has asked question %q already; a question is asked once", id, n.Question.ID)
 	}

@@ -42,6 +42,9 @@ type Note struct {
 	// Question is set on a note that is a question the host asked its
 	// poster (its progress, total and message are then empty).
 	Question *Question `json:",omitempty"`
+	// Answered names the question whose answer reached the host (the
+	// note holds nothing else).
+	Answered string `json:",omitempty"`
 	// At is when the store kept it.
 	At time.Time
 }
@@ -59,14 +62,18 @@ func NewNote(progress float64, total *float64, message string, at time.Time) Not
 }
 
 // AddNote appends n to notes, numbered after the last one, dropping the
-// oldest past MaxNotes, and returns the notes and n's seq.
+// oldest past MaxNotes (a question or its answer only when no other note
+// is left to drop: they are bounded, and a dropped one cannot be answered),
+// and returns the notes and n's seq.
 func AddNote(notes []Note, n Note) ([]Note, int64) {
 	n.Seq = 1
 	if len(notes) > 0 {
 		n.Seq = notes[len(notes)-1].Seq + 1
 	}
 	if len(notes) >= MaxNotes {
-		notes = append(notes[:0:0], notes[len(notes)-MaxNotes+1:]...)
+		drop := slices.IndexFunc(notes, func(n Note) bool { return n.Question == nil && n.Answered == "" })
+		drop = max(drop, 0)
+		notes = slices.Concat(notes[:drop:drop], notes[drop+1:])
 	}
 	return append(notes, n), n.Seq
 }
@@ -86,6 +93,7 @@ func NotesBytes(notes []Note) int {
 		if q := notes[i].Question; q != nil {
 			n += len(q.ID) + len(q.Method) + len(q.Params)
 		}
+		n += len(notes[i].Answered)
 	}
 	return n
 }
@@ -204,9 +212,18 @@ func NotesProto(ns []Note) []*mailboxv1.ProgressNote {
 	out := make([]*mailboxv1.ProgressNote, len(ns))
 	for i, n := range ns {
 		out[i] = &mailboxv1.ProgressNote{Seq: n.Seq, Progress: n.Progress, Total: n.Total, Message: n.Message, At: timestamppb.New(n.At),
-			Log: LogProto(n.Log), Question: QuestionProto(n.Question)}
+			Log: LogProto(n.Log), Question: QuestionProto(n.Question), Answered: answeredProto(n.Answered)}
 	}
 	return out
+}
+
+// answeredProto is an answer's mark for the wire: absent on other notes,
+// so their JSON shape stays as it was.
+func answeredProto(question string) *string {
+	if question == "" {
+		return nil
+	}
+	return &question
 }
 
 // NotesOf is the notes a stored record holds; nil for none.
@@ -217,7 +234,7 @@ func NotesOf(ps []*mailboxv1.ProgressNote) []Note {
 	out := make([]Note, len(ps))
 	for i, p := range ps {
 		out[i] = Note{Seq: p.GetSeq(), Progress: p.GetProgress(), Total: p.Total, Message: p.GetMessage(), At: p.GetAt().AsTime(),
-			Log: LogOf(p.GetLog()), Question: QuestionOf(p.GetQuestion())}
+			Log: LogOf(p.GetLog()), Question: QuestionOf(p.GetQuestion()), Answered: p.GetAnswered()}
 	}
 	return out
 }

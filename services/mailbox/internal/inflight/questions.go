@@ -61,15 +61,17 @@ func CheckAnswer(req *mailboxv1.AnswerRequest) (*mailboxv1.Answered, error) {
 	return &mailboxv1.Answered{Invocation: req.GetInvocation(), Question: req.GetQuestion(), Result: req.GetResult(), Error: req.GetError()}, nil
 }
 
-// Asked reports whether notes hold a question id, and how many questions.
-func Asked(notes []Note, id string) (found bool, questions int) {
+// Asked reports whether notes hold a question id, whether its answer
+// reached the host, and how many questions they hold.
+func Asked(notes []Note, id string) (found, answered bool, questions int) {
 	for i := range notes {
 		if q := notes[i].Question; q != nil {
 			questions++
 			found = found || q.ID == id
 		}
+		answered = answered || notes[i].Answered == id
 	}
-	return found, questions
+	return found, answered, questions
 }
 
 // TooManyQuestions refuses a question past contract.MaxQuestions.
@@ -81,6 +83,12 @@ func TooManyQuestions(id string) error {
 // hold: never asked, or dropped as newer notes came.
 func NotAsked(id, question string) error {
 	return status.Errorf(codes.FailedPrecondition, "answer: invocation %q has no question %q waiting; read its notes with Status", id, question)
+}
+
+// AnsweredAlready refuses a second answer to a question: the host heard
+// the first.
+func AnsweredAlready(id, question string) error {
+	return status.Errorf(codes.FailedPrecondition, "answer: question %q of invocation %q is answered already; a question is answered once", question, id)
 }
 
 // NotReading refuses an answer whose host holds no read of the invocation

@@ -484,7 +484,11 @@ type ProgressNote struct {
 	Log *LogMessage `protobuf:"bytes,6,opt,name=log,proto3" json:"log,omitempty"`
 	// question is set on a note that is a question the host asked
 	// (ReportRequest.question); progress, total and message are then empty.
-	Question      *Question `protobuf:"bytes,7,opt,name=question,proto3" json:"question,omitempty"`
+	Question *Question `protobuf:"bytes,7,opt,name=question,proto3" json:"question,omitempty"`
+	// answered is set on a note the mailbox adds when the poster's Answer to
+	// the question of that id reached the host; the note holds nothing else.
+	// A question with no such note is still waiting.
+	Answered      *string `protobuf:"bytes,8,opt,name=answered,proto3,oneof" json:"answered,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -566,6 +570,13 @@ func (x *ProgressNote) GetQuestion() *Question {
 		return x.Question
 	}
 	return nil
+}
+
+func (x *ProgressNote) GetAnswered() string {
+	if x != nil && x.Answered != nil {
+		return *x.Answered
+	}
+	return ""
 }
 
 // Question is a request an MCP server made of its client while running an
@@ -888,7 +899,7 @@ const file_switchboard_mailbox_v1_mailbox_proto_rawDesc = "" +
 	"\banswered\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\bansweredB\f\n" +
 	"\n" +
-	"_exit_code\"\x9b\x02\n" +
+	"_exit_code\"\xc9\x02\n" +
 	"\fProgressNote\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12\x1a\n" +
 	"\bprogress\x18\x02 \x01(\x01R\bprogress\x12\x19\n" +
@@ -896,8 +907,10 @@ const file_switchboard_mailbox_v1_mailbox_proto_rawDesc = "" +
 	"\amessage\x18\x04 \x01(\tR\amessage\x12*\n" +
 	"\x02at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x124\n" +
 	"\x03log\x18\x06 \x01(\v2\".switchboard.mailbox.v1.LogMessageR\x03log\x12<\n" +
-	"\bquestion\x18\a \x01(\v2 .switchboard.mailbox.v1.QuestionR\bquestionB\b\n" +
-	"\x06_total\"J\n" +
+	"\bquestion\x18\a \x01(\v2 .switchboard.mailbox.v1.QuestionR\bquestion\x12\x1f\n" +
+	"\banswered\x18\b \x01(\tH\x01R\banswered\x88\x01\x01B\b\n" +
+	"\x06_totalB\v\n" +
+	"\t_answered\"J\n" +
 	"\bQuestion\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06method\x18\x02 \x01(\tR\x06method\x12\x16\n" +

@@ -122,7 +122,8 @@ type MailboxServiceClient interface {
 	// question its host asked while running it (a Question note, seen with
 	// Status): the answer goes to the host on its Follow or Serve stream.
 	// Refused unless the host's read holds the invocation now
-	// (FAILED_PRECONDITION), and for a question id the host did not ask.
+	// (FAILED_PRECONDITION), for a question id the host did not ask, and for
+	// one answered already; once given, an `answered` note says so.
 	Answer(ctx context.Context, in *AnswerRequest, opts ...grpc.CallOption) (*AnswerResponse, error)
 }
 
@@ -364,7 +365,8 @@ type MailboxServiceServer interface {
 	// question its host asked while running it (a Question note, seen with
 	// Status): the answer goes to the host on its Follow or Serve stream.
 	// Refused unless the host's read holds the invocation now
-	// (FAILED_PRECONDITION), and for a question id the host did not ask.
+	// (FAILED_PRECONDITION), for a question id the host did not ask, and for
+	// one answered already; once given, an `answered` note says so.
 	Answer(context.Context, *AnswerRequest) (*AnswerResponse, error)
 	mustEmbedUnimplementedMailboxServiceServer()
 }
