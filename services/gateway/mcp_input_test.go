@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -73,6 +74,15 @@ func TestAMountedServerAsksTheClientThroughTheMailbox(t *testing.T) {
 		mute := s.connectAt(t, rev, "/mcp", as("alice", identity.Driver), &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
 		if got := call(mute, caps); got != "No declared client capability supports an in-band input request" {
 			t.Fatalf("tools/call %s by a client that cannot be asked = %q; want the server not to ask", caps, got)
+		}
+		// A task is called without the client's capabilities, even those it
+		// declared: the server does not ask in its result.
+		meta := taskMeta()
+		meta["io.modelcontextprotocol/clientCapabilities"].(map[string]any)["elicitation"] = map[string]any{}
+		raw := s.rawMCPSession(t, rev)
+		created := decodeTask(t, "tools/call as a task", raw.send(t, "tools/call", map[string]any{"name": caps, "arguments": map[string]any{}, "_meta": meta}, false))
+		if done := awaitTask(t, raw, created.TaskID); done.Status != "completed" || !strings.Contains(string(done.Result), "No declared client capability") {
+			t.Fatalf("task of %s ended %+v; want completed, the server not asking", caps, done)
 		}
 	})
 }

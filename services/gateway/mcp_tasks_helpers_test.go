@@ -73,17 +73,21 @@ func taskMeta() map[string]any {
 
 // taskReply is a Task as the endpoint answers it.
 type taskReply struct {
-	ResultType     string          `json:"resultType"`
-	TaskID         string          `json:"taskId"`
-	Status         string          `json:"status"`
-	StatusMessage  string          `json:"statusMessage"`
-	CreatedAt      time.Time       `json:"createdAt"`
-	LastUpdatedAt  time.Time       `json:"lastUpdatedAt"`
-	TTLMs          *int64          `json:"ttlMs"`
-	PollIntervalMs int64           `json:"pollIntervalMs"`
-	Result         json.RawMessage `json:"result"`
-	Error          json.RawMessage `json:"error"`
-	Meta           map[string]any  `json:"_meta"`
+	ResultType     string    `json:"resultType"`
+	TaskID         string    `json:"taskId"`
+	Status         string    `json:"status"`
+	StatusMessage  string    `json:"statusMessage"`
+	CreatedAt      time.Time `json:"createdAt"`
+	LastUpdatedAt  time.Time `json:"lastUpdatedAt"`
+	TTLMs          *int64    `json:"ttlMs"`
+	PollIntervalMs int64     `json:"pollIntervalMs"`
+	InputRequests  map[string]struct {
+		Method string         `json:"method"`
+		Params map[string]any `json:"params"`
+	} `json:"inputRequests"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+	Meta   map[string]any  `json:"_meta"`
 }
 
 func decodeTask(t *testing.T, what string, r rawMCPReply) taskReply {

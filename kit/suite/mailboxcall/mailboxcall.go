@@ -147,12 +147,23 @@ func (r retrying) Invoke(ctx context.Context, method string, args, reply any, op
 }
 
 // Recollect collects the capture of invocation id, whose Call broke with
-// lost, within ctx: each Capture waits up to a minute for the answer and a
-// ready replica, under a retry key of its own. It returns what the Call
-// would have: the capture, or the handle with DeadlineExceeded; any other
-// error names what broke and why collecting failed (NotFound: the dead
-// replica had handed the capture over already).
+// lost, within ctx (Await); an error other than the deadline's names what
+// broke and why collecting failed (NotFound: the dead replica had handed
+// the capture over already).
 func Recollect(ctx context.Context, mb mailboxv1.MailboxServiceClient, id string, lost error) (*mailboxv1.CallResponse, error) {
+	res, err := Await(ctx, mb, id)
+	if err != nil && status.Code(err) != codes.DeadlineExceeded {
+		return nil, status.Errorf(status.Code(err), "the connection to the mailbox broke while it ran (%s), and collecting its capture then failed: %s",
+			status.Convert(lost).Message(), status.Convert(err).Message())
+	}
+	return res, err
+}
+
+// Await collects the capture of invocation id within ctx, as a Call would
+// have: each Capture waits up to a minute for the answer and a ready
+// replica, under a retry key of its own. It returns the capture, or the
+// handle with DeadlineExceeded, or the mailbox's refusal.
+func Await(ctx context.Context, mb mailboxv1.MailboxServiceClient, id string) (*mailboxv1.CallResponse, error) {
 	key := "recollect-" + rand.Text()
 	unavailable := retry.Loop{Policy: backoff, Retryable: func(err error) bool { return status.Code(err) == codes.Unavailable }}
 	for {
@@ -178,7 +189,6 @@ func Recollect(ctx context.Context, mb mailboxv1.MailboxServiceClient, id string
 		case err == nil:
 			continue // still running: wait again
 		}
-		return nil, status.Errorf(status.Code(err), "the connection to the mailbox broke while it ran (%s), and collecting its capture then failed: %s",
-			status.Convert(lost).Message(), status.Convert(err).Message())
+		return nil, err
 	}
 }

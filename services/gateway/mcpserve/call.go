@@ -67,25 +67,41 @@ func (m *Mirror) handler(name string, e entry) mcp.ToolHandler {
 			return refusal(status.Convert(err).Message()), nil
 		}
 		level := m.levels.level(req)
-		asks := relaysQuestions(req)
-		params, err := mcpParams(req, level, asks)
-		if err != nil {
-			return refusal("the call's input responses could not be passed on: " + err.Error()), nil
+		asks := askingOf(req)
+		var call *running
+		var after int64 // the notes read before this request (resume.go)
+		if id, seen, ok, err := resumed(req.Params.RequestState, name); err != nil || ok {
+			if err != nil {
+				return refusal(err.Error()), nil
+			}
+			if res := m.answerInputs(rpc, name, id, req.Params.InputResponses); res != nil {
+				return res, nil
+			}
+			call, after = m.resumeCall(rpc, id), seen
+		} else {
+			params, err := mcpParams(req, level, asks != askNone)
+			if err != nil {
+				return refusal("the call's input responses could not be passed on: " + err.Error()), nil
+			}
+			call = m.startCall(rpc, &mailboxv1.CallRequest{Client: e.client, Tool: e.def.GetName(), Input: input, McpParams: params})
 		}
-		call := m.startCall(rpc, &mailboxv1.CallRequest{Client: e.client, Tool: e.def.GetName(), Input: input, McpParams: params})
 		stop := nameFirst(ctx, call)
 		defer stop()
 		var relay *noteRelay
-		if token := req.Params.GetProgressToken(); (token != nil || level != "" || asks) && req.Session != nil {
+		var inputs <-chan *mailboxv1.ProgressNote
+		if token := req.Params.GetProgressToken(); (token != nil || level != "" || asks != askNone) && (req.Session != nil || asks == askResult) {
 			// Only a call that asks for progress or log messages, or whose
 			// client can be asked, reads its notes: the hot path stays one
 			// request to the mailbox (progress.go).
-			relay = m.relayNotes(as, req.Session, token, level != "", asks, call)
+			relay = m.relayNotes(as, req.Session, token, level != "", asks, call, after)
 			defer relay.stop()
+			inputs = relay.inputs
 		}
 		var r callResult
 		select {
 		case r = <-call.done:
+		case n := <-inputs:
+			return inputRequest(name, call.handle(), n, inputs), nil
 		case <-ctx.Done():
 			// The client went away: cancel by the handle, once the mailbox
 			// named it (at once, unless the call failed before its post).

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/suite/contract"
 )
 
 // progressWait is how long one Status read of the relay waits for a newer
@@ -26,10 +27,15 @@ const progressWait = 30 * time.Second
 // stops; no notification follows the result. A read that finds no
 // invocation yet is asked again (the handle comes before the post); any other
 // failure ends the relay quietly. as carries the caller's identity; the
-// notifications go on the handler's request stream.
-func (m *Mirror) relayNotes(as context.Context, session *mcp.ServerSession, token any, logs, asks bool, call *running) *noteRelay {
+// notifications go on the handler's request stream. The relay reads the
+// notes after the one numbered after; the host's questions go to the
+// client as asks says.
+func (m *Mirror) relayNotes(as context.Context, session *mcp.ServerSession, token any, logs bool, asks asking, call *running, after int64) *noteRelay {
 	ctx, cancel := context.WithCancel(as)
-	r := &noteRelay{m: m, as: as, session: session, token: token, logs: logs, asks: asks, cancel: cancel}
+	r := &noteRelay{m: m, as: as, session: session, token: token, logs: logs, asks: asks, cancel: cancel, after: after}
+	if asks == askResult {
+		r.inputs = make(chan *mailboxv1.ProgressNote, contract.MaxQuestions)
+	}
 	r.wg.Go(func() {
 		id := call.handle()
 		if id == "" {
@@ -68,8 +74,9 @@ type noteRelay struct {
 	session *mcp.ServerSession
 	token   any
 	logs    bool
-	asks    bool   // the host's questions go to the client (questions.go)
-	id      string // the invocation, once read
+	asks    asking                       // how the host's questions go to the client (questions.go)
+	inputs  chan *mailboxv1.ProgressNote // askResult: the questions, for the handler's input_required result
+	id      string                       // the invocation, once read
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	after   int64 // the last note sent; the relay's goroutine's until it has ended
@@ -83,7 +90,7 @@ func (r *noteRelay) stop() { r.cancel(); r.wg.Wait() }
 // next read may find it gone.
 func (r *noteRelay) finish(notes []*mailboxv1.ProgressNote) {
 	r.stop()
-	r.asks = false // answered: a question left is void
+	r.asks = askNone // answered: a question left is void
 	_ = r.send(r.as, notes)
 }
 
@@ -94,8 +101,18 @@ func (r *noteRelay) send(ctx context.Context, notes []*mailboxv1.ProgressNote) e
 			continue
 		}
 		r.after = n.GetSeq()
+		if n.GetAnswered() != "" {
+			continue
+		}
 		if q := n.GetQuestion(); q != nil {
-			if r.asks && r.id != "" {
+			switch {
+			case r.asks == askNone || r.id == "":
+			case r.inputs != nil:
+				select {
+				case r.inputs <- n:
+				default: // more than a call may ask: the mailbox refused the rest
+				}
+			default:
 				r.wg.Go(func() { r.ask(ctx, q) })
 			}
 			continue
@@ -110,6 +127,9 @@ func (r *noteRelay) send(ctx context.Context, notes []*mailboxv1.ProgressNote) e
 // relayNote sends n on as the client asked: a log message as
 // notifications/message, progress to its token.
 func relayNote(ctx context.Context, session *mcp.ServerSession, token any, logs bool, n *mailboxv1.ProgressNote) error {
+	if session == nil { // a stateless call that only asks
+		return nil
+	}
 	if l := n.GetLog(); l != nil {
 		if !logs {
 			return nil

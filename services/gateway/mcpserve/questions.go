@@ -18,26 +18,40 @@ import (
 // sessions asks its client during a tool call (elicitation/create,
 // sampling/createMessage); the bridge posts the request as a question note
 // on the invocation, and the endpoint, reading the call's notes, asks its
-// own client in the session and posts the answer (Answer), which reaches
-// the bridge and the server.
+// own client and posts the answer (Answer), which reaches the bridge and
+// the server.
 
-// relaysQuestions reports whether the endpoint asks req's client the
-// host's questions while the call runs: a client in a session (the era
-// that takes server-to-client requests) that declared elicitation or
-// sampling. A stateless client is asked with input_required results, by
-// servers of its own era (inputrequired.go).
-func relaysQuestions(req *mcp.CallToolRequest) bool {
-	if req.Session == nil || req.Params == nil {
-		return false
+// asking is how the endpoint puts the host's questions to a call's client.
+type asking int
+
+const (
+	askNone    asking = iota // the client declared nothing it can be asked: the bridge refuses
+	askSession               // on its session, as server-to-client requests (the era with sessions)
+	askResult                // in an input_required result, resumed by its retry (resume.go)
+)
+
+// askingOf is how req's client is asked: a stateless client by the
+// capabilities in its _meta, a client in a session by its initialize; only
+// elicitation and sampling are asked (the bridge answers roots/list).
+func askingOf(req *mcp.CallToolRequest) asking {
+	if req.Params == nil {
+		return askNone
 	}
 	if _, stateless := req.Params.Meta[mcp.MetaKeyClientCapabilities]; stateless {
-		return false
+		caps := askable(req.Params.Meta, nil)
+		if caps["elicitation"] != nil || caps["sampling"] != nil {
+			return askResult
+		}
+		return askNone
+	}
+	if req.Session == nil {
+		return askNone
 	}
 	init := req.Session.InitializeParams()
-	if init == nil || init.Capabilities == nil {
-		return false
+	if init == nil || init.Capabilities == nil || init.Capabilities.Elicitation == nil && init.Capabilities.Sampling == nil {
+		return askNone
 	}
-	return init.Capabilities.Elicitation != nil || init.Capabilities.Sampling != nil
+	return askSession
 }
 
 // ask asks the client q in its session and posts its answer, or the

@@ -45,20 +45,22 @@ type task struct {
 	LastUpdatedAt  string              `json:"lastUpdatedAt"`
 	TTLMs          int64               `json:"ttlMs"`
 	PollIntervalMs int64               `json:"pollIntervalMs,omitempty"`
+	InputRequests  mcp.InputRequestMap `json:"inputRequests,omitempty"`
 	Result         *mcp.CallToolResult `json:"result,omitempty"`
 	Error          *capture.RPCError   `json:"error,omitempty"`
 	Meta           map[string]any      `json:"_meta,omitempty"`
 }
 
-// Task statuses the endpoint uses. input_required never: a Switchboard
-// tool takes all its input in the call. failed only for a JSON-RPC error a
-// mounted server answered (the capture's mcp_error), as the extension
-// keeps it; a tool that failed is completed with its isError result.
+// Task statuses. input_required while a host's question waits for its
+// answer (questions.go). failed only for a JSON-RPC error a mounted server
+// answered (the capture's mcp_error), as the extension keeps it; a tool
+// that failed is completed with its isError result.
 const (
-	taskWorking   = "working"
-	taskCompleted = "completed"
-	taskFailed    = "failed"
-	taskCancelled = "cancelled"
+	taskWorking       = "working"
+	taskInputRequired = "input_required"
+	taskCompleted     = "completed"
+	taskFailed        = "failed"
+	taskCancelled     = "cancelled"
 )
 
 // taskOf maps an invocation's Status to its task at now: queued or handed
@@ -77,10 +79,12 @@ func taskOf(st *mailboxv1.StatusResponse, now time.Time, hasOutputSchema bool) (
 	t := &task{TaskID: st.GetInvocation(), CreatedAt: stamp(created), TTLMs: expires.Sub(created).Milliseconds()}
 	notes := st.GetProgress()
 	if len(notes) > 0 {
-		last := notes[len(notes)-1]
-		if at := last.GetAt().AsTime(); at.After(updated) {
+		if at := notes[len(notes)-1].GetAt().AsTime(); at.After(updated) {
 			updated = at
 		}
+	}
+	if i := lastIndexFunc(notes, isProgress); i >= 0 {
+		last := notes[i]
 		t.StatusMessage = noteText(last)
 		p := map[string]any{"seq": last.GetSeq(), "progress": last.GetProgress()}
 		if last.Total != nil {
@@ -94,6 +98,14 @@ func taskOf(st *mailboxv1.StatusResponse, now time.Time, hasOutputSchema bool) (
 	switch st.GetPhase() {
 	case mailboxv1.Phase_PHASE_QUEUED, mailboxv1.Phase_PHASE_HANDED_OUT:
 		t.Status, t.PollIntervalMs = taskWorking, TaskPollInterval.Milliseconds()
+		if asked := waiting(notes); len(asked) > 0 {
+			requests, err := inputRequests(asked)
+			if err != nil {
+				return nil, fmt.Errorf("invocation %s asks its client what cannot be passed on: %v", st.GetInvocation(), err)
+			}
+			t.Status, t.InputRequests = taskInputRequired, requests
+			t.StatusMessage = fmt.Sprintf("waiting for the client's answer to %d question(s): tasks/update with inputResponses", len(asked))
+		}
 	case mailboxv1.Phase_PHASE_ANSWERED:
 		t.Status, t.Result = taskCompleted, fromCapture(st.GetCapture(), hasOutputSchema)
 		t.StatusMessage = ""
@@ -107,6 +119,22 @@ func taskOf(st *mailboxv1.StatusResponse, now time.Time, hasOutputSchema bool) (
 	}
 	t.LastUpdatedAt = stamp(updated)
 	return t, nil
+}
+
+// lastIndexFunc is the index of the last note f holds for, or -1.
+func lastIndexFunc(notes []*mailboxv1.ProgressNote, f func(*mailboxv1.ProgressNote) bool) int {
+	for i := len(notes) - 1; i >= 0; i-- {
+		if f(notes[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// isProgress reports whether n says how far the run has got (not a log
+// message, a question, or an answer's mark).
+func isProgress(n *mailboxv1.ProgressNote) bool {
+	return n.GetLog() == nil && n.GetQuestion() == nil && n.GetAnswered() == ""
 }
 
 // noteText is a progress note for a person: its message and how far, as

@@ -5,10 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/switchboard-run/switchboard/kit/suite/audit"
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/switchboard-run/switchboard/kit/suite/audit"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -188,8 +189,7 @@ func (v *view) taskRequest(ctx context.Context, method string, p taskParams) (an
 		return nil, taskError(p.TaskID, err)
 	}
 	if method == "tasks/update" {
-		return nil, &rpcError{Code: codeInvalidParams, Message: fmt.Sprintf(
-			"task %q asks for no input, and never will: a Switchboard tool takes all its input in its tools/call, so tasks/update has nothing to answer", p.TaskID)}
+		return v.updateTask(ctx, p, st)
 	}
 	t, err := taskOf(st, time.Now(), v.m.hasOutputSchema(st.GetClient(), st.GetTool()))
 	if err != nil {
@@ -197,6 +197,34 @@ func (v *view) taskRequest(ctx context.Context, method string, p taskParams) (an
 	}
 	t.ResultType = "complete"
 	return t, nil
+}
+
+// updateTask answers the task's waiting questions that inputResponses
+// answer; as the extension asks, a key not waiting (never asked, answered,
+// or void) is ignored, and the acknowledgement comes before the task shows
+// the answers.
+func (v *view) updateTask(ctx context.Context, p taskParams, st *mailboxv1.StatusResponse) (any, *rpcError) {
+	var responses map[string]json.RawMessage
+	if err := json.Unmarshal(p.InputResponses, &responses); err != nil || responses == nil {
+		return nil, &rpcError{Code: codeInvalidParams, Message: fmt.Sprintf(
+			`tasks/update takes params {"taskId": "inv-…", "inputResponses": {"<key of an inputRequest>": {…}}}, not inputResponses %s`, clip(p.InputResponses))}
+	}
+	for _, n := range waiting(st.GetProgress()) {
+		key := n.GetQuestion().GetId()
+		res, ok := responses[key]
+		if !ok {
+			continue
+		}
+		_, err := v.m.mailbox.Answer(ctx, &mailboxv1.AnswerRequest{Invocation: p.TaskID, Question: key, Result: string(res)})
+		switch status.Code(err) {
+		case codes.OK, codes.FailedPrecondition: // void meanwhile: tasks/get says what became of the task
+		case codes.InvalidArgument:
+			return nil, &rpcError{Code: codeInvalidParams, Message: fmt.Sprintf("tasks/update: inputResponses[%q]: %s", key, status.Convert(err).Message())}
+		default:
+			return nil, taskError(p.TaskID, err)
+		}
+	}
+	return map[string]string{"resultType": "complete"}, nil
 }
 
 // createTask posts a task-augmented tools/call and answers with its task,
@@ -213,7 +241,16 @@ func (v *view) createTask(ctx context.Context, p callParams) (any, *rpcError) {
 	if input == "" || input == "null" {
 		input = "{}"
 	}
-	posted, err := v.m.mailbox.MailboxServiceClient.Invoke(audit.WithFront(ctx, "mcp"), &mailboxv1.InvokeRequest{Client: e.client, Tool: e.def.GetName(), Input: input})
+	// A client that can be asked hears the host's questions as the task's
+	// input_required; a mounted server is told nothing of its capabilities,
+	// so one of the stateless era does not ask in its result.
+	caps := askable(p.Meta, nil)
+	params, err := forwarded(nil, "", nil, "", caps["elicitation"] != nil || caps["sampling"] != nil)
+	if err != nil {
+		return refusal(err.Error()), nil
+	}
+	posted, err := v.m.mailbox.MailboxServiceClient.Invoke(audit.WithFront(ctx, "mcp"),
+		&mailboxv1.InvokeRequest{Client: e.client, Tool: e.def.GetName(), Input: input, McpParams: params})
 	if err != nil {
 		return refusal(status.Convert(err).Message()), nil
 	}
