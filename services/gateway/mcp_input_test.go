@@ -75,14 +75,23 @@ func TestAMountedServerAsksTheClientThroughTheMailbox(t *testing.T) {
 		if got := call(mute, caps); got != "No declared client capability supports an in-band input request" {
 			t.Fatalf("tools/call %s by a client that cannot be asked = %q; want the server not to ask", caps, got)
 		}
-		// A task is called without the client's capabilities, even those it
-		// declared: the server does not ask in its result.
+		// A task is asked through tasks/get and answered with tasks/update:
+		// the bridge turns the server's input requests into questions and
+		// calls it again with the answers, in the same invocation.
 		meta := taskMeta()
 		meta["io.modelcontextprotocol/clientCapabilities"].(map[string]any)["elicitation"] = map[string]any{}
 		raw := s.rawMCPSession(t, rev)
-		created := decodeTask(t, "tools/call as a task", raw.send(t, "tools/call", map[string]any{"name": caps, "arguments": map[string]any{}, "_meta": meta}, false))
-		if done := awaitTask(t, raw, created.TaskID); done.Status != "completed" || !strings.Contains(string(done.Result), "No declared client capability") {
-			t.Fatalf("task of %s ended %+v; want completed, the server not asking", caps, done)
+		created := decodeTask(t, "tools/call as a task", raw.send(t, "tools/call", map[string]any{"name": asks, "arguments": map[string]any{}, "_meta": meta}, false))
+		asking := awaitTask(t, raw, created.TaskID)
+		if asking.Status != "input_required" || len(asking.InputRequests) != 1 {
+			t.Fatalf("task of %s reads %+v; want input_required with the server's input request", asks, asking)
+		}
+		answers := map[string]any{}
+		for k := range asking.InputRequests {
+			answers[k] = map[string]any{"action": "accept", "content": map[string]any{"name": "Tasked"}}
+		}
+		if done := answerTask(t, raw, created.TaskID, answers, meta); done.Status != "completed" || !strings.Contains(string(done.Result), "Hello, Tasked!") {
+			t.Fatalf("task of %s ended %+v; want completed with the answer", asks, done)
 		}
 	})
 }

@@ -137,6 +137,21 @@ func awaitTask(t *testing.T, c *rawMCPClient, id string) taskReply {
 	return tr
 }
 
+// answerTask answers task id's input requests with tasks/update and waits
+// for the task to stop waiting and working.
+func answerTask(t *testing.T, c *rawMCPClient, id string, answers, meta map[string]any) taskReply {
+	t.Helper()
+	if r := c.send(t, "tasks/update", map[string]any{"taskId": id, "inputResponses": answers, "_meta": meta}, false); r.code != 0 {
+		t.Fatalf("tasks/update: HTTP %d, error %d %q", r.status, r.code, r.msg)
+	}
+	var done taskReply
+	testkit.Eventually(t, "task "+id+" to end", 30*time.Second, func() bool {
+		done = getTask(t, c, id)
+		return done.Status != "working" && done.Status != "input_required"
+	})
+	return done
+}
+
 // awaitTaskNote polls tasks/get of id until its statusMessage is note (the
 // tool's progress line has reached the mailbox).
 func awaitTaskNote(t *testing.T, c *rawMCPClient, id, note string) taskReply {

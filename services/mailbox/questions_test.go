@@ -1,6 +1,7 @@
 package mailbox_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -29,7 +30,9 @@ func TestAQuestionsAnswerReachesTheHostThroughAnyReplica(t *testing.T) {
 		t.Fatalf("asking: %v", err)
 	}
 	r := <-waitStatus(other, id, 0)
-	if r.err != nil || len(r.res.GetProgress()) != 1 || !proto.Equal(r.res.GetProgress()[0].GetQuestion(), q) {
+	asked := proto.CloneOf(q)
+	asked.HandOff = 1 // the mailbox marks the hand-off that asked
+	if r.err != nil || len(r.res.GetProgress()) != 1 || !proto.Equal(r.res.GetProgress()[0].GetQuestion(), asked) {
 		t.Fatalf("the poster's status: %v, %v; want the question", r.res, r.err)
 	}
 	refusals := []struct {
@@ -87,7 +90,7 @@ func TestAQuestionIsBounded(t *testing.T) {
 		q    *mailboxv1.Question
 		says string
 	}{
-		{&mailboxv1.Question{Id: "a", Method: "roots/list", Params: `{}`}, `method "roots/list" is not one a poster can be asked`},
+		{&mailboxv1.Question{Id: "a", Method: "tools/call", Params: `{}`}, `method "tools/call" is not one a poster can be asked`},
 		{&mailboxv1.Question{Id: "a b", Method: "elicitation/create", Params: `{}`}, `question id "a b"`},
 		{&mailboxv1.Question{Id: "a", Method: "elicitation/create", Params: `"x"`}, "question params"},
 		{&mailboxv1.Question{Id: "a", Method: "elicitation/create", Params: `{"m":"` + strings.Repeat("x", contract.MaxQuestionParams) + `"}`}, "over the 65536"},
@@ -106,5 +109,52 @@ func TestAQuestionIsBounded(t *testing.T) {
 	}
 	if err := ask(&mailboxv1.Question{Id: "qz", Method: "sampling/createMessage", Params: `{}`}); status.Code(err) != codes.ResourceExhausted {
 		t.Errorf("one question past the bound: %v; want RESOURCE_EXHAUSTED", err)
+	}
+}
+
+// A question belongs to the hand-off that asked it: once the host died and
+// the invocation was handed out again, the old question is void (its run
+// ended) and the new run may ask as many as the first.
+func TestAQuestionOfAnEarlierHandOffIsVoid(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t)
+	s.advertise(t, "laptop", "slow")
+	stream, stop := s.follow(t, "laptop")
+	id := s.invoke(t, "laptop", "slow", "{}")
+	next(t, stream)
+	ask := func(q string) error {
+		_, err := s.mb.Report(host("laptop"), &mailboxv1.ReportRequest{Invocation: id,
+			Question: &mailboxv1.Question{Id: q, Method: "elicitation/create", Params: `{}`, HandOff: 7}})
+		return err
+	}
+	if err := ask("h1q1"); err != nil {
+		t.Fatal(err)
+	}
+	stop() // the host dies
+	again := next(t, s.refollow(t, "laptop", 1)).GetInvocation()
+	if again.GetDelivery() != 2 {
+		t.Fatalf("handed again as delivery %d; want 2", again.GetDelivery())
+	}
+	for i := range contract.MaxQuestions {
+		if err := ask(fmt.Sprintf("h2q%d", i+1)); err != nil {
+			t.Fatalf("the new run's question %d: %v", i+1, err)
+		}
+	}
+	st, err := s.mb.Status(driver, &mailboxv1.StatusRequest{Invocation: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range st.GetProgress() {
+		want := int32(2)
+		if n.GetQuestion().GetId() == "h1q1" {
+			want = 1
+		}
+		if got := n.GetQuestion().GetHandOff(); got != want {
+			t.Errorf("question %s is marked hand-off %d; want %d (the mailbox's count, not the host's)", n.GetQuestion().GetId(), got, want)
+		}
+	}
+	_, err = s.mb.Answer(driver, &mailboxv1.AnswerRequest{Invocation: id, Question: "h1q1", Result: `{"action":"decline"}`})
+	if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "asked by hand-off 1, whose run ended") {
+		t.Fatalf("answering the first run's question: %v; want FAILED_PRECONDITION, its run ended", err)
 	}
 }

@@ -175,29 +175,7 @@ func TestAHostThatDiesGetsTheInvocationAgain(t *testing.T) {
 	}
 	stop() // the host dies without completing
 
-	// The next read may race the old stream's close; the claim is released
-	// when the server sees the stream end.
-	var stream2 mailboxv1.MailboxService_FollowClient
-	for range 100 {
-		ctx, cancel := context.WithCancel(host("laptop"))
-		st, err := s.mb.Follow(ctx, &mailboxv1.FollowRequest{})
-		if err == nil {
-			ev, err := st.Recv()
-			if err == nil && ev.GetOpened() != nil {
-				if ev.GetOpened().GetRequeued() != 1 {
-					t.Fatalf("requeued = %d, want 1", ev.GetOpened().GetRequeued())
-				}
-				stream2 = st
-				defer cancel()
-				break
-			}
-		}
-		cancel()
-		time.Sleep(10 * time.Millisecond)
-	}
-	if stream2 == nil {
-		t.Fatal("could not follow again")
-	}
+	stream2 := s.refollow(t, "laptop", 1)
 	again := next(t, stream2).GetInvocation()
 	if again.GetInvocation() != id || again.GetDelivery() != 2 {
 		t.Fatalf("redelivered %v; want the same id, delivery 2", again)

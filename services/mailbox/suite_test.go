@@ -3,6 +3,7 @@ package mailbox_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
@@ -81,6 +82,31 @@ func (s *suite) follow(t testing.TB, client string) (mailboxv1.MailboxService_Fo
 		t.Fatalf("first event %v, %v; want opened", ev, err)
 	}
 	return stream, cancel
+}
+
+// refollow follows as client again once its last read has ended (the
+// server releases the read when it sees the stream end), expecting the
+// requeued invocations it held back.
+func (s *suite) refollow(t testing.TB, client string, requeued int32) mailboxv1.MailboxService_FollowClient {
+	t.Helper()
+	var stream mailboxv1.MailboxService_FollowClient
+	testkit.Eventually(t, client+"'s read to be released", 10*time.Second, func() bool {
+		ctx, cancel := context.WithCancel(host(client))
+		st, err := s.mb.Follow(ctx, &mailboxv1.FollowRequest{})
+		if err == nil {
+			if ev, err := st.Recv(); err == nil && ev.GetOpened() != nil {
+				if got := ev.GetOpened().GetRequeued(); got != requeued {
+					t.Fatalf("requeued = %d, want %d", got, requeued)
+				}
+				stream = st
+				t.Cleanup(cancel)
+				return true
+			}
+		}
+		cancel()
+		return false
+	})
+	return stream
 }
 
 // running posts a call of "slow" to laptop, which follows, and returns

@@ -148,6 +148,10 @@ type taskReply struct {
 	StatusMessage string          `json:"statusMessage"`
 	CreatedAt     time.Time       `json:"createdAt"`
 	Result        json.RawMessage `json:"result"`
+	InputRequests map[string]struct {
+		Method string         `json:"method"`
+		Params map[string]any `json:"params"`
+	} `json:"inputRequests"`
 }
 
 // taskClient speaks the stateless era (2026-07-28) of MCP to the workspace
@@ -156,6 +160,9 @@ type taskClient struct {
 	url string
 	dev *procs.Dev // whose current run's secret each request carries
 	id  int
+	// asks: the client declares it can be asked (elicitation), so a
+	// mounted server's question makes its task input_required.
+	asks bool
 }
 
 // rpcReply is a JSON-RPC answer: its result, or its error as err.
@@ -175,11 +182,14 @@ func (c *taskClient) send(t *testing.T, method, name string, params map[string]a
 		key = "name"
 	}
 	params[key] = name
+	caps := map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
+	if c.asks {
+		caps["elicitation"] = map[string]any{}
+	}
 	params["_meta"] = map[string]any{
-		"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-		"io.modelcontextprotocol/clientInfo":      map[string]any{"name": "switchboard-faults", "version": "1"},
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{
-			"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}},
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "switchboard-faults", "version": "1"},
+		"io.modelcontextprotocol/clientCapabilities": caps,
 	}
 	c.id++
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": method, "params": params})

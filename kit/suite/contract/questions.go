@@ -4,7 +4,7 @@ import "regexp"
 
 // QuestionMethods are the requests an MCP server makes of its client that a
 // host may ask its invocation's poster (ReportRequest.question).
-var QuestionMethods = []string{"elicitation/create", "sampling/createMessage"}
+var QuestionMethods = []string{"elicitation/create", "sampling/createMessage", "roots/list"}
 
 // QuestionID is what a question's id may be.
 var QuestionID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)

@@ -79,7 +79,7 @@ func (m *Mirror) handler(name string, e entry) mcp.ToolHandler {
 			}
 			call, after = m.resumeCall(rpc, id), seen
 		} else {
-			params, err := mcpParams(req, level, asks != askNone)
+			params, err := mcpParams(req, level, asks)
 			if err != nil {
 				return refusal("the call's input responses could not be passed on: " + err.Error()), nil
 			}

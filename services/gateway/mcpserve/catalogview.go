@@ -223,7 +223,7 @@ func (m *Mirror) promptHandler(e catalogEntry) mcp.PromptHandler {
 		}
 		ctx, cancel := context.WithTimeout(as, m.opts.callTimeout())
 		defer cancel()
-		params, err := forwarded(req.Params.InputResponses, req.Params.RequestState, askable(req.Params.Meta, req.Session), "", false)
+		params, err := forwarded(req.Params.InputResponses, req.Params.RequestState, askable(req.Params.Meta, req.Session), "", askNone)
 		if err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the prompt's input responses could not be passed on: " + err.Error()}
 		}

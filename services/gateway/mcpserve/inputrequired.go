@@ -33,6 +33,7 @@ type forwardedMeta struct {
 	ClientCapabilities map[string]any   `json:"io.modelcontextprotocol/clientCapabilities,omitempty"`
 	LogLevel           mcp.LoggingLevel `json:"io.modelcontextprotocol/logLevel,omitempty"` // logs.go
 	Answers            bool             `json:"run.switchboard/answers,omitempty"`          // questions.go
+	Resolve            bool             `json:"run.switchboard/resolve,omitempty"`          // a Task: input_required asked as questions
 }
 
 // askableKeys are the client capabilities a server may ask for.
@@ -78,20 +79,20 @@ func askable(meta mcp.Meta, session *mcp.ServerSession) map[string]any {
 // mcpParams is the invocation's mcp_params for req: the client's answers,
 // the server's state, what the client may be asked and the log messages it
 // asked for (level); nil when there is none of these to send.
-func mcpParams(req *mcp.CallToolRequest, level mcp.LoggingLevel, answers bool) (*string, error) {
+func mcpParams(req *mcp.CallToolRequest, level mcp.LoggingLevel, asks asking) (*string, error) {
 	if req.Params == nil {
-		return forwarded(nil, "", askable(nil, req.Session), level, answers)
+		return forwarded(nil, "", askable(nil, req.Session), level, asks)
 	}
-	return forwarded(req.Params.InputResponses, req.Params.RequestState, askable(req.Params.Meta, req.Session), level, answers)
+	return forwarded(req.Params.InputResponses, req.Params.RequestState, askable(req.Params.Meta, req.Session), level, asks)
 }
 
 // forwarded is the mcp_params of a request that answers with responses
 // and state, from a client that may be asked caps, asking for log messages
-// at level, whose questions the endpoint relays (answers).
-func forwarded(responses mcp.InputResponseMap, state string, caps map[string]any, level mcp.LoggingLevel, answers bool) (*string, error) {
+// at level, whose questions the endpoint relays as asks says.
+func forwarded(responses mcp.InputResponseMap, state string, caps map[string]any, level mcp.LoggingLevel, asks asking) (*string, error) {
 	p := forwardedParams{InputResponses: responses, RequestState: state}
-	if caps != nil || level != "" || answers {
-		p.Meta = &forwardedMeta{ClientCapabilities: caps, LogLevel: level, Answers: answers}
+	if caps != nil || level != "" || asks != askNone {
+		p.Meta = &forwardedMeta{ClientCapabilities: caps, LogLevel: level, Answers: asks != askNone, Resolve: asks == askTask}
 	}
 	if p.InputResponses == nil && p.RequestState == "" && p.Meta == nil {
 		return nil, nil

@@ -54,7 +54,7 @@ func TestACallsMCPParams(t *testing.T) {
 		{"a retry asking for logs", nil, "s-1", "debug", `{"requestState":"s-1","_meta":{"io.modelcontextprotocol/logLevel":"debug"}}`},
 	} {
 		req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "t", Meta: c.meta, RequestState: c.state}}
-		got, err := mcpParams(req, c.level, false)
+		got, err := mcpParams(req, c.level, askNone)
 		if err != nil || (got == nil) != (c.want == "") || (got != nil && *got != c.want) {
 			t.Errorf("%s: mcpParams = %v, %v; want %s", c.name, got, err, c.want)
 		}

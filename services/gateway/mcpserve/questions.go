@@ -28,6 +28,7 @@ const (
 	askNone    asking = iota // the client declared nothing it can be asked: the bridge refuses
 	askSession               // on its session, as server-to-client requests (the era with sessions)
 	askResult                // in an input_required result, resumed by its retry (resume.go)
+	askTask                  // in its task's input_required, answered by tasks/update (tasks_http.go)
 )
 
 // askingOf is how req's client is asked: a stateless client by the
@@ -91,6 +92,12 @@ func askClient(ctx context.Context, session *mcp.ServerSession, q *mailboxv1.Que
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "sampling/createMessage: " + err.Error()}
 		}
 		return session.CreateMessage(ctx, &p)
+	case "roots/list":
+		var p mcp.ListRootsParams
+		if err := json.Unmarshal([]byte(q.GetParams()), &p); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "roots/list: " + err.Error()}
+		}
+		return session.ListRoots(ctx, &p)
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("%q is not a question the endpoint can ask its client", q.GetMethod())}
 }

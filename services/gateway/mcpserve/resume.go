@@ -130,11 +130,12 @@ func inputRequests(notes []*mailboxv1.ProgressNote) (mcp.InputRequestMap, error)
 }
 
 // waiting is the questions among notes whose answers have not reached the
-// host (no answered note names them), oldest first.
-func waiting(notes []*mailboxv1.ProgressNote) []*mailboxv1.ProgressNote {
+// host (no answered note names them) and that the latest hand-off's run
+// asked (one before it is void: that run ended), oldest first.
+func waiting(notes []*mailboxv1.ProgressNote, handOffs int32) []*mailboxv1.ProgressNote {
 	var out []*mailboxv1.ProgressNote
 	for _, n := range notes {
-		if n.GetQuestion() != nil {
+		if q := n.GetQuestion(); q != nil && (q.GetHandOff() == 0 || q.GetHandOff() >= handOffs) {
 			out = append(out, n)
 		}
 		if a := n.GetAnswered(); a != "" {

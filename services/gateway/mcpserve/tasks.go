@@ -98,7 +98,7 @@ func taskOf(st *mailboxv1.StatusResponse, now time.Time, hasOutputSchema bool) (
 	switch st.GetPhase() {
 	case mailboxv1.Phase_PHASE_QUEUED, mailboxv1.Phase_PHASE_HANDED_OUT:
 		t.Status, t.PollIntervalMs = taskWorking, TaskPollInterval.Milliseconds()
-		if asked := waiting(notes); len(asked) > 0 {
+		if asked := waiting(notes, st.GetHandOffs()); len(asked) > 0 {
 			requests, err := inputRequests(asked)
 			if err != nil {
 				return nil, fmt.Errorf("invocation %s asks its client what cannot be passed on: %v", st.GetInvocation(), err)

@@ -209,7 +209,7 @@ func (v *view) updateTask(ctx context.Context, p taskParams, st *mailboxv1.Statu
 		return nil, &rpcError{Code: codeInvalidParams, Message: fmt.Sprintf(
 			`tasks/update takes params {"taskId": "inv-…", "inputResponses": {"<key of an inputRequest>": {…}}}, not inputResponses %s`, clip(p.InputResponses))}
 	}
-	for _, n := range waiting(st.GetProgress()) {
+	for _, n := range waiting(st.GetProgress(), st.GetHandOffs()) {
 		key := n.GetQuestion().GetId()
 		res, ok := responses[key]
 		if !ok {
@@ -241,11 +241,14 @@ func (v *view) createTask(ctx context.Context, p callParams) (any, *rpcError) {
 	if input == "" || input == "null" {
 		input = "{}"
 	}
-	// A client that can be asked hears the host's questions as the task's
-	// input_required; a mounted server is told nothing of its capabilities,
-	// so one of the stateless era does not ask in its result.
-	caps := askable(p.Meta, nil)
-	params, err := forwarded(nil, "", nil, "", caps["elicitation"] != nil || caps["sampling"] != nil)
+	// A client that can be asked hears the host's questions, and a
+	// stateless-era server's input_required results, as the task's
+	// input_required.
+	caps, asks := askable(p.Meta, nil), askNone
+	if len(caps) > 0 {
+		asks = askTask
+	}
+	params, err := forwarded(nil, "", caps, "", asks)
 	if err != nil {
 		return refusal(err.Error()), nil
 	}

@@ -19,13 +19,26 @@ const LogLevel = "info"
 // Progress; hear's Log hears the call's log messages. hear's functions run
 // on the SDK's reading goroutine and must not block. Ending ctx cancels the
 // call upstream. A JSON-RPC error wraps *jsonrpc.Error; a tool's own
-// failure is a result with IsError set.
+// failure is a result with IsError set. A driver that resolves (a Task)
+// is asked a server's input_required result during the run (resolve.go).
 func (s *Session) Call(ctx context.Context, name string, args json.RawMessage, from *ClientParams, progressToken string, hear *Hearing) (*mcp.CallToolResult, error) {
 	if progressToken != "" && hear != nil && hear.Progress != nil {
 		s.watchProgress(progressToken, hear.Progress)
 		defer s.unwatchProgress(progressToken)
 	}
 	defer s.running(hear)()
+	call := func(from *ClientParams) (*mcp.CallToolResult, error) {
+		return s.call(ctx, name, args, from, progressToken)
+	}
+	res, err := call(from)
+	if err != nil || !from.resolves() || hear == nil || hear.Ask == nil {
+		return res, err
+	}
+	return resolveInput(ctx, res, from, hear.Ask, call)
+}
+
+// call makes one tools/call of the server.
+func (s *Session) call(ctx context.Context, name string, args json.RawMessage, from *ClientParams, progressToken string) (*mcp.CallToolResult, error) {
 	s.mu.Lock()
 	cs, gen, rev := s.cs, s.gen, s.info.ProtocolVersion
 	s.mu.Unlock()

@@ -33,6 +33,9 @@ type ClientParams struct {
 		// (elicitation, sampling) to its client while the call runs
 		// (mcpserve's forwardedMeta); the bridge keeps it to itself.
 		Answers bool `json:"run.switchboard/answers,omitempty"`
+		// Resolve says the driver takes the server's input_required
+		// results as questions during the run (a Task, resolve.go).
+		Resolve bool `json:"run.switchboard/resolve,omitempty"`
 	} `json:"_meta"`
 }
 

@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"context"
 	"encoding/json"
 	"slices"
 
@@ -27,7 +26,7 @@ type Hearing struct {
 	// Ask asks the call's driver a request the server made of its client
 	// (asks.go) and returns the answer's result; nil: the driver cannot be
 	// asked.
-	Ask func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	Ask askFunc
 }
 
 // running counts a call in flight, as the one that hears log messages

@@ -154,6 +154,7 @@ func (b *Box) report(ctx context.Context, caller, id string, n inflight.Note, lo
 		if s.state == answered || s.writing != nil {
 			return 0, 0, inflight.NotRunning(id)
 		}
+		n = askedBy(n, s.handoffs)
 		if err := questionFits(s.notes, id, n); err != nil {
 			return 0, 0, err
 		}
@@ -223,6 +224,7 @@ func (b *Box) reportRecord(ctx context.Context, caller, id string, n inflight.No
 	if r.state != stQueued {
 		return 0, 0, inflight.NotRunning(id)
 	}
+	n = askedBy(n, r.body.GetHandoffs())
 	if err := questionFits(inflight.NotesOf(r.body.GetNotes()), id, n); err != nil {
 		return 0, 0, err
 	}

@@ -28,12 +28,14 @@ func (b *Box) answerQuestion(ctx context.Context, caller string, a *mailboxv1.An
 		if s.poster != caller {
 			return inflight.Absent(id)
 		}
-		found, already, _ := inflight.Asked(s.notes, a.GetQuestion())
+		asked, already := inflight.Asked(s.notes, a.GetQuestion())
 		switch {
-		case !found:
+		case asked == nil:
 			return inflight.NotAsked(id, a.GetQuestion())
 		case already:
 			return inflight.AnsweredAlready(id, a.GetQuestion())
+		case asked.Void(s.handoffs):
+			return inflight.Superseded(id, asked, s.handoffs)
 		}
 		q := b.queues[s.client]
 		if s.state == answered || s.cancelled || q == nil || q.reader == nil || !q.handed.has(s) {
@@ -52,17 +54,26 @@ func (b *Box) answerQuestion(ctx context.Context, caller string, a *mailboxv1.An
 }
 
 // questionFits refuses a question an invocation may not ask now: one asked
-// already under its id, or one past contract.MaxQuestions.
+// already under its id, or one past contract.MaxQuestions for its run.
 func questionFits(notes []inflight.Note, id string, n inflight.Note) error {
 	if n.Question == nil {
 		return nil
 	}
-	found, _, asked := inflight.Asked(notes, n.Question.ID)
-	if found {
+	if q, _ := inflight.Asked(notes, n.Question.ID); q != nil {
 		return status.Errorf(codes.AlreadyExists, "report: invocation %q has asked question %q already; a question is asked once", id, n.Question.ID)
 	}
-	if asked >= contract.MaxQuestions {
+	if inflight.AskedBy(notes, n.Question.HandOff) >= contract.MaxQuestions {
 		return inflight.TooManyQuestions(id)
 	}
 	return nil
+}
+
+// askedBy is n with its question, if any, marked as asked by hand-off.
+func askedBy(n inflight.Note, handOff int32) inflight.Note {
+	if n.Question != nil {
+		q := *n.Question
+		q.HandOff = handOff
+		n.Question = &q
+	}
+	return n
 }

@@ -15,8 +15,8 @@ func TestAddNoteKeepsQuestionsAndAnswersPastTheBound(t *testing.T) {
 	if len(notes) != MaxNotes || seq != MaxNotes+5 {
 		t.Fatalf("%d notes, the last numbered %d; want %d, numbered %d", len(notes), seq, MaxNotes, MaxNotes+5)
 	}
-	if found, answered, questions := Asked(notes, "q1"); !found || !answered || questions != 1 {
-		t.Errorf("Asked(q1) = %v, %v, %d; want the question kept, answered", found, answered, questions)
+	if q, answered := Asked(notes, "q1"); q == nil || !answered || AskedBy(notes, 0) != 1 {
+		t.Errorf("Asked(q1) = %v, %v, %d asked; want the question kept, answered", q, answered, AskedBy(notes, 0))
 	}
 	if first := notes[2]; first.Progress != 5 {
 		t.Errorf("the oldest progress note kept is %v; want 5 (the five before it dropped)", first.Progress)

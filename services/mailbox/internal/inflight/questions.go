@@ -18,6 +18,9 @@ import (
 type Question struct {
 	ID, Method string
 	Params     string // a JSON object
+	// HandOff is the hand-off whose run asked it (0: before hand-offs
+	// were kept on questions, taken as the latest).
+	HandOff int32 `json:",omitempty"`
 }
 
 // CheckQuestion checks a report's question: no progress of its own, a
@@ -61,18 +64,31 @@ func CheckAnswer(req *mailboxv1.AnswerRequest) (*mailboxv1.Answered, error) {
 	return &mailboxv1.Answered{Invocation: req.GetInvocation(), Question: req.GetQuestion(), Result: req.GetResult(), Error: req.GetError()}, nil
 }
 
-// Asked reports whether notes hold a question id, whether its answer
-// reached the host, and how many questions they hold.
-func Asked(notes []Note, id string) (found, answered bool, questions int) {
+// Asked finds question id among notes, and reports whether its answer
+// reached the host.
+func Asked(notes []Note, id string) (q *Question, answered bool) {
 	for i := range notes {
-		if q := notes[i].Question; q != nil {
-			questions++
-			found = found || q.ID == id
+		if n := notes[i].Question; n != nil && n.ID == id {
+			q = n
 		}
 		answered = answered || notes[i].Answered == id
 	}
-	return found, answered, questions
+	return q, answered
 }
+
+// AskedBy counts the questions among notes that hand-off's run asked.
+func AskedBy(notes []Note, handOff int32) int {
+	asked := 0
+	for i := range notes {
+		if q := notes[i].Question; q != nil && q.HandOff == handOff {
+			asked++
+		}
+	}
+	return asked
+}
+
+// Void says whether q was asked by a run before hand-off, the latest.
+func (q *Question) Void(handOff int32) bool { return q.HandOff != 0 && q.HandOff < handOff }
 
 // TooManyQuestions refuses a question past contract.MaxQuestions.
 func TooManyQuestions(id string) error {
@@ -91,6 +107,12 @@ func AnsweredAlready(id, question string) error {
 	return status.Errorf(codes.FailedPrecondition, "answer: question %q of invocation %q is answered already; a question is answered once", question, id)
 }
 
+// Superseded refuses an answer to a question of an earlier run than the
+// latest hand-off's.
+func Superseded(id string, q *Question, handOff int32) error {
+	return status.Errorf(codes.FailedPrecondition, "answer: question %q of invocation %q was asked by hand-off %d, whose run ended; hand-off %d asks anew (read its notes with Status)", q.ID, id, q.HandOff, handOff)
+}
+
 // NotReading refuses an answer whose host holds no read of the invocation
 // now: it would never reach the run that asked.
 func NotReading(id string) error {
@@ -102,7 +124,7 @@ func QuestionProto(q *Question) *mailboxv1.Question {
 	if q == nil {
 		return nil
 	}
-	return &mailboxv1.Question{Id: q.ID, Method: q.Method, Params: q.Params}
+	return &mailboxv1.Question{Id: q.ID, Method: q.Method, Params: q.Params, HandOff: q.HandOff}
 }
 
 // QuestionOf is a stored question; nil for nil.
@@ -110,5 +132,5 @@ func QuestionOf(q *mailboxv1.Question) *Question {
 	if q == nil {
 		return nil
 	}
-	return &Question{ID: q.GetId(), Method: q.GetMethod(), Params: q.GetParams()}
+	return &Question{ID: q.GetId(), Method: q.GetMethod(), Params: q.GetParams(), HandOff: q.GetHandOff()}
 }

@@ -1,15 +1,18 @@
 // Command taskfixtures is an MCP server over stdio with the fixture tools
 // the conformance suite's Tasks scenarios call (greet, slow_compute,
-// failing_job, protocol_error_job). It knows nothing of Tasks: mounted on
-// the bridge, Switchboard serves its calls as tasks (docs/mcp.md, "Tasks").
+// failing_job, protocol_error_job, confirm_delete, multi_input). It knows
+// nothing of Tasks: mounted on the bridge, Switchboard serves its calls as
+// tasks, and its questions make them input_required (docs/mcp.md).
 package main
 
 import (
 	"context"
 	"fmt"
 	"log"
+	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -24,6 +27,10 @@ type computeIn struct {
 }
 
 type none struct{}
+
+type deleteIn struct {
+	Filename string `json:"filename"`
+}
 
 func main() {
 	s := mcp.NewServer(&mcp.Implementation{Name: "task-fixtures", Version: "1.0.0"}, nil)
@@ -48,6 +55,12 @@ func main() {
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "protocol_error_job fails at the protocol level"}
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "confirm_delete", Description: "Asks the user to confirm, then says whether filename was deleted"}, func(_ context.Context, req *mcp.CallToolRequest, in deleteIn) (*mcp.CallToolResult, any, error) {
+		return ask(req, in.Filename+": ", "Delete "+in.Filename+"?", "confirm"), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "multi_input", Description: "Asks two questions at once, then answers with both"}, func(_ context.Context, req *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+		return ask(req, "", "Your input?", "first", "second"), nil, nil
+	})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Fatal(err)
 	}
@@ -55,6 +68,30 @@ func main() {
 
 func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+// ask asks the client a question under each key, all at once, in an
+// input_required result (SEP-2322; the SDK asks a client of an older
+// revision in its session), and answers once every key has its answer:
+// prefix, then the answers' actions and contents in key order.
+func ask(req *mcp.CallToolRequest, prefix, message string, keys ...string) *mcp.CallToolResult {
+	answers := make([]string, 0, len(keys))
+	for _, k := range keys {
+		a, ok := req.Params.InputResponses[k].(*mcp.ElicitResult)
+		if !ok {
+			break
+		}
+		answers = append(answers, fmt.Sprintf("%s %v", a.Action, a.Content))
+	}
+	if len(answers) == len(keys) {
+		return text(prefix + strings.Join(answers, "; "))
+	}
+	requests := mcp.InputRequestMap{}
+	for _, k := range keys {
+		requests[k] = &mcp.ElicitParams{Message: message, RequestedSchema: &jsonschema.Schema{Type: "object",
+			Properties: map[string]*jsonschema.Schema{"confirm": {Type: "boolean"}, "name": {Type: "string"}}}}
+	}
+	return &mcp.CallToolResult{InputRequests: requests}
 }
 
 // sleep waits d or until the call is cancelled.

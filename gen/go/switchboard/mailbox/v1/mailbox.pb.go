@@ -586,12 +586,17 @@ type Question struct {
 	// id names the question within its invocation: 1–64 characters of
 	// [A-Za-z0-9._-], chosen by the host.
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// method is the request's MCP method: elicitation/create or
-	// sampling/createMessage.
+	// method is the request's MCP method: elicitation/create,
+	// sampling/createMessage or roots/list.
 	Method string `protobuf:"bytes,2,opt,name=method,proto3" json:"method,omitempty"`
 	// params is the request's params as JSON text: a JSON object, at most
 	// 64 KiB.
-	Params        string `protobuf:"bytes,3,opt,name=params,proto3" json:"params,omitempty"`
+	Params string `protobuf:"bytes,3,opt,name=params,proto3" json:"params,omitempty"`
+	// hand_off is the hand-off (1, 2, …) whose run asked it, set by the
+	// mailbox (a host's is ignored). A question of an earlier hand-off than
+	// the invocation's latest is void: its run ended, and the new run asks
+	// anew, under ids of its own.
+	HandOff       int32 `protobuf:"varint,4,opt,name=hand_off,json=handOff,proto3" json:"hand_off,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -645,6 +650,13 @@ func (x *Question) GetParams() string {
 		return x.Params
 	}
 	return ""
+}
+
+func (x *Question) GetHandOff() int32 {
+	if x != nil {
+		return x.HandOff
+	}
+	return 0
 }
 
 // Answered carries the poster's answer to a question to the host.
@@ -910,11 +922,12 @@ const file_switchboard_mailbox_v1_mailbox_proto_rawDesc = "" +
 	"\bquestion\x18\a \x01(\v2 .switchboard.mailbox.v1.QuestionR\bquestion\x12\x1f\n" +
 	"\banswered\x18\b \x01(\tH\x01R\banswered\x88\x01\x01B\b\n" +
 	"\x06_totalB\v\n" +
-	"\t_answered\"J\n" +
+	"\t_answered\"e\n" +
 	"\bQuestion\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06method\x18\x02 \x01(\tR\x06method\x12\x16\n" +
-	"\x06params\x18\x03 \x01(\tR\x06params\"\x99\x01\n" +
+	"\x06params\x18\x03 \x01(\tR\x06params\x12\x19\n" +
+	"\bhand_off\x18\x04 \x01(\x05R\ahandOff\"\x99\x01\n" +
 	"\bAnswered\x12\x1e\n" +
 	"\n" +
 	"invocation\x18\x01 \x01(\tR\n" +

@@ -1548,10 +1548,12 @@ type ReportRequest struct {
 	// log messages (`_meta["io.modelcontextprotocol/logLevel"]`).
 	Log *LogMessage `protobuf:"bytes,5,opt,name=log,proto3" json:"log,omitempty"`
 	// question, when set, makes the note a question the host's MCP server
-	// asked its client while running the invocation (elicitation/create or
-	// sampling/createMessage), for the poster to answer with Answer;
-	// progress, total and message must then be empty. A host asks only when
-	// the invocation's answers_questions is set.
+	// asked its client while running the invocation (elicitation/create,
+	// sampling/createMessage or roots/list), for the poster to answer with
+	// Answer; progress, total and message must then be empty. A host asks
+	// only when the invocation's mcp_params say its driver answers
+	// (`_meta["run.switchboard/answers"]`), and names each question anew on
+	// each hand-off.
 	Question      *Question `protobuf:"bytes,6,opt,name=question,proto3" json:"question,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
