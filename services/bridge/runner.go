@@ -9,6 +9,7 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/lib/rawjson"
 	"github.com/switchboard-run/switchboard/kit/suite/capture"
+	"github.com/switchboard-run/switchboard/kit/suite/contract"
 	"github.com/switchboard-run/switchboard/kit/suite/follower"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/advertisement"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/mcpconfig"
@@ -58,7 +59,11 @@ func (r pluginRunner) Run(ctx context.Context, inv *mailboxv1.Invocation) *mailb
 	if c := r.m.refusePlugin(inv); c != nil {
 		return c
 	}
-	if c, answer := r.Submit(ctx, inv.GetTool(), inv.GetInput(), follower.Progress(ctx)).Wait(); answer {
+	hear := plugin.Hearing{Progress: follower.Progress(ctx)}
+	if contract.Answers(inv.GetMcpParams()) {
+		hear.Ask = upstreamAsk(follower.Ask(ctx), inv.GetDelivery())
+	}
+	if c, answer := r.Submit(ctx, inv.GetTool(), inv.GetInput(), hear).Wait(); answer {
 		return c
 	}
 	if o, ok := follower.Overran(ctx); ok {

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
+	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/suite/identity"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 )
@@ -41,6 +42,31 @@ func TestAMountedServersQuestionsReachTheClientInEitherEra(t *testing.T) {
 	}
 	t.Run("a retry resumes its own invocation", func(t *testing.T) { retriesResumeTheirInvocation(t, s) })
 	t.Run("a task is input_required until tasks/update", func(t *testing.T) { taskAsksThroughTasksGet(t, s) })
+	t.Run("a plugin backend asks the same way", func(t *testing.T) { pluginAsks(t, s) })
+}
+
+// A plugin backend's ask line is a question like a server's: the client
+// in a session is asked, and the backend gets its answer.
+func pluginAsks(t *testing.T, s *suite) {
+	fake := testkit.Build(t, "github.com/switchboard-run/switchboard/services/bridge/internal/plugin/testdata/fakebackend")
+	if _, err := s.bridge.Mount(opsCtx, &bridgev1.MountRequest{Client: "pask", Config: &bridgev1.ServerConfig{
+		Transport: &bridgev1.ServerConfig_Plugin{Plugin: &bridgev1.PluginManifest{Command: []string{fake},
+			Tools: []*registryv1.Tool{{Name: "ask", Description: "asks", InputSchema: `{"type":"object"}`}}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	s.join(t, "default", "pask")
+	cs := s.connectAt(t, "2025-11-25", "/mcp", as("alice", identity.Driver), &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"said": req.Params.Message}}, nil
+		}})
+	testkit.Eventually(t, "pask_ask listed", 20*time.Second, func() bool {
+		_, listed := toolNames(t, cs)
+		return listed["pask_ask"] != nil
+	})
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "pask_ask", Arguments: map[string]any{}})
+	if err != nil || res.IsError || len(texts(res)) != 1 || texts(res)[0] != `{"error":null,"result":{"action":"accept","content":{"said":"Sure?"}}}` {
+		t.Fatalf("tools/call pask_ask = %+v, %v; want the backend's reply carrying the client's answer", res, err)
+	}
 }
 
 // A task whose server asks reads input_required, with the question as an
@@ -68,15 +94,7 @@ func taskAsksThroughTasksGet(t *testing.T, s *suite) {
 		key = k
 	}
 	answer := map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"username": "alice-by-task"}}}
-	if r := elsewhere.send(t, "tasks/update", map[string]any{"taskId": created.TaskID, "inputResponses": answer, "_meta": meta()}, false); r.code != 0 {
-		t.Fatalf("tasks/update: HTTP %d, error %d %q", r.status, r.code, r.msg)
-	}
-	var done taskReply
-	testkit.Eventually(t, "the task to complete", 30*time.Second, func() bool {
-		done = getTask(t, elsewhere, created.TaskID)
-		return done.Status != "working" && done.Status != "input_required"
-	})
-	if done.Status != "completed" || !strings.Contains(string(done.Result), "alice-by-task") {
+	if done := answerTask(t, elsewhere, created.TaskID, answer, meta()); done.Status != "completed" || !strings.Contains(string(done.Result), "alice-by-task") {
 		t.Fatalf("the task ended %+v; want completed with the answer in its result", done)
 	}
 }

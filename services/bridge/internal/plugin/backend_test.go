@@ -76,7 +76,7 @@ func TestCallsAreSentOneAtATimeInTheOrderSubmitted(t *testing.T) {
 	b, r := start(t, nil, 0)
 	calls := make([]*Call, 20)
 	for i := range calls {
-		calls[i] = b.Submit(context.Background(), "echo", fmt.Sprintf(`{"n":%d}`, i), nil)
+		calls[i] = b.Submit(context.Background(), "echo", fmt.Sprintf(`{"n":%d}`, i), Hearing{})
 	}
 	var want []string
 	for i, c := range calls {
@@ -161,8 +161,8 @@ func TestQueuedCallsAreNotAnsweredWhenTheBackendEnds(t *testing.T) {
 	b, _ := start(t, nil, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	crash := b.Submit(ctx, "crash", `{"code":2}`, nil)
-	queued := b.Submit(ctx, "echo", `{}`, nil)
+	crash := b.Submit(ctx, "crash", `{"code":2}`, Hearing{})
+	queued := b.Submit(ctx, "echo", `{}`, Hearing{})
 	if c, answer := queued.Wait(); answer || c != nil {
 		t.Errorf("the queued call was answered: %v", c)
 	}
@@ -177,8 +177,8 @@ func TestCancelSendsCancelDropsTheLateReplyAndFreesTheLine(t *testing.T) {
 	t.Parallel()
 	b, r := start(t, nil, 0)
 	ctx, cancel := context.WithCancel(context.Background())
-	hung := b.Submit(ctx, "hang", `{}`, nil)
-	next := b.Submit(context.Background(), "text", `{"text":"next"}`, nil)
+	hung := b.Submit(ctx, "hang", `{}`, Hearing{})
+	next := b.Submit(context.Background(), "text", `{"text":"next"}`, Hearing{})
 	testkit.Eventually(t, "the hung request in flight", 10*time.Second, func() bool { return b.InFlight() == 1 })
 	cancel()
 	if c, answer := hung.Wait(); answer || c != nil {

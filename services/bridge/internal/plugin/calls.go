@@ -20,6 +20,8 @@ type Call struct {
 	id   int64 // the request's id, once sent
 	// progress takes the notices that name the request (progress.go).
 	progress func(follower.Note)
+	// ask asks the call's driver a question (asks.go); nil: it cannot be.
+	ask func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 
 	once   sync.Once
 	done   chan struct{}
@@ -47,16 +49,24 @@ func (c *Call) Wait() (_ *mailboxv1.Capture, answer bool) {
 	}
 }
 
+// Hearing is what a call hears of its backend besides the reply.
+type Hearing struct {
+	// Progress receives the call's progress notes: the notices that name
+	// its request, on the reading goroutine, so it must not block.
+	Progress func(follower.Note)
+	// Ask asks the call's driver a question the backend asked (asks.go)
+	// and returns the answer's result; nil: the driver cannot be asked.
+	Ask func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+}
+
 // Submit queues a call of tool with args (JSON text). Calls are sent in the
 // order they are submitted, one at a time; Submit never waits. Ending ctx
 // cancels the call: unsent, it is never sent; sent, the backend is told.
-// progress (when not nil) receives the call's progress notes: the notices
-// that name its request, on the reading goroutine, so it must not block.
-func (b *Backend) Submit(ctx context.Context, tool, args string, progress func(follower.Note)) *Call {
-	if progress == nil {
-		progress = func(follower.Note) {}
+func (b *Backend) Submit(ctx context.Context, tool, args string, hear Hearing) *Call {
+	if hear.Progress == nil {
+		hear.Progress = func(follower.Note) {}
 	}
-	c := &Call{ctx: ctx, tool: tool, args: args, progress: progress, done: make(chan struct{})}
+	c := &Call{ctx: ctx, tool: tool, args: args, progress: hear.Progress, ask: hear.Ask, done: make(chan struct{})}
 	b.mu.Lock()
 	if b.ended || b.closing {
 		b.mu.Unlock()

@@ -60,7 +60,7 @@ func call(t *testing.T, b *Backend, tool, args string) (*mailboxv1.Capture, bool
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, answer := b.Submit(ctx, tool, args, nil).Wait()
+	c, answer := b.Submit(ctx, tool, args, Hearing{}).Wait()
 	if ctx.Err() != nil {
 		t.Fatalf("%s: no outcome before the deadline", tool)
 	}

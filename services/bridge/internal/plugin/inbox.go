@@ -76,6 +76,8 @@ func (b *Backend) handle(line []byte) {
 		}
 	case "fault":
 		b.opts.OnFault("the backend reported: " + msg.text("text"))
+	case "ask":
+		b.ask(msg)
 	case "view", "notify", "subscribe":
 		// Accepted: the bridge has no clients to draw views for or to
 		// notify, so they are surfaced in status as sent.

@@ -23,11 +23,11 @@ func TestNoticesNamingTheRequestAreItsProgress(t *testing.T) {
 	var notes []follower.Note
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, answer := b.Submit(ctx, "progress", `{}`, func(n follower.Note) {
+	c, answer := b.Submit(ctx, "progress", `{}`, Hearing{Progress: func(n follower.Note) {
 		mu.Lock()
 		defer mu.Unlock()
 		notes = append(notes, n)
-	}).Wait()
+	}}).Wait()
 	if !answer || c.GetStdout() != "done" {
 		t.Fatalf("the call: %v, answered %v; want done", c, answer)
 	}

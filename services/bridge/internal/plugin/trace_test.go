@@ -19,7 +19,7 @@ func TestTheRequestLineCarriesTheTraceparent(t *testing.T) {
 		trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled}))
 	ctx, cancel := context.WithTimeout(traced, 20*time.Second)
 	defer cancel()
-	c, answer := b.Submit(ctx, "traceparent", `{}`, nil).Wait()
+	c, answer := b.Submit(ctx, "traceparent", `{}`, Hearing{}).Wait()
 	if want := "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"; !answer || c.GetStdout() != want {
 		t.Errorf("traced: %v %v, want the backend to have seen %s", c, answer, want)
 	}

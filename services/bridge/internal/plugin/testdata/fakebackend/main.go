@@ -24,6 +24,10 @@ type message struct {
 	Params  json.RawMessage `json:"params"`
 	// Traceparent is the request's trace context, when traced.
 	Traceparent string `json:"traceparent"`
+	// Key, Result and Error are an answer's (to an ask).
+	Key    string          `json:"key"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
 }
 
 type params struct {
@@ -43,6 +47,7 @@ type backend struct {
 	restart int
 	client  string
 	hanging int64 // the id of a request left unanswered, 0 if none
+	asking  int64 // the id of a request waiting for an answer, 0 if none
 }
 
 func main() {
@@ -74,6 +79,11 @@ func main() {
 			if m.ID == b.hanging {
 				b.send(map[string]any{"type": "reply", "id": m.ID, "result": "too late"})
 				b.hanging = 0
+			}
+		case "answer": // the reply to the asking request is the answer, as sent
+			if m.ID == b.asking && m.Key == "sure" {
+				b.asking = 0
+				b.reply(m.ID, map[string]json.RawMessage{"result": m.Result, "error": m.Error})
 			}
 		case "shutdown":
 			if !*stubborn {
@@ -133,6 +143,14 @@ func (b *backend) request(id int64, p params) {
 		os.Exit(a.Code)
 	case "hang":
 		b.hanging = id
+	case "ask": // asks with method text (elicitation/create when empty), then answers with the answer
+		method := a.Text
+		if method == "" {
+			method = "elicitation/create"
+		}
+		b.asking = id
+		b.send(map[string]any{"type": "ask", "id": id + 1000, "key": "sure", "method": method, "params": map[string]any{}})
+		b.send(map[string]any{"type": "ask", "id": id, "key": "sure", "method": method, "params": map[string]any{"message": "Sure?"}})
 	case "progress": // notices as progress notes, and some that are not (docs/plugins.md)
 		b.send(map[string]any{"type": "notice", "text": "plain", "level": "info"})
 		b.send(map[string]any{"type": "notice", "id": id, "text": "first", "progress": 1, "total": 4})
