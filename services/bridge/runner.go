@@ -61,7 +61,7 @@ func (r pluginRunner) Run(ctx context.Context, inv *mailboxv1.Invocation) *mailb
 	}
 	hear := plugin.Hearing{Progress: follower.Progress(ctx)}
 	if contract.Answers(inv.GetMcpParams()) {
-		hear.Ask = upstreamAsk(follower.Ask(ctx), inv.GetDelivery())
+		hear.Ask = follower.Asker(ctx, inv.GetDelivery())
 	}
 	if c, answer := r.Submit(ctx, inv.GetTool(), inv.GetInput(), hear).Wait(); answer {
 		return c

@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -68,7 +66,7 @@ func (m *mount) serve(ctx context.Context, sess *upstream.Session, inv *mailboxv
 		hear.Log, hear.Level = upstreamLog(follower.Log(ctx)), from.Meta.LogLevel
 	}
 	if from != nil && from.Meta.Answers {
-		hear.Ask = upstreamAsk(follower.Ask(ctx), inv.GetDelivery())
+		hear.Ask = follower.Asker(ctx, inv.GetDelivery())
 	}
 	res, err := sess.Call(ctx, tool, json.RawMessage(inv.GetInput()), from, inv.GetInvocation(), hear)
 	if o, ok := follower.Overran(ctx); ok {
@@ -88,25 +86,6 @@ func (m *mount) serve(ctx context.Context, sess *upstream.Session, inv *mailboxv
 func upstreamProgress(report func(follower.Note)) func(*mcp.ProgressNotificationParams) {
 	return func(p *mcp.ProgressNotificationParams) {
 		report(follower.Note{Progress: p.Progress, Total: p.Total, Message: p.Message})
-	}
-}
-
-// upstreamAsk turns a server's request of its client into a question on
-// the run's invocation, named by the hand-off and the order asked (a run
-// handed out again asks anew), and its answer into the request's result
-// (or its JSON-RPC error).
-func upstreamAsk(ask func(context.Context, *mailboxv1.Question) (*mailboxv1.Answered, error), delivery int32) func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
-	var asked atomic.Int64
-	return func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-		q := &mailboxv1.Question{Id: fmt.Sprintf("h%dq%d", delivery, asked.Add(1)), Method: method, Params: string(params)}
-		a, err := ask(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		if e := a.GetError(); e != nil {
-			return nil, &jsonrpc.Error{Code: int64(e.GetCode()), Message: e.GetMessage()}
-		}
-		return json.RawMessage(a.GetResult()), nil
 	}
 }
 

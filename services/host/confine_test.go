@@ -77,7 +77,7 @@ func TestAToolCannotReadTheHostsKeyNorInheritItsEnvironment(t *testing.T) {
 	if env["SWITCHBOARD_TOOL"] != "spy" || env["USER"] != "nobody" {
 		t.Errorf("the tool's environment lacks what the host gives it (SWITCHBOARD_TOOL=spy, USER=nobody): %v", env)
 	}
-	testkit.CheckChildEnv(t, env, secret, dir, "SWITCHBOARD_INVOCATION", "SWITCHBOARD_TOOL", "SWITCHBOARD_DELIVERY")
+	testkit.CheckChildEnv(t, env, secret, dir, "SWITCHBOARD_INVOCATION", "SWITCHBOARD_TOOL", "SWITCHBOARD_DELIVERY", "SWITCHBOARD_ANSWERS_FD")
 }
 
 // Without --run-as, a host whose tools could read its key refuses to

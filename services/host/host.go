@@ -23,6 +23,7 @@ import (
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/suite/capture"
+	"github.com/switchboard-run/switchboard/kit/suite/contract"
 	"github.com/switchboard-run/switchboard/kit/suite/follower"
 	"github.com/switchboard-run/switchboard/kit/suite/telemetry"
 	"github.com/switchboard-run/switchboard/services/host/internal/run"
@@ -152,8 +153,12 @@ func (r runner) Run(ctx context.Context, inv *mailboxv1.Invocation) *mailboxv1.C
 	if tool == nil {
 		return capture.Failed(capture.ExitNotFound, "switchboard: tool %q is not in this host's tools file", inv.GetTool())
 	}
-	return run.Run(ctx, tool, run.Invocation{ID: inv.GetInvocation(), Tool: inv.GetTool(), Input: inv.GetInput(),
-		Cwd: inv.Cwd, Delivery: inv.GetDelivery(), Progress: follower.Progress(ctx)}, r.limits)
+	ri := run.Invocation{ID: inv.GetInvocation(), Tool: inv.GetTool(), Input: inv.GetInput(),
+		Cwd: inv.Cwd, Delivery: inv.GetDelivery(), Progress: follower.Progress(ctx)}
+	if contract.Answers(inv.GetMcpParams()) {
+		ri.Ask = follower.Asker(ctx, inv.GetDelivery())
+	}
+	return run.Run(ctx, tool, ri, r.limits)
 }
 
 func newSession() string {

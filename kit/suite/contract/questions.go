@@ -2,7 +2,13 @@ package contract
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // QuestionMethods are the requests an MCP server makes of its client that a
@@ -32,4 +38,55 @@ func Answers(mcpParams string) bool {
 		Meta map[string]json.RawMessage `json:"_meta"`
 	}
 	return json.Unmarshal([]byte(mcpParams), &p) == nil && string(p.Meta[AnswersKey]) == "true"
+}
+
+// CannotBeAsked is the refusal a host gives its tool's question when the
+// call's driver cannot be asked (with -32601, MCP's method not found).
+const CannotBeAsked = "the call's agent cannot be asked: it declared no such capability, or it reads results only (act, REST, gRPC); the call must finish without asking"
+
+// CheckAsk checks a question a host's program asked (a plugin's ask line,
+// a local tool's ::ask::) before it is posted: a key of 1–64 bytes, a
+// method a driver can be asked, params a JSON object within the bound.
+func CheckAsk(key, method string, params []byte) error {
+	switch {
+	case key == "" || len(key) > 64:
+		return fmt.Errorf("ask: key %q is not 1–64 bytes", clip(key))
+	case !slices.Contains(QuestionMethods, method):
+		return fmt.Errorf("ask: method %q is not one a driver can be asked (%s)", clip(method), strings.Join(QuestionMethods, ", "))
+	case len(params) > MaxQuestionParams:
+		return fmt.Errorf("ask: params are %d bytes, over the %d a question may hold", len(params), MaxQuestionParams)
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(params, &obj) != nil || obj == nil {
+		return fmt.Errorf("ask: params are not a JSON object")
+	}
+	return nil
+}
+
+// clip shortens a bad value quoted in a refusal.
+func clip(s string) string {
+	if len(s) > 80 {
+		return strings.ToValidUTF8(s[:80], "") + "…"
+	}
+	return s
+}
+
+// AskError is a question's refusal as a host's program reads it (a
+// plugin's answer line, a local tool's answers descriptor).
+type AskError struct {
+	Code    int64  `json:"code"`
+	Message string `json:"message"`
+}
+
+// AskErrorOf is err, met asking a driver method, as a program reads it:
+// the driver's own JSON-RPC error, or a sentence saying no answer came;
+// nil for nil.
+func AskErrorOf(method string, err error) *AskError {
+	if err == nil {
+		return nil
+	}
+	if rpcErr, ok := errors.AsType[*jsonrpc.Error](err); ok {
+		return &AskError{Code: rpcErr.Code, Message: rpcErr.Message}
+	}
+	return &AskError{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: the call's agent was asked, but no answer came: %v", method, err)}
 }

@@ -2,7 +2,12 @@ package follower
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 )
@@ -22,6 +27,27 @@ func Ask(ctx context.Context) func(context.Context, *mailboxv1.Question) (*mailb
 		return r.ask
 	}
 	return func(context.Context, *mailboxv1.Question) (*mailboxv1.Answered, error) { return nil, errNotARun }
+}
+
+// Asker returns the function through which the run whose context ctx is
+// asks its driver an MCP request (method, params as JSON) and gets the
+// answer's result; a refused question comes back as a *jsonrpc.Error.
+// Questions are named by the hand-off (delivery) and the order asked, so a
+// run handed out again asks anew.
+func Asker(ctx context.Context, delivery int32) func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	ask := Ask(ctx)
+	var asked atomic.Int64
+	return func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		q := &mailboxv1.Question{Id: fmt.Sprintf("h%dq%d", delivery, asked.Add(1)), Method: method, Params: string(params)}
+		a, err := ask(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		if e := a.GetError(); e != nil {
+			return nil, &jsonrpc.Error{Code: int64(e.GetCode()), Message: e.GetMessage()}
+		}
+		return json.RawMessage(a.GetResult()), nil
+	}
 }
 
 // ask reports q and waits for its answer.

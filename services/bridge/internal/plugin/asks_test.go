@@ -61,7 +61,9 @@ func TestABackendsQuestionReachesTheDriverAndItsAnswerComesBack(t *testing.T) {
 		}
 	}
 	notices, _, _ := r.snapshot()
-	if !slices.ContainsFunc(notices, func(n string) bool { return strings.Contains(n, "ignored an ask about request 1001, which is not in flight") }) {
+	if !slices.ContainsFunc(notices, func(n string) bool {
+		return strings.Contains(n, "ignored an ask about request 1001, which is not in flight")
+	}) {
 		t.Errorf("notices %q; want the ask about another request ignored", notices)
 	}
 }

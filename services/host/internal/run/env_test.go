@@ -27,7 +27,7 @@ func TestAToolGetsAnAllowlistedEnvironmentNotTheHosts(t *testing.T) {
 	}
 	got := testkit.EnvMap(c.GetStdout())
 	want := map[string]string{"GREETING": "hi", "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8",
-		"SWITCHBOARD_INVOCATION": "inv-1", "SWITCHBOARD_TOOL": "t", "SWITCHBOARD_DELIVERY": "2"}
+		"SWITCHBOARD_INVOCATION": "inv-1", "SWITCHBOARD_TOOL": "t", "SWITCHBOARD_DELIVERY": "2", "SWITCHBOARD_ANSWERS_FD": "3"}
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("the tool's %s = %q, want %q", k, got[k], v)

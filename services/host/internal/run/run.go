@@ -7,8 +7,10 @@ package run
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -46,9 +48,12 @@ type Invocation struct {
 	Input    string
 	Cwd      *string
 	Delivery int32
-	// Progress receives the tool's progress lines (progress.go); nil
+	// Progress receives the tool's progress lines (lines.go); nil
 	// drops them. Either way they are kept out of the capture's stderr.
 	Progress func(follower.Note)
+	// Ask asks the driver a tool's question (asks.go); nil: it cannot be
+	// asked, and the tool is told so at once.
+	Ask func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 }
 
 // Run runs inv with tool and returns its capture. ctx ending (a cancel, a
@@ -73,6 +78,7 @@ func Run(ctx context.Context, tool *toolsfile.Tool, inv Invocation, lim Limits) 
 		"SWITCHBOARD_INVOCATION": inv.ID, // the idempotency key, for tools that must not run twice
 		"SWITCHBOARD_TOOL":       inv.Tool,
 		"SWITCHBOARD_DELIVERY":   strconv.Itoa(int(inv.Delivery)),
+		AnswersFD:                "3",
 	}
 	// The run's trace context, as the OpenTelemetry environment carrier
 	// spells it: a traced tool's spans join the driver's trace.
@@ -86,13 +92,25 @@ func Run(ctx context.Context, tool *toolsfile.Tool, inv Invocation, lim Limits) 
 	if report == nil {
 		report = func(follower.Note) {}
 	}
-	lines := &progressLines{out: stderr, report: report}
+	// The run's questions end with it, whatever ends it.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	answers, err := newAnswerer(ctx, inv.Ask)
+	if err != nil {
+		return capture.Failed(capture.ExitNotFound, "switchboard: cannot start tool %q: no pipe for its answers: %v", inv.Tool, err)
+	}
+	defer answers.close()
+	defer cancel() // before close, which waits for the questions to end
+	cmd.ExtraFiles = []*os.File{answers.r}
+	lines := &markedLines{out: stderr, report: report, ask: answers.line}
 	cmd.Stdout, cmd.Stderr = stdout, lines
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// A tool that exits but leaves a child holding its pipes must not hold
 	// the capture hostage.
 	cmd.WaitDelay = time.Second
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	_ = answers.r.Close() // the tool has its copy
+	if err != nil {
 		return capture.Failed(capture.ExitNotFound, "switchboard: cannot start tool %q (%s): %v", inv.Tool, tool.Command[0], err)
 	}
 	done := make(chan error, 1)
@@ -105,7 +123,6 @@ func Run(ctx context.Context, tool *toolsfile.Tool, inv Invocation, lim Limits) 
 		deadline = timer.C
 	}
 	var stopped string
-	var err error
 	select {
 	case err = <-done:
 	case <-deadline:

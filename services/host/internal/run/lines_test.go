@@ -40,7 +40,7 @@ func TestProgressLinesSplitStderr(t *testing.T) {
 	for _, size := range []int{1, 3, 7, len(Marker), 100, len(in)} {
 		var notes []follower.Note
 		var out strings.Builder
-		w := &progressLines{out: &out, report: func(n follower.Note) { notes = append(notes, n) }}
+		w := &markedLines{out: &out, report: func(n follower.Note) { notes = append(notes, n) }}
 		for s := in; s != ""; {
 			k := min(size, len(s))
 			if n, err := w.Write([]byte(s[:k])); n != k || err != nil {
@@ -58,7 +58,7 @@ func TestProgressLinesSplitStderr(t *testing.T) {
 	}
 	// A line that might have been marked, cut off by the end, is stderr.
 	var out strings.Builder
-	w := &progressLines{out: &out, report: func(n follower.Note) { t.Errorf("reported %+v", n) }}
+	w := &markedLines{out: &out, report: func(n follower.Note) { t.Errorf("reported %+v", n) }}
 	_, _ = w.Write([]byte("ok\n::prog"))
 	w.flush()
 	if out.String() != "ok\n::prog" {

@@ -14,7 +14,7 @@ import (
 // Marker starts a stderr line that reports progress (docs/design.md §6):
 // "::progress:: 3/10 copying files"; the numbers and the total are
 // optional, and a line without a number counts one step on. Marked lines
-// are kept out of the capture's stderr.
+// (asks.go's too) are kept out of the capture's stderr.
 const Marker = "::progress::"
 
 // MaxProgressLine bounds what is read of one marked line; the rest of a
@@ -25,13 +25,16 @@ const MaxProgressLine = 4 << 10
 // plain decimals, so a message such as "inf" or "1e3 files" stays a message.
 var numbers = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)(?:/([0-9]+(?:\.[0-9]+)?))?$`)
 
-// progressLines splits a tool's stderr: marked lines go to report as notes,
-// the rest to out as written. Only the start of a line is held back, while
-// it may yet be the marker, and a marked line up to MaxProgressLine.
-type progressLines struct {
+// markedLines splits a tool's stderr: lines marked as progress go to report
+// as notes, lines marked as asks to ask (asks.go), the rest to out as
+// written. Only the start of a line is held back, while it may yet be a
+// marker, and a marked line up to its marker's bound.
+type markedLines struct {
 	out    io.Writer
 	report func(follower.Note)
+	ask    func([]byte) // what follows AskMarker; nil: asks are dropped
 	state  lineState
+	marker string // the marked line's
 	line   []byte // the line's start (lineStart), or the marked line
 }
 
@@ -43,7 +46,14 @@ const (
 	lineMarked                  // a marked line: held to its end
 )
 
-func (w *progressLines) Write(p []byte) (int, error) {
+// markers are the markers a line may start with, and how much of a marked
+// line is kept.
+var markers = map[string]int{Marker: MaxProgressLine, AskMarker: MaxAskLine}
+
+// longestMarker is the most a line's start is held back for.
+const longestMarker = len(Marker)
+
+func (w *markedLines) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(p) > 0 {
 		switch w.state {
@@ -56,21 +66,27 @@ func (w *progressLines) Write(p []byte) (int, error) {
 			_, _ = w.out.Write(p[:i+1])
 			p, w.state = p[i+1:], lineStart
 		case lineStart:
-			take := min(len(Marker)-len(w.line), len(p))
+			take := min(longestMarker-len(w.line), len(p))
 			if i := bytes.IndexByte(p[:take], '\n'); i >= 0 {
 				take = i + 1
 			}
 			w.line, p = append(w.line, p[:take]...), p[take:]
-			switch {
-			case !strings.HasPrefix(Marker, string(w.line)):
+			if m := markerOf(w.line); m != "" {
+				w.state, w.marker = lineMarked, m
+				if i := bytes.IndexByte(w.line, '\n'); i >= 0 { // the whole line came with the marker
+					w.line = w.line[:i]
+					w.emit()
+					w.state = lineStart
+				}
+				continue
+			}
+			if !mayBeMarked(w.line) {
 				_, _ = w.out.Write(w.line)
 				w.state = linePlain
 				if w.line[len(w.line)-1] == '\n' {
 					w.state = lineStart
 				}
 				w.line = w.line[:0]
-			case len(w.line) == len(Marker):
-				w.state = lineMarked
 			}
 		case lineMarked:
 			i := bytes.IndexByte(p, '\n')
@@ -78,7 +94,7 @@ func (w *progressLines) Write(p []byte) (int, error) {
 			if i >= 0 {
 				seg = p[:i]
 			}
-			w.line = append(w.line, seg[:min(len(seg), max(MaxProgressLine-len(w.line), 0))]...)
+			w.line = append(w.line, seg[:min(len(seg), max(markers[w.marker]-len(w.line), 0))]...)
 			if i < 0 {
 				return n, nil
 			}
@@ -89,9 +105,33 @@ func (w *progressLines) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// markerOf is the marker line starts with, or "".
+func markerOf(line []byte) string {
+	for m := range markers {
+		if bytes.HasPrefix(line, []byte(m)) {
+			return m
+		}
+	}
+	return ""
+}
+
+// mayBeMarked reports whether line, without a newline yet, is the start of
+// a marker.
+func mayBeMarked(line []byte) bool {
+	if bytes.IndexByte(line, '\n') >= 0 {
+		return false
+	}
+	for m := range markers {
+		if strings.HasPrefix(m, string(line)) {
+			return true
+		}
+	}
+	return false
+}
+
 // flush ends the output: a last marked line without its newline is still
 // progress, and the start of a line that might have been one is stderr.
-func (w *progressLines) flush() {
+func (w *markedLines) flush() {
 	switch w.state {
 	case lineMarked:
 		w.emit()
@@ -101,9 +141,16 @@ func (w *progressLines) flush() {
 	w.line, w.state = nil, lineStart
 }
 
-// emit reports the marked line held and forgets it.
-func (w *progressLines) emit() {
-	w.report(parseProgress(w.line[len(Marker):]))
+// emit passes the marked line held on and forgets it.
+func (w *markedLines) emit() {
+	rest := bytes.TrimSuffix(w.line[len(w.marker):], []byte("\r"))
+	if w.marker == AskMarker {
+		if w.ask != nil {
+			w.ask(rest)
+		}
+	} else {
+		w.report(parseProgress(rest))
+	}
 	w.line = w.line[:0]
 }
 
