@@ -87,3 +87,25 @@ func TestAToolsProgressLinesAreReported(t *testing.T) {
 		t.Errorf("stderr %q without a progress function; want only the warning", c.GetStderr())
 	}
 }
+
+// Ask lines go to ask, whole, however the output is cut into writes; a
+// line that only starts like one is stderr.
+func TestAskLinesLeaveStderr(t *testing.T) {
+	t.Parallel()
+	in := "::ask:: {\"key\":\"a\"}\n::as if\n::ask::{}\r\n::progress:: 1 mixed in\n::ask:: " + strings.Repeat("x", MaxAskLine) + "\nend"
+	for _, size := range []int{1, 2, 5, len(AskMarker), 64, len(in)} {
+		var asks []string
+		var out strings.Builder
+		w := &markedLines{out: &out, report: func(follower.Note) {}, ask: func(b []byte) { asks = append(asks, string(b)) }}
+		for s := in; s != ""; s = s[min(size, len(s)):] {
+			_, _ = w.Write([]byte(s[:min(size, len(s))]))
+		}
+		w.flush()
+		if len(asks) != 3 || asks[0] != ` {"key":"a"}` || asks[1] != "{}" || len(asks[2]) != MaxAskLine-len(AskMarker) {
+			t.Errorf("writes of %d bytes: asks %.60q; want the three ask lines, the last cut at the bound", size, asks)
+		}
+		if out.String() != "::as if\nend" {
+			t.Errorf("writes of %d bytes: stderr %q", size, out.String())
+		}
+	}
+}
