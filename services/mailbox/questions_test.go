@@ -158,3 +158,41 @@ func TestAQuestionOfAnEarlierHandOffIsVoid(t *testing.T) {
 		t.Fatalf("answering the first run's question: %v; want FAILED_PRECONDITION, its run ended", err)
 	}
 }
+
+// A client's runs may have at most MaxWaitingPerClient questions waiting
+// at once: one more is refused with a sentence until an answer frees room.
+func TestAClientsWaitingQuestionsAreBounded(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t)
+	s.advertise(t, "laptop", "slow")
+	stream, stop := s.follow(t, "laptop")
+	t.Cleanup(stop)
+	calls := contract.MaxWaitingPerClient/contract.MaxQuestions + 1
+	ids := make([]string, calls)
+	for i := range ids {
+		ids[i] = s.invoke(t, "laptop", "slow", "{}")
+		next(t, stream)
+	}
+	ask := func(id, q string) error {
+		_, err := s.mb.Report(host("laptop"), &mailboxv1.ReportRequest{Invocation: id,
+			Question: &mailboxv1.Question{Id: q, Method: "elicitation/create", Params: `{}`}})
+		return err
+	}
+	for _, id := range ids[:calls-1] {
+		for q := range contract.MaxQuestions {
+			if err := ask(id, fmt.Sprintf("q%d", q)); err != nil {
+				t.Fatalf("question %d of %s: %v", q, id, err)
+			}
+		}
+	}
+	last := ids[calls-1]
+	if err := ask(last, "q0"); status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), `"laptop" has 64 questions waiting`) {
+		t.Fatalf("one question past the client's bound: %v; want RESOURCE_EXHAUSTED saying so", err)
+	}
+	if _, err := s.mb.Answer(driver, &mailboxv1.AnswerRequest{Invocation: ids[0], Question: "q0", Result: `{}`}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ask(last, "q0"); err != nil {
+		t.Fatalf("a question once an answer freed room: %v", err)
+	}
+}

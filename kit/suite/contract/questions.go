@@ -25,6 +25,9 @@ const (
 	MaxAnswerMessage  = 1000
 	// MaxQuestions bounds the questions one invocation may ask.
 	MaxQuestions = 8
+	// MaxWaitingPerClient bounds the questions a client's runs may have
+	// waiting for their answers at once.
+	MaxWaitingPerClient = 64
 )
 
 // AnswersKey is the mcp_params _meta member by which a driver's endpoint

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/switchboard-run/switchboard/kit/suite/contract"
 	"github.com/switchboard-run/switchboard/kit/suite/natsconn"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
@@ -157,6 +158,9 @@ func (b *Box) report(ctx context.Context, caller, id string, n inflight.Note, lo
 		n = askedBy(n, s.handoffs)
 		if err := questionFits(s.notes, id, n); err != nil {
 			return 0, 0, err
+		}
+		if n.Question != nil && b.waiting(s.client) >= contract.MaxWaitingPerClient {
+			return 0, 0, inflight.TooManyWaiting(id, s.client)
 		}
 		return b.addNote(s, n), inflight.NotesBytes(s.notes), nil
 	}

@@ -77,3 +77,17 @@ func askedBy(n inflight.Note, handOff int32) inflight.Note {
 	}
 	return n
 }
+
+// waiting counts the questions of client's runs handed out here that wait
+// for their answers (under b.mu).
+func (b *Box) waiting(client string) int {
+	q := b.queues[client]
+	if q == nil {
+		return 0
+	}
+	n := 0
+	for s := q.handed.head; s != nil; s = q.handed.at(s).next {
+		n += inflight.Waiting(s.notes, s.handoffs)
+	}
+	return n
+}

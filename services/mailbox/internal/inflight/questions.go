@@ -87,6 +87,25 @@ func AskedBy(notes []Note, handOff int32) int {
 	return asked
 }
 
+// Waiting counts the questions among notes that hand-off's run asked and
+// whose answers have not reached the host.
+func Waiting(notes []Note, handOff int32) int {
+	waiting := 0
+	for i := range notes {
+		if q := notes[i].Question; q != nil && !q.Void(handOff) {
+			if _, answered := Asked(notes[i:], q.ID); !answered {
+				waiting++
+			}
+		}
+	}
+	return waiting
+}
+
+// TooManyWaiting refuses a question past contract.MaxWaitingPerClient.
+func TooManyWaiting(id, client string) error {
+	return status.Errorf(codes.ResourceExhausted, "report: invocation %q cannot ask: %q has %d questions waiting for answers already, the most one client may have", id, client, contract.MaxWaitingPerClient)
+}
+
 // Void says whether q was asked by a run before hand-off, the latest.
 func (q *Question) Void(handOff int32) bool { return q.HandOff != 0 && q.HandOff < handOff }
 
