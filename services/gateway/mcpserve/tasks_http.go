@@ -9,8 +9,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/switchboard-run/switchboard/kit/suite/audit"
-
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc/codes"
@@ -18,7 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
-
+	"github.com/switchboard-run/switchboard/kit/suite/audit"
 	"github.com/switchboard-run/switchboard/kit/suite/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/suite/identity"
 )
