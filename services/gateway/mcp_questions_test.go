@@ -131,6 +131,10 @@ func retriesResumeTheirInvocation(t *testing.T, s *suite) {
 		}
 		question = q
 	}
+	// The console's invocations view shows the question waiting.
+	inv := strings.Split(strings.TrimPrefix(state, "run.switchboard/invocation:"), ":")[0]
+	s.consoleLive(t, "/console/api/invocations/live", aliceHeader).until(t, "invocation-list",
+		contains(`data-invocation="`+inv+`" data-phase="handed out"`, "waiting for 1 answer(s)"))
 	answer := map[string]any{question: map[string]any{"action": "accept", "content": map[string]any{"username": "alice-on-the-wire"}}}
 	refused := func(who string, got map[string]any, want string) {
 		t.Helper()

@@ -69,7 +69,7 @@ func New(ctx context.Context, cfg Config, nc *nats.Conn, reg registryv1.Registry
 	}
 	s.audit = audit.NewWriter(js, "mailbox", tel, log)
 	b, err := box.New(ctx, nc, box.Config{TTL: cfg.TTL, MaxQueued: cfg.MaxQueued, MaxSlots: cfg.MaxSlots, MaxQueueBytes: cfg.MaxQueueBytes,
-		MaxCaptureBytes: cfg.MaxCaptureBytes, Replicas: cfg.NATS.Replicas, PresenceTTL: cfg.PresenceTTL, Answered: s.answered}, log)
+		MaxCaptureBytes: cfg.MaxCaptureBytes, Replicas: cfg.NATS.Replicas, PresenceTTL: cfg.PresenceTTL, Answered: s.answered, Asking: s.asking}, log)
 	if err != nil {
 		return nil, err
 	}

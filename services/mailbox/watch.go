@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
@@ -77,6 +78,12 @@ func (s *Service) handed(ctx context.Context, invs []inflight.Invocation) {
 func (s *Service) changed(id string, phase mailboxv1.Phase, known *mailboxv1.InvocationState) {
 	known.Invocation, known.Phase = id, phase
 	s.watch.Publish(known)
+}
+
+// asking tells the watchers how many questions wait on an invocation; the
+// phase is left as the watchers know it.
+func (s *Service) asking(id, client string, waiting int) {
+	s.watch.Publish(&mailboxv1.InvocationState{Invocation: id, Client: client, Questions: proto.Int32(int32(waiting))})
 }
 
 // answeredItself tells the watchers of an answer the mailbox wrote itself

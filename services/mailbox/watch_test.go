@@ -129,3 +129,30 @@ func TestWatchIsForDriversAndAdmins(t *testing.T) {
 	}
 	testkit.Refused(t, err, codes.PermissionDenied, `"laptop" is a host and may not call MailboxService.Watch`)
 }
+
+// A question its host asks shows on the watch as a count of the questions
+// waiting, which the poster's answer brings back to zero; the phase stays.
+func TestWatchCountsTheQuestionsWaiting(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t)
+	mine, _ := s.watchAs(t, driver)
+	_, id := s.running(t)
+	for _, phase := range []mailboxv1.Phase{mailboxv1.Phase_PHASE_QUEUED, mailboxv1.Phase_PHASE_HANDED_OUT} {
+		if st := nextState(t, mine); st.GetPhase() != phase || st.Questions != nil {
+			t.Fatalf("watch: %v; want %s and no questions yet", st, phase)
+		}
+	}
+	if _, err := s.mb.Report(host("laptop"), &mailboxv1.ReportRequest{Invocation: id,
+		Question: &mailboxv1.Question{Id: "q1", Method: "elicitation/create", Params: `{}`}}); err != nil {
+		t.Fatal(err)
+	}
+	if st := nextState(t, mine); st.GetInvocation() != id || st.GetPhase() != mailboxv1.Phase_PHASE_HANDED_OUT || st.Questions == nil || st.GetQuestions() != 1 {
+		t.Fatalf("watch after the question: %v; want handed out, 1 question waiting", st)
+	}
+	if _, err := s.mb.Answer(driver, &mailboxv1.AnswerRequest{Invocation: id, Question: "q1", Result: `{}`}); err != nil {
+		t.Fatal(err)
+	}
+	if st := nextState(t, mine); st.Questions == nil || st.GetQuestions() != 0 || st.GetPhase() != mailboxv1.Phase_PHASE_HANDED_OUT {
+		t.Fatalf("watch after the answer: %v; want handed out, none waiting", st)
+	}
+}

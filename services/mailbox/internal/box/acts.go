@@ -184,6 +184,9 @@ func (b *Box) addNote(s *slot, n inflight.Note) int64 {
 	var seq int64
 	s.notes, seq = inflight.AddNote(s.notes, n)
 	b.notify(s.id)
+	if (n.Question != nil || n.Answered != "") && b.cfg.Asking != nil {
+		b.cfg.Asking(s.id, s.client, inflight.Waiting(s.notes, s.handoffs))
+	}
 	if s.rev != 0 && s.input != "" { // a durable one's notes outlive the replicas (a Task's status)
 		body, rev := s.stored(), s.rev
 		go b.keepNotes(s, body, rev)

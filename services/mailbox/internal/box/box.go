@@ -42,7 +42,11 @@ type Config struct {
 	PresenceTTL time.Duration
 	// Answered, when set, is told of every answer this replica gives.
 	Answered inflight.Answered
-	Clock    Clock
+	// Asking, when set, is told how many questions wait on an invocation
+	// whenever that changes here, under the store's lock so that the
+	// counts arrive in order: it must not block.
+	Asking func(id, client string, waiting int)
+	Clock  Clock
 }
 
 // Box is one mailbox replica's store.

@@ -133,8 +133,8 @@ func (t *Tracker) apply(ch *mailboxv1.InvocationState) {
 	id := ch.GetInvocation()
 	cur, ok := t.live[id]
 	if !ok {
-		if finished(t.done, id) {
-			return // a late echo of something already over
+		if finished(t.done, id) || ch.GetPhase() == mailboxv1.Phase_PHASE_UNSPECIFIED {
+			return // a late echo of something already over, or news of one untracked
 		}
 		if len(t.live) >= MaxLive && !terminal(ch.GetPhase()) {
 			return
@@ -203,8 +203,12 @@ func merge(cur, ch *mailboxv1.InvocationState) {
 	if ch.GetPhase() == mailboxv1.Phase_PHASE_ANSWERED && cur.Answered == nil {
 		cur.Answered = ch.GetChanged()
 	}
+	if ch.Questions != nil {
+		q := *ch.Questions
+		cur.Questions = &q
+	}
 	cur.HandOffs = max(cur.GetHandOffs(), ch.GetHandOffs())
-	if ch.GetPhase() >= cur.GetPhase() {
+	if ch.GetPhase() != mailboxv1.Phase_PHASE_UNSPECIFIED && ch.GetPhase() >= cur.GetPhase() {
 		cur.Phase = ch.GetPhase()
 		cur.Changed = ch.GetChanged()
 	}

@@ -360,7 +360,10 @@ type InvocationState struct {
 	ExitCode *int32 `protobuf:"varint,9,opt,name=exit_code,json=exitCode,proto3,oneof" json:"exit_code,omitempty"`
 	// answered is when its capture was stored (its host's, or the mailbox's
 	// own at the hand-off cap or a driver's timeout); absent before.
-	Answered      *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=answered,proto3" json:"answered,omitempty"`
+	Answered *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=answered,proto3" json:"answered,omitempty"`
+	// questions counts the questions its host asked that wait for the
+	// poster's answer now (docs/mcp.md, "Questions"); absent until the first.
+	Questions     *int32 `protobuf:"varint,11,opt,name=questions,proto3,oneof" json:"questions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -463,6 +466,13 @@ func (x *InvocationState) GetAnswered() *timestamppb.Timestamp {
 		return x.Answered
 	}
 	return nil
+}
+
+func (x *InvocationState) GetQuestions() int32 {
+	if x != nil && x.Questions != nil {
+		return *x.Questions
+	}
+	return 0
 }
 
 // ProgressNote is one report of how far a run has got, as the mailbox keeps
@@ -895,7 +905,7 @@ const file_switchboard_mailbox_v1_mailbox_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\x06\n" +
 	"\x04_cwdB\r\n" +
-	"\v_mcp_params\"\x99\x03\n" +
+	"\v_mcp_params\"\xca\x03\n" +
 	"\x0fInvocationState\x12\x1e\n" +
 	"\n" +
 	"invocation\x18\x01 \x01(\tR\n" +
@@ -909,9 +919,12 @@ const file_switchboard_mailbox_v1_mailbox_proto_rawDesc = "" +
 	"\achanged\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\achanged\x12 \n" +
 	"\texit_code\x18\t \x01(\x05H\x00R\bexitCode\x88\x01\x01\x126\n" +
 	"\banswered\x18\n" +
-	" \x01(\v2\x1a.google.protobuf.TimestampR\bansweredB\f\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\banswered\x12!\n" +
+	"\tquestions\x18\v \x01(\x05H\x01R\tquestions\x88\x01\x01B\f\n" +
 	"\n" +
-	"_exit_code\"\xc9\x02\n" +
+	"_exit_codeB\f\n" +
+	"\n" +
+	"_questions\"\xc9\x02\n" +
 	"\fProgressNote\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12\x1a\n" +
 	"\bprogress\x18\x02 \x01(\x01R\bprogress\x12\x19\n" +
