@@ -222,6 +222,12 @@ func TestConflictIsTheSameForOneCopyAndThree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if c.replicas > 1 { // a new bucket of three copies answers once its leader is elected
+			testkit.Eventually(t, name+": the bucket's leader", 30*time.Second, func() bool {
+				st, err := c.js.Stream(ctx, "KV_conflict")
+				return err == nil && st.CachedInfo().Cluster != nil && st.CachedInfo().Cluster.Leader != ""
+			})
+		}
 		rev, err := kv.Create(ctx, "k", []byte("a"))
 		if err != nil {
 			t.Fatal(err)
