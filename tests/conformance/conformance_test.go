@@ -40,16 +40,35 @@ const expectedFile = "expected-failures.txt"
 // directory ("-2026-12-05T07-05-39-205Z").
 var stamp = regexp.MustCompile(`-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$`)
 
-// The mounts the suite runs through: the same server over each transport,
-// and the Tasks scenarios' fixture tools (tasksMount), through which only
-// those scenarios count.
-var mounts = []string{"conf-stdio", "conf-http", tasksMount}
+// The mounts the suite runs through: the same server over each transport;
+// over stdio pinned to 2025-11-25 (sessionMount), where it asks its client
+// in its session, through which only the scenarios that ask that way
+// count; and the Tasks scenarios' fixture tools (tasksMount), through
+// which only those scenarios count.
+var mounts = []string{"conf-stdio", "conf-http", sessionMount, tasksMount}
 
 const (
 	tasksMount    = "tasks-fx"
 	tasksScenario = "tasks-"
+	sessionMount  = "conf-2025"
 	fixturesPkg   = "github.com/switchboard-run/switchboard/tests/conformance/testdata/taskfixtures"
 )
+
+// sessionAsks are the scenarios whose server asks its client in a session
+// (2026-07-28 forbids it, so the everything-server does it only when the
+// bridge asks it for 2025-11-25).
+var sessionAsks = []string{"tools-call-elicitation/", "tools-call-sampling/", "elicitation-sep1034-defaults/", "elicitation-sep1330-enums/"}
+
+// countsThrough says whether check counts through mount.
+func countsThrough(check, mount string) bool {
+	switch {
+	case strings.HasPrefix(check, tasksScenario):
+		return mount == tasksMount
+	case slices.ContainsFunc(sessionAsks, func(p string) bool { return strings.HasPrefix(check, p) }):
+		return mount == sessionMount
+	}
+	return mount != tasksMount && mount != sessionMount
+}
 
 func TestTheConformanceSuiteRunsThroughSwitchboard(t *testing.T) {
 	t.Parallel()
@@ -69,6 +88,7 @@ func TestTheConformanceSuiteRunsThroughSwitchboard(t *testing.T) {
 	for client, transport := range map[string]*bridgev1.ServerConfig{
 		"conf-stdio": {Transport: &bridgev1.ServerConfig_Stdio{Stdio: &bridgev1.StdioTransport{Command: server}}},
 		"conf-http":  {Transport: &bridgev1.ServerConfig_Http{Http: &bridgev1.HttpTransport{Url: "http://" + upstream + "/mcp"}}},
+		sessionMount: {Transport: &bridgev1.ServerConfig_Stdio{Stdio: &bridgev1.StdioTransport{Command: server}}, ProtocolVersion: "2025-11-25"},
 		tasksMount:   {Transport: &bridgev1.ServerConfig_Stdio{Stdio: &bridgev1.StdioTransport{Command: testkit.Build(t, fixturesPkg)}}},
 	} {
 		if _, err := d.Bridge.Mount(ops, &bridgev1.MountRequest{Client: client, Config: transport}); err != nil {
@@ -84,16 +104,15 @@ func TestTheConformanceSuiteRunsThroughSwitchboard(t *testing.T) {
 	expected := readExpected(t)
 	through := map[string]map[string]string{}
 	for _, m := range mounts {
-		// The Tasks scenarios count through the fixtures only, the rest
-		// through the everything-server only.
 		checks := run(t, node, cli, front+"/mcp/default/servers/"+m)
-		maps.DeleteFunc(checks, func(check, _ string) bool { return strings.HasPrefix(check, tasksScenario) != (m == tasksMount) })
+		maps.DeleteFunc(checks, func(check, _ string) bool { return !countsThrough(check, m) })
 		through[m] = checks
 	}
 	t.Logf("distinct checks passed: directly %d of %d; through the stdio mount %d of %d; through the HTTP mount %d of %d; "+
-		"of the Tasks scenarios through the fixtures %d of %d",
+		"of the session-asking scenarios through the 2025-11-25 mount %d of %d; of the Tasks scenarios through the fixtures %d of %d",
 		passed(baseline), len(baseline), passed(through["conf-stdio"]), len(through["conf-stdio"]),
-		passed(through["conf-http"]), len(through["conf-http"]), passed(through[tasksMount]), len(through[tasksMount]))
+		passed(through["conf-http"]), len(through["conf-http"]), passed(through[sessionMount]), len(through[sessionMount]),
+		passed(through[tasksMount]), len(through[tasksMount]))
 
 	ran := union(through)
 	for _, check := range slices.Sorted(maps.Keys(ran)) {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/net/http/httpguts"
 
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
@@ -15,6 +16,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/lib/childenv"
 	"github.com/switchboard-run/switchboard/kit/lib/listen"
 	"github.com/switchboard-run/switchboard/kit/lib/rawjson"
+	"github.com/switchboard-run/switchboard/kit/suite/capture"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/advertisement"
 )
 
@@ -68,6 +70,9 @@ func Check(cfg *bridgev1.ServerConfig) error {
 		}
 	default:
 		return errors.New("no transport: give a command (stdio), a url (Streamable HTTP), a plugin manifest or an OpenAPI document")
+	}
+	if err := checkProtocolVersion(cfg); err != nil {
+		return err
 	}
 	for _, n := range []struct {
 		name string
@@ -195,6 +200,21 @@ func CheckURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("url %q is not an http:// or https:// URL with a host", raw)
+	}
+	return nil
+}
+
+// checkProtocolVersion refuses a pinned MCP revision the SDK does not
+// speak, and one for a server that is not an MCP server.
+func checkProtocolVersion(cfg *bridgev1.ServerConfig) error {
+	v := cfg.GetProtocolVersion()
+	switch {
+	case v == "":
+		return nil
+	case cfg.GetPlugin() != nil || cfg.GetOpenapi() != nil:
+		return fmt.Errorf("protocol_version %q is for MCP servers; a plugin backend or an HTTP API speaks no MCP revision", v)
+	case !slices.Contains(mcp.SupportedProtocolVersions(), v):
+		return fmt.Errorf("protocol_version %q is not an MCP revision the bridge speaks (%s)", capture.Cap(v, 40), strings.Join(mcp.SupportedProtocolVersions(), ", "))
 	}
 	return nil
 }

@@ -103,25 +103,26 @@ func Parse(data []byte, dir string) (map[string]*bridgev1.ServerConfig, error) {
 
 // entry is one server as written in the file.
 type entry struct {
-	Type           string            `json:"type"`
-	Command        string            `json:"command"`
-	Args           []string          `json:"args"`
-	Env            map[string]string `json:"env"`
-	Cwd            string            `json:"cwd"`
-	URL            string            `json:"url"`
-	Headers        map[string]string `json:"headers"`
-	Manifest       string            `json:"manifest"`
-	Trust          bool              `json:"trust"`
-	Exclusive      bool              `json:"exclusive"`
-	AllowTools     []string          `json:"allowTools"`
-	DenyTools      []string          `json:"denyTools"`
-	MaxInFlight    json.Number       `json:"maxInFlight"`
-	MaxTools       json.Number       `json:"maxTools"`
-	CrashLimit     json.Number       `json:"crashLimit"`
-	MaxResultChars json.Number       `json:"maxResultChars"`
-	CallTimeout    string            `json:"callTimeout"`
-	PingInterval   string            `json:"pingInterval"`
-	PingTimeout    string            `json:"pingTimeout"`
+	Type            string            `json:"type"`
+	Command         string            `json:"command"`
+	Args            []string          `json:"args"`
+	Env             map[string]string `json:"env"`
+	Cwd             string            `json:"cwd"`
+	URL             string            `json:"url"`
+	Headers         map[string]string `json:"headers"`
+	Manifest        string            `json:"manifest"`
+	Trust           bool              `json:"trust"`
+	Exclusive       bool              `json:"exclusive"`
+	AllowTools      []string          `json:"allowTools"`
+	DenyTools       []string          `json:"denyTools"`
+	MaxInFlight     json.Number       `json:"maxInFlight"`
+	MaxTools        json.Number       `json:"maxTools"`
+	CrashLimit      json.Number       `json:"crashLimit"`
+	MaxResultChars  json.Number       `json:"maxResultChars"`
+	CallTimeout     string            `json:"callTimeout"`
+	PingInterval    string            `json:"pingInterval"`
+	PingTimeout     string            `json:"pingTimeout"`
+	ProtocolVersion string            `json:"protocolVersion"`
 }
 
 // fieldKinds names every accepted field with what its value must be, for
@@ -135,6 +136,7 @@ var fieldKinds = map[string]string{
 	"maxInFlight": "a whole number", "maxTools": "a whole number",
 	"crashLimit": "a whole number", "maxResultChars": "a whole number",
 	"callTimeout": durationKind, "pingInterval": durationKind, "pingTimeout": durationKind,
+	"protocolVersion": `an MCP revision such as "2025-11-25"`,
 }
 
 var (
@@ -184,7 +186,8 @@ func server(raw json.RawMessage, dir string) (*bridgev1.ServerConfig, error) {
 			return nil, fmt.Errorf("field %q %w", n.key, err)
 		}
 	}
-	cfg := &bridgev1.ServerConfig{Trust: e.Trust, Exclusive: e.Exclusive, AllowTools: e.AllowTools, DenyTools: e.DenyTools}
+	cfg := &bridgev1.ServerConfig{Trust: e.Trust, Exclusive: e.Exclusive, AllowTools: e.AllowTools, DenyTools: e.DenyTools,
+		ProtocolVersion: e.ProtocolVersion}
 	cfg.MaxInFlight, _ = wholeNumber(e.MaxInFlight)
 	cfg.MaxTools, _ = wholeNumber(e.MaxTools)
 	cfg.CrashLimit, _ = wholeNumber(e.CrashLimit)

@@ -195,7 +195,7 @@ func (s *Session) connect(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, l
 	if err != nil {
 		return nil, nil, l, err
 	}
-	cs, err := s.client.Connect(ctx, t, nil)
+	cs, err := s.client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: s.cfg.GetProtocolVersion()})
 	if err != nil {
 		child.KillGroup(cmd)
 		return nil, nil, l, s.startError(err, cmd)

@@ -277,9 +277,15 @@ type ServerConfig struct {
 	// stops renewing it), taken over by another replica within seconds when
 	// that one dies. Unset, the server runs on every replica (a stateless
 	// server). Set it for a server that keeps state between calls.
-	Exclusive     bool `protobuf:"varint,14,opt,name=exclusive,proto3" json:"exclusive,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Exclusive bool `protobuf:"varint,14,opt,name=exclusive,proto3" json:"exclusive,omitempty"`
+	// protocol_version is the MCP revision the bridge asks an MCP server
+	// for, one the Go SDK speaks (2024-11-05 to 2026-07-28); empty: the
+	// newest. Pin an older one for a server that misbehaves on a newer
+	// revision, such as one that asks its client in a session, which
+	// 2026-07-28 forbids. Refused for a plugin backend and an OpenAPI API.
+	ProtocolVersion string `protobuf:"bytes,16,opt,name=protocol_version,json=protocolVersion,proto3" json:"protocol_version,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ServerConfig) Reset() {
@@ -430,6 +436,13 @@ func (x *ServerConfig) GetExclusive() bool {
 		return x.Exclusive
 	}
 	return false
+}
+
+func (x *ServerConfig) GetProtocolVersion() string {
+	if x != nil {
+		return x.ProtocolVersion
+	}
+	return ""
 }
 
 type isServerConfig_Transport interface {
@@ -1502,7 +1515,7 @@ var File_switchboard_bridge_v1_bridge_proto protoreflect.FileDescriptor
 
 const file_switchboard_bridge_v1_bridge_proto_rawDesc = "" +
 	"\n" +
-	"\"switchboard/bridge/v1/bridge.proto\x12\x15switchboard.bridge.v1\x1a\x1egoogle/protobuf/duration.proto\x1a&switchboard/registry/v1/registry.proto\"\xd8\x05\n" +
+	"\"switchboard/bridge/v1/bridge.proto\x12\x15switchboard.bridge.v1\x1a\x1egoogle/protobuf/duration.proto\x1a&switchboard/registry/v1/registry.proto\"\x83\x06\n" +
 	"\fServerConfig\x12=\n" +
 	"\x05stdio\x18\x01 \x01(\v2%.switchboard.bridge.v1.StdioTransportH\x00R\x05stdio\x12:\n" +
 	"\x04http\x18\x02 \x01(\v2$.switchboard.bridge.v1.HttpTransportH\x00R\x04http\x12?\n" +
@@ -1522,7 +1535,8 @@ const file_switchboard_bridge_v1_bridge_proto_rawDesc = "" +
 	"\fcall_timeout\x18\v \x01(\v2\x19.google.protobuf.DurationR\vcallTimeout\x12>\n" +
 	"\rping_interval\x18\f \x01(\v2\x19.google.protobuf.DurationR\fpingInterval\x12<\n" +
 	"\fping_timeout\x18\r \x01(\v2\x19.google.protobuf.DurationR\vpingTimeout\x12\x1c\n" +
-	"\texclusive\x18\x0e \x01(\bR\texclusiveB\v\n" +
+	"\texclusive\x18\x0e \x01(\bR\texclusive\x12)\n" +
+	"\x10protocol_version\x18\x10 \x01(\tR\x0fprotocolVersionB\v\n" +
 	"\ttransport\"\xca\x01\n" +
 	"\x0eStdioTransport\x12\x18\n" +
 	"\acommand\x18\x01 \x01(\tR\acommand\x12\x12\n" +
