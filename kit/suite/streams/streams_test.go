@@ -222,16 +222,17 @@ func TestConflictIsTheSameForOneCopyAndThree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.replicas > 1 { // a new bucket of three copies answers once its leader is elected
-			testkit.Eventually(t, name+": the bucket's leader", 30*time.Second, func() bool {
-				st, err := c.js.Stream(ctx, "KV_conflict")
-				return err == nil && st.CachedInfo().Cluster != nil && st.CachedInfo().Cluster.Leader != ""
-			})
-		}
-		rev, err := kv.Create(ctx, "k", []byte("a"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		// A new bucket of three copies answers once its leader is elected
+		// and its interest has reached every node: until then a write
+		// meets no responder, and is tried again.
+		var rev uint64
+		testkit.Await(t, name+": the bucket's first write", 30*time.Second, func() error {
+			var err error
+			if rev, err = kv.Put(ctx, "k", []byte("a")); err != nil && !streams.Electing(err) {
+				t.Fatal(err)
+			}
+			return err
+		})
 		if _, err := kv.Update(ctx, "k", []byte("b"), rev); err != nil {
 			t.Fatal(err)
 		}
