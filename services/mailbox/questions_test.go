@@ -26,7 +26,7 @@ func TestAQuestionsAnswerReachesTheHostThroughAnyReplica(t *testing.T) {
 	s, other := newTwoReplicas(t)
 	stream, id := s.running(t)
 	q := &mailboxv1.Question{Id: "q1", Method: "elicitation/create", Params: `{"message":"Name?","requestedSchema":{"type":"object"}}`}
-	if _, err := s.mb.Report(host("laptop"), &mailboxv1.ReportRequest{Invocation: id, Question: q}); err != nil {
+	if err := s.ask(id, q); err != nil {
 		t.Fatalf("asking: %v", err)
 	}
 	r := <-waitStatus(other, id, 0)
@@ -82,10 +82,7 @@ func TestAQuestionIsBounded(t *testing.T) {
 	t.Parallel()
 	s := newSuite(t)
 	_, id := s.running(t)
-	ask := func(q *mailboxv1.Question) error {
-		_, err := s.mb.Report(host("laptop"), &mailboxv1.ReportRequest{Invocation: id, Question: q})
-		return err
-	}
+	ask := func(q *mailboxv1.Question) error { return s.ask(id, q) }
 	for _, c := range []struct {
 		q    *mailboxv1.Question
 		says string
@@ -118,14 +115,9 @@ func TestAQuestionIsBounded(t *testing.T) {
 func TestAQuestionOfAnEarlierHandOffIsVoid(t *testing.T) {
 	t.Parallel()
 	s := newSuite(t)
-	s.advertise(t, "laptop", "slow")
-	stream, stop := s.follow(t, "laptop")
-	id := s.invoke(t, "laptop", "slow", "{}")
-	next(t, stream)
-	ask := func(q string) error {
-		_, err := s.mb.Report(host("laptop"), &mailboxv1.ReportRequest{Invocation: id,
-			Question: &mailboxv1.Question{Id: q, Method: "elicitation/create", Params: `{}`, HandOff: 7}})
-		return err
+	_, id, stop := s.handed(t)
+	ask := func(q string) error { // the host's hand_off is ignored
+		return s.ask(id, &mailboxv1.Question{Id: q, Method: "elicitation/create", Params: `{}`, HandOff: 7})
 	}
 	if err := ask("h1q1"); err != nil {
 		t.Fatal(err)
@@ -174,9 +166,7 @@ func TestAClientsWaitingQuestionsAreBounded(t *testing.T) {
 		next(t, stream)
 	}
 	ask := func(id, q string) error {
-		_, err := s.mb.Report(host("laptop"), &mailboxv1.ReportRequest{Invocation: id,
-			Question: &mailboxv1.Question{Id: q, Method: "elicitation/create", Params: `{}`}})
-		return err
+		return s.ask(id, &mailboxv1.Question{Id: q, Method: "elicitation/create", Params: `{}`})
 	}
 	for _, id := range ids[:calls-1] {
 		for q := range contract.MaxQuestions {

@@ -113,14 +113,28 @@ func (s *suite) refollow(t testing.TB, client string, requeued int32) mailboxv1.
 // laptop's stream once it has been handed the call, and the call's id.
 func (s *suite) running(t testing.TB) (mailboxv1.MailboxService_FollowClient, string) {
 	t.Helper()
+	stream, id, stop := s.handed(t)
+	t.Cleanup(stop)
+	return stream, id
+}
+
+// handed is running, and returns the function that ends laptop's read.
+func (s *suite) handed(t testing.TB) (mailboxv1.MailboxService_FollowClient, string, context.CancelFunc) {
+	t.Helper()
 	s.advertise(t, "laptop", "slow")
 	stream, stop := s.follow(t, "laptop")
-	t.Cleanup(stop)
 	id := s.invoke(t, "laptop", "slow", "{}")
 	if got := next(t, stream).GetInvocation().GetInvocation(); got != id {
+		stop()
 		t.Fatalf("handed %s, want %s", got, id)
 	}
-	return stream, id
+	return stream, id, stop
+}
+
+// ask reports q on invocation id as laptop, its host.
+func (s *suite) ask(id string, q *mailboxv1.Question) error {
+	_, err := s.mb.Report(host("laptop"), &mailboxv1.ReportRequest{Invocation: id, Question: q})
+	return err
 }
 
 func next(t testing.TB, stream mailboxv1.MailboxService_FollowClient) *mailboxv1.FollowResponse {

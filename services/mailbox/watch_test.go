@@ -142,8 +142,7 @@ func TestWatchCountsTheQuestionsWaiting(t *testing.T) {
 			t.Fatalf("watch: %v; want %s and no questions yet", st, phase)
 		}
 	}
-	if _, err := s.mb.Report(host("laptop"), &mailboxv1.ReportRequest{Invocation: id,
-		Question: &mailboxv1.Question{Id: "q1", Method: "elicitation/create", Params: `{}`}}); err != nil {
+	if err := s.ask(id, &mailboxv1.Question{Id: "q1", Method: "elicitation/create", Params: `{}`}); err != nil {
 		t.Fatal(err)
 	}
 	if st := nextState(t, mine); st.GetInvocation() != id || st.GetPhase() != mailboxv1.Phase_PHASE_HANDED_OUT || st.Questions == nil || st.GetQuestions() != 1 {

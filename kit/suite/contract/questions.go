@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/switchboard-run/switchboard/kit/suite/capture"
 )
 
 // QuestionMethods are the requests an MCP server makes of its client that a
@@ -53,9 +55,9 @@ const CannotBeAsked = "the call's agent cannot be asked: it declared no such cap
 func CheckAsk(key, method string, params []byte) error {
 	switch {
 	case key == "" || len(key) > 64:
-		return fmt.Errorf("ask: key %q is not 1–64 bytes", clip(key))
+		return fmt.Errorf("ask: key %q is not 1–64 bytes", capture.Cap(key, 80))
 	case !slices.Contains(QuestionMethods, method):
-		return fmt.Errorf("ask: method %q is not one a driver can be asked (%s)", clip(method), strings.Join(QuestionMethods, ", "))
+		return fmt.Errorf("ask: method %q is not one a driver can be asked (%s)", capture.Cap(method, 80), strings.Join(QuestionMethods, ", "))
 	case len(params) > MaxQuestionParams:
 		return fmt.Errorf("ask: params are %d bytes, over the %d a question may hold", len(params), MaxQuestionParams)
 	}
@@ -64,14 +66,6 @@ func CheckAsk(key, method string, params []byte) error {
 		return fmt.Errorf("ask: params are not a JSON object")
 	}
 	return nil
-}
-
-// clip shortens a bad value quoted in a refusal.
-func clip(s string) string {
-	if len(s) > 80 {
-		return strings.ToValidUTF8(s[:80], "") + "…"
-	}
-	return s
 }
 
 // AskError is a question's refusal as a host's program reads it (a
