@@ -41,7 +41,7 @@ var echoDesc = grpc.ServiceDesc{
 func serveEcho(ctx context.Context, addr string) error {
 	srv := grpcserver.New(grpcserver.Options{Logger: logging.Discard(),
 		Guard: identity.Guard{Auth: identity.Authenticator{Dev: true}, Policy: identity.Policy{echoMethod: identity.Any}}})
-	srv.GRPC.RegisterService(&echoDesc, struct{}{})
+	srv.RegisterService(&echoDesc, struct{}{})
 	srv.Serving("bench.Echo")
 	lis, err := listen.TCP(addr, true)
 	if err != nil {

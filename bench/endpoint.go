@@ -223,7 +223,8 @@ func endpointSession(ctx context.Context, base, rev, secret string) (*mcp.Client
 func simpleText(ctx context.Context, cs *mcp.ClientSession, name string) error {
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{}})
 	if err == nil && res.IsError {
-		err = fmt.Errorf("%s answered isError: %v", name, res.Content)
+		b, _ := json.Marshal(res.Content) // the content says why
+		err = fmt.Errorf("%s answered isError: %s", name, b)
 	}
 	return err
 }

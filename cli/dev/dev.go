@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -21,13 +20,11 @@ import (
 	"github.com/nats-io/nats.go"
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/test/bufconn"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/lib/listen"
 	"github.com/switchboard-run/switchboard/kit/suite/certs"
-	"github.com/switchboard-run/switchboard/kit/suite/grpcclient"
 	"github.com/switchboard-run/switchboard/kit/suite/grpcserver"
 	"github.com/switchboard-run/switchboard/kit/suite/identity"
 	"github.com/switchboard-run/switchboard/kit/suite/natsconn"
@@ -86,10 +83,6 @@ type Options struct {
 	OAuth  gateway.OAuthFlags
 	Limits gateway.LimitFlags
 }
-
-// innerLinkBuffer is the in-memory link's buffer in each direction: the
-// largest gRPC message the suite carries fits, in flow-control windows.
-const innerLinkBuffer = 1 << 20
 
 // Run serves the suite until ctx ends.
 func Run(ctx context.Context, o Options) error {
@@ -150,20 +143,12 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer reg.Close()
-	// The services reach each other through an in-memory link to the same
-	// gRPC server (the same interceptors, the same identity guard), not
-	// through the loopback listener: every routed call makes several hops
-	// between them, and on loopback TCP each one is a write and a read
-	// through the kernel and a netpoller wake-up on both ends.
-	inner := bufconn.Listen(innerLinkBuffer)
-	defer inner.Close()
-	conn, err := grpcclient.Dial("passthrough:///switchboard-dev", nil, append(tel.DialOptions(),
-		grpc.WithPerRPCCredentials(identity.DevSecret(secret)),
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return inner.DialContext(ctx) }))...)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
+	// The services reach each other in process: the same interceptors and
+	// identity guard as a network call, without HTTP/2 or marshalling
+	// (docs/architecture.md, "One process").
+	srv := grpcserver.New(grpcserver.Options{Logger: log, Telemetry: tel, Guard: identity.Guard{Auth: sec.Authenticator(),
+		Policy: identity.Merge(registry.Policy, mailbox.Policy, bridge.Policy)}})
+	conn := srv.InProcess(grpc.PerRPCCredentials(identity.DevSecret(secret)))
 	regClient := registryv1.NewRegistryServiceClient(conn)
 	mbClient := mailboxv1.NewMailboxServiceClient(conn)
 
@@ -185,8 +170,6 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	srv := grpcserver.New(grpcserver.Options{Logger: log, Telemetry: tel, Guard: identity.Guard{Auth: sec.Authenticator(),
-		Policy: identity.Merge(registry.Policy, mailbox.Policy, bridge.Policy)}})
 	reg.Register(srv)
 	mb.Register(srv)
 	br.Register(srv)
@@ -196,7 +179,6 @@ func Run(ctx context.Context, o Options) error {
 	g, ctx := errgroup.WithContext(ctx)
 	mb.Start(ctx)
 	g.Go(func() error { return srv.Serve(ctx, grpcLis) })
-	g.Go(func() error { return srv.Serve(ctx, inner) })
 	g.Go(func() error { return gw.Serve(ctx, httpLis) })
 	log.Info("switchboard dev is up",
 		"grpc", grpcLis.Addr().String(), "http", "http://"+httpLis.Addr().String(), "nats", where,

@@ -118,7 +118,7 @@ func (s *Service) Synced() <-chan struct{} { return s.synced }
 // Register registers the service on srv, marks it SERVING, and stops every
 // server when srv drains.
 func (s *Service) Register(srv *grpcserver.Server) {
-	bridgev1.RegisterBridgeServiceServer(srv.GRPC, s)
+	bridgev1.RegisterBridgeServiceServer(srv, s)
 	srv.Serving(bridgev1.BridgeService_ServiceDesc.ServiceName)
 	srv.OnDrain(s.Close)
 }

@@ -49,7 +49,7 @@ const (
 // Backends are the gateway's peers: one shared connection per backend, and
 // the identity the gateway calls as when it calls for itself (token checks).
 type Backends struct {
-	Registry, Mailbox, Bridge *grpc.ClientConn
+	Registry, Mailbox, Bridge grpc.ClientConnInterface
 	Self                      identity.Self
 }
 

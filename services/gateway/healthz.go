@@ -24,7 +24,7 @@ type healthCheck struct {
 	registry, mailbox, bridge healthpb.HealthClient
 }
 
-func newHealth(registry, mailbox, bridge *grpc.ClientConn) *healthCheck {
+func newHealth(registry, mailbox, bridge grpc.ClientConnInterface) *healthCheck {
 	return &healthCheck{registry: healthpb.NewHealthClient(registry), mailbox: healthpb.NewHealthClient(mailbox),
 		bridge: healthpb.NewHealthClient(bridge)}
 }

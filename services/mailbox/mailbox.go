@@ -130,7 +130,7 @@ func (s *Service) Synced() <-chan struct{} { return s.view.Synced() }
 
 // Register serves the mailbox on srv; shutting srv down ends every read.
 func (s *Service) Register(srv *grpcserver.Server) {
-	mailboxv1.RegisterMailboxServiceServer(srv.GRPC, s)
+	mailboxv1.RegisterMailboxServiceServer(srv, s)
 	srv.Serving(mailboxv1.MailboxService_ServiceDesc.ServiceName)
 	srv.OnDrain(func() {
 		s.box.Close()

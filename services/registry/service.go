@@ -104,8 +104,8 @@ func New(ctx context.Context, cfg Config, nc *nats.Conn, log *slog.Logger) (*Ser
 // Register registers the service on srv, marks it SERVING, and registers
 // the drain that ends its long-lived streams.
 func (s *Service) Register(srv *grpcserver.Server) {
-	registryv1.RegisterRegistryServiceServer(srv.GRPC, s)
-	registryv1.RegisterAuditServiceServer(srv.GRPC, auditService{s: s})
+	registryv1.RegisterRegistryServiceServer(srv, s)
+	registryv1.RegisterAuditServiceServer(srv, auditService{s: s})
 	srv.Serving(registryv1.RegistryService_ServiceDesc.ServiceName)
 	srv.Serving(registryv1.AuditService_ServiceDesc.ServiceName)
 	srv.OnDrain(s.hub.Close)

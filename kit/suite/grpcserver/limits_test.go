@@ -33,7 +33,7 @@ func TestATLSPeerWithoutACertificateGetsOnlyHealth(t *testing.T) {
 	}
 	srv := grpcserver.New(grpcserver.Options{Logger: logging.Discard(), TLS: serverTLS,
 		Guard: identity.Guard{Auth: identity.Authenticator{}, Policy: policy}})
-	srv.GRPC.RegisterService(&whoamiDesc, struct{}{})
+	srv.RegisterService(&whoamiDesc, struct{}{})
 	srv.Serving("test.Whoami")
 	addr := serveServer(t, srv, false)
 	bare := &tls.Config{RootCAs: serverTLS.ClientCAs, MinVersion: tls.VersionTLS13} // trusts the server, presents nothing

@@ -49,7 +49,7 @@ func TestFinishedCallsAreLoggedAtTheirLevel(t *testing.T) {
 				Logger: slog.New(slog.NewJSONHandler(&sink, &slog.HandlerOptions{Level: tc.level})),
 				Guard:  identity.Guard{Auth: identity.Authenticator{Dev: true}, Policy: policy},
 			})
-			srv.GRPC.RegisterService(&whoamiDesc, struct{}{})
+			srv.RegisterService(&whoamiDesc, struct{}{})
 			cc := dial(t, serveServer(t, srv, true), nil)
 			ctx := identity.As(context.Background(), identity.Identity{Name: "me", Grade: identity.Admin})
 			_, _ = who(ctx, cc, tc.ask) // the line is written before the answer is sent

@@ -68,13 +68,17 @@ type Server struct {
 	grace time.Duration
 	tel   *telemetry.Telemetry
 
+	// inproc serves the same services to callers in this process.
+	inproc *inProcess
+
 	mu      sync.Mutex
 	drains  []func()
 	names   []string
 	stopped bool
 }
 
-// New builds a server. Register services on s.GRPC, then call Serve.
+// New builds a server. Register services on it (it is a
+// grpc.ServiceRegistrar), then call Serve.
 func New(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -87,13 +91,16 @@ func New(opts Options) *Server {
 		return status.Error(codes.Internal, "internal error: the handler panicked; the server log has the stack")
 	})
 	logged := callLog{opts.Logger}
-	var sopts []grpc.ServerOption
-	if opts.Telemetry != nil {
-		// First, so the metrics interceptors run before the chain below and
-		// count the calls the guard refuses.
-		sopts = opts.Telemetry.ServerOptions()
+	// The metrics interceptors come first, so a call the guard refuses is
+	// counted too.
+	tel := opts.Telemetry.Server()
+	unary := []grpc.UnaryServerInterceptor{recovery.UnaryServerInterceptor(onPanic), logged.unary, opts.Guard.Unary}
+	stream := []grpc.StreamServerInterceptor{recovery.StreamServerInterceptor(onPanic), logged.stream, opts.Guard.Stream}
+	if tel.Unary != nil {
+		unary = append([]grpc.UnaryServerInterceptor{tel.Unary}, unary...)
+		stream = append([]grpc.StreamServerInterceptor{tel.Stream}, stream...)
 	}
-	sopts = append(sopts,
+	sopts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(MaxMessageBytes),
 		grpc.MaxSendMsgSize(MaxMessageBytes),
 		grpc.MaxConcurrentStreams(MaxConcurrentStreams),
@@ -103,37 +110,28 @@ func New(opts Options) *Server {
 		// (too_many_pings): keepalives cannot be a flood.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}),
-		// Streams are served by a pool of goroutines whose stacks stay
-		// grown, not by a fresh goroutine each: a call's handler reaches deep
-		// (NATS, the store), and growing a new stack for every call cost a
-		// tenth of the CPU of a routed call. A stream arriving while every
-		// worker is busy gets a fresh goroutine, and long-lived streams
-		// (Follow, Watch) hold their worker for hours, so the pool is sized
-		// for the calls in flight at once, not the cores; an idle worker
-		// costs its stack (docs/bench.md).
+		// A pool of workers whose stacks stay grown serves the streams: a
+		// fresh goroutine per call cost a tenth of a routed call's CPU
+		// growing its stack (docs/bench.md).
 		grpc.NumStreamWorkers(streamWorkers()),
-		grpc.ChainUnaryInterceptor(
-			recovery.UnaryServerInterceptor(onPanic),
-			logged.unary,
-			opts.Guard.Unary,
-		),
-		grpc.ChainStreamInterceptor(
-			recovery.StreamServerInterceptor(onPanic),
-			logged.stream,
-			opts.Guard.Stream,
-		),
-	)
+		grpc.ChainUnaryInterceptor(unary...),
+		grpc.ChainStreamInterceptor(stream...),
+	}
+	if tel.Stats != nil {
+		sopts = append(sopts, grpc.StatsHandler(tel.Stats))
+	}
 	if opts.TLS != nil {
 		sopts = append(sopts, grpc.Creds(credentials.NewTLS(opts.TLS)))
 	}
 	s := &Server{
 		GRPC:   grpc.NewServer(sopts...),
+		inproc: newInProcess(unary, stream, tel.Stats, opts.Telemetry.Client().Stats),
 		Health: health.NewServer(),
 		log:    opts.Logger,
 		grace:  opts.ShutdownGrace,
 		tel:    opts.Telemetry,
 	}
-	healthpb.RegisterHealthServer(s.GRPC, s.Health)
+	healthpb.RegisterHealthServer(s, s.Health)
 	reflection.Register(s.GRPC)
 	return s
 }

@@ -31,7 +31,7 @@ func serve(t *testing.T, dev bool, tlsCfg *tls.Config) string {
 		Guard:  identity.Guard{Auth: identity.Authenticator{Dev: dev}, Policy: policy},
 		TLS:    tlsCfg,
 	})
-	srv.GRPC.RegisterService(&whoamiDesc, struct{}{})
+	srv.RegisterService(&whoamiDesc, struct{}{})
 	srv.Serving("test.Whoami")
 	return serveServer(t, srv, dev)
 }
@@ -149,7 +149,7 @@ func TestPolicyRefusesAGradeAndUnlistedMethods(t *testing.T) {
 	policy := identity.Policy{whoamiMethod: {identity.Admin}}
 	srv := grpcserver.New(grpcserver.Options{Logger: logging.Discard(),
 		Guard: identity.Guard{Auth: identity.Authenticator{Dev: true}, Policy: policy}})
-	srv.GRPC.RegisterService(&whoamiDesc, struct{}{})
+	srv.RegisterService(&whoamiDesc, struct{}{})
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +166,7 @@ func TestPolicyRefusesAGradeAndUnlistedMethods(t *testing.T) {
 
 	closed := grpcserver.New(grpcserver.Options{Logger: logging.Discard(),
 		Guard: identity.Guard{Auth: identity.Authenticator{Dev: true}, Policy: identity.Policy{}}})
-	closed.GRPC.RegisterService(&whoamiDesc, struct{}{})
+	closed.RegisterService(&whoamiDesc, struct{}{})
 	lis2, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -46,7 +46,7 @@ var whoamiDesc = grpc.ServiceDesc{
 	}},
 }
 
-func who(ctx context.Context, cc *grpc.ClientConn, ask string) (string, error) {
+func who(ctx context.Context, cc grpc.ClientConnInterface, ask string) (string, error) {
 	out := new(wrapperspb.StringValue)
 	err := cc.Invoke(ctx, whoamiMethod, wrapperspb.String(ask), out)
 	return out.GetValue(), err

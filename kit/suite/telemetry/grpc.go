@@ -3,23 +3,44 @@ package telemetry
 import (
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/stats"
 )
 
-// ServerOptions are the options a gRPC server is built with to be counted
-// and, when tracing, traced. The metrics interceptors come first in the
-// chain, so a call refused by the identity guard is counted too.
-func (t *Telemetry) ServerOptions() []grpc.ServerOption {
-	var opts []grpc.ServerOption
+// GRPCServer is what a gRPC server needs to be counted and traced: the
+// metrics interceptors (nil when calls are not counted) and the tracing
+// stats handler (nil when not tracing).
+type GRPCServer struct {
+	Unary  grpc.UnaryServerInterceptor
+	Stream grpc.StreamServerInterceptor
+	Stats  stats.Handler
+}
+
+// GRPCClient is the same for a client.
+type GRPCClient struct {
+	Unary  grpc.UnaryClientInterceptor
+	Stream grpc.StreamClientInterceptor
+	Stats  stats.Handler
+}
+
+// Server returns the server side's parts; a nil Telemetry has none.
+func (t *Telemetry) Server() GRPCServer { s, _ := t.grpc(); return s }
+
+// Client returns the client side's parts; a nil Telemetry has none.
+func (t *Telemetry) Client() GRPCClient { _, c := t.grpc(); return c }
+
+func (t *Telemetry) grpc() (s GRPCServer, c GRPCClient) {
+	if t == nil {
+		return s, c
+	}
 	if t.calls {
-		opts = append(opts,
-			grpc.ChainUnaryInterceptor(t.server.UnaryServerInterceptor()),
-			grpc.ChainStreamInterceptor(t.server.StreamServerInterceptor()))
+		s.Unary, s.Stream = t.server.UnaryServerInterceptor(), t.server.StreamServerInterceptor()
+		c.Unary, c.Stream = t.client.UnaryClientInterceptor(), t.client.StreamClientInterceptor()
 	}
 	if t.Tracing() {
-		opts = append(opts, grpc.StatsHandler(otelgrpc.NewServerHandler(
-			otelgrpc.WithTracerProvider(t.provider), otelgrpc.WithPropagators(t.prop))))
+		s.Stats = otelgrpc.NewServerHandler(otelgrpc.WithTracerProvider(t.provider), otelgrpc.WithPropagators(t.prop))
+		c.Stats = otelgrpc.NewClientHandler(otelgrpc.WithTracerProvider(t.provider), otelgrpc.WithPropagators(t.prop))
 	}
-	return opts
+	return s, c
 }
 
 // InitializeServer gives every method of s a zero series, so a dashboard
@@ -34,15 +55,13 @@ func (t *Telemetry) InitializeServer(s *grpc.Server) {
 // DialOptions are the options a client connection is dialled with to be
 // counted and, when tracing, to carry the caller's trace context.
 func (t *Telemetry) DialOptions() []grpc.DialOption {
+	c := t.Client()
 	var opts []grpc.DialOption
-	if t.calls {
-		opts = append(opts,
-			grpc.WithChainUnaryInterceptor(t.client.UnaryClientInterceptor()),
-			grpc.WithChainStreamInterceptor(t.client.StreamClientInterceptor()))
+	if c.Unary != nil {
+		opts = append(opts, grpc.WithChainUnaryInterceptor(c.Unary), grpc.WithChainStreamInterceptor(c.Stream))
 	}
-	if t.Tracing() {
-		opts = append(opts, grpc.WithStatsHandler(otelgrpc.NewClientHandler(
-			otelgrpc.WithTracerProvider(t.provider), otelgrpc.WithPropagators(t.prop))))
+	if c.Stats != nil {
+		opts = append(opts, grpc.WithStatsHandler(c.Stats))
 	}
 	return opts
 }

@@ -84,8 +84,8 @@ func TestOffCountsNothing(t *testing.T) {
 	if got := scrape(t, tel).Value("switchboard_http_requests_total"); got != 0 {
 		t.Errorf("Off counted %v requests", got)
 	}
-	if len(tel.ServerOptions()) != 0 || len(tel.DialOptions()) != 0 {
-		t.Error("Off installs gRPC options")
+	if srv, cl := tel.Server(), tel.Client(); srv.Unary != nil || srv.Stream != nil || srv.Stats != nil || cl.Unary != nil || cl.Stream != nil || cl.Stats != nil {
+		t.Error("Off installs gRPC interceptors")
 	}
 }
 
@@ -124,8 +124,8 @@ func TestTracingFollowsTheStandardEnvironment(t *testing.T) {
 			if tel.Tracing() != c.tracing {
 				t.Errorf("Tracing() = %v, want %v", tel.Tracing(), c.tracing)
 			}
-			if !c.tracing && (len(tel.ServerOptions()) != 2 || len(tel.DialOptions()) != 2) {
-				t.Error("without tracing, only the metrics interceptors are installed")
+			if srv, cl := tel.Server(), tel.Client(); (srv.Stats != nil) != c.tracing || (cl.Stats != nil) != c.tracing || srv.Unary == nil || cl.Unary == nil {
+				t.Errorf("tracing %v: server %+v, client %+v; want the metrics interceptors, and stats handlers only when tracing", c.tracing, srv, cl)
 			}
 		})
 	}

@@ -112,9 +112,9 @@ func Serve(t testing.TB, opts Options) string {
 	if mb == nil {
 		mb = &Mailbox{}
 	}
-	registryv1.RegisterRegistryServiceServer(srv.GRPC, reg)
-	mailboxv1.RegisterMailboxServiceServer(srv.GRPC, mb)
-	bridgev1.RegisterBridgeServiceServer(srv.GRPC, &bridge{})
+	registryv1.RegisterRegistryServiceServer(srv, reg)
+	mailboxv1.RegisterMailboxServiceServer(srv, mb)
+	bridgev1.RegisterBridgeServiceServer(srv, &bridge{})
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
