@@ -1,11 +1,14 @@
 package watch
 
 import (
+	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/testkit"
@@ -16,21 +19,7 @@ import (
 // replica, sees each change once, in order.
 func TestAChangeReachesEveryReplicaOnce(t *testing.T) {
 	t.Parallel()
-	srv := testkit.NATS(t)
-	replica := func() *Tracker {
-		nc, err := nats.Connect("", srv.InProcess())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		tr, err := New(nc, time.Hour, slog.New(slog.DiscardHandler))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(tr.Close)
-		return tr
-	}
-	a, b := replica(), replica()
+	a, b := replicas(t)
 	wa, _ := a.Watch(true, "ops")
 	wb, _ := b.Watch(true, "ops")
 	next := func(w *Watcher, who string) *mailboxv1.InvocationState {
@@ -64,5 +53,64 @@ func TestAChangeReachesEveryReplicaOnce(t *testing.T) {
 	}
 	if st := next(wb, "b"); st.GetInvocation() != "inv-2" {
 		t.Fatalf("b's watcher saw %v, want its own change", st)
+	}
+}
+
+// Changes made faster than they are sent leave in batches, cut to fit a
+// message: the other replica hears every one.
+func TestABurstOfChangesReachesTheOtherReplicaWhole(t *testing.T) {
+	t.Parallel()
+	a, b := replicas(t)
+	const n = 3000 // of about 250 bytes each: several messages of maxBatch
+	poster := strings.Repeat("p", 200)
+	for i := range n {
+		a.Publish(change(fmt.Sprintf("inv-%d", i), mailboxv1.Phase_PHASE_QUEUED, func(s *mailboxv1.InvocationState) { s.Poster = poster }))
+	}
+	testkit.Eventually(t, "the other replica tracks every invocation", 10*time.Second, func() bool {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return len(b.live) == n
+	})
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if got := b.live["inv-2999"].GetPoster(); got != poster {
+		t.Fatalf("the last change arrived as %q", got)
+	}
+}
+
+// replicas are two trackers on one NATS server.
+func replicas(t *testing.T) (a, b *Tracker) {
+	t.Helper()
+	srv := testkit.NATS(t)
+	replica := func() *Tracker {
+		nc, err := nats.Connect("", srv.InProcess())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		tr, err := New(nc, time.Hour, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(tr.Close)
+		return tr
+	}
+	return replica(), replica()
+}
+
+// A batch is cut at an entry's end, within maxBatch, and never empty.
+func TestCutKeepsEntriesWholeWithinABatch(t *testing.T) {
+	t.Parallel()
+	entry := protowire.AppendBytes(nil, make([]byte, 1000))
+	var batch []byte
+	for range 600 {
+		batch = append(batch, entry...)
+	}
+	if n := cut(batch); n > maxBatch || n%len(entry) != 0 || n == 0 {
+		t.Fatalf("cut %d bytes of entries of %d, want whole entries within %d", n, len(entry), maxBatch)
+	}
+	huge := protowire.AppendBytes(nil, make([]byte, 2*maxBatch))
+	if n := cut(huge); n != len(huge) {
+		t.Fatalf("an entry larger than maxBatch: cut %d of %d, want it whole", n, len(huge))
 	}
 }

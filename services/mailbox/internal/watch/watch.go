@@ -17,14 +17,19 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 )
 
-// Subject carries every replica's changes.
+// Subject carries every replica's changes, in batches: each message is
+// InvocationStates, each prefixed by its length as a varint.
 const Subject = "switchboard.mailbox.watch"
+
+// maxBatch bounds one message on Subject, well under NATS's 1 MiB default.
+const maxBatch = 256 << 10
 
 // Bounds of the table and of each watcher's buffer.
 const (
@@ -45,6 +50,15 @@ type Tracker struct {
 	done     []*mailboxv1.InvocationState // oldest first, at most MaxDone
 	watchers map[*Watcher]struct{}
 	swept    time.Time
+
+	// Changes leave through one sender, which takes what gathered while it
+	// sent the last batch: a change a message when calls are few, far
+	// fewer messages than changes under load.
+	outMu   sync.Mutex
+	out     []byte
+	kick    chan struct{} // cap 1: the sender has work
+	stop    chan struct{}
+	stopped chan struct{}
 }
 
 // New subscribes to every replica's changes, on a connection of its own
@@ -71,7 +85,8 @@ func New(nc *nats.Conn, ttl time.Duration, log *slog.Logger) (*Tracker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to NATS for the invocation watch: %w", err)
 	}
-	t := &Tracker{nc: own, ttl: ttl, log: log, live: map[string]*mailboxv1.InvocationState{}, watchers: map[*Watcher]struct{}{}}
+	t := &Tracker{nc: own, ttl: ttl, log: log, live: map[string]*mailboxv1.InvocationState{}, watchers: map[*Watcher]struct{}{},
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
 	sub, err := own.Subscribe(Subject, t.heard)
 	if err == nil {
 		err = own.Flush() // the server has the subscription: later changes are heard
@@ -81,11 +96,20 @@ func New(nc *nats.Conn, ttl time.Duration, log *slog.Logger) (*Tracker, error) {
 		return nil, err
 	}
 	t.sub = sub
+	go t.send()
 	return t, nil
 }
 
-// Close stops listening and ends every watcher.
+// Close sends what is gathered, stops listening and ends every watcher.
 func (t *Tracker) Close() {
+	t.outMu.Lock()
+	select {
+	case <-t.stop:
+	default:
+		close(t.stop)
+	}
+	t.outMu.Unlock()
+	<-t.stopped
 	_ = t.sub.Unsubscribe()
 	t.nc.Close()
 	t.mu.Lock()
@@ -96,30 +120,88 @@ func (t *Tracker) Close() {
 	}
 }
 
-// Publish folds a change into this replica's table and tells every other
-// replica. A change that cannot be sent is logged and dropped: the watch is
-// a view, and the invocation itself is unaffected. st is kept (its fields
-// are shared with the table), so the caller must not change it after.
+// Publish folds a change into this replica's table and queues it for every
+// other replica. A change that cannot be sent is logged and dropped: the
+// watch is a view, and the invocation itself is unaffected. st is kept (its
+// fields are shared with the table), so the caller must not change it after.
 func (t *Tracker) Publish(st *mailboxv1.InvocationState) {
 	if st.Changed == nil {
 		st.Changed = timestamppb.Now()
 	}
 	b, err := proto.Marshal(st)
-	if err == nil {
-		err = t.nc.Publish(Subject, b)
-	}
 	if err != nil {
 		t.log.Warn("an invocation's change did not reach the other replicas' watchers", "invocation", st.GetInvocation(), "err", err)
+	} else {
+		t.outMu.Lock()
+		t.out = protowire.AppendBytes(t.out, b)
+		t.outMu.Unlock()
+		select {
+		case t.kick <- struct{}{}:
+		default:
+		}
 	}
 	t.apply(st)
 }
 
-func (t *Tracker) heard(m *nats.Msg) {
-	st := &mailboxv1.InvocationState{}
-	if err := proto.Unmarshal(m.Data, st); err != nil || st.GetInvocation() == "" {
-		return
+// send publishes the gathered changes until Close, then once more.
+func (t *Tracker) send() {
+	defer close(t.stopped)
+	var spare []byte
+	for {
+		var last bool
+		select {
+		case <-t.kick:
+		case <-t.stop:
+			last = true
+		}
+		t.outMu.Lock()
+		whole := t.out
+		t.out = spare[:0]
+		t.outMu.Unlock()
+		for batch := whole; len(batch) > 0; {
+			n := cut(batch)
+			if err := t.nc.Publish(Subject, batch[:n]); err != nil {
+				t.log.Warn("invocations' changes did not reach the other replicas' watchers", "bytes", n, "err", err)
+			}
+			batch = batch[n:]
+		}
+		spare = whole // Publish copied the bytes: the buffer is free again
+		if last {
+			return
+		}
 	}
-	t.apply(st)
+}
+
+// cut is how many bytes of batch, whole entries and at least one, fit in
+// one message.
+func cut(batch []byte) int {
+	n := 0
+	for n < len(batch) {
+		_, l := protowire.ConsumeBytes(batch[n:])
+		if l < 0 || (n > 0 && n+l > maxBatch) {
+			break
+		}
+		n += l
+	}
+	if n == 0 {
+		return len(batch) // not an entry: cannot happen, as Publish writes them
+	}
+	return n
+}
+
+func (t *Tracker) heard(m *nats.Msg) {
+	for b := m.Data; len(b) > 0; {
+		v, n := protowire.ConsumeBytes(b)
+		if n < 0 {
+			return
+		}
+		b = b[n:]
+		st := &mailboxv1.InvocationState{}
+		if err := proto.Unmarshal(v, st); err != nil || st.GetInvocation() == "" {
+			continue
+		}
+		t.apply(st)
+	}
 }
 
 // apply folds a change into the table and tells the watchers the merged
