@@ -57,7 +57,7 @@ func (s *Service) Serve(stream mailboxv1.MailboxService_ServeServer) error {
 	defer read.Close()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	l := &line{s: s, stream: stream, caller: caller.Name, slots: make(chan struct{}, serveCompletes)}
+	l := &line{s: s, stream: stream, caller: caller.Name, slots: make(chan struct{}, serveCompletes), jobs: make(chan job)}
 	go l.answer(ctx, cancel)
 	err = s.push(ctx, read, l.follow)
 	l.close()
@@ -77,6 +77,11 @@ type line struct {
 	stream mailboxv1.MailboxService_ServeServer
 	caller string
 	slots  chan struct{} // one per complete being stored
+
+	// Completes are stored by workers that outlive one complete, so a
+	// worker's stack stays grown (a goroutine each grew one every time).
+	jobs    chan job // to an idle worker; closed when answer returns
+	workers int      // started, at most serveCompletes; answer's alone
 
 	mu     sync.Mutex     // the stream's sends, and closed
 	closed bool           // the handler is returning: no complete begins
@@ -105,6 +110,7 @@ func (l *line) follow(ev *mailboxv1.FollowResponse) error {
 // push loop (with errProtocol) on a message out of place. A host that
 // closes its side keeps its read: it only sends no more completes.
 func (l *line) answer(ctx context.Context, end context.CancelCauseFunc) {
+	defer close(l.jobs)
 	for {
 		req, err := l.stream.Recv()
 		if err != nil { // io.EOF, or the stream ended
@@ -123,7 +129,36 @@ func (l *line) answer(ctx context.Context, end context.CancelCauseFunc) {
 		if !l.begin() {
 			return
 		}
-		go l.complete(ctx, c, req.GetTraceContext())
+		l.hand(ctx, job{c, req.GetTraceContext()})
+	}
+}
+
+// job is one complete for a worker.
+type job struct {
+	req     *mailboxv1.CompleteRequest
+	carried map[string]string
+}
+
+// hand gives j to an idle worker, or to a new one while there are fewer
+// than the slots allow.
+func (l *line) hand(ctx context.Context, j job) {
+	select {
+	case l.jobs <- j:
+		return
+	default:
+	}
+	if l.workers < serveCompletes {
+		l.workers++
+		go l.work(ctx, j)
+		return
+	}
+	l.jobs <- j // every worker is busy or on its way back for more
+}
+
+// work stores j, then the jobs that follow, until answer returns.
+func (l *line) work(ctx context.Context, j job) {
+	for ok := true; ok; j, ok = <-l.jobs {
+		l.complete(ctx, j.req, j.carried)
 	}
 }
 
