@@ -20,6 +20,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/suite/contract"
 	"github.com/switchboard-run/switchboard/kit/suite/follower"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/results"
+	"github.com/switchboard-run/switchboard/services/bridge/internal/stdio"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/upstream"
 )
 
@@ -68,7 +69,8 @@ func (m *mount) serve(ctx context.Context, sess *upstream.Session, inv *mailboxv
 	if from != nil && from.Meta.Answers {
 		hear.Ask = follower.Asker(ctx, inv.GetDelivery())
 	}
-	res, err := sess.Call(ctx, tool, json.RawMessage(inv.GetInput()), from, inv.GetInvocation(), hear)
+	callCtx, whole := stdio.KeepWhole(ctx)
+	res, err := sess.Call(callCtx, tool, json.RawMessage(inv.GetInput()), from, inv.GetInvocation(), hear)
 	if o, ok := follower.Overran(ctx); ok {
 		return capture.Failed(capture.ExitTimeout, "MCP tool %q of %q was stopped and cancelled upstream: %v", tool, m.client, o), true
 	}
@@ -78,7 +80,7 @@ func (m *mount) serve(ctx context.Context, sess *upstream.Session, inv *mailboxv
 	if err != nil {
 		return results.FromError(err, m.client, tool, m.limit), true
 	}
-	return results.FromResult(res, m.limit), true
+	return results.FromWhole(res, whole.JSON, m.limit), true
 }
 
 // upstreamProgress turns a server's notifications/progress into the run's

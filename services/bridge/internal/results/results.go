@@ -48,6 +48,12 @@ const MaxErrorData = 64 << 10
 // FromResult maps a tools/call result. limit caps stdout and stderr each
 // (<= 0: DefaultMaxChars).
 func FromResult(res *mcp.CallToolResult, limit int) *mailboxv1.Capture {
+	return FromWhole(res, nil, limit)
+}
+
+// FromWhole is FromResult with the result to pass on already in JSON
+// (whole, as the bridge's stdio transport keeps it); nil encodes res.
+func FromWhole(res *mcp.CallToolResult, whole []byte, limit int) *mailboxv1.Capture {
 	if limit <= 0 {
 		limit = DefaultMaxChars
 	}
@@ -55,7 +61,7 @@ func FromResult(res *mcp.CallToolResult, limit int) *mailboxv1.Capture {
 		return inputRequired(res, limit)
 	}
 	text := render(res)
-	whole, err := wholeResult(res)
+	passed, err := wholeResult(res, whole)
 	if err != nil {
 		text = strings.TrimPrefix(text+"\n", "\n") + "[" + err.Error() + "]"
 	}
@@ -68,8 +74,8 @@ func FromResult(res *mcp.CallToolResult, limit int) *mailboxv1.Capture {
 	} else {
 		c = capture.New(capture.Cap(text, limit), "", 0)
 	}
-	if whole != "" {
-		c.McpResult = &whole
+	if passed != "" {
+		c.McpResult = &passed
 	}
 	return c
 }
@@ -109,10 +115,13 @@ func inputMethod(r mcp.InputRequest) string {
 // wholeResult is res as JSON text, as MCP drivers answer it. The result
 // type and serverInfo (which name the session's server and era) are the
 // driver's to set for its own client.
-func wholeResult(res *mcp.CallToolResult) (string, error) {
-	b, err := json.Marshal(&mcp.CallToolResult{Meta: WithoutServerInfo(res.Meta), Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError})
-	if err != nil {
-		return "", fmt.Errorf("the server's result could not be passed on whole: %v", err)
+func wholeResult(res *mcp.CallToolResult, b []byte) (string, error) {
+	if b == nil {
+		var err error
+		b, err = json.Marshal(&mcp.CallToolResult{Meta: WithoutServerInfo(res.Meta), Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError})
+		if err != nil {
+			return "", fmt.Errorf("the server's result could not be passed on whole: %v", err)
+		}
 	}
 	if len(b) > MaxResultBytes {
 		return "", fmt.Errorf("the server's result is %d bytes, over the %d this bridge passes on whole; only its text is shown", len(b), MaxResultBytes)

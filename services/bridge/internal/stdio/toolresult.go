@@ -1,13 +1,20 @@
 package stdio
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	sjson "github.com/segmentio/encoding/json"
+
+	"github.com/switchboard-run/switchboard/kit/lib/rawjson"
 )
 
 // The SDK decodes a tools/call answer twice, each time with a 32 KiB
@@ -18,9 +25,37 @@ import (
 // turns back into the result; anything else goes to the SDK whole.
 
 // ToolResult is a tools/call result the connection decoded itself, carried
-// to ToolResults as the error of the SDK's response.
+// to ToolResults as the error of the SDK's response: its text blocks and
+// isError decoded, its _meta and the result to pass on (Whole) as bytes.
 type ToolResult struct {
 	Result *mcp.CallToolResult
+	meta   []byte
+	whole  []byte
+}
+
+// decoded is the result with its _meta decoded too, as the SDK would, for
+// a caller that takes no Whole.
+func (tr *ToolResult) decoded() (*mcp.CallToolResult, error) {
+	if len(tr.meta) > 0 {
+		if err := json.Unmarshal(tr.meta, &tr.Result.Meta); err != nil {
+			return nil, fmt.Errorf("decoding the _meta of a tools/call result: %w", err)
+		}
+	}
+	return tr.Result, nil
+}
+
+// Whole is filled, for a call whose context carries it (KeepWhole), with
+// the result as the server sent it, less resultType and the server's name
+// in _meta: what an MCP driver is answered with, never decoded and
+// encoded again. It stays empty when the SDK decoded the result.
+type Whole struct{ JSON []byte }
+
+type wholeKey struct{}
+
+// KeepWhole returns ctx carrying a Whole for the call made with it.
+func KeepWhole(ctx context.Context) (context.Context, *Whole) {
+	w := &Whole{}
+	return context.WithValue(ctx, wholeKey{}, w), w
 }
 
 func (*ToolResult) Error() string {
@@ -35,10 +70,14 @@ func ToolResults(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
 		var tr *ToolResult
-		if err != nil && errors.As(err, &tr) {
+		if err == nil || !errors.As(err, &tr) {
+			return res, err
+		}
+		if w, ok := ctx.Value(wholeKey{}).(*Whole); ok {
+			w.JSON = tr.whole
 			return tr.Result, nil
 		}
-		return res, err
+		return tr.decoded()
 	}
 }
 
@@ -86,26 +125,26 @@ func (c *conn) toolResult(msg jsonrpc.Message) jsonrpc.Message {
 	if !ok || c.calls == nil || !c.calls.take(resp.ID) || resp.Error != nil {
 		return msg
 	}
-	res, ok := decodeToolResult(resp.Result)
+	tr, ok := decodeToolResult(resp.Result)
 	if !ok {
 		return msg
 	}
-	return &jsonrpc.Response{ID: resp.ID, Error: &ToolResult{Result: res}}
+	return &jsonrpc.Response{ID: resp.ID, Error: tr}
 }
 
 // fastResult is the answer decodeToolResult takes: any other member is
 // unknown, and the answer is left to the SDK.
 type fastResult struct {
-	Meta       mcp.Meta    `json:"_meta"` // 2026-07-28 servers name themselves in it
-	Content    []fastBlock `json:"content"`
-	IsError    bool        `json:"isError"`
-	ResultType *string     `json:"resultType"`
+	Meta       json.RawMessage `json:"_meta"` // 2026-07-28 servers name themselves in it
+	Content    []fastBlock     `json:"content"`
+	IsError    bool            `json:"isError"`
+	ResultType *string         `json:"resultType"`
 }
 
 // fastBlock is a text block with no _meta or annotations.
 type fastBlock struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Type string  `json:"type"`
+	Text *string `json:"text"`
 }
 
 // completeResult is an empty result of resultType "complete" (2026-07-28
@@ -120,7 +159,7 @@ var completeResult = sync.OnceValues(func() (mcp.CallToolResult, error) {
 // decodeToolResult decodes raw, a tools/call result, as the SDK would, when
 // it holds only _meta, text blocks, isError and a resultType of "complete"; ok is
 // false for anything else, which is the SDK's to decode.
-func decodeToolResult(raw []byte) (_ *mcp.CallToolResult, ok bool) {
+func decodeToolResult(raw []byte) (_ *ToolResult, ok bool) {
 	if raw = trimSpace(raw); len(raw) == 0 || raw[0] != '{' {
 		return nil, false
 	}
@@ -141,12 +180,121 @@ func decodeToolResult(raw []byte) (_ *mcp.CallToolResult, ok bool) {
 		*res = tmpl
 	}
 	res.Content = make([]mcp.Content, 0, len(w.Content))
+	whole := true // unless a block's text is missing, which decoding fills in
 	for _, b := range w.Content {
 		if b.Type != "text" {
 			return nil, false
 		}
-		res.Content = append(res.Content, &mcp.TextContent{Text: b.Text})
+		if b.Text == nil {
+			whole = false
+			b.Text = new(string)
+		}
+		res.Content = append(res.Content, &mcp.TextContent{Text: *b.Text})
 	}
-	res.Meta, res.IsError = w.Meta, w.IsError
-	return res, true
+	if m := trimSpace(w.Meta); len(m) > 0 && m[0] != '{' && string(m) != "null" {
+		return nil, false // not an object: the SDK's to refuse
+	}
+	res.IsError = w.IsError
+	tr := &ToolResult{Result: res, meta: w.Meta}
+	if whole {
+		tr.whole = passOn(raw)
+	}
+	return tr, true
+}
+
+// passOn is the result obj without resultType (the endpoint states its
+// own) and without the server's name in _meta (the endpoint names itself);
+// every other member as the server wrote it. It is nil, for the result to
+// be encoded from its decoding instead, where the SDK's decoding changes
+// what was sent: a null or missing content, a null anywhere, a lone
+// surrogate, bytes not UTF-8, a member twice.
+func passOn(obj []byte) []byte {
+	if bytes.Contains(obj, []byte("null")) || bytes.Contains(obj, []byte(`\u`)) && surrogate(obj) || !utf8.Valid(obj) {
+		return nil
+	}
+	members, ok := rawjson.Members(nil, obj)
+	if !ok {
+		return nil
+	}
+	out := make([]byte, 0, len(obj))
+	out = append(out, '{')
+	content := false
+	for i, m := range members {
+		for _, before := range members[:i] {
+			if before.Key == m.Key {
+				return nil
+			}
+		}
+		v := m.Value
+		switch m.Key {
+		case "content":
+			content = len(v) > 0 && v[0] == '['
+		case "resultType":
+			continue
+		case "_meta":
+			if v, ok = withoutServerInfo(v); !ok {
+				return nil
+			}
+			if v == nil {
+				continue
+			}
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = appendMember(out, m.Key, v)
+	}
+	if !content {
+		return nil
+	}
+	return append(out, '}')
+}
+
+// surrogate says whether obj escapes a UTF-16 surrogate (\uD800-\uDFFF),
+// which a decoder may pair or replace.
+func surrogate(obj []byte) bool {
+	for i := bytes.Index(obj, []byte(`\u`)); i >= 0 && i+3 < len(obj); {
+		if c := obj[i+2]; (c == 'd' || c == 'D') && strings.ContainsRune("89abcdefABCDEF", rune(obj[i+3])) {
+			return true
+		}
+		next := bytes.Index(obj[i+2:], []byte(`\u`))
+		if next < 0 {
+			break
+		}
+		i += 2 + next
+	}
+	return false
+}
+
+// withoutServerInfo is meta less the server's name, or nil when nothing is
+// left.
+func withoutServerInfo(meta []byte) ([]byte, bool) {
+	if string(trimSpace(meta)) == "null" {
+		return nil, true
+	}
+	members, ok := rawjson.Members(nil, meta)
+	if !ok {
+		return nil, false
+	}
+	out := []byte{'{'}
+	for _, m := range members {
+		if m.Key == mcp.MetaKeyServerInfo {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = appendMember(out, m.Key, m.Value)
+	}
+	if len(out) == 1 {
+		return nil, true
+	}
+	return append(out, '}'), true
+}
+
+func appendMember(out []byte, key string, value []byte) []byte {
+	k, _ := json.Marshal(key) // a string always encodes
+	out = append(out, k...)
+	out = append(out, ':')
+	return append(out, value...)
 }

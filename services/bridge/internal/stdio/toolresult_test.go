@@ -3,7 +3,9 @@ package stdio
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"maps"
 	"os/exec"
 	"reflect"
 	"strconv"
@@ -32,6 +34,7 @@ var toolResultCases = []struct {
 	{"one text block", `{"content":[{"type":"text","text":"This is a simple text response for testing."}]}`, true},
 	{"of resultType complete", `{"content":[{"type":"text","text":"hi"}],"resultType":"complete"}`, true},
 	{"a tool's failure", `{"content":[{"type":"text","text":"boom"}],"isError":true}`, true},
+	{"no failure, said", `{"content":[{"type":"text","text":"fine <ok> & \u00e9"}],"isError":false}`, true},
 	{"two blocks, escapes and white space", " {\"content\" : [{\"type\":\"text\",\"text\":\"a\\nb\\u00e9\\ud800\"}, {\"text\":\"\",\"type\":\"text\"}], \"isError\":false}\n", true},
 	{"no content", `{}`, true},
 	{"null content", `{"content":null}`, true},
@@ -74,14 +77,46 @@ func TestTheFastDecodingGivesTheSDKsResults(t *testing.T) {
 	}
 }
 
-func checkSameAsSDK(t *testing.T, raw []byte, got *mcp.CallToolResult) {
+// checkSameAsSDK holds tr to the SDK's decoding of raw, and the bytes it
+// passes on to the SDK's result encoded again, less resultType and the
+// server's name (as the bridge did before it kept the bytes).
+func checkSameAsSDK(t *testing.T, raw []byte, tr *ToolResult) {
 	t.Helper()
 	want, err := sdkToolResult(raw)
 	if err != nil {
 		t.Fatalf("decodeToolResult took %q, which the SDK refuses: %v", raw, err)
 	}
+	got, err := tr.decoded()
+	if err != nil {
+		t.Fatalf("decoding the _meta of %q: %v", raw, err)
+	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("decodeToolResult(%q) = %#v, the SDK's %#v", raw, got, want)
+	}
+	if tr.whole == nil {
+		return // encoded from the decoding, as before
+	}
+	meta := maps.Clone(want.Meta)
+	delete(meta, mcp.MetaKeyServerInfo)
+	if len(meta) == 0 {
+		meta = nil
+	}
+	encoded, err := json.Marshal(&mcp.CallToolResult{Meta: meta, Content: want.Content, IsError: want.IsError})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g, w any
+	if err := json.Unmarshal(tr.whole, &g); err != nil {
+		t.Fatalf("the bytes passed on for %q are not JSON: %v\n%s", raw, err, tr.whole)
+	}
+	if err := json.Unmarshal(encoded, &w); err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := g.(map[string]any); ok && m["isError"] == false {
+		delete(m, "isError") // as the server said it, where encoding leaves it out
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Fatalf("passed on %s for %q, want (as JSON) %s", tr.whole, raw, encoded)
 	}
 }
 

@@ -13,7 +13,13 @@ import (
 
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/bridge/internal/results"
+	stdiotransport "github.com/switchboard-run/switchboard/services/bridge/internal/stdio"
 )
+
+func sameJSON(a, b string) bool {
+	var x, y any
+	return json.Unmarshal([]byte(a), &x) == nil && json.Unmarshal([]byte(b), &y) == nil && reflect.DeepEqual(x, y)
+}
 
 // The bridge's stdio transport decodes the common tools/call answers
 // itself (internal/stdio, toolresult.go): every result, and so every
@@ -47,6 +53,24 @@ func TestEveryResultIsTheOneTheSDKGets(t *testing.T) {
 			}
 			if g, w := results.FromResult(got, 0), results.FromResult(want, 0); !proto.Equal(g, w) {
 				t.Errorf("capture = %v, from the SDK's result %v", g, w)
+			}
+			// With the bytes kept, the capture passes on the result as the
+			// server sent it: the same, as JSON, as the SDK's encoded.
+			kctx, whole := stdiotransport.KeepWhole(ctx)
+			kept, err := s.Call(kctx, tool, json.RawMessage(`{}`), nil, "", nil)
+			if err != nil {
+				t.Fatalf("Call keeping the bytes: %v", err)
+			}
+			if tool == "test_simple_text" && whole.JSON == nil {
+				t.Error("a text result's bytes were not kept")
+			}
+			g, w := results.FromWhole(kept, whole.JSON, 0), results.FromResult(want, 0)
+			if !sameJSON(g.GetMcpResult(), w.GetMcpResult()) {
+				t.Errorf("passed on %s, from the SDK's result %s", g.GetMcpResult(), w.GetMcpResult())
+			}
+			g.McpResult, w.McpResult = nil, nil
+			if !proto.Equal(g, w) {
+				t.Errorf("capture keeping the bytes = %v, from the SDK's result %v", g, w)
 			}
 		})
 	}
