@@ -17,7 +17,7 @@ import (
 // (metrics, recovery, logging, the identity guard) and the same stats
 // handler as one over the network, without HTTP/2 or marshalling.
 func newInProcess(unary []grpc.UnaryServerInterceptor, stream []grpc.StreamServerInterceptor, server, client stats.Handler) *inProcess {
-	p := &inProcess{unary: chainUnary(unary), stream: chainStream(stream), asStreams: map[string]bool{}}
+	p := &inProcess{unary: chainUnary(unary), stream: chainStream(stream), asStreams: map[string]bool{}, ready: make(chan struct{})}
 	p.ch = new(inprocgrpc.Channel).
 		WithServerUnaryInterceptor(p.unary).
 		WithServerStreamInterceptor(p.intercept).
@@ -39,6 +39,21 @@ type inProcess struct {
 	unary     grpc.UnaryServerInterceptor
 	stream    grpc.StreamServerInterceptor
 	asStreams map[string]bool // full names of unary methods also served as streams; written before serving
+
+	// ready is closed by the first Serve, once every service is
+	// registered: a call waits for it, as a network call waits for the
+	// listener to accept.
+	ready chan struct{}
+}
+
+// await waits until the server serves, or ctx ends.
+func (p *inProcess) await(ctx context.Context) error {
+	select {
+	case <-p.ready:
+		return nil
+	case <-ctx.Done():
+		return status.FromContextError(ctx.Err()).Err()
+	}
 }
 
 // register adds desc's service with each unary method also a stream.
@@ -81,12 +96,15 @@ func (s *Server) RegisterService(desc *grpc.ServiceDesc, impl any) {
 }
 
 // InProcess returns a client of this server's services for callers in the
-// same process (switchboard dev). Calls carry opts (the caller's
+// same process (switchboard dev); its calls wait for the first Serve. Calls carry opts (the caller's
 // credentials) and the client's metrics interceptors, as a dialled
 // connection would; the server side treats them exactly as network calls.
 func (s *Server) InProcess(opts ...grpc.CallOption) grpc.ClientConnInterface {
 	tel := s.tel.Client()
 	unary := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, o ...grpc.CallOption) error {
+		if err := s.inproc.await(ctx); err != nil {
+			return err
+		}
 		o = append(o, opts...)
 		if tel.Unary != nil {
 			return tel.Unary(ctx, method, req, reply, cc, invoker, o...)
@@ -94,6 +112,9 @@ func (s *Server) InProcess(opts ...grpc.CallOption) grpc.ClientConnInterface {
 		return invoker(ctx, method, req, reply, cc, o...)
 	}
 	stream := func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, o ...grpc.CallOption) (grpc.ClientStream, error) {
+		if err := s.inproc.await(ctx); err != nil {
+			return nil, err
+		}
 		o = append(o, opts...)
 		if tel.Stream != nil {
 			return tel.Stream(ctx, desc, cc, method, streamer, o...)

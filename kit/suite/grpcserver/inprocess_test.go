@@ -2,6 +2,7 @@ package grpcserver_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -83,6 +84,7 @@ func TestInProcessServesAUnaryMethodAsAStream(t *testing.T) {
 		Guard: identity.Guard{Auth: identity.Authenticator{Dev: true}, Policy: identity.Policy{whoamiMethod: {identity.Admin}}}})
 	srv.RegisterService(&whoamiDesc, struct{}{})
 	cc := srv.InProcess()
+	serveServer(t, srv, true) // in-process calls wait for it
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	asStream := func(ctx context.Context) (string, metadata.MD, error) {
@@ -102,5 +104,34 @@ func TestInProcessServesAUnaryMethodAsAStream(t *testing.T) {
 	}
 	if _, _, err := asStream(identity.As(ctx, identity.Identity{Name: "laptop", Grade: identity.Host})); status.Code(err) != codes.PermissionDenied {
 		t.Fatalf("a host as a stream: %v, want PERMISSION_DENIED", err)
+	}
+}
+
+// A call in process made before the server serves waits for it, as a
+// network call waits for the listener (services register until then).
+func TestInProcessCallsWaitForServe(t *testing.T) {
+	t.Parallel()
+	srv := grpcserver.New(grpcserver.Options{Logger: logging.Discard(),
+		Guard: identity.Guard{Auth: identity.Authenticator{Dev: true}, Policy: identity.Policy{whoamiMethod: {identity.Admin}}}})
+	cc := srv.InProcess()
+	ctx, cancel := context.WithTimeout(identity.As(context.Background(), identity.Identity{Name: "me", Grade: identity.Admin}), 10*time.Second)
+	defer cancel()
+	early, stop := context.WithCancel(ctx)
+	stop()
+	if _, err := who(early, cc, ""); status.Code(err) != codes.Canceled {
+		t.Fatalf("a call whose context ends before the server serves: %v, want CANCELLED", err)
+	}
+	answered := make(chan error, 1)
+	go func() {
+		got, err := who(ctx, cc, "")
+		if err == nil && got != "me (admin)" {
+			err = fmt.Errorf("answered %q", got)
+		}
+		answered <- err
+	}()
+	srv.RegisterService(&whoamiDesc, struct{}{}) // registered while the call waits
+	serveServer(t, srv, true)
+	if err := <-answered; err != nil {
+		t.Fatalf("the call that waited for Serve: %v", err)
 	}
 }

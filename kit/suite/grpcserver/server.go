@@ -69,7 +69,8 @@ type Server struct {
 	tel   *telemetry.Telemetry
 
 	// inproc serves the same services to callers in this process.
-	inproc *inProcess
+	inproc  *inProcess
+	serving sync.Once // the first Serve: services are registered
 
 	mu      sync.Mutex
 	drains  []func()
@@ -172,9 +173,12 @@ func (s *Server) OnDrain(f func()) {
 // Serve serves on lis until ctx is done, then shuts down. It returns nil
 // after a shutdown, or the error that stopped serving.
 func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
-	if s.tel != nil {
-		s.tel.InitializeServer(s.GRPC)
-	}
+	s.serving.Do(func() {
+		if s.tel != nil {
+			s.tel.InitializeServer(s.GRPC)
+		}
+		close(s.inproc.ready)
+	})
 	errc := make(chan error, 1)
 	go func() { errc <- s.GRPC.Serve(lis) }()
 	select {

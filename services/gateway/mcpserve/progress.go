@@ -20,16 +20,11 @@ import (
 // this bounds only the quiet stretches (the mailbox allows up to 60 s).
 const progressWait = 30 * time.Second
 
-// relayNotes sends the client a notifications/progress for each progress
-// note on the call's invocation (when token is not nil) and a
-// notifications/message for each log message at the session's level (when
-// logs), read by long-polling Status, until the call is answered or the relay
-// stops; no notification follows the result. A read that finds no
-// invocation yet is asked again (the handle comes before the post); any other
-// failure ends the relay quietly. as carries the caller's identity; the
-// notifications go on the handler's request stream. The relay reads the
-// notes after the one numbered after; the host's questions go to the
-// client as asks says.
+// relayNotes relays the call's notes to the client, read by long-polling
+// Status after note after, until the call is answered: progress (token not
+// nil), log messages at the session's level (logs), questions (asks).
+// Nothing follows the result; a failure other than "no invocation yet"
+// ends the relay quietly.
 func (m *Mirror) relayNotes(as context.Context, session *mcp.ServerSession, token any, logs bool, asks asking, call *running, after int64) *noteRelay {
 	ctx, cancel := context.WithCancel(as)
 	r := &noteRelay{m: m, as: as, session: session, token: token, logs: logs, asks: asks, cancel: cancel, after: after}

@@ -10,15 +10,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// A server of the era with sessions asks its client in requests
-// (elicitation/create, sampling/createMessage). The bridge declares both
-// capabilities and passes such a request to the driver of the call that
-// is the session's one call in flight, when that driver can be asked
-// (Hearing.Ask: its endpoint relays questions, docs/mcp.md "Questions");
-// any other is refused at once with the sentences below, as the SDK's
-// client would refuse an unsupported request, but saying why. A 2026-07-28
-// server asks with an input_required result instead, which goes back to
-// the driver (ClientParams).
+// A session-era server asks its client in requests (elicitation/create,
+// sampling/createMessage): the bridge passes one to the driver of the
+// session's one call in flight when it can be asked (Hearing.Ask), and
+// refuses any other at once, saying why. A 2026-07-28 server asks with an
+// input_required result instead (ClientParams).
 const (
 	samplingRefusal    = "sampling/createMessage refused: the client is a Switchboard bridge, which runs this tool for an agent through a mailbox, and this call's agent cannot be asked to sample; the call must finish without sampling"
 	elicitationRefusal = "elicitation/create refused: the client is a Switchboard bridge, which runs this tool for an agent through a mailbox, and this call's agent cannot be asked; the call must finish without asking"
