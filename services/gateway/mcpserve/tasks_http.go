@@ -119,7 +119,7 @@ func readBody(r *http.Request) (body []byte, ok bool) {
 // body that names "tasks" somewhere is decoded, so other requests cost one
 // scan of their bytes.
 func (v *view) serveTasks(rw http.ResponseWriter, r *http.Request, body []byte, id identity.Identity) bool {
-	if !bytes.Contains(body, []byte("tasks")) {
+	if !bytes.Contains(body, []byte("tasks")) && !bytes.Contains(body, []byte("taskIds")) {
 		return false
 	}
 	var req rpcRequest
@@ -151,6 +151,8 @@ func (v *view) serveTasks(rw http.ResponseWriter, r *http.Request, body []byte, 
 			writeRPCStatus(rw, code, req.ID, v.annotate(r, res), rerr)
 		}
 		return true
+	case "subscriptions/listen":
+		return v.listenTasks(rw, r, req, id)
 	case "tools/call":
 		var p callParams
 		if json.Unmarshal(req.Params, &p) != nil || !declaresTasks(p.Meta) {
