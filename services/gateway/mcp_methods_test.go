@@ -363,3 +363,20 @@ func methodParams(t *testing.T, method, rev string) map[string]any {
 	t.Fatalf("docs/mcp.md names %q, for which this test has no params: add them to methodParams", method)
 	return nil
 }
+
+// A listing goes only to callers who may see the workspace: no shared cache
+// may keep it (cacheScope "private", MCP 2026-07-28).
+func TestListingsAreForTheCallerAlone(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t, options{laptop: true})
+	c := s.rawMCPSession(t, "2026-07-28")
+	for _, method := range []string{"tools/list", "server/discover"} {
+		r := c.send(t, method, nil, false)
+		var res struct {
+			CacheScope *string `json:"cacheScope"`
+		}
+		if r.code != 0 || json.Unmarshal(r.result, &res) != nil || res.CacheScope == nil || *res.CacheScope != "private" {
+			t.Errorf("%s: error %d %q, result %.200s; want cacheScope private", method, r.code, r.msg, r.result)
+		}
+	}
+}

@@ -69,6 +69,7 @@ func (m *Mirror) newView(group, client string) *view {
 		Capabilities: caps,
 		PageSize:     m.opts.PageSize,
 		Logger:       sdkLog(m.log),
+		SetCacheable: privateCache,
 	}
 	if m.opts.Bridge != nil {
 		// Declared from the start, as prompts and resources are.
@@ -83,6 +84,10 @@ func (m *Mirror) newView(group, client string) *view {
 	}
 	return v
 }
+
+// privateCache marks every listing cacheScope "private": it is served only
+// to callers who may see the workspace, so no shared cache may keep it.
+func privateCache(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.CacheScope = "private" }
 
 // idle reports whether no session is open on the view.
 func (v *view) idle() bool {
