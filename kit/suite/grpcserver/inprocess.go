@@ -96,9 +96,9 @@ func (s *Server) RegisterService(desc *grpc.ServiceDesc, impl any) {
 }
 
 // InProcess returns a client of this server's services for callers in the
-// same process (switchboard dev); its calls wait for the first Serve. Calls carry opts (the caller's
-// credentials) and the client's metrics interceptors, as a dialled
-// connection would; the server side treats them exactly as network calls.
+// same process (switchboard dev). Its calls wait for the first Serve, carry
+// opts (the caller's credentials) and the client's metrics, as a dialled
+// connection's would, and are served exactly as network calls.
 func (s *Server) InProcess(opts ...grpc.CallOption) grpc.ClientConnInterface {
 	tel := s.tel.Client()
 	unary := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, o ...grpc.CallOption) error {

@@ -3,6 +3,7 @@ package grpcserver_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -133,5 +134,51 @@ func TestInProcessCallsWaitForServe(t *testing.T) {
 	serveServer(t, srv, true)
 	if err := <-answered; err != nil {
 		t.Fatalf("the call that waited for Serve: %v", err)
+	}
+}
+
+// A unary handler's header reaches a caller that called it as a stream
+// before the reply does (mailboxcall names a Call's handle so).
+func TestInProcessSendsAHeaderBeforeTheReply(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	desc := grpc.ServiceDesc{ServiceName: "test.Slow", HandlerType: (*any)(nil), Methods: []grpc.MethodDesc{{
+		MethodName: "Wait",
+		Handler: func(_ any, ctx context.Context, dec func(any) error, icpt grpc.UnaryServerInterceptor) (any, error) {
+			in := new(wrapperspb.StringValue)
+			if err := dec(in); err != nil {
+				return nil, err
+			}
+			h := func(ctx context.Context, _ any) (any, error) {
+				if err := grpc.SendHeader(ctx, metadata.Pairs("handle", "h-1")); err != nil {
+					return nil, err
+				}
+				<-release
+				return wrapperspb.String("done"), nil
+			}
+			return icpt(ctx, in, &grpc.UnaryServerInfo{FullMethod: "/test.Slow/Wait"}, h)
+		},
+	}}}
+	srv := grpcserver.New(grpcserver.Options{Logger: logging.Discard(),
+		Guard: identity.Guard{Auth: identity.Authenticator{Dev: true}, Policy: identity.Policy{"/test.Slow/Wait": {identity.Admin}}}})
+	srv.RegisterService(&desc, struct{}{})
+	serveServer(t, srv, true)
+	ctx, cancel := context.WithTimeout(identity.As(context.Background(), identity.Identity{Name: "me", Grade: identity.Admin}), 10*time.Second)
+	defer cancel()
+	cs, err := srv.InProcess().NewStream(ctx, &grpc.StreamDesc{StreamName: "Wait"}, "/test.Slow/Wait")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.SendMsg(wrapperspb.String("")); err != nil {
+		t.Fatal(err)
+	}
+	header, err := cs.Header() // the handler still waits for release
+	if err != nil || !slices.Equal(header.Get("handle"), []string{"h-1"}) {
+		t.Fatalf("the header before the reply: %v, %v", header, err)
+	}
+	close(release)
+	out := new(wrapperspb.StringValue)
+	if err := cs.RecvMsg(out); err != nil || out.GetValue() != "done" {
+		t.Fatalf("the reply: %q, %v", out.GetValue(), err)
 	}
 }
