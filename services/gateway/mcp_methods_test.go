@@ -365,7 +365,8 @@ func methodParams(t *testing.T, method, rev string) map[string]any {
 }
 
 // A listing goes only to callers who may see the workspace: no shared cache
-// may keep it (cacheScope "private", MCP 2026-07-28).
+// may keep it (cacheScope "private", MCP 2026-07-28). A session's client
+// speaks an older revision, whose listings have no cache fields.
 func TestListingsAreForTheCallerAlone(t *testing.T) {
 	t.Parallel()
 	s := newSuite(t, options{laptop: true})
@@ -378,5 +379,11 @@ func TestListingsAreForTheCallerAlone(t *testing.T) {
 		if r.code != 0 || json.Unmarshal(r.result, &res) != nil || res.CacheScope == nil || *res.CacheScope != "private" {
 			t.Errorf("%s: error %d %q, result %.200s; want cacheScope private", method, r.code, r.msg, r.result)
 		}
+	}
+	old := s.rawMCPSession(t, "2025-11-25")
+	r := old.send(t, "tools/list", nil, false)
+	var res map[string]json.RawMessage
+	if r.code != 0 || json.Unmarshal(r.result, &res) != nil || res["tools"] == nil || res["ttlMs"] != nil || res["cacheScope"] != nil {
+		t.Errorf("tools/list in a 2025-11-25 session: error %d %q, result %.300s; want the tools, without ttlMs or cacheScope", r.code, r.msg, r.result)
 	}
 }

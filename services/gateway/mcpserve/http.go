@@ -105,6 +105,7 @@ func (w *Workspaces) ServeHTTP(w0 http.ResponseWriter, r *http.Request) {
 	if id.Workspaces != nil {
 		r.Header.Set(workspacesHeader, id.Workspaces.String())
 	}
+	release := func() {}
 	if body, ok := readBody(r); ok {
 		if w.opts.tasks && serve.view.serveTasks(rw, r, body, id) {
 			return
@@ -112,9 +113,11 @@ func (w *Workspaces) ServeHTTP(w0 http.ResponseWriter, r *http.Request) {
 		if !w.http.SDKOnly && serve.view.serveCall(rw, r, body) {
 			return
 		}
+		rw, release = olderEra(rw, r, body)
 	}
 	unbound(rw)
 	serve.ServeHTTP(rw, r)
+	release()
 }
 
 // unbound lifts the server's write timeout for an MCP request: its

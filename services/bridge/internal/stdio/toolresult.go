@@ -216,8 +216,6 @@ func passOn(obj []byte) []byte {
 	if !ok {
 		return nil
 	}
-	out := make([]byte, 0, len(obj))
-	out = append(out, '{')
 	content := false
 	for i, m := range members {
 		for _, before := range members[:i] {
@@ -225,29 +223,43 @@ func passOn(obj []byte) []byte {
 				return nil
 			}
 		}
-		v := m.Value
 		switch m.Key {
 		case "content":
-			content = len(v) > 0 && v[0] == '['
+			content = len(m.Value) > 0 && m.Value[0] == '['
 		case "resultType":
-			continue
+			members[i].Value = nil
 		case "_meta":
-			if v, ok = withoutServerInfo(v); !ok {
+			if members[i].Value, ok = withoutServerInfo(m.Value); !ok {
 				return nil
 			}
-			if v == nil {
-				continue
-			}
 		}
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		out = appendMember(out, m.Key, v)
 	}
 	if !content {
 		return nil
 	}
-	return append(out, '}')
+	return rawjson.Object(members)
+}
+
+// withoutServerInfo is meta less the server's name, or nil when nothing is
+// left.
+func withoutServerInfo(meta []byte) ([]byte, bool) {
+	if string(trimSpace(meta)) == "null" {
+		return nil, true
+	}
+	members, ok := rawjson.Members(nil, meta)
+	if !ok {
+		return nil, false
+	}
+	kept := members[:0]
+	for _, m := range members {
+		if m.Key != mcp.MetaKeyServerInfo {
+			kept = append(kept, m)
+		}
+	}
+	if len(kept) == 0 {
+		return nil, true
+	}
+	return rawjson.Object(kept), true
 }
 
 // surrogate says whether obj escapes a UTF-16 surrogate (\uD800-\uDFFF),
@@ -264,37 +276,4 @@ func surrogate(obj []byte) bool {
 		i += 2 + next
 	}
 	return false
-}
-
-// withoutServerInfo is meta less the server's name, or nil when nothing is
-// left.
-func withoutServerInfo(meta []byte) ([]byte, bool) {
-	if string(trimSpace(meta)) == "null" {
-		return nil, true
-	}
-	members, ok := rawjson.Members(nil, meta)
-	if !ok {
-		return nil, false
-	}
-	out := []byte{'{'}
-	for _, m := range members {
-		if m.Key == mcp.MetaKeyServerInfo {
-			continue
-		}
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		out = appendMember(out, m.Key, m.Value)
-	}
-	if len(out) == 1 {
-		return nil, true
-	}
-	return append(out, '}'), true
-}
-
-func appendMember(out []byte, key string, value []byte) []byte {
-	k, _ := json.Marshal(key) // a string always encodes
-	out = append(out, k...)
-	out = append(out, ':')
-	return append(out, value...)
 }
