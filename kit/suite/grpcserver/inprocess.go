@@ -10,14 +10,16 @@ import (
 	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/switchboard-run/switchboard/kit/suite/telemetry"
 )
 
 // newInProcess builds the channel that serves this server's services to
 // callers in its own process: each call runs the same interceptor chain
 // (metrics, recovery, logging, the identity guard) and the same stats
 // handler as one over the network, without HTTP/2 or marshalling.
-func newInProcess(unary []grpc.UnaryServerInterceptor, stream []grpc.StreamServerInterceptor, server, client stats.Handler) *inProcess {
-	p := &inProcess{unary: chainUnary(unary), stream: chainStream(stream), asStreams: map[string]bool{}, ready: make(chan struct{})}
+func newInProcess(unary []grpc.UnaryServerInterceptor, stream []grpc.StreamServerInterceptor, server stats.Handler, client telemetry.GRPCClient) *inProcess {
+	p := &inProcess{unary: chainUnary(unary), stream: chainStream(stream), client: client, asStreams: map[string]bool{}, ready: make(chan struct{})}
 	p.ch = new(inprocgrpc.Channel).
 		WithServerUnaryInterceptor(p.unary).
 		WithServerStreamInterceptor(p.intercept).
@@ -25,8 +27,8 @@ func newInProcess(unary []grpc.UnaryServerInterceptor, stream []grpc.StreamServe
 	if server != nil {
 		p.ch = p.ch.WithServerStatsHandler(server)
 	}
-	if client != nil {
-		p.ch = p.ch.WithClientStatsHandler(client)
+	if client.Stats != nil {
+		p.ch = p.ch.WithClientStatsHandler(client.Stats)
 	}
 	return p
 }
@@ -38,7 +40,8 @@ type inProcess struct {
 	ch        *inprocgrpc.Channel
 	unary     grpc.UnaryServerInterceptor
 	stream    grpc.StreamServerInterceptor
-	asStreams map[string]bool // full names of unary methods also served as streams; written before serving
+	client    telemetry.GRPCClient // the callers' metrics interceptors
+	asStreams map[string]bool      // full names of unary methods also served as streams; written before serving
 
 	// ready is closed by the first Serve, once every service is
 	// registered: a call waits for it, as a network call waits for the
@@ -100,7 +103,7 @@ func (s *Server) RegisterService(desc *grpc.ServiceDesc, impl any) {
 // opts (the caller's credentials) and the client's metrics, as a dialled
 // connection's would, and are served exactly as network calls.
 func (s *Server) InProcess(opts ...grpc.CallOption) grpc.ClientConnInterface {
-	tel := s.tel.Client()
+	tel := s.inproc.client
 	unary := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, o ...grpc.CallOption) error {
 		if err := s.inproc.await(ctx); err != nil {
 			return err

@@ -126,7 +126,7 @@ func New(opts Options) *Server {
 	}
 	s := &Server{
 		GRPC:   grpc.NewServer(sopts...),
-		inproc: newInProcess(unary, stream, tel.Stats, opts.Telemetry.Client().Stats),
+		inproc: newInProcess(unary, stream, tel.Stats, opts.Telemetry.Client()),
 		Health: health.NewServer(),
 		log:    opts.Logger,
 		grace:  opts.ShutdownGrace,

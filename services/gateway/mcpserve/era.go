@@ -34,15 +34,10 @@ func olderEra(rw http.ResponseWriter, r *http.Request, body []byte) (http.Respon
 
 // methodOf is the method of body, one JSON-RPC request ("" for anything else).
 func methodOf(body []byte) string {
-	members, _ := rawjson.Members(nil, body)
-	for _, m := range members {
-		if m.Key == "method" {
-			var method string
-			_ = json.Unmarshal(m.Value, &method)
-			return method
-		}
-	}
-	return ""
+	msg, _ := members(body, "jsonrpc", "id", "method", "params")
+	var method string
+	_ = json.Unmarshal(msg["method"], &method)
+	return method
 }
 
 // heldWriter keeps an answer until release.

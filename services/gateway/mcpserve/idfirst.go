@@ -43,9 +43,7 @@ func (f *firstWriter) name(id string) {
 	}
 	f.named = true
 	h := f.rw.Header()
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("X-Accel-Buffering", "no")
+	streamHeaders(h)
 	h.Set(HandleHeader, id)
 	f.rw.WriteHeader(http.StatusOK)
 	_, _ = f.rw.Write([]byte(": invocation " + id + "\n\n"))

@@ -70,7 +70,7 @@ func (v *view) listenTasks(rw http.ResponseWriter, r *http.Request, req rpcReque
 		case <-ctx.Done():
 		}
 	}()
-	var agreed []string
+	agreed := []string{} // the acknowledgement lists none as []
 	var first []*mailboxv1.StatusResponse
 	for _, t := range ids {
 		qctx, cancel := context.WithTimeout(ctx, taskCallTimeout)
@@ -82,7 +82,7 @@ func (v *view) listenTasks(rw http.ResponseWriter, r *http.Request, req rpcReque
 	}
 	unbound(rw)
 	out := newEventStream(rw)
-	out.notify("notifications/subscriptions/acknowledged", map[string]any{"notifications": map[string]any{"taskIds": nonNil(agreed)}})
+	out.notify("notifications/subscriptions/acknowledged", map[string]any{"notifications": map[string]any{"taskIds": agreed}})
 	var wg sync.WaitGroup
 	for _, st := range first {
 		wg.Go(func() { v.followTask(ctx, out, st) })
@@ -149,13 +149,6 @@ func lastSeq(st *mailboxv1.StatusResponse) int64 {
 	return seq
 }
 
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
 // eventStream is an SSE answer written by several goroutines, each event
 // flushed as it is written.
 type eventStream struct {
@@ -164,11 +157,16 @@ type eventStream struct {
 	rc *http.ResponseController
 }
 
-func newEventStream(rw http.ResponseWriter) *eventStream {
-	h := rw.Header()
+// streamHeaders are those of an event stream that lasts: no cache, and no
+// proxy buffering that would hold its events back.
+func streamHeaders(h http.Header) {
 	h.Set("Cache-Control", "no-cache, no-transform")
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("X-Accel-Buffering", "no")
+}
+
+func newEventStream(rw http.ResponseWriter) *eventStream {
+	streamHeaders(rw.Header())
 	rw.WriteHeader(http.StatusOK)
 	return &eventStream{rw: rw, rc: http.NewResponseController(rw)}
 }
