@@ -32,13 +32,8 @@ var sessionRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 // Invoke queues one call and returns the handle at once; a retry with the
 // idempotency key of an earlier Invoke returns that one's handle.
 func (s *Service) Invoke(ctx context.Context, req *mailboxv1.InvokeRequest) (*mailboxv1.InvokeResponse, error) {
-	key, err := idempotencyKey(ctx)
+	key, p, err := s.admit(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd, req.McpParams, req.Timeout)
 	if err != nil {
-		return nil, err
-	}
-	p, err := s.check(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd, req.McpParams, req.Timeout)
-	if err != nil {
-		s.refused(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd, err)
 		return nil, err
 	}
 	var k keyed
@@ -54,10 +49,24 @@ func (s *Service) Invoke(ctx context.Context, req *mailboxv1.InvokeRequest) (*ma
 		if key != "" {
 			s.release(ctx, k)
 		}
-		s.refused(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd, err)
+		s.refused(ctx, p.Client, p.Tool, p.Input, p.Cwd, err)
 		return nil, err
 	}
 	return &mailboxv1.InvokeResponse{Invocation: p.ID}, nil
+}
+
+// admit reads a post's idempotency key and checks the post, counting and
+// auditing a refusal.
+func (s *Service) admit(ctx context.Context, client, tool, input string, cwd, mcpParams *string, timeout *durationpb.Duration) (string, inflight.Post, error) {
+	key, err := idempotencyKey(ctx)
+	if err != nil {
+		return "", inflight.Post{}, err
+	}
+	p, err := s.check(ctx, client, tool, input, cwd, mcpParams, timeout)
+	if err != nil {
+		s.refused(ctx, client, tool, input, cwd, err)
+	}
+	return key, p, err
 }
 
 // post queues a checked invocation.
@@ -237,13 +246,8 @@ func (s *Service) Capture(ctx context.Context, req *mailboxv1.CaptureRequest) (*
 // deadline, so the caller gets its handle back rather than a bare timeout.
 // A retry with the idempotency key of an earlier Call collects that one.
 func (s *Service) Call(ctx context.Context, req *mailboxv1.CallRequest) (*mailboxv1.CallResponse, error) {
-	key, err := idempotencyKey(ctx)
+	key, p, err := s.admit(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd, req.McpParams, req.Timeout)
 	if err != nil {
-		return nil, err
-	}
-	p, err := s.check(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd, req.McpParams, req.Timeout)
-	if err != nil {
-		s.refused(ctx, req.GetClient(), req.GetTool(), req.GetInput(), req.Cwd, err)
 		return nil, err
 	}
 	waitCtx := ctx

@@ -35,19 +35,14 @@ func (s *state) pinView(ws, client string, stored *registryv1.Pin) *registryv1.P
 
 // ListPins lists a workspace's pins whose tool changed, or all of them.
 func (s *Service) ListPins(ctx context.Context, req *registryv1.ListPinsRequest) (*registryv1.ListPinsResponse, error) {
-	ws := req.GetWorkspace()
-	_, sees, err := s.st.caller(ctx)
+	ws, st := req.GetWorkspace(), s.st
+	members, err := st.lockMembers(ctx, ws)
 	if err != nil {
 		return nil, err
 	}
-	st := s.st
-	st.mu.Lock()
 	defer st.mu.Unlock()
-	if len(st.members[ws]) == 0 || !sees.Sees(ws) {
-		return nil, unknownWorkspace(ws)
-	}
 	res := &registryv1.ListPinsResponse{Policy: pins.PolicyOf(st.policies[ws])}
-	for _, client := range sortedKeys(st.members[ws]) {
+	for _, client := range sortedKeys(members) {
 		set := st.pinSets[ws][client]
 		if set == nil {
 			continue

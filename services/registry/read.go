@@ -48,18 +48,12 @@ func (s *state) row(client string) *registryv1.ClientRow {
 // caller may see, sorted by client, joined with their tools and presence at
 // the moment of asking.
 func (s *Service) ListClients(ctx context.Context, req *registryv1.ListClientsRequest) (*registryv1.ListClientsResponse, error) {
-	ws := req.GetWorkspace()
-	_, sees, err := s.st.caller(ctx)
+	ws, st := req.GetWorkspace(), s.st
+	members, err := st.lockMembers(ctx, ws)
 	if err != nil {
 		return nil, err
 	}
-	st := s.st
-	st.mu.Lock()
 	defer st.mu.Unlock()
-	members := st.members[ws]
-	if len(members) == 0 || !sees.Sees(ws) {
-		return nil, unknownWorkspace(ws)
-	}
 	p, err := pageOf(pages.Clients, ws, req.GetPageSize(), req.GetPageToken())
 	if err != nil {
 		return nil, err
@@ -72,28 +66,19 @@ func (s *Service) ListClients(ctx context.Context, req *registryv1.ListClientsRe
 // workspace the caller may see, under their presented names, sorted by
 // presented name.
 func (s *Service) ListTools(ctx context.Context, req *registryv1.ListToolsRequest) (*registryv1.ListToolsResponse, error) {
-	ws := req.GetWorkspace()
-	_, sees, err := s.st.caller(ctx)
-	if err != nil {
+	ws, st := req.GetWorkspace(), s.st
+	if _, err := st.lockMembers(ctx, ws); err != nil {
 		return nil, err
 	}
-	st := s.st
-	st.mu.Lock()
-	members := st.members[ws]
-	if len(members) == 0 || !sees.Sees(ws) {
-		st.mu.Unlock()
-		return nil, unknownWorkspace(ws)
-	}
+	defer st.mu.Unlock()
 	p, err := pageOf(pages.Tools, ws, req.GetPageSize(), req.GetPageToken())
 	if err != nil {
-		st.mu.Unlock()
 		return nil, err
 	}
 	idx := st.toolsOf(ws)
 	tools, next := fill(p, pages.Tools, ws, idx.refs, func(r toolRef) string { return r.name }, func(r toolRef) *registryv1.PresentedTool {
 		return &registryv1.PresentedTool{PresentedName: r.name, Client: r.client, Tool: r.tool, Present: st.present[r.client] != nil, Changed: r.changed}
 	})
-	st.mu.Unlock()
 	return &registryv1.ListToolsResponse{Tools: tools, NextPageToken: next}, nil
 }
 

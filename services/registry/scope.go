@@ -48,6 +48,21 @@ func (s *state) caller(ctx context.Context) (identity.Identity, identity.Workspa
 	return id, id.Resolve(s.grantOf), nil
 }
 
+// lockMembers locks s for a read of ws and returns its clients, when ws has
+// members and the caller may see it; on an error s is left unlocked.
+func (s *state) lockMembers(ctx context.Context, ws string) (map[string]bool, error) {
+	_, sees, err := s.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if members := s.members[ws]; len(members) > 0 && sees.Sees(ws) {
+		return members, nil
+	}
+	s.mu.Unlock()
+	return nil, unknownWorkspace(ws)
+}
+
 // visible reports whether client sits in a workspace sees holds; with every
 // workspace, every client is (one in no workspace too). Call with s.mu
 // held.

@@ -11,10 +11,7 @@ import (
 // The rules of a read's batch (docs/design.md §3): a Take hands out no more
 // than its room, what does not fit waits uncounted for the next, and an
 // invocation given back unsent is handed out again as the same hand-off.
-var batchRules = []struct {
-	name string
-	f    func(*testing.T, Open)
-}{
+var batchRules = []rule{
 	{"ATakeHandsOutNoMoreThanItsRoom", aTakeHandsOutNoMoreThanItsRoom},
 	{"WhatDidNotFitIsNoHandOff", whatDidNotFitIsNoHandOff},
 	{"AnUnsentInvocationIsNoHandOff", anUnsentInvocationIsNoHandOff},

@@ -16,10 +16,7 @@ import (
 // The rules of a Call (post, then wait for the answer in one act): the
 // answer reaches the call once, and only the call; a call whose wait ends
 // first leaves the capture to be collected with its handle.
-var callRules = []struct {
-	name string
-	f    func(*testing.T, Open)
-}{
+var callRules = []rule{
 	{"ACallGetsItsAnswerOnce", aCallGetsItsAnswerOnce},
 	{"ACallAfterTwoHandOffsGetsThePrefix", aCallAfterTwoHandOffsGetsThePrefix},
 	{"ACallWhoseWaitEndsLeavesTheCaptureToCollect", aCallWhoseWaitEndsLeavesTheCaptureToCollect},

@@ -31,6 +31,31 @@ func open(t *testing.T, s inflight.Store, client string) inflight.Read {
 	return r
 }
 
+// handedOut posts an invocation of tool to "laptop" and takes it on a read
+// the caller closes.
+func handedOut(t *testing.T, s inflight.Store, tool string) (string, inflight.Read) {
+	t.Helper()
+	id := post(t, s, "laptop", tool)
+	r := open(t, s, "laptop")
+	take(t, r, 1)
+	return id, r
+}
+
+// cancelsOf waits until r is told of cancellations and returns them.
+func cancelsOf(t *testing.T, r inflight.Read) []string {
+	t.Helper()
+	for {
+		if _, cancels := r.Take(true, Roomy()); len(cancels) > 0 {
+			return cancels
+		}
+		select {
+		case <-r.Wake():
+		case <-time.After(10 * time.Second):
+			t.Fatal("the reader was not woken for the cancellation")
+		}
+	}
+}
+
 // take waits until the read has handed out n invocations (a store may
 // deliver them a moment after the post) and returns them.
 func take(t *testing.T, r inflight.Read, n int) []inflight.Invocation {

@@ -13,10 +13,7 @@ import (
 
 // progressRules are the rules of progress notes, Status and a kept cancel
 // (issue 20).
-var progressRules = []struct {
-	name string
-	f    func(*testing.T, Open)
-}{
+var progressRules = []rule{
 	{"ReportsAreNumberedAndReadByThePosterOnly", reportsAreNumberedAndReadByThePosterOnly},
 	{"OnlyTheLatestNotesAreKeptAndLongMessagesAreCut", onlyTheLatestNotesAreKept},
 	{"AReportOnAnAnsweredInvocationIsRefused", aReportOnAnAnsweredInvocationIsRefused},
@@ -113,10 +110,8 @@ func reportsAreNumberedAndReadByThePosterOnly(t *testing.T, o Open) {
 
 func onlyTheLatestNotesAreKept(t *testing.T, o Open) {
 	s := o(t, Defaults)
-	id := post(t, s, "laptop", "slow")
-	r := open(t, s, "laptop")
+	id, r := handedOut(t, s, "slow")
 	defer r.Close()
-	take(t, r, 1)
 	for i := 1; i <= inflight.MaxNotes+4; i++ {
 		report(t, s, id, float64(i), "")
 	}
@@ -136,10 +131,8 @@ func onlyTheLatestNotesAreKept(t *testing.T, o Open) {
 
 func aReportOnAnAnsweredInvocationIsRefused(t *testing.T, o Open) {
 	s := o(t, Defaults)
-	id := post(t, s, "laptop", "echo")
-	r := open(t, s, "laptop")
+	id, r := handedOut(t, s, "echo")
 	defer r.Close()
-	take(t, r, 1)
 	if _, err := s.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "done"}); err != nil {
 		t.Fatal(err)
 	}
@@ -152,10 +145,8 @@ func aReportOnAnAnsweredInvocationIsRefused(t *testing.T, o Open) {
 
 func statusReadsTheCaptureWithoutTakingIt(t *testing.T, o Open) {
 	s := o(t, Defaults)
-	id := post(t, s, "laptop", "echo")
-	r := open(t, s, "laptop")
+	id, r := handedOut(t, s, "echo")
 	defer r.Close()
-	take(t, r, 1)
 	report(t, s, id, 1, "half")
 	if _, err := s.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "done", ExitCode: 2}); err != nil {
 		t.Fatal(err)
@@ -190,10 +181,8 @@ func startStatus(s inflight.Store, id string, after int64) <-chan inflight.State
 
 func aStatusWaitWakesOnANote(t *testing.T, o Open) {
 	s := o(t, Defaults)
-	id := post(t, s, "laptop", "slow")
-	r := open(t, s, "laptop")
+	id, r := handedOut(t, s, "slow")
 	defer r.Close()
-	take(t, r, 1)
 	report(t, s, id, 1, "seen")
 	// A note after `after` exists: no wait at all.
 	if st := <-startStatus(s, id, 0); messages(st.Notes) != "seen" {
@@ -211,10 +200,8 @@ func aStatusWaitWakesOnANote(t *testing.T, o Open) {
 
 func aStatusWaitWakesOnTheAnswer(t *testing.T, o Open) {
 	s := o(t, Defaults)
-	id := post(t, s, "laptop", "slow")
-	r := open(t, s, "laptop")
+	id, r := handedOut(t, s, "slow")
 	defer r.Close()
-	take(t, r, 1)
 	got := startStatus(s, id, 0)
 	if _, err := s.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "over"}); err != nil {
 		t.Fatal(err)
@@ -229,10 +216,8 @@ func aStatusWaitWakesOnTheAnswer(t *testing.T, o Open) {
 
 func aKeptCancelIsReadByStatusAndCollectedOnce(t *testing.T, o Open) {
 	s := o(t, Defaults)
-	id := post(t, s, "laptop", "slow")
-	r := open(t, s, "laptop")
+	id, r := handedOut(t, s, "slow")
 	defer r.Close()
-	take(t, r, 1)
 	report(t, s, id, 1, "started")
 	got := startStatus(s, id, 1)
 	c, err := s.Cancel(ctx, "driver", id, "stop", true)
@@ -241,16 +226,7 @@ func aKeptCancelIsReadByStatusAndCollectedOnce(t *testing.T, o Open) {
 		t.Fatalf("kept cancel: %+v %v", c, err)
 	}
 	// The host is told as without keep.
-	var cancels []string
-	for len(cancels) == 0 {
-		select {
-		case <-r.Wake():
-		case <-time.After(10 * time.Second):
-			t.Fatal("the reader was not woken for the cancellation")
-		}
-		_, cancels = r.Take(true, Roomy())
-	}
-	if len(cancels) != 1 || cancels[0] != id {
+	if cancels := cancelsOf(t, r); len(cancels) != 1 || cancels[0] != id {
 		t.Fatalf("cancels = %v", cancels)
 	}
 	if st := <-got; st.Phase != inflight.CancelledPhase || st.Capture == nil || !same(*st.Capture, want) {

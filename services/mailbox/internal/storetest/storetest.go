@@ -31,13 +31,16 @@ type Open func(t *testing.T, b Bounds) inflight.Store
 // Defaults are the bounds of every test but the expiry test.
 var Defaults = Bounds{TTL: time.Hour, MaxQueued: 100, MaxCaptureBytes: 1 << 20}
 
+// rule is one named rule every store keeps.
+type rule struct {
+	name string
+	f    func(*testing.T, Open)
+}
+
 // Run runs every rule against the stores open makes. parallel says whether
 // the tests may run at once (stores that share a cluster may not).
 func Run(t *testing.T, open Open, parallel bool) {
-	for _, tt := range append([]struct {
-		name string
-		f    func(*testing.T, Open)
-	}{
+	for _, tt := range append([]rule{
 		{"IdsAreUnguessableHandles", idsAreUnguessableHandles},
 		{"AHostThatDiesGetsTheInvocationAgainUnderTheSameID", aHostThatDiesGetsTheInvocationAgain},
 		{"ASecondReaderIsRefused", aSecondReaderIsRefused},
@@ -221,24 +224,13 @@ func anMCPResultIsKeptWhole(t *testing.T, o Open) {
 
 func cancelReachesTheHostAndAnswers130(t *testing.T, o Open) {
 	s := o(t, Defaults)
-	id := post(t, s, "laptop", "slow")
-	r := open(t, s, "laptop")
+	id, r := handedOut(t, s, "slow")
 	defer r.Close()
-	take(t, r, 1)
 	c, err := s.Cancel(ctx, "driver", id, "the user pressed stop", false)
 	if err != nil || c.ExitCode != 130 || c.Stderr != `invocation "`+id+`" was cancelled by its poster before it was answered: the user pressed stop` {
 		t.Fatalf("cancel: %+v %v", c, err)
 	}
-	var cancels []string
-	for len(cancels) == 0 {
-		select {
-		case <-r.Wake():
-		case <-time.After(10 * time.Second):
-			t.Fatal("the reader was not woken for the cancellation")
-		}
-		_, cancels = r.Take(true, Roomy())
-	}
-	if len(cancels) != 1 || cancels[0] != id {
+	if cancels := cancelsOf(t, r); len(cancels) != 1 || cancels[0] != id {
 		t.Fatalf("cancels = %v", cancels)
 	}
 	_, err = s.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "late"})
@@ -357,10 +349,8 @@ func closeEndsReadsAndRefusesPosts(t *testing.T, o Open) {
 // finds the capture gone, as read-once says.
 func aRetriedCollectionGetsTheSameCapture(t *testing.T, o Open) {
 	s := o(t, Defaults)
-	id := post(t, s, "laptop", "echo")
-	r := open(t, s, "laptop")
+	id, r := handedOut(t, s, "echo")
 	defer r.Close()
-	take(t, r, 1)
 	if _, err := s.Complete(ctx, "laptop", id, inflight.Capture{Stdout: "once"}); err != nil {
 		t.Fatal(err)
 	}

@@ -39,20 +39,36 @@ func (r *Records) DeleteGroup(ctx context.Context, workspace, name string) (rev 
 
 // decodeGroup reads one group key and value.
 func decodeGroup(c *Change, rest string, value []byte) error {
-	ws, name, ok := strings.Cut(rest, ".")
-	if !ok {
-		return errors.New("a group key names no group")
+	rec := new(registryv1.Group)
+	ws, name, err := decodePair(rest, value, c.Deleted, errNoGroup, rec)
+	if err != nil {
+		return err
 	}
 	c.Group = &Group{Workspace: ws, Name: name}
 	if c.Deleted {
 		return nil
 	}
-	c.Group.Record = new(registryv1.Group)
-	if err := proto.Unmarshal(value, c.Group.Record); err != nil {
-		return err
+	if rec.GetWorkspace() != ws || rec.GetName() != name {
+		return fmt.Errorf("the group under the key of %q in %q names %q in %q", name, ws, rec.GetName(), rec.GetWorkspace())
 	}
-	if c.Group.Record.GetWorkspace() != ws || c.Group.Record.GetName() != name {
-		return fmt.Errorf("the group under the key of %q in %q names %q in %q", name, ws, c.Group.Record.GetName(), c.Group.Record.GetWorkspace())
-	}
+	c.Group.Record = rec
 	return nil
+}
+
+var (
+	errNoGroup  = errors.New("a group key names no group")
+	errNoClient = errors.New("a pins key names no client")
+)
+
+// decodePair splits a "<workspace>.<name>" key (noName when it has no name)
+// and, unless the key was deleted, decodes its value into m.
+func decodePair(rest string, value []byte, deleted bool, noName error, m proto.Message) (ws, name string, err error) {
+	ws, name, ok := strings.Cut(rest, ".")
+	if !ok {
+		return "", "", noName
+	}
+	if !deleted {
+		err = proto.Unmarshal(value, m)
+	}
+	return ws, name, err
 }

@@ -2,9 +2,7 @@ package records
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -51,19 +49,17 @@ func (r *Records) PutPolicy(ctx context.Context, workspace string, p registryv1.
 
 // decodePins reads one pins key and value.
 func decodePins(c *Change, rest string, value []byte) error {
-	ws, client, ok := strings.Cut(rest, ".")
-	if !ok {
-		return errors.New("a pins key names no client")
+	set := new(registryv1.PinSet)
+	ws, client, err := decodePair(rest, value, c.Deleted, errNoClient, set)
+	if err != nil {
+		return err
 	}
 	c.Pins = &Pins{Workspace: ws, Client: client}
 	if c.Deleted {
 		return nil
 	}
-	c.Pins.Set = new(registryv1.PinSet)
-	if err := proto.Unmarshal(value, c.Pins.Set); err != nil {
-		return err
-	}
-	for _, p := range c.Pins.Set.GetPins() {
+	c.Pins.Set = set
+	for _, p := range set.GetPins() {
 		if p.GetWorkspace() != ws || p.GetClient() != client {
 			return fmt.Errorf("the pins of %q in %q hold one of %q in %q", client, ws, p.GetClient(), p.GetWorkspace())
 		}
