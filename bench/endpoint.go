@@ -207,12 +207,15 @@ func routedCPU(ctx context.Context, r *report, s *suite, base, secret string, pi
 
 // endpointSession opens an MCP session on the endpoint as the bench's
 // driver, with the dev suite's secret, in the revision rev names (empty:
-// the client's newest).
+// the client's newest). Each session has connections of its own, as a
+// client in a process of its own has: sixteen sharing Go's default
+// transport, which keeps two idle, would open and close one per call.
 func endpointSession(ctx context.Context, base, rev, secret string) (*mcp.ClientSession, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "switchboard-bench", Version: "1"}, nil)
 	h := http.Header{"Switchboard-Identity": {driver.Name}, "Switchboard-Dev-Secret": {secret}}
+	conns := &http.Client{Transport: testkit.WithHeaders(h, &http.Transport{MaxIdleConnsPerHost: 4})}
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp",
-		HTTPClient: testkit.HeaderClient(h)}, &mcp.ClientSessionOptions{ProtocolVersion: rev})
+		HTTPClient: conns}, &mcp.ClientSessionOptions{ProtocolVersion: rev})
 	if err != nil {
 		return nil, fmt.Errorf("connecting to %s/mcp: %w", base, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/lib/workers"
 	"github.com/switchboard-run/switchboard/kit/suite/identity"
 	"github.com/switchboard-run/switchboard/kit/suite/telemetry"
 )
@@ -57,7 +58,7 @@ func (s *Service) Serve(stream mailboxv1.MailboxService_ServeServer) error {
 	defer read.Close()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	l := &line{s: s, stream: stream, caller: caller.Name, slots: make(chan struct{}, serveCompletes), jobs: make(chan job)}
+	l := &line{s: s, stream: stream, caller: caller.Name, slots: make(chan struct{}, serveCompletes), workers: workers.New(serveCompletes)}
 	go l.answer(ctx, cancel)
 	err = s.push(ctx, read, l.follow)
 	l.close()
@@ -77,11 +78,8 @@ type line struct {
 	stream mailboxv1.MailboxService_ServeServer
 	caller string
 	slots  chan struct{} // one per complete being stored
-
-	// Completes are stored by workers that outlive one complete, so a
-	// worker's stack stays grown (a goroutine each grew one every time).
-	jobs    chan job // to an idle worker; closed when answer returns
-	workers int      // started, at most serveCompletes; answer's alone
+	// The completes' goroutines, closed when answer returns.
+	workers *workers.Pool
 
 	mu     sync.Mutex     // the stream's sends, and closed
 	closed bool           // the handler is returning: no complete begins
@@ -110,7 +108,7 @@ func (l *line) follow(ev *mailboxv1.FollowResponse) error {
 // push loop (with errProtocol) on a message out of place. A host that
 // closes its side keeps its read: it only sends no more completes.
 func (l *line) answer(ctx context.Context, end context.CancelCauseFunc) {
-	defer close(l.jobs)
+	defer l.workers.Close()
 	for {
 		req, err := l.stream.Recv()
 		if err != nil { // io.EOF, or the stream ended
@@ -129,36 +127,8 @@ func (l *line) answer(ctx context.Context, end context.CancelCauseFunc) {
 		if !l.begin() {
 			return
 		}
-		l.hand(ctx, job{c, req.GetTraceContext()})
-	}
-}
-
-// job is one complete for a worker.
-type job struct {
-	req     *mailboxv1.CompleteRequest
-	carried map[string]string
-}
-
-// hand gives j to an idle worker, or to a new one while there are fewer
-// than the slots allow.
-func (l *line) hand(ctx context.Context, j job) {
-	select {
-	case l.jobs <- j:
-		return
-	default:
-	}
-	if l.workers < serveCompletes {
-		l.workers++
-		go l.work(ctx, j)
-		return
-	}
-	l.jobs <- j // every worker is busy or on its way back for more
-}
-
-// work stores j, then the jobs that follow, until answer returns.
-func (l *line) work(ctx context.Context, j job) {
-	for ok := true; ok; j, ok = <-l.jobs {
-		l.complete(ctx, j.req, j.carried)
+		carried := req.GetTraceContext()
+		l.workers.Go(func() { l.complete(ctx, c, carried) })
 	}
 }
 

@@ -209,7 +209,7 @@ func (c *running) name(id string) {
 func (m *Mirror) startCall(ctx context.Context, req *mailboxv1.CallRequest) *running {
 	c := &running{named: make(chan struct{}), done: make(chan callResult, 1)}
 	ctx = audit.WithFront(ctx, "mcp")
-	go func() {
+	m.calls.Go(func() {
 		defer c.once.Do(func() { close(c.named) })
 		var trailer metadata.MD
 		res, err := mailboxcall.InvokeNamed(ctx, m.mailbox.ClientConnInterface, req, c.name, grpc.Trailer(&trailer))
@@ -218,7 +218,7 @@ func (m *Mirror) startCall(ctx context.Context, req *mailboxv1.CallRequest) *run
 			return
 		}
 		c.done <- callResult{res: res, notes: contract.Notes(trailer)}
-	}()
+	})
 	return c
 }
 

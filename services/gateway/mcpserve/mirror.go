@@ -32,6 +32,7 @@ import (
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
+	"github.com/switchboard-run/switchboard/kit/lib/workers"
 	"github.com/switchboard-run/switchboard/kit/suite/mcptelemetry"
 )
 
@@ -138,7 +139,12 @@ type Mirror struct {
 	held   []*registryv1.Pin            // the workspace's tools a pin holds, for their refusal
 
 	levels sessionLevels // the log levels sessions set (logs.go)
+	calls  *workers.Pool // the goroutines startCall's calls run on
 }
+
+// callWorkers is how many of startCall's goroutines stay idle for the
+// next call: about the calls a busy workspace runs at once.
+const callWorkers = 64
 
 // NewMirror returns the mirror of workspace ws; Start begins keeping it.
 func NewMirror(ws string, opts Options) (*Mirror, error) {
@@ -152,7 +158,7 @@ func NewMirror(ws string, opts Options) (*Mirror, error) {
 	m := &Mirror{ws: ws, opts: opts, mailbox: mailboxClient{opts.Mailbox, mailboxv1.NewMailboxServiceClient(opts.Mailbox)},
 		log: log.With("workspace", ws), ready: make(chan struct{}),
 		dirty: make(chan struct{}, 1), catDirty: make(chan struct{}, 1), done: make(chan struct{}),
-		rules: map[string]*registryv1.Group{}, groups: map[string]*view{}}
+		rules: map[string]*registryv1.Group{}, groups: map[string]*view{}, calls: workers.New(callWorkers)}
 	m.all = m.newView("", "")
 	return m, nil
 }
@@ -181,6 +187,7 @@ func (m *Mirror) Close() {
 		m.cancel()
 		<-m.done
 	}
+	m.calls.Close()
 	m.all.closeSessions()
 	m.gmu.Lock()
 	defer m.gmu.Unlock()
