@@ -88,15 +88,10 @@ func (now Goroutines) Grown(base Goroutines, ignore ...string) []string {
 // take, and nothing is compared by a bare total.
 func WaitGoroutinesBack(t TB, base Goroutines, timeout time.Duration, ignore ...string) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		grown := CountGoroutines().Grown(base, ignore...)
-		if len(grown) == 0 {
-			return
+	Await(t, "goroutines back to where they were", timeout, func() error {
+		if grown := CountGoroutines().Grown(base, ignore...); len(grown) > 0 {
+			return fmt.Errorf("goroutines left behind:\n  %s", strings.Join(grown, "\n  "))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("goroutines left behind after %v:\n  %s", timeout, strings.Join(grown, "\n  "))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }

@@ -338,17 +338,13 @@ func WaitHealthyTLS(t TB, addr, service string, tlsCfg *tls.Config, timeout time
 		t.Fatal(err)
 	}
 	defer cc.Close()
-	deadline := time.Now().Add(timeout)
-	var last error
-	for time.Now().Before(deadline) {
+	Await(t, addr+" healthy", timeout, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
 		res, err := healthpb.NewHealthClient(cc).Check(ctx, &healthpb.HealthCheckRequest{Service: service})
-		cancel()
-		if err == nil && res.Status == healthpb.HealthCheckResponse_SERVING {
-			return
+		if err == nil && res.Status != healthpb.HealthCheckResponse_SERVING {
+			err = fmt.Errorf("serving status %v", res.Status)
 		}
-		last = err
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%s did not become healthy within %v (last: %v)", addr, timeout, last)
+		return err
+	})
 }

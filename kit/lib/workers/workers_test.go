@@ -2,10 +2,13 @@ package workers
 
 import (
 	"bytes"
+	"fmt"
 	"runtime"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
 func TestAnIdleWorkerRunsTheNextFunction(t *testing.T) {
@@ -68,13 +71,7 @@ func idle(p *Pool) int {
 // its function returns.
 func waitIdle(t *testing.T, p *Pool, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for idle(p) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d workers idle after 10s, want %d", idle(p), n)
-		}
-		runtime.Gosched()
-	}
+	testkit.Eventually(t, fmt.Sprintf("%d idle workers", n), 10*time.Second, func() bool { return idle(p) >= n })
 }
 
 // goroutineID is the running goroutine's number, from its stack's header.

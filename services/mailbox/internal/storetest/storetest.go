@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/switchboard-run/switchboard/kit/suite/contract"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
 
@@ -291,18 +292,12 @@ func anUncollectedSlotExpires(t *testing.T, o Open) {
 	s := o(t, b)
 	id := post(t, s, "laptop", "echo")
 	// Expiry is the store's own doing: nothing else touches the box.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, err := s.Collect(ctx, "driver", id, 0, "")
-		if status.Code(err) == codes.NotFound {
-			wantAbsent(t, err, id)
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the slot did not expire within 30 s of a 1 s TTL: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	var err error
+	testkit.Eventually(t, "the slot to expire (a 1 s TTL)", 30*time.Second, func() bool {
+		_, err = s.Collect(ctx, "driver", id, 0, "")
+		return status.Code(err) == codes.NotFound
+	})
+	wantAbsent(t, err, id)
 	r := open(t, s, "laptop")
 	defer r.Close()
 	takeNone(t, s, r, "laptop")
