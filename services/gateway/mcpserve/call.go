@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/lib/retry"
 	"github.com/switchboard-run/switchboard/kit/suite/audit"
 	"github.com/switchboard-run/switchboard/kit/suite/contract"
 	"github.com/switchboard-run/switchboard/kit/suite/mailboxcall"
@@ -224,43 +225,47 @@ func (m *Mirror) startCall(ctx context.Context, req *mailboxv1.CallRequest) *run
 
 // cancelled cancels id for its poster once the client went away, and maps
 // the capture the cancel leaves (exit 130, or the answer that won the
-// race). A Cancel that finds no such invocation came before the mailbox
-// stored the post (it names the handle first): it is asked again until the
-// post is there or the call has ended.
+// race). A call that ended meanwhile with its capture answers with that.
 func (m *Mirror) cancelled(as context.Context, id string, done <-chan callResult) (*mcp.CallToolResult, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(as), cancelTimeout)
 	defer cancel()
-	for {
+	var got *mailboxv1.Capture
+	ended := false
+	err := untilStored(ctx, func(ctx context.Context) error {
 		res, err := m.mailbox.Cancel(ctx, &mailboxv1.CancelRequest{Invocation: id, Reason: proto.String(cancelReason)})
-		if err == nil {
-			return fromCapture(res.GetCapture(), false), nil
+		switch {
+		case err == nil:
+			got = res.GetCapture()
+			return nil
+		case ended: // the call ended without a capture: this try said which
+			return retry.Stop(err)
 		}
-		if status.Code(err) == codes.NotFound && ctx.Err() == nil {
-			select {
-			case r := <-done:
-				if r.res.GetCapture() != nil {
-					return fromCapture(r.res.GetCapture(), false), nil
-				}
-				// The call ended without a capture: its post failed, or it
-				// is still running after its time; one more try says which.
-				done = nil
-			case <-time.After(cancelRetry):
+		select {
+		case r := <-done:
+			if got = r.res.GetCapture(); got != nil {
+				return nil
 			}
-			if done != nil {
-				continue
-			}
-			if res, err = m.mailbox.Cancel(ctx, &mailboxv1.CancelRequest{Invocation: id, Reason: proto.String(cancelReason)}); err == nil {
-				return fromCapture(res.GetCapture(), false), nil
-			}
+			ended = true // its post failed, or it still runs after its time
+		default:
 		}
-		m.log.Warn("cancelling an invocation the MCP client gave up on failed", "invocation", id, "err", err)
-		return refusal(fmt.Sprintf("invocation %s was not cancelled: %s", id, status.Convert(err).Message())), nil
+		return err
+	})
+	if err == nil {
+		return fromCapture(got, false), nil
 	}
+	m.log.Warn("cancelling an invocation the MCP client gave up on failed", "invocation", id, "err", err)
+	return refusal(fmt.Sprintf("invocation %s was not cancelled: %s", id, status.Convert(err).Message())), nil
 }
 
-// cancelRetry is the pause before asking again to cancel an invocation
-// whose post the mailbox has not stored yet.
-const cancelRetry = 2 * time.Millisecond
+// untilStored calls attempt until it finds its invocation: the mailbox
+// names a Call's handle before it stores the post, so NOT_FOUND is asked
+// again, soon, until ctx ends.
+func untilStored(ctx context.Context, attempt func(context.Context) error) error {
+	return retry.Loop{Policy: storedPolicy, Retryable: func(err error) bool { return status.Code(err) == codes.NotFound }}.Do(ctx, attempt)
+}
+
+// storedPolicy paces untilStored: a post is stored within milliseconds.
+var storedPolicy = retry.Policy{Base: 2 * time.Millisecond, Max: 20 * time.Millisecond, Multiplier: 2}
 
 // timeout is the call's bound: the server's, or the client's when it names
 // a shorter one in _meta.

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
@@ -36,23 +34,15 @@ func (m *Mirror) relayNotes(as context.Context, session *mcp.ServerSession, toke
 		if id == "" {
 			return
 		}
-		for read := false; ctx.Err() == nil; {
-			st, err := m.mailbox.Status(ctx, &mailboxv1.StatusRequest{
-				Invocation: id, After: r.after, Wait: durationpb.New(progressWait)})
-			if !read && status.Code(err) == codes.NotFound {
-				// The mailbox names the handle before it stores the post
-				// (call.go): ask again until the post is there or the call
-				// has ended (stop).
-				select {
-				case <-ctx.Done():
-				case <-time.After(cancelRetry):
-				}
-				continue
-			}
-			if err != nil {
-				return
-			}
-			read = true
+		ask := func(ctx context.Context) (*mailboxv1.StatusResponse, error) {
+			return m.mailbox.Status(ctx, &mailboxv1.StatusRequest{Invocation: id, After: r.after, Wait: durationpb.New(progressWait)})
+		}
+		var st *mailboxv1.StatusResponse
+		err := untilStored(ctx, func(ctx context.Context) (err error) {
+			st, err = ask(ctx)
+			return err
+		})
+		for ; err == nil; st, err = ask(ctx) {
 			r.id = id
 			if r.send(ctx, st.GetProgress()) != nil || st.GetCapture() != nil {
 				return
