@@ -85,7 +85,7 @@ func New(ctx context.Context, cfg Config, nc *nats.Conn, reg registryv1.Registry
 		return nil, fmt.Errorf("listening for the other replicas' budget announcements: %w", err)
 	}
 	s.held = h
-	if s.watch, err = watch.New(nc, cfg.TTL, log); err != nil {
+	if s.watch, err = watch.New(nc, cfg.TTL, b.Others, log); err != nil {
 		s.box.Close()
 		s.held.close()
 		return nil, fmt.Errorf("listening for the other replicas' invocation changes: %w", err)

@@ -155,3 +155,39 @@ func TestWatchCountsTheQuestionsWaiting(t *testing.T) {
 		t.Fatalf("watch after the answer: %v; want handed out, none waiting", st)
 	}
 }
+
+// A watch on one replica hears the calls made through another, once that
+// one knows of it (a replica alone sends its changes to nobody).
+func TestAWatchHearsTheOtherReplicasCalls(t *testing.T) {
+	t.Parallel()
+	s, other := newTwoReplicas(t)
+	s.advertise(t, "laptop", "echo")
+	ctx, cancel := context.WithCancel(driver)
+	t.Cleanup(cancel)
+	stream, err := other.Watch(ctx, &mailboxv1.WatchRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	heard := make(chan string, 64)
+	go func() {
+		for {
+			ev, err := stream.Recv()
+			if err != nil {
+				return
+			}
+			if id := ev.GetInvocation().GetInvocation(); id != "" {
+				heard <- id
+			}
+		}
+	}()
+	posted := map[string]bool{}
+	testkit.Eventually(t, "the other replica's watch to hear a call made here", 10*time.Second, func() bool {
+		posted[s.invoke(t, "laptop", "echo", `{}`)] = true
+		select {
+		case id := <-heard:
+			return posted[id]
+		case <-time.After(100 * time.Millisecond):
+			return false
+		}
+	})
+}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -69,6 +70,7 @@ type Box struct {
 	view     map[string]*rec            // durable records as last heard, by id
 	backlog  map[string]map[string]*rec // queued durable records, by client and id
 	replicas map[string]bool            // the other live replicas
+	others   atomic.Int32               // len(replicas), read without mu
 	waits    map[string]chan struct{}
 	// arriving holds the calls whose answer is on its way from their home
 	// after the Call returned the handle, by id: their poster. A collection

@@ -175,11 +175,16 @@ func (b *Box) watchReplicas(ctx context.Context, kv jetstream.KeyValue, synced f
 			} else {
 				delete(b.replicas, name)
 			}
+			b.others.Store(int32(len(b.replicas)))
 			b.mu.Unlock()
 		}
 		return true, ctx.Err()
 	})
 }
+
+// Others reports whether another live replica is known: with none, a
+// change published for the other replicas' watchers would reach nobody.
+func (b *Box) Others() bool { return b.others.Load() > 0 }
 
 // watchConnection ends every read when NATS is lost: another replica may
 // take this one's hosts meanwhile, and two homes for a client would split

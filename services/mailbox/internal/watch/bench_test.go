@@ -24,7 +24,7 @@ func BenchmarkCallsChanges(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer nc.Close()
-	tr, err := New(nc, time.Hour, slog.New(slog.DiscardHandler))
+	tr, err := New(nc, time.Hour, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func TestAnOutageIsLoggedOncePerReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	tr, err := New(nc, time.Hour, log)
+	tr, err := New(nc, time.Hour, nil, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,24 +79,54 @@ func TestABurstOfChangesReachesTheOtherReplicaWhole(t *testing.T) {
 	}
 }
 
+// A replica that knows of no other sends nothing: its changes would reach
+// nobody. Once another is known it sends again; what the other heard
+// first is the change made after, so the one before was never sent (a
+// connection's messages arrive in order).
+func TestAReplicaAloneSendsNothing(t *testing.T) {
+	t.Parallel()
+	var others atomic.Bool
+	a, b := replicasWith(t, others.Load)
+	wb, _ := b.Watch(true, "ops")
+	wa, _ := a.Watch(true, "ops")
+	a.Publish(change("alone", mailboxv1.Phase_PHASE_QUEUED, nil))
+	if st := <-wa.C(); st.GetInvocation() != "alone" {
+		t.Fatalf("a's own watcher saw %v, want its change made alone", st)
+	}
+	others.Store(true)
+	a.Publish(change("seen", mailboxv1.Phase_PHASE_QUEUED, nil))
+	select {
+	case st := <-wb.C():
+		if st.GetInvocation() != "seen" {
+			t.Fatalf("b heard %v first: a sent a change made while it knew of no other replica", st)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("b heard nothing of a change made once a knew of it")
+	}
+}
+
 // replicas are two trackers on one NATS server.
-func replicas(t *testing.T) (a, b *Tracker) {
+func replicas(t *testing.T) (a, b *Tracker) { return replicasWith(t, nil) }
+
+// replicasWith are two trackers on one NATS server; a sends while
+// aOthers says so (nil: always).
+func replicasWith(t *testing.T, aOthers func() bool) (a, b *Tracker) {
 	t.Helper()
 	srv := testkit.NATS(t)
-	replica := func() *Tracker {
+	replica := func(others func() bool) *Tracker {
 		nc, err := nats.Connect("", srv.InProcess())
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(nc.Close)
-		tr, err := New(nc, time.Hour, slog.New(slog.DiscardHandler))
+		tr, err := New(nc, time.Hour, others, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(tr.Close)
 		return tr
 	}
-	return replica(), replica()
+	return replica(aOthers), replica(nil)
 }
 
 // A batch is cut at an entry's end, within maxBatch, and never empty.

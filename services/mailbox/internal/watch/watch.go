@@ -40,10 +40,11 @@ const (
 
 // Tracker holds the table and the watchers.
 type Tracker struct {
-	nc  *nats.Conn // its own, with NoEcho
-	sub *nats.Subscription
-	ttl time.Duration
-	log *slog.Logger
+	nc     *nats.Conn // its own, with NoEcho
+	sub    *nats.Subscription
+	others func() bool // whether another replica may hear a change
+	ttl    time.Duration
+	log    *slog.Logger
 
 	mu       sync.Mutex
 	live     map[string]*mailboxv1.InvocationState
@@ -63,13 +64,14 @@ type Tracker struct {
 
 // New subscribes to every replica's changes, on a connection of its own
 // made with nc's options. Entries older than ttl (the mailbox's slot
-// lifetime) are dropped: their slot is gone.
+// lifetime) are dropped: their slot is gone. A change is sent only while
+// others reports another replica (nil: always).
 //
 // The connection is made with NoEcho: a replica folds its own changes into
 // its table as it publishes them, so NATS need not send each one back to
 // it to be decoded again (four a call; with one replica and nobody
 // watching, the server now drops them, docs/bench.md).
-func New(nc *nats.Conn, ttl time.Duration, log *slog.Logger) (*Tracker, error) {
+func New(nc *nats.Conn, ttl time.Duration, others func() bool, log *slog.Logger) (*Tracker, error) {
 	opts := nc.Opts
 	opts.NoEcho = true
 	opts.Name += " (invocation watch)"
@@ -85,7 +87,7 @@ func New(nc *nats.Conn, ttl time.Duration, log *slog.Logger) (*Tracker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to NATS for the invocation watch: %w", err)
 	}
-	t := &Tracker{nc: own, ttl: ttl, log: log, live: map[string]*mailboxv1.InvocationState{}, watchers: map[*Watcher]struct{}{},
+	t := &Tracker{nc: own, ttl: ttl, others: others, log: log, live: map[string]*mailboxv1.InvocationState{}, watchers: map[*Watcher]struct{}{},
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
 	sub, err := own.Subscribe(Subject, t.heard)
 	if err == nil {
@@ -121,26 +123,33 @@ func (t *Tracker) Close() {
 }
 
 // Publish folds a change into this replica's table and queues it for every
-// other replica. A change that cannot be sent is logged and dropped: the
+// other replica, when there is one. A change that cannot be sent is logged and dropped: the
 // watch is a view, and the invocation itself is unaffected. st is kept (its
 // fields are shared with the table), so the caller must not change it after.
 func (t *Tracker) Publish(st *mailboxv1.InvocationState) {
 	if st.Changed == nil {
 		st.Changed = timestamppb.Now()
 	}
+	if t.others == nil || t.others() {
+		t.queue(st)
+	}
+	t.apply(st)
+}
+
+// queue adds st to what the sender sends next.
+func (t *Tracker) queue(st *mailboxv1.InvocationState) {
 	b, err := proto.Marshal(st)
 	if err != nil {
 		t.log.Warn("an invocation's change did not reach the other replicas' watchers", "invocation", st.GetInvocation(), "err", err)
-	} else {
-		t.outMu.Lock()
-		t.out = protowire.AppendBytes(t.out, b)
-		t.outMu.Unlock()
-		select {
-		case t.kick <- struct{}{}:
-		default:
-		}
+		return
 	}
-	t.apply(st)
+	t.outMu.Lock()
+	t.out = protowire.AppendBytes(t.out, b)
+	t.outMu.Unlock()
+	select {
+	case t.kick <- struct{}{}:
+	default:
+	}
 }
 
 // send publishes the gathered changes until Close, then once more.
