@@ -134,9 +134,13 @@ func (v *view) plainCall(r *http.Request, body []byte) (plainCall, bool) {
 		return plainCall{}, false
 	}
 	p := &mcp.CallToolParamsRaw{Arguments: params["arguments"]}
-	if json.Unmarshal(params["name"], &p.Name) != nil || p.Name == "" || p.Name != h.Get(nameHeader) ||
-		json.Unmarshal(params["_meta"], &p.Meta) != nil ||
-		!v.metas.plain(params["_meta"], func() bool { return plainMeta(p.Meta) }) {
+	if json.Unmarshal(params["name"], &p.Name) != nil || p.Name == "" || p.Name != h.Get(nameHeader) {
+		return plainCall{}, false
+	}
+	if p.Meta, ok = v.metas.plain(params["_meta"], func() (mcp.Meta, bool) {
+		var meta mcp.Meta
+		return meta, json.Unmarshal(params["_meta"], &meta) == nil && plainMeta(meta)
+	}); !ok {
 		return plainCall{}, false
 	}
 	if e, known := v.lookup(p.Name); known && strings.Contains(e.def.GetInputSchema(), "x-mcp-header") {

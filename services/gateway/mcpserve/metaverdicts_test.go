@@ -4,18 +4,29 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestMetaVerdictsDecideOnceAndStayBounded(t *testing.T) {
 	t.Parallel()
 	var c metaVerdicts
 	decided := 0
-	decide := func(v bool) func() bool { return func() bool { decided++; return v } }
-	if !c.plain([]byte(`{"a":1}`), decide(true)) || c.plain([]byte(`{"a":2}`), decide(false)) {
+	decide := func(v bool) func() (mcp.Meta, bool) {
+		return func() (mcp.Meta, bool) { decided++; return mcp.Meta{"n": decided}, v }
+	}
+	plain := func(raw string, decide func() (mcp.Meta, bool)) bool {
+		_, ok := c.plain([]byte(raw), decide)
+		return ok
+	}
+	if !plain(`{"a":1}`, decide(true)) || plain(`{"a":2}`, decide(false)) {
 		t.Fatal("the first verdicts are not decide's")
 	}
-	if !c.plain([]byte(`{"a":1}`), decide(false)) || c.plain([]byte(`{"a":2}`), decide(true)) || decided != 2 {
+	if !plain(`{"a":1}`, decide(false)) || plain(`{"a":2}`, decide(true)) || decided != 2 {
 		t.Fatalf("known _meta decided again (%d decisions for two _meta)", decided)
+	}
+	if meta, _ := c.plain([]byte(`{"a":1}`), decide(true)); meta["n"] != 1 {
+		t.Fatalf("known _meta decoded as %v, want the first decoding kept", meta)
 	}
 	for i := range 3 * maxMetaVerdicts {
 		c.plain(fmt.Appendf(nil, `{"trace":%d}`, i), decide(true))
