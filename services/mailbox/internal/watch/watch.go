@@ -1,9 +1,9 @@
 // Package watch follows invocations as they move, for MailboxService.Watch
 // (docs/console.md): every replica publishes each change it makes on a NATS
-// subject, and every replica's Tracker folds its own changes and what it
-// hears of the others' into a bounded table of the invocations in flight
-// and the last finished, which a watcher gets as a snapshot before the
-// changes that follow.
+// subject while another is alive, and every replica's Tracker folds its own
+// changes and what it hears of the others' into a bounded table of the
+// invocations in flight and the last finished, which a watcher gets as a
+// snapshot before the changes that follow.
 //
 // The table is a view, not a record: it lives in RAM, starts empty on each
 // replica, and holds at most MaxLive in flight and MaxDone finished. The
