@@ -90,8 +90,13 @@ func TestAReplicaAloneSendsNothing(t *testing.T) {
 	wb, _ := b.Watch(true, "ops")
 	wa, _ := a.Watch(true, "ops")
 	a.Publish(change("alone", mailboxv1.Phase_PHASE_QUEUED, nil))
-	if st := <-wa.C(); st.GetInvocation() != "alone" {
-		t.Fatalf("a's own watcher saw %v, want its change made alone", st)
+	select {
+	case st := <-wa.C():
+		if st.GetInvocation() != "alone" {
+			t.Fatalf("a's own watcher saw %v, want its change made alone", st)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a's own watcher heard nothing of its change made alone")
 	}
 	others.Store(true)
 	a.Publish(change("seen", mailboxv1.Phase_PHASE_QUEUED, nil))
