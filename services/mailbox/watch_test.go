@@ -137,21 +137,26 @@ func TestWatchCountsTheQuestionsWaiting(t *testing.T) {
 	s := newSuite(t)
 	mine, _ := s.watchAs(t, driver)
 	_, id := s.running(t)
-	for _, phase := range []mailboxv1.Phase{mailboxv1.Phase_PHASE_QUEUED, mailboxv1.Phase_PHASE_HANDED_OUT} {
-		if st := nextState(t, mine); st.GetPhase() != phase || st.Questions != nil {
-			t.Fatalf("watch: %v; want %s and no questions yet", st, phase)
-		}
+	// The read was open before the post: the hand-off may be told before
+	// the post, which then only fills in the poster (the phase never goes
+	// back), so the driver may see the hand-off alone.
+	st := nextState(t, mine)
+	if st.GetPhase() == mailboxv1.Phase_PHASE_QUEUED && st.Questions == nil {
+		st = nextState(t, mine)
+	}
+	if st.GetPhase() != mailboxv1.Phase_PHASE_HANDED_OUT || st.Questions != nil {
+		t.Fatalf("watch: %v; want handed out (after queued, or alone) and no questions yet", st)
 	}
 	if err := s.ask(id, &mailboxv1.Question{Id: "q1", Method: "elicitation/create", Params: `{}`}); err != nil {
 		t.Fatal(err)
 	}
-	if st := nextState(t, mine); st.GetInvocation() != id || st.GetPhase() != mailboxv1.Phase_PHASE_HANDED_OUT || st.Questions == nil || st.GetQuestions() != 1 {
+	if st = nextState(t, mine); st.GetInvocation() != id || st.GetPhase() != mailboxv1.Phase_PHASE_HANDED_OUT || st.Questions == nil || st.GetQuestions() != 1 {
 		t.Fatalf("watch after the question: %v; want handed out, 1 question waiting", st)
 	}
 	if _, err := s.mb.Answer(driver, &mailboxv1.AnswerRequest{Invocation: id, Question: "q1", Result: `{}`}); err != nil {
 		t.Fatal(err)
 	}
-	if st := nextState(t, mine); st.Questions == nil || st.GetQuestions() != 0 || st.GetPhase() != mailboxv1.Phase_PHASE_HANDED_OUT {
+	if st = nextState(t, mine); st.Questions == nil || st.GetQuestions() != 0 || st.GetPhase() != mailboxv1.Phase_PHASE_HANDED_OUT {
 		t.Fatalf("watch after the answer: %v; want handed out, none waiting", st)
 	}
 }
