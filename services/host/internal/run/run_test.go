@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/host/internal/toolsfile"
 )
 
@@ -160,8 +162,17 @@ func TestParseRoots(t *testing.T) {
 func TestCancelStopsTheTool(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
-	c := Run(ctx, tool(t, false, "sleep", "30"), Invocation{Tool: "t", Input: "{}"}, lim)
+	defer cancel()
+	started := filepath.Join(t.TempDir(), "started")
+	slow := tool(t, false, "/bin/sh", "-c", `: > "$0"; exec sleep 30`, started) // says when it runs
+	done := make(chan *mailboxv1.Capture, 1)
+	go func() { done <- Run(ctx, slow, Invocation{Tool: "t", Input: "{}"}, lim) }()
+	testkit.Eventually(t, "the tool to start", 10*time.Second, func() bool {
+		_, err := os.Stat(started)
+		return err == nil
+	})
+	cancel()
+	c := <-done
 	if c.GetExitCode() != 124 || !strings.Contains(c.GetStderr(), "was stopped") {
 		t.Fatalf("capture = %v", c)
 	}
