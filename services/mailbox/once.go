@@ -19,6 +19,18 @@ import (
 // releasing a refused claim, keeping a capture.
 const keyWrite = 5 * time.Second
 
+// whole is ctx without its cancellation, to its deadline (keyWrite from now
+// when it has none): a key's claim and its post are made whole though the
+// caller goes between them, for a claim without its post would answer
+// every retry with the key "not in flight".
+func whole(ctx context.Context) (context.Context, context.CancelFunc) {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(keyWrite)
+	}
+	return context.WithDeadline(context.WithoutCancel(ctx), deadline)
+}
+
 // idempotencyKey is the caller's idempotency key, checked; "" when it
 // sent none. ValueFromIncomingContext reads the one key without copying
 // the metadata, which every Call and Invoke would otherwise pay for.

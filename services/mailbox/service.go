@@ -38,6 +38,9 @@ func (s *Service) Invoke(ctx context.Context, req *mailboxv1.InvokeRequest) (*ma
 	}
 	var k keyed
 	if key != "" {
+		var cancel context.CancelFunc
+		ctx, cancel = whole(ctx)
+		defer cancel()
 		if k, err = s.claimKey(ctx, key, p); err != nil {
 			return nil, err
 		}
@@ -260,6 +263,8 @@ func (s *Service) Call(ctx context.Context, req *mailboxv1.CallRequest) (*mailbo
 	if key == "" {
 		return s.call(ctx, waitCtx, p)
 	}
+	ctx, cancel := whole(ctx)
+	defer cancel()
 	k, err := s.claimKey(ctx, key, p)
 	switch {
 	case err != nil:
