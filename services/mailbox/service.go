@@ -263,16 +263,16 @@ func (s *Service) Call(ctx context.Context, req *mailboxv1.CallRequest) (*mailbo
 	if key == "" {
 		return s.call(ctx, waitCtx, p)
 	}
-	ctx, cancel := whole(ctx)
+	posting, cancel := whole(ctx)
 	defer cancel()
-	k, err := s.claimKey(ctx, key, p)
+	k, err := s.claimKey(posting, key, p)
 	switch {
 	case err != nil:
 		return nil, err
 	case !k.claim.Mine:
-		return s.callAgain(ctx, waitCtx, p.Poster, k)
+		return s.callAgain(ctx, waitCtx, p.Poster, k) // a retry's wait ends with its caller
 	}
-	res, err := s.call(ctx, waitCtx, p)
+	res, err := s.call(posting, waitCtx, p)
 	switch {
 	case status.Code(err) == codes.ResourceExhausted || contract.NotPosted(err): // refused before anything was posted
 		s.release(ctx, k)
