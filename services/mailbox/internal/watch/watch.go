@@ -62,15 +62,10 @@ type Tracker struct {
 	stopped chan struct{}
 }
 
-// New subscribes to every replica's changes, on a connection of its own
-// made with nc's options. Entries older than ttl (the mailbox's slot
-// lifetime) are dropped: their slot is gone. A change is sent only while
-// others reports another replica (nil: always).
-//
-// The connection is made with NoEcho: a replica folds its own changes into
-// its table as it publishes them, so NATS need not send each one back to
-// it to be decoded again (four a call; with one replica and nobody
-// watching, the server now drops them, docs/bench.md).
+// New subscribes to every replica's changes, on a NoEcho connection of its
+// own (a replica folds its own changes as it publishes them). Entries older
+// than ttl are dropped; a change is sent only while others reports another
+// replica (nil: always).
 func New(nc *nats.Conn, ttl time.Duration, others func() bool, log *slog.Logger) (*Tracker, error) {
 	opts := nc.Opts
 	opts.NoEcho = true
