@@ -42,6 +42,19 @@ func Await(t TB, what string, timeout time.Duration, check func() error) {
 	}
 }
 
+// Receive waits for a value on ch, failing with what after timeout.
+func Receive[T any](t TB, ch <-chan T, timeout time.Duration, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(timeout):
+		t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		var zero T
+		return zero
+	}
+}
+
 // WaitListening waits until addr accepts a TCP connection.
 func WaitListening(t TB, addr string, timeout time.Duration) {
 	t.Helper()

@@ -30,14 +30,34 @@ func healthBackend(t *testing.T, st healthpb.HealthCheckResponse_ServingStatus) 
 	}
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
-	return dial(t, lis.Addr().String())
+	return testkit.Dial(t, lis.Addr().String())
+}
+
+// devGateway is a dev-mode gateway in front of the given backends.
+func devGateway(t *testing.T, registry, mailbox, bridge *grpc.ClientConn) *Gateway {
+	t.Helper()
+	g, err := New(Config{Flags: process.Flags{Security: process.Security{Dev: true}}},
+		Backends{Registry: registry, Mailbox: mailbox, Bridge: bridge, Self: identity.Self{Dev: true, Identity: devSelf}}, logging.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// get is g's answer to a GET of path from a container's probe.
+func get(g *Gateway, path string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	req.Host = "127.0.0.1:8080"
+	rec := httptest.NewRecorder()
+	g.Handler().ServeHTTP(rec, req)
+	return rec
 }
 
 func TestHealthzReflectsEachBackend(t *testing.T) {
 	t.Parallel()
 	up := healthBackend(t, healthpb.HealthCheckResponse_SERVING)
 	draining := healthBackend(t, healthpb.HealthCheckResponse_NOT_SERVING)
-	gone := dial(t, testkit.FreeAddr(t)) // nobody listens there
+	gone := testkit.Dial(t, testkit.FreeAddr(t)) // nobody listens there
 	for _, tc := range []struct {
 		name                      string
 		registry, mailbox, bridge *grpc.ClientConn
@@ -50,15 +70,7 @@ func TestHealthzReflectsEachBackend(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			g, err := New(Config{Flags: process.Flags{Security: process.Security{Dev: true}}},
-				Backends{Registry: tc.registry, Mailbox: tc.mailbox, Bridge: tc.bridge, Self: identity.Self{Dev: true, Identity: devSelf}}, logging.Discard())
-			if err != nil {
-				t.Fatal(err)
-			}
-			req, _ := http.NewRequest(http.MethodGet, "/healthz", nil)
-			req.Host = "127.0.0.1:8080" // what a container's probe sends
-			rec := httptest.NewRecorder()
-			g.Handler().ServeHTTP(rec, req) // no identity: probes hold none
+			rec := get(devGateway(t, tc.registry, tc.mailbox, tc.bridge), "/healthz") // no identity: probes hold none
 			if rec.Code != tc.status || !strings.HasPrefix(rec.Body.String(), tc.want) {
 				t.Fatalf("HTTP %d %s, want %d %s…", rec.Code, rec.Body.String(), tc.status, tc.want)
 			}

@@ -49,9 +49,9 @@ func TestMainServesUntilItsContextEnds(t *testing.T) {
 	stderr := &logWatch{want: "gateway listening", seen: make(chan struct{})}
 	done := make(chan error, 1)
 	go func() { done <- Main(ctx, []string{"--dev", "--listen", "127.0.0.1:0"}, stderr) }()
-	within(t, stderr.seen, 10*time.Second, "the gateway to log where it listens")
+	testkit.Receive(t, stderr.seen, 10*time.Second, "the gateway to log where it listens")
 	cancel()
-	if err := within(t, done, 10*time.Second, "Main to return"); err != nil && !errors.Is(err, context.Canceled) {
+	if err := testkit.Receive(t, done, 10*time.Second, "Main to return"); err != nil && !errors.Is(err, context.Canceled) {
 		t.Fatalf("Main: %v", err)
 	}
 }

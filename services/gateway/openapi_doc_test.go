@@ -25,16 +25,17 @@ import (
 // Swagger 2.0 document stays at /openapi.v2.json.
 func TestTheServedOpenAPIDocumentValidatesAndListsEveryRoute(t *testing.T) {
 	t.Parallel()
-	s := newSuite(t, options{})
-	res := do(t, s.Client, http.MethodGet, s.URL+"/openapi.json", nil, nil)
-	if res.Status != http.StatusOK || !bytes.Equal(res.Body, gen.OpenAPI) || res.Header.Get("Content-Type") != "application/json" {
-		t.Fatalf("GET /openapi.json: %d %s", res.Status, res.Header)
+	nowhere := testkit.Dial(t, testkit.FreeAddr(t)) // the documents need no backend
+	g := devGateway(t, nowhere, nowhere, nowhere)
+	res := get(g, "/openapi.json")
+	if res.Code != http.StatusOK || !bytes.Equal(res.Body.Bytes(), gen.OpenAPI) || res.Header().Get("Content-Type") != "application/json" {
+		t.Fatalf("GET /openapi.json: %d %s", res.Code, res.Header())
 	}
-	if v2 := do(t, s.Client, http.MethodGet, s.URL+"/openapi.v2.json", nil, nil); v2.Status != http.StatusOK || !bytes.Contains(v2.Body, []byte(`"swagger": "2.0"`)) {
-		t.Errorf("GET /openapi.v2.json: %d", v2.Status)
+	if v2 := get(g, "/openapi.v2.json"); v2.Code != http.StatusOK || !bytes.Contains(v2.Body.Bytes(), []byte(`"swagger": "2.0"`)) {
+		t.Errorf("GET /openapi.v2.json: %d", v2.Code)
 	}
 	loader := openapi3.NewLoader()
-	doc, err := loader.LoadFromData(res.Body)
+	doc, err := loader.LoadFromData(res.Body.Bytes())
 	if err != nil {
 		t.Fatalf("the document does not load: %v", err)
 	}
@@ -71,10 +72,10 @@ func TestTheServedOpenAPIDocumentValidatesAndListsEveryRoute(t *testing.T) {
 			}
 		}
 	}
-	if len(s.gateway.patterns) < 8 {
-		t.Fatalf("the gateway's patterns = %v", s.gateway.patterns)
+	if len(g.patterns) < 8 {
+		t.Fatalf("the gateway's patterns = %v", g.patterns)
 	}
-	own := append([]string{oauth.MetadataPrefix, oauth.MetadataPrefix + "/mcp", oauth.MetadataPrefix + "/mcp/{workspace}", oauth.MetadataPrefix + "/mcp/{workspace}/{group}"}, s.gateway.patterns...)
+	own := append([]string{oauth.MetadataPrefix, oauth.MetadataPrefix + "/mcp", oauth.MetadataPrefix + "/mcp/{workspace}", oauth.MetadataPrefix + "/mcp/{workspace}/{group}"}, g.patterns...)
 	for _, p := range own {
 		if p != "/" && p != console.Prefix && !has("", p) {
 			t.Errorf("the gateway's route %s is not in the document", p)
