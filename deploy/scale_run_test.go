@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"fmt"
 	"net"
 	"os/exec"
 	"path/filepath"
@@ -105,27 +106,25 @@ func (l *loopback) healthy(name string) {
 	runUntil(l.t, name+"'s healthcheck", 90*time.Second, l.bin, l.args(l.svcs[name], true, nil)...)
 }
 
-// runUntil runs bin args until it exits 0, failing the test after timeout;
-// it returns the output and how long it took. Polling is fine here: it is
-// a test waiting for processes to start or to fail over.
+// runUntil runs bin args until it exits 0, failing the test after timeout
+// with its last output; it returns the output and how long it took.
 func runUntil(t *testing.T, what string, timeout time.Duration, bin string, args ...string) (string, time.Duration) {
 	t.Helper()
 	start := time.Now()
-	var refused string // the last failure, for the log: what the wait was for
-	for {
-		out, err := exec.Command(bin, args...).CombinedOutput()
-		if err == nil {
-			if refused != "" {
-				t.Logf("%s: until %v, it failed with: %s", what, time.Since(start).Round(time.Millisecond), strings.TrimSpace(refused))
-			}
-			return string(out), time.Since(start)
+	var out []byte
+	failed := false
+	testkit.Await(t, what, timeout, func() error {
+		var err error
+		if out, err = exec.Command(bin, args...).CombinedOutput(); err != nil {
+			failed = true
+			return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
 		}
-		refused = string(out)
-		if time.Since(start) > timeout {
-			t.Fatalf("%s did not succeed within %v: %v\n%s", what, timeout, err, out)
-		}
-		time.Sleep(200 * time.Millisecond)
+		return nil
+	})
+	if failed {
+		t.Logf("%s: succeeded after %v", what, time.Since(start).Round(time.Millisecond))
 	}
+	return string(out), time.Since(start)
 }
 
 // The scale deployment survives losing a NATS node and a mailbox replica:

@@ -3,6 +3,7 @@ package observe
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/switchboard-run/switchboard/kit/suite/telemetry"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
 // metaServer is a real MCP server (the official SDK's, over Streamable
@@ -44,17 +46,21 @@ func spansOf(exp *tracetest.InMemoryExporter, traceID string) tracetest.SpanStub
 }
 
 // spansUntil returns the ended spans of one trace once done says they are
-// all there, or after ten seconds (find then names what is missing).
+// all there, failing after ten seconds with the names it has.
 func spansUntil(t *testing.T, exp *tracetest.InMemoryExporter, traceID string, done func(tracetest.SpanStubs) bool) tracetest.SpanStubs {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		spans := spansOf(exp, traceID)
-		if done(spans) || time.Now().After(deadline) {
-			return spans
+	var spans tracetest.SpanStubs
+	testkit.Await(t, "the spans of trace "+traceID, 10*time.Second, func() error {
+		if spans = spansOf(exp, traceID); done(spans) {
+			return nil
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		names := make([]string, len(spans))
+		for i, s := range spans {
+			names[i] = s.Name
+		}
+		return fmt.Errorf("ended so far: %s", strings.Join(names, ", "))
+	})
+	return spans
 }
 
 // has reports whether spans hold one named name of kind.
