@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/suite/identity"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/mailbox"
+	"github.com/switchboard-run/switchboard/tests/internal/procs"
 )
 
 // suite is `switchboard dev` in process, with a tool host serving
@@ -46,31 +47,11 @@ func newSuite(t *testing.T) *suite {
 	if err := os.WriteFile(tools, []byte(badTools), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	type addrs struct{ grpc, http string }
-	ready := make(chan addrs, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- dev.Run(ctx, dev.Options{GRPC: "127.0.0.1:0", HTTP: "127.0.0.1:0", DataDir: filepath.Join(dir, "data"),
-			ToolsFile: tools, ToolsClient: "box", Log: logging.Discard(),
-			Mailbox: mailbox.Bounds{TTL: time.Hour, MaxQueued: 1000, MaxSlots: 10_000, MaxCaptureBytes: 4 << 20},
-			Ready:   func(g, h string) { ready <- addrs{g, h} }})
-	}()
-	var a addrs
-	select {
-	case a = <-ready:
-	case err := <-done:
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("the suite stopped with %v", err)
-		}
-	})
+	grpcAddr, httpAddr := procs.RunDev(t, dev.Options{DataDir: filepath.Join(dir, "data"), ToolsFile: tools, ToolsClient: "box", Log: logging.Discard(),
+		Mailbox: mailbox.Bounds{TTL: time.Hour, MaxQueued: 1000, MaxSlots: 10_000, MaxCaptureBytes: 4 << 20}})
 	secret := testkit.DevSecret(t, filepath.Join(dir, "data"))
-	conn := testkit.DialDev(t, a.grpc, secret)
-	s := &suite{grpcAddr: a.grpc, httpBase: "http://" + a.http, conn: conn, secret: secret,
+	conn := testkit.DialDev(t, grpcAddr, secret)
+	s := &suite{grpcAddr: grpcAddr, httpBase: "http://" + httpAddr, conn: conn, secret: secret,
 		reg: registryv1.NewRegistryServiceClient(conn), mb: mailboxv1.NewMailboxServiceClient(conn)}
 	testkit.Await(t, "the tool host to connect", 20*time.Second, func() error {
 		res, err := s.reg.GetClient(testkit.As("op", identity.Admin), &registryv1.GetClientRequest{Client: "box"})

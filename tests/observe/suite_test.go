@@ -21,6 +21,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/suite/telemetry"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/mailbox"
+	"github.com/switchboard-run/switchboard/tests/internal/procs"
 )
 
 // tools are the local host's: one that succeeds, one that fails, one that
@@ -52,27 +53,9 @@ func newSuite(t *testing.T, tel *telemetry.Telemetry) *suite {
 			t.Fatal(err)
 		}
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- dev.Run(ctx, dev.Options{GRPC: "127.0.0.1:0", HTTP: "127.0.0.1:0", DataDir: filepath.Join(dir, "data"),
-			ToolsFile: toolsFile, ToolsClient: "box", MCPConfig: mcpFile, Log: logging.Discard(), Telemetry: tel, Secret: devSecret,
-			Mailbox: mailbox.Bounds{TTL: time.Hour, MaxQueued: 1000, MaxSlots: 10_000, MaxCaptureBytes: 4 << 20},
-			Ready:   func(_, h string) { ready <- h }})
-	}()
-	var httpAddr string
-	select {
-	case httpAddr = <-ready:
-	case err := <-done:
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("the suite stopped with %v", err)
-		}
-	})
+	_, httpAddr := procs.RunDev(t, dev.Options{DataDir: filepath.Join(dir, "data"),
+		ToolsFile: toolsFile, ToolsClient: "box", MCPConfig: mcpFile, Log: logging.Discard(), Telemetry: tel, Secret: devSecret,
+		Mailbox: mailbox.Bounds{TTL: time.Hour, MaxQueued: 1000, MaxSlots: 10_000, MaxCaptureBytes: 4 << 20}})
 	s := &suite{base: "http://" + httpAddr, tel: tel}
 	testkit.Eventually(t, "the local host present", 20*time.Second, func() bool {
 		code, body := s.send(t, http.MethodPost, "/v1/act", driver, `{"op":"clients","workspace":"default"}`)

@@ -5,13 +5,14 @@ package soak
 import (
 	"context"
 	"fmt"
-	"google.golang.org/grpc"
 	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc"
 
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -25,6 +26,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/suite/identity"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/mailbox"
+	"github.com/switchboard-run/switchboard/tests/internal/procs"
 )
 
 // soaking reports whether this is the long form (`make soak`).
@@ -50,20 +52,9 @@ func duration(t *testing.T) time.Duration {
 // of the load left it.
 func TestDriversAndHostsLoseNothing(t *testing.T) {
 	const drivers, hosts = 32, 8
-	ctx, stop := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	suiteDone := make(chan error, 1)
-	go func() {
-		suiteDone <- dev.Run(ctx, dev.Options{GRPC: "127.0.0.1:0", HTTP: "127.0.0.1:0", DataDir: t.TempDir(), Secret: "soak-secret",
-			Mailbox: mailbox.Bounds{TTL: time.Hour, MaxQueued: 10_000, MaxSlots: 1_000_000, MaxCaptureBytes: 1 << 20},
-			Log:     logging.Discard(), Ready: func(grpcAddr, _ string) { ready <- grpcAddr }})
-	}()
-	var addr string
-	select {
-	case addr = <-ready:
-	case err := <-suiteDone:
-		t.Fatal(err)
-	}
+	addr, _ := procs.RunDev(t, dev.Options{DataDir: t.TempDir(), Secret: "soak-secret",
+		Mailbox: mailbox.Bounds{TTL: time.Hour, MaxQueued: 10_000, MaxSlots: 1_000_000, MaxCaptureBytes: 1 << 20},
+		Log:     logging.Discard()})
 	conn, err := grpcclient.Dial(addr, nil, grpc.WithPerRPCCredentials(identity.DevSecret("soak-secret")))
 	if err != nil {
 		t.Fatal(err)
@@ -142,10 +133,6 @@ func TestDriversAndHostsLoseNothing(t *testing.T) {
 	stopHosts()
 	hostsWG.Wait()
 	conn.Close()
-	stop()
-	if err := <-suiteDone; err != nil {
-		t.Fatal(err)
-	}
 }
 
 // serveHost advertises echo for client and answers everything it is handed

@@ -1,8 +1,8 @@
-// Package procs runs the suite's own processes on loopback for the
-// suite-wide tests (faults, soak, bad input): a split deployment — the
+// Package procs runs the suite for the suite-wide tests (faults, soak,
+// bad input): a split deployment of real processes on loopback — the
 // registry, mailbox replicas, a gateway, tool hosts, all on one NATS — and
-// the embedded suite, `switchboard dev`. A test may kill any process and
-// start it again on the same address.
+// the embedded suite, `switchboard dev`, as a process or in this one. A
+// test may kill any process and start it again on the same address.
 package procs
 
 import (
