@@ -16,9 +16,10 @@ import (
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/suite/identity"
 	"github.com/switchboard-run/switchboard/kit/testkit"
+	"github.com/switchboard-run/switchboard/tests/internal/procs"
 )
 
-const bigResourcePkg = module + "services/bridge/internal/catalog/testdata/bigresource"
+const bigResourcePkg = procs.Module + "services/bridge/internal/catalog/testdata/bigresource"
 
 // resourceURIs lists cs's resources by URI, with their _meta's client.
 func resourceURIs(t testing.TB, cs *mcp.ClientSession) map[string]string {

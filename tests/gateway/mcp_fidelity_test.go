@@ -14,9 +14,10 @@ import (
 	bridgev1 "github.com/switchboard-run/switchboard/gen/go/switchboard/bridge/v1"
 	"github.com/switchboard-run/switchboard/kit/suite/identity"
 	"github.com/switchboard-run/switchboard/kit/testkit"
+	"github.com/switchboard-run/switchboard/tests/internal/procs"
 )
 
-const screenshotPkg = module + "tests/gateway/testdata/screenshot"
+const screenshotPkg = procs.Module + "tests/gateway/testdata/screenshot"
 
 // What a mounted MCP server answers reaches an MCP client through the
 // workspace endpoint as the server answered it — a 1.4 MB screenshot's

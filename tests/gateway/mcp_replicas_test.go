@@ -7,14 +7,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	registryv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/registry/v1"
 	"github.com/switchboard-run/switchboard/kit/lib/logging"
 	"github.com/switchboard-run/switchboard/kit/suite/grpcclient"
@@ -22,6 +19,7 @@ import (
 	"github.com/switchboard-run/switchboard/kit/suite/process"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/gateway"
+	"github.com/switchboard-run/switchboard/tests/internal/procs"
 )
 
 // Two gateway replicas behind a front with no stickiness: an MCP client of
@@ -137,39 +135,16 @@ type replicaProcs struct {
 
 func startReplicaProcs(t *testing.T) *replicaProcs {
 	t.Helper()
-	ns := testkit.NATS(t)
-	regAddr, mbAddr := testkit.FreeAddr(t), testkit.FreeAddr(t)
-	testkit.Start(t, testkit.Build(t, module+"services/registry/cmd/registry"), "--dev", "--listen", regAddr, "--nats", ns.ClientURL())
-	testkit.WaitHealthy(t, regAddr, "", 20*time.Second)
-	testkit.Start(t, testkit.Build(t, module+"services/mailbox/cmd/mailbox"), "--dev", "--listen", mbAddr, "--registry", regAddr, "--nats", ns.ClientURL())
-	testkit.WaitHealthy(t, mbAddr, mailboxv1.MailboxService_ServiceDesc.ServiceName, 20*time.Second)
-	p := &replicaProcs{reg: registryv1.NewRegistryServiceClient(testkit.Dial(t, regAddr))}
-	tools := filepath.Join(t.TempDir(), "tools.json")
-	if err := os.WriteFile(tools, []byte(laptopTools), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	testkit.Start(t, testkit.Build(t, module+"services/host/cmd/host"), "--dev", "--client", "laptop", "--tools", tools,
-		"--registry", regAddr, "--mailbox", mbAddr)
+	sp := procs.NewSplit(t, procs.Options{})
+	p := &replicaProcs{reg: sp.Reg}
+	sp.Host("laptop", laptopTools, 0)
 	if _, err := p.reg.RegisterClient(opsCtx, &registryv1.RegisterClientRequest{Workspace: "default", Client: "laptop"}); err != nil {
 		t.Fatal(err)
 	}
-	testkit.Eventually(t, "the laptop to be present", 20*time.Second, func() bool {
-		res, err := p.reg.GetClient(opsCtx, &registryv1.GetClientRequest{Client: "laptop"})
-		return err == nil && res.GetRow().GetPresent()
-	})
-	gw := testkit.Build(t, module+"services/gateway/cmd/gateway")
+	sp.WaitPresent("laptop", true, procs.StartTimeout)
 	for range 2 {
-		addr := testkit.FreeAddr(t)
-		p.gateways = append(p.gateways, testkit.Start(t, gw, "--dev", "--listen", addr, "--registry", regAddr, "--mailbox", mbAddr,
-			"--bridge", testkit.FreeAddr(t)))
-		p.urls = append(p.urls, "http://"+addr)
-		testkit.Eventually(t, "the gateway on "+addr+" to answer", 20*time.Second, func() bool {
-			res, err := http.Get("http://" + addr + "/healthz")
-			if err == nil {
-				res.Body.Close()
-			}
-			return err == nil
-		})
+		url, proc := startGateway(t, sp)
+		p.urls, p.gateways = append(p.urls, url), append(p.gateways, proc)
 	}
 	return p
 }

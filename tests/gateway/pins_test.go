@@ -21,9 +21,10 @@ import (
 	"github.com/switchboard-run/switchboard/kit/suite/identity"
 	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/switchboard-run/switchboard/services/gateway/mcpserve"
+	"github.com/switchboard-run/switchboard/tests/internal/procs"
 )
 
-const rugpullPkg = module + "tests/gateway/testdata/rugpull"
+const rugpullPkg = procs.Module + "tests/gateway/testdata/rugpull"
 
 // untilTools lists cs's tools until ok holds of them, waking on each
 // notifications/tools/list_changed; it fails the test after 15 s.

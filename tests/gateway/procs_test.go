@@ -8,14 +8,10 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
-
-	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 
 	"github.com/switchboard-run/switchboard/kit/testkit"
+	"github.com/switchboard-run/switchboard/tests/internal/procs"
 )
-
-const module = "github.com/switchboard-run/switchboard/"
 
 // procSuite is the process harness: a real registry, mailbox and gateway,
 // each its own process on a loopback port, in dev mode. No bridge runs:
@@ -27,25 +23,28 @@ type procSuite struct {
 
 func startProcSuite(t testing.TB) *procSuite {
 	t.Helper()
-	regBin := testkit.Build(t, module+"services/registry/cmd/registry")
-	mbBin := testkit.Build(t, module+"services/mailbox/cmd/mailbox")
-	gwBin := testkit.Build(t, module+"services/gateway/cmd/gateway")
-	regAddr, mbAddr, bridgeAddr, gwAddr := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
-	ns := testkit.NATS(t)
-	testkit.Start(t, regBin, "--dev", "--listen", regAddr, "--nats", ns.ClientURL())
-	testkit.WaitHealthy(t, regAddr, "", 20*time.Second)
-	testkit.Start(t, mbBin, "--dev", "--listen", mbAddr, "--registry", regAddr, "--nats", ns.ClientURL())
-	testkit.WaitHealthy(t, mbAddr, mailboxv1.MailboxService_ServiceDesc.ServiceName, 20*time.Second)
-	testkit.Start(t, gwBin, "--dev", "--listen", gwAddr, "--registry", regAddr, "--mailbox", mbAddr, "--bridge", bridgeAddr)
-	s := &procSuite{url: "http://" + gwAddr, mailboxAddr: mbAddr}
-	testkit.Eventually(t, "the gateway to answer", 20*time.Second, func() bool {
-		res, err := http.Get(s.url + "/healthz")
+	sp := procs.NewSplit(t, procs.Options{})
+	url, _ := startGateway(t, sp)
+	return &procSuite{url: url, mailboxAddr: sp.Mailboxes[0].Addr}
+}
+
+// startGateway starts a gateway process in front of sp's registry and
+// first mailbox replica, its bridge address closed, and returns its URL
+// once it answers.
+func startGateway(t testing.TB, sp *procs.Split) (string, *testkit.Proc) {
+	t.Helper()
+	addr := testkit.FreeAddr(t)
+	p := testkit.Start(t, testkit.Build(t, procs.Module+"services/gateway/cmd/gateway"), "--dev", "--listen", addr,
+		"--registry", sp.RegAddr, "--mailbox", sp.Mailboxes[0].Addr, "--bridge", testkit.FreeAddr(t))
+	url := "http://" + addr
+	testkit.Eventually(t, "the gateway on "+addr+" to answer", procs.StartTimeout, func() bool {
+		res, err := http.Get(url + "/healthz")
 		if err == nil {
 			res.Body.Close()
 		}
 		return err == nil
 	})
-	return s
+	return url, p
 }
 
 // party is an HTTP-only client of the gateway under one identity.

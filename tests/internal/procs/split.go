@@ -45,7 +45,7 @@ type Options struct {
 
 // Split is a split deployment of real processes in dev mode.
 type Split struct {
-	t    *testing.T
+	t    testing.TB
 	o    Options
 	bins map[string]string
 
@@ -67,7 +67,7 @@ type Replica struct {
 
 // NewSplit starts the registry and the mailbox replicas and waits until
 // each serves.
-func NewSplit(t *testing.T, o Options) *Split {
+func NewSplit(t testing.TB, o Options) *Split {
 	t.Helper()
 	if o.NATS == "" {
 		o.NATS = testkit.NATS(t).ClientURL()
@@ -128,7 +128,7 @@ func (s *Split) Host(client, tools string, i int) *testkit.Proc {
 // Host starts a tool host process serving tools (a tools file's JSON) as
 // client, advertising to the registry at reg and following the mailbox at
 // mb.
-func Host(t *testing.T, client, tools, reg, mb string) *testkit.Proc {
+func Host(t testing.TB, client, tools, reg, mb string) *testkit.Proc {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "tools.json")
 	if err := os.WriteFile(path, []byte(tools), 0o644); err != nil {
@@ -147,7 +147,7 @@ func (s *Split) WaitPresent(client string, present bool, timeout time.Duration) 
 
 // WaitPresent waits until reg shows client present (or absent) within
 // timeout.
-func WaitPresent(t *testing.T, reg registryv1.RegistryServiceClient, client string, present bool, timeout time.Duration) {
+func WaitPresent(t testing.TB, reg registryv1.RegistryServiceClient, client string, present bool, timeout time.Duration) {
 	t.Helper()
 	what := client + " to be present"
 	if !present {
