@@ -107,7 +107,7 @@ func (s *Service) handOut(ctx context.Context, taken []inflight.Invocation) *mai
 // only once its send succeeded.
 func (s *Service) Follow(req *mailboxv1.FollowRequest, stream mailboxv1.MailboxService_FollowServer) error {
 	ctx := stream.Context()
-	read, err := s.openRead(ctx, req.GetSession())
+	read, err := s.openStreamRead(ctx, req.GetSession())
 	if err != nil {
 		return err
 	}
@@ -159,6 +159,24 @@ func (s *Service) push(ctx context.Context, read inflight.Read, send func(*mailb
 			return status.FromContextError(ctx.Err()).Err()
 		}
 	}
+}
+
+// openStreamRead is openRead on a goroutine of its own, for a stream's
+// handler: that goroutine lives as long as the host stays connected, and
+// its stack keeps the size of its deepest call, which opening doubles
+// (16 KiB a parked host instead of 8; docs/scale.md).
+func (s *Service) openStreamRead(ctx context.Context, session string) (inflight.Read, error) {
+	type opened struct {
+		read inflight.Read
+		err  error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		read, err := s.openRead(ctx, session)
+		done <- opened{read, err}
+	}()
+	o := <-done
+	return o.read, o.err
 }
 
 // openRead claims the caller's queue: the read lease first (one reader

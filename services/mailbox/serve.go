@@ -51,7 +51,7 @@ func (s *Service) Serve(stream mailboxv1.MailboxService_ServeServer) error {
 	if err != nil {
 		return err
 	}
-	read, err := s.openRead(ctx, open.GetSession())
+	read, err := s.openStreamRead(ctx, open.GetSession())
 	if err != nil {
 		return err
 	}
