@@ -3,6 +3,7 @@ package compose
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -43,6 +44,21 @@ func TestEngineComposeTourThroughThePublishedPorts(t *testing.T) {
 	if got := curl(t, admin, gw+"/healthz"); got != `{"ok":true,"bridge":"SERVING","mailbox":"SERVING","registry":"SERVING"}` {
 		t.Errorf("GET /healthz: %s", got)
 	}
+	// The example host has no healthcheck (it listens on nothing): it is
+	// ready once the registry shows it present, having advertised.
+	hc := httpsClient(t, admin)
+	testkit.Await(t, "example-host present", time.Minute, func() error {
+		res, err := hc.Get(gw + "/v1/clients/example-host")
+		if err != nil {
+			return err
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		if res.StatusCode != http.StatusOK || !strings.Contains(string(body), `"present":true`) {
+			return fmt.Errorf("GET /v1/clients/example-host: %d %s", res.StatusCode, body)
+		}
+		return nil
+	})
 	var inv struct{ Invocation string }
 	out := curl(t, admin, gw+"/v1/act", "-d", `{"op":"invoke","client":"example-host","tool":"echo","input":{"message":"hi"}}`)
 	if json.Unmarshal([]byte(out), &inv) != nil || inv.Invocation == "" {
@@ -70,7 +86,7 @@ func TestEngineComposeTourThroughThePublishedPorts(t *testing.T) {
 		}
 	}
 
-	res, err := httpsClient(t, admin).Get(gw + "/console/")
+	res, err := hc.Get(gw + "/console/")
 	if err != nil {
 		t.Fatal(err)
 	}
