@@ -51,7 +51,7 @@ func TestAnMCPStreamOutlivesTheServersTimeouts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := http.DefaultClient.Do(req)
+			res, err := client.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
