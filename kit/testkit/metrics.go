@@ -67,7 +67,7 @@ func Request(t TB, method, url string, h http.Header, body string) (int, string)
 	if req.Header == nil {
 		req.Header = http.Header{}
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := HTTP.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
 	}
@@ -188,7 +188,7 @@ func (m Metrics) Names() []string {
 // HeaderClient is an HTTP client that sends h with every request: an MCP
 // client's transport with the caller's identity.
 func HeaderClient(h http.Header) *http.Client {
-	return &http.Client{Transport: WithHeaders(h, http.DefaultTransport)}
+	return &http.Client{Transport: WithHeaders(h, HTTP.Transport)}
 }
 
 // WithHeaders is base sending h with every request.

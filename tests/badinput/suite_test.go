@@ -88,7 +88,7 @@ func (s *suite) send(t *testing.T, method, path string, h http.Header, body stri
 // healthy checks that the suite still answers: health, and a real call.
 func (s *suite) healthy(t *testing.T) {
 	t.Helper()
-	res, err := http.Get(s.httpBase + "/healthz")
+	res, err := testkit.HTTP.Get(s.httpBase + "/healthz")
 	if err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("/healthz after the bad input: %v %v", res, err)
 	}

@@ -130,7 +130,7 @@ func (s *suite) request(t *testing.T, method, path, body, host, origin string) (
 	if origin != "" {
 		req.Header.Set("Origin", origin)
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := testkit.HTTP.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -161,7 +161,7 @@ func restCallWith(ctx context.Context, base string, header http.Header, body str
 	for k, v := range header {
 		req.Header[k] = v
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := testkit.HTTP.Do(req)
 	if err != nil {
 		return "error: " + err.Error()
 	}

@@ -79,7 +79,7 @@ func namedCall(t *testing.T, ctx context.Context, base string) (named, answered 
 	}
 	req.Header = asDriver.Clone()
 	go func() {
-		res, err := http.DefaultClient.Do(req)
+		res, err := testkit.HTTP.Do(req)
 		if err != nil {
 			answered <- "error: " + err.Error()
 			return
@@ -101,7 +101,7 @@ func driverRequest(t *testing.T, method, url, body string) string {
 		t.Fatal(err)
 	}
 	req.Header = asDriver.Clone()
-	res, err := http.DefaultClient.Do(req)
+	res, err := testkit.HTTP.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func statelessCall(t *testing.T, base string) *http.Response {
 		"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "worker_slow"} {
 		req.Header.Set(k, v)
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := testkit.HTTP.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -202,7 +202,7 @@ func (c *taskClient) send(t *testing.T, method, name string, params map[string]a
 	req.Header = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
 		"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {method}, "Mcp-Name": {name},
 		"Switchboard-Identity": {"alice"}, "Switchboard-Grade": {string(identity.Driver)}, "Switchboard-Dev-Secret": {c.dev.Secret}}
-	res, err := http.DefaultClient.Do(req)
+	res, err := testkit.HTTP.Do(req)
 	if err != nil {
 		return rpcReply{err: err}
 	}

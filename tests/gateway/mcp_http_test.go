@@ -38,7 +38,7 @@ func (s *suite) post(t testing.TB, path string, h http.Header, host string) (int
 	if host != "" {
 		req.Host = host
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := testkit.HTTP.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestAnMCPSessionServesOnlyTheIdentityThatBeganIt(t *testing.T) {
 		HTTPClient: &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			r = r.Clone(r.Context())
 			r.Header.Set("Switchboard-Identity", "alice")
-			res, err := http.DefaultTransport.RoundTrip(r)
+			res, err := testkit.HTTP.Transport.RoundTrip(r)
 			if err == nil && res.Header.Get("Mcp-Session-Id") != "" {
 				mu.Lock()
 				session = res.Header.Get("Mcp-Session-Id")
@@ -157,7 +157,7 @@ func TestAnMCPSessionServesOnlyTheIdentityThatBeganIt(t *testing.T) {
 		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
-		res, err := http.DefaultClient.Do(req)
+		res, err := testkit.HTTP.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -93,7 +93,7 @@ func (c *rawMCPClient) send(t testing.TB, method string, params map[string]any, 
 		req.Header.Set("Mcp-Protocol-Version", c.rev)
 		req.Header.Set("Mcp-Session-Id", c.session)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testkit.HTTP.Do(req)
 	if err != nil {
 		t.Fatalf("%s: %v", method, err)
 	}

@@ -154,13 +154,13 @@ func startReplicaProcs(t *testing.T) *replicaProcs {
 func actThrough(t *testing.T, url, text string) {
 	t.Helper()
 	h := as("alice", identity.Driver)
-	posted := do(t, http.DefaultClient, http.MethodPost, url+"/v1/act", h,
+	posted := do(t, testkit.HTTP, http.MethodPost, url+"/v1/act", h,
 		[]byte(`{"op":"invoke","client":"laptop","tool":"cat","input":{"text":"`+text+`"}}`))
 	var inv struct{ Invocation string }
 	if posted.Status != http.StatusOK || json.Unmarshal(posted.Body, &inv) != nil || inv.Invocation == "" {
 		t.Fatalf("/v1/act invoke %s: %d %s", text, posted.Status, posted.Body)
 	}
-	got := do(t, http.DefaultClient, http.MethodGet, url+"/v1/invocations/"+inv.Invocation+"/capture?wait=20s", h, nil)
+	got := do(t, testkit.HTTP, http.MethodGet, url+"/v1/invocations/"+inv.Invocation+"/capture?wait=20s", h, nil)
 	if got.Status != http.StatusOK || !bytes.Contains(got.Body, []byte(text)) {
 		t.Fatalf("collecting %s (%s) over REST: %d %s", inv.Invocation, text, got.Status, got.Body)
 	}

@@ -211,7 +211,7 @@ func (c *rawMCPClient) end(t *testing.T) {
 	h := c.h.Clone()
 	h.Set("Mcp-Session-Id", c.session)
 	h.Set("Mcp-Protocol-Version", c.rev)
-	if r := do(t, http.DefaultClient, http.MethodDelete, c.url, h, nil); r.Status >= 300 {
+	if r := do(t, testkit.HTTP, http.MethodDelete, c.url, h, nil); r.Status >= 300 {
 		t.Fatalf("ending session %s: %d %s", c.session, r.Status, r.Body)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-run/switchboard/kit/suite/identity"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
 // listenMessage is one JSON-RPC message on a subscriptions/listen stream.
@@ -50,7 +51,7 @@ func listenTasks(t *testing.T, url, name string, taskIDs []string, meta map[stri
 		"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"} {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testkit.HTTP.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

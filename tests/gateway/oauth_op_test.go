@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 	"github.com/zitadel/oidc/v3/example/server/exampleop"
 	"github.com/zitadel/oidc/v3/example/server/storage"
 	"github.com/zitadel/oidc/v3/pkg/oidc"
@@ -73,7 +74,7 @@ func (p *provider) token(t testing.TB, tokenURL string, scopes ...string) string
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.SetBasicAuth(serviceClient, serviceSecret)
-	res, err := http.DefaultClient.Do(req)
+	res, err := testkit.HTTP.Do(req)
 	if err != nil {
 		t.Fatalf("the provider's token endpoint: %v", err)
 	}

@@ -38,7 +38,7 @@ func startGateway(t testing.TB, sp *procs.Split) (string, *testkit.Proc) {
 		"--registry", sp.RegAddr, "--mailbox", sp.Mailboxes[0].Addr, "--bridge", testkit.FreeAddr(t))
 	url := "http://" + addr
 	testkit.Eventually(t, "the gateway on "+addr+" to answer", procs.StartTimeout, func() bool {
-		res, err := http.Get(url + "/healthz")
+		res, err := testkit.HTTP.Get(url + "/healthz")
 		if err == nil {
 			res.Body.Close()
 		}
@@ -70,7 +70,7 @@ func (p party) send(ctx context.Context, method, path, body string) (int, string
 		return 0, "", err
 	}
 	req.Header = p.header.Clone()
-	res, err := http.DefaultClient.Do(req)
+	res, err := testkit.HTTP.Do(req)
 	if err != nil {
 		return 0, "", err
 	}

@@ -148,7 +148,7 @@ func TestShutdownLetsARequestInFlightFinish(t *testing.T) {
 		// Not do(): a goroutine other than the test's may not t.Fatal.
 		req, _ := http.NewRequest(http.MethodPost, g.URL+"/v1/act", strings.NewReader(`{"op":"invocations"}`))
 		req.Header = laptop.Clone()
-		res, err := http.DefaultClient.Do(req)
+		res, err := testkit.HTTP.Do(req)
 		if err != nil {
 			replied <- reply{Body: []byte(err.Error())}
 			return

@@ -31,7 +31,7 @@ func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
 	for k, v := range h.h {
 		r.Header[k] = v
 	}
-	return http.DefaultTransport.RoundTrip(r)
+	return testkit.HTTP.Transport.RoundTrip(r)
 }
 
 // auditEvent is what the test reads of a JSON line of `switchboard audit
@@ -251,7 +251,7 @@ func TestAuditRecordsAScriptedSession(t *testing.T) {
 	}
 	req, _ := http.NewRequest(http.MethodGet, "http://"+d.httpAddr+"/v1/audit", nil)
 	req.Header.Set("Authorization", "Bearer "+daveToken)
-	res, err := http.DefaultClient.Do(req)
+	res, err := testkit.HTTP.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,10 +33,6 @@ func adoptFixture(t *testing.T, timeout time.Duration) (*adopted, *httptest.Serv
 	return a, srv
 }
 
-// client is the tests' own: httptest.Server.Close closes the idle
-// connections of http.DefaultTransport, one a parallel test may be taking.
-var client = &http.Client{Transport: &http.Transport{}}
-
 // send makes one request of session id and returns its status and body.
 func send(t *testing.T, url, method, id, rev, body string) (int, string) {
 	t.Helper()
@@ -50,7 +46,7 @@ func send(t *testing.T, url, method, id, rev, body string) (int, string) {
 	if rev != "" {
 		req.Header.Set("Mcp-Protocol-Version", rev)
 	}
-	res, err := client.Do(req)
+	res, err := testkit.HTTP.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +144,7 @@ func TestASessionEndedHereIsRefusedNotTakenUpAgain(t *testing.T) {
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(init))
 	req.Header = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
-	res, err := client.Do(req)
+	res, err := testkit.HTTP.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/switchboard-run/switchboard/kit/testkit"
 )
 
 // An MCP response is an event stream that outlives the gateway's read and
@@ -51,7 +52,7 @@ func TestAnMCPStreamOutlivesTheServersTimeouts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := client.Do(req)
+			res, err := testkit.HTTP.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
