@@ -49,7 +49,7 @@ const (
 // per call from /proc; also the CPU per call of /v1/act, POST /v1/call and
 // gRPC Call to a host answering at once. With profile set, it saves CPU and
 // allocation profiles under the 16-session load there.
-func mcpEndpoint(ctx context.Context, r *report, t testkit.TB, bin, dir, server string) error {
+func mcpEndpoint(ctx context.Context, r *report, t testkit.TB, bin, self, dir, server string) error {
 	grpcAddr, httpAddr, debugAddr := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t)
 	p := testkit.StartEnv(t, r.suiteEnv, bin, "dev", "--grpc", grpcAddr, "--http", httpAddr, "--data", filepath.Join(dir, "endpoint"),
 		"--debug-addr", debugAddr, "--log-level", "warn")
@@ -82,6 +82,15 @@ func mcpEndpoint(ctx context.Context, r *report, t testkit.TB, bin, dir, server 
 	}
 	r.latency("mcp_stdio_direct", directLat)
 	r.rate("mcp_stdio_direct_per_sec_16", directTP.perSec)
+	proxyLat, proxyTP, err := thinProxy(ctx, r, t, self, server)
+	if err != nil {
+		return err
+	}
+	r.latency("mcp_thin_proxy", proxyLat)
+	r.rate("mcp_thin_proxy_calls_per_sec_16", proxyTP.perSec)
+	r.figure("mcp_thin_proxy_per_sec_16", proxyTP.perSec/directTP.perSec)
+	r.figure("mcp_thin_proxy_p50_ratio", float64(proxyLat.p50())/float64(directLat.p50()))
+	r.figure("mcp_thin_proxy_cpu_ms_per_call", proxyTP.cpuMsPerCall())
 
 	// The endpoint, in each protocol era: the client's newest (stateless)
 	// first, the one the targets hold, then the era with sessions.
@@ -114,6 +123,9 @@ func mcpEndpoint(ctx context.Context, r *report, t testkit.TB, bin, dir, server 
 			r.check("mcp_endpoint_per_sec_16", tp.perSec/directTP.perSec, endpointPerSecTarget, false)
 			r.ratio("mcp_endpoint_p50_ratio", lat.p50(), directLat.p50(), endpointP50Target, true)
 			r.check("mcp_endpoint_cpu_ms_per_call", tp.cpuMsPerCall(), endpointCPUTargetMs, true)
+			r.figure("mcp_endpoint_over_thin_proxy_per_sec_16", tp.perSec/proxyTP.perSec)
+			r.figure("mcp_endpoint_over_thin_proxy_p50", float64(lat.p50())/float64(proxyLat.p50()))
+			r.figure("mcp_endpoint_over_thin_proxy_cpu", tp.cpuMsPerCall()/proxyTP.cpuMsPerCall())
 			if r.profile != "" {
 				if err := profileUnderLoad(ctx, debugAddr, r.profile, "", endpointSessions, call); err != nil {
 					return err

@@ -26,6 +26,8 @@ func main() {
 	warm := flag.Int("warm", 300, "untimed warm-up calls before each latency")
 	window := flag.Duration("window", 3*time.Second, "how long each throughput run lasts")
 	echoAddr := flag.String("serve-echo", "", "internal: serve the echo floor on this address")
+	proxyAddr := flag.String("serve-proxy", "", "internal: serve the thin MCP proxy in front of -proxy-server on this address")
+	proxyServer := flag.String("proxy-server", "", "internal: the stdio MCP server the thin proxy runs")
 	only := flag.String("only", "", "run only the steps whose name holds this text (the echo floor always runs)")
 	scaleHosts := flag.Int("scale-hosts", 10_000, "hosts the scale step parks on one mailbox replica with one NATS node (make soak: 100,000)")
 	scaleHostsR3 := flag.Int("scale-hosts-r3", 10_000, "hosts the scale step parks on one mailbox replica over a three-node NATS cluster")
@@ -38,6 +40,13 @@ func main() {
 	if *echoAddr != "" {
 		if err := serveEcho(ctx, *echoAddr); err != nil {
 			fmt.Fprintln(os.Stderr, "bench echo:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *proxyAddr != "" {
+		if err := serveProxy(ctx, *proxyAddr, *proxyServer); err != nil {
+			fmt.Fprintln(os.Stderr, "bench proxy:", err)
 			os.Exit(1)
 		}
 		return
@@ -132,7 +141,7 @@ func measure(ctx context.Context, t testkit.TB, r *report) error {
 			return mcpCall(ctx, r, embedded, s, everything)
 		}},
 		{"the mcp endpoint's hot path, against the SDK's own stdio client", func() error {
-			return mcpEndpoint(ctx, r, t, bins["switchboard"], dir, everything)
+			return mcpEndpoint(ctx, r, t, bins["switchboard"], self, dir, everything)
 		}},
 		{"what metrics and traces cost", func() error {
 			return observability(ctx, r, t, bins["switchboard"], dir, everything)
