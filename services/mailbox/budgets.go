@@ -23,30 +23,23 @@ const (
 	heldNoted    = "sb.held.noted"    // "<id> <bytes>": what its progress notes hold now
 )
 
-// headerFrom names the replica a notes announcement comes from. A replica
-// hears its own announcements too, after its ledger has moved on: the echo
-// of an earlier note's "holds n" arriving after a later note's would set
-// the count back (a poster's budget undercounted until the next echo), so
-// each replica skips its own. The echoes of the others say again what the
-// ledger already holds, and are left as they are: one of them goes out
-// with every call, and a header costs it a dozen allocations.
-const headerFrom = "Sb-From"
-
 // held is the service's byte ledger, the same whatever store keeps the
-// invocations, with its announcements to the other replicas. Best effort
-// across replicas: a lost announcement keeps bytes counted until the TTL.
+// invocations, with its announcements to the other replicas. Only the
+// replica an invocation was posted through counts it, so an act on one it
+// counts is announced to nobody: a Call answered where it was posted sends
+// nothing. Best effort across replicas: a lost announcement keeps bytes
+// counted until the TTL.
 type held struct {
 	ledger *budget.Ledger
 	nc     *nats.Conn
-	self   string // this replica, in headerFrom
 	subs   []*nats.Subscription
 	log    *slog.Logger
 }
 
 func newHeld(nc *nats.Conn, b Bounds, log *slog.Logger) (*held, error) {
-	h := &held{nc: nc, log: log, self: inflight.NewID(), ledger: budget.New(budget.Limits{
+	h := &held{nc: nc, log: log, ledger: budget.New(budget.Limits{
 		Total: b.MaxHeldBytes, PerPoster: b.MaxPosterBytes, PerClient: b.MaxClientBytes, TTL: b.TTL}, nil)}
-	for subject, f := range map[string]nats.MsgHandler{heldCaptured: h.heardCaptured, heldGone: h.heardGone, heldNoted: h.fromOthers(h.heardNoted)} {
+	for subject, f := range map[string]nats.MsgHandler{heldCaptured: h.heardCaptured, heldGone: h.heardGone, heldNoted: h.heardNoted} {
 		sub, err := nc.Subscribe(subject, f)
 		if err != nil {
 			h.close()
@@ -71,17 +64,16 @@ func (h *held) reserve(p inflight.Post) error {
 // captured counts a stored capture until it is collected.
 func (h *held) captured(id string, c inflight.Capture) {
 	n := int64(c.Size()) // an MCP server's result and error count too
-	h.ledger.Captured(id, n)
-	h.announce(heldCaptured, id+" "+strconv.FormatInt(n, 10))
+	if !h.ledger.Captured(id, n) {
+		h.announce(heldCaptured, id+" "+strconv.FormatInt(n, 10))
+	}
 }
 
 // noted counts what id's progress notes hold now, until it is collected.
 func (h *held) noted(id string, n int) {
-	h.ledger.Noted(id, int64(n))
-	m := nats.NewMsg(heldNoted)
-	m.Header.Set(headerFrom, h.self)
-	m.Data = []byte(id + " " + strconv.Itoa(n))
-	h.sent(heldNoted, h.nc.PublishMsg(m))
+	if !h.ledger.Noted(id, int64(n)) {
+		h.announce(heldNoted, id+" "+strconv.Itoa(n))
+	}
 }
 
 // settled releases id for its poster after an act on it: once its capture
@@ -91,8 +83,9 @@ func (h *held) noted(id string, n int) {
 func (h *held) settled(id, poster string, taken bool, err error) {
 	switch {
 	case taken:
-		h.ledger.Release(id, poster)
-		h.announce(heldGone, id)
+		if !h.ledger.Release(id, poster) {
+			h.announce(heldGone, id)
+		}
 	case status.Code(err) == codes.NotFound:
 		h.ledger.Release(id, poster)
 	}
@@ -105,15 +98,6 @@ func (h *held) announce(subject, data string) {
 func (h *held) sent(subject string, err error) {
 	if err != nil {
 		h.log.Debug("a budget announcement was not sent", "subject", subject, "err", err)
-	}
-}
-
-// fromOthers is f for the announcements of the other replicas.
-func (h *held) fromOthers(f nats.MsgHandler) nats.MsgHandler {
-	return func(m *nats.Msg) {
-		if m.Header.Get(headerFrom) != h.self {
-			f(m)
-		}
 	}
 }
 

@@ -167,7 +167,9 @@ func (w *Writer) run(ctx context.Context) {
 }
 
 // gather waits for an event, lingers for more, and returns them as a
-// batch (nil with open false once Close was called and all is sent).
+// batch (nil with open false once Close was called and all is sent). It
+// takes what queued during the linger at once, rather than waking for
+// each event as it comes: one wake a batch, not one a call.
 func (w *Writer) gather(ctx context.Context) (*registryv1.AuditBatch, bool) {
 	var e *registryv1.AuditEvent
 	select {
@@ -181,22 +183,33 @@ func (w *Writer) gather(ctx context.Context) (*registryv1.AuditBatch, bool) {
 	}
 	batch := &registryv1.AuditBatch{Events: []*registryv1.AuditEvent{e}}
 	size := proto.Size(e)
+	// take adds what is queued, within a batch's bounds; full reports
+	// whether the batch can go without lingering.
+	take := func() (full bool) {
+		for len(batch.Events) < MaxBatch && size < maxBatchBytes {
+			select {
+			case ev, ok := <-w.ch:
+				if !ok {
+					return true
+				}
+				batch.Events = append(batch.Events, ev)
+				size += proto.Size(ev)
+			default:
+				return false
+			}
+		}
+		return true
+	}
+	if take() {
+		return batch, true
+	}
 	timer := time.NewTimer(linger)
 	defer timer.Stop()
-	for len(batch.Events) < MaxBatch && size < maxBatchBytes {
-		select {
-		case ev, ok := <-w.ch:
-			if !ok {
-				return batch, true
-			}
-			batch.Events = append(batch.Events, ev)
-			size += proto.Size(ev)
-		case <-timer.C:
-			return batch, true
-		case <-ctx.Done():
-			return batch, true
-		}
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
 	}
+	take()
 	return batch, true
 }
 

@@ -100,37 +100,45 @@ func over(held, n, limit int64) bool { return limit > 0 && held+n > limit }
 // Captured counts the capture of id, n bytes, while it waits to be
 // collected; said twice, it counts once. A capture is never refused for
 // the budget (the host did the work); it only leaves less room for posts.
-func (l *Ledger) Captured(id string, n int64) {
+// counted reports whether this ledger counts id at all.
+func (l *Ledger) Captured(id string, n int64) (counted bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if e := l.byID[id]; e != nil {
+	e := l.byID[id]
+	if e != nil {
 		l.add(e, n-e.capture)
 		e.capture = n
 	}
+	return e != nil
 }
 
 // Noted counts the progress notes of id, n bytes in all as its slot keeps
 // them now (a note more, the oldest dropped past the latest 16); said
 // twice, it counts once. Like a capture, a note is never refused for the
-// budget: it only leaves less room for posts.
-func (l *Ledger) Noted(id string, n int64) {
+// budget: it only leaves less room for posts. counted is as Captured's.
+func (l *Ledger) Noted(id string, n int64) (counted bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if e := l.byID[id]; e != nil {
+	e := l.byID[id]
+	if e != nil {
 		l.add(e, n-e.notes)
 		e.notes = n
 	}
+	return e != nil
 }
 
 // Release gives back the bytes of id, when poster posted it: collected,
 // cancelled, or found gone by its poster. Someone else's release is
-// ignored, so a stray handle frees nothing.
-func (l *Ledger) Release(id, poster string) {
+// ignored, so a stray handle frees nothing. counted reports whether this
+// ledger counts id at all.
+func (l *Ledger) Release(id, poster string) (counted bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if e := l.byID[id]; e != nil && e.poster == poster {
+	e := l.byID[id]
+	if e != nil && e.poster == poster {
 		l.drop(e)
 	}
+	return e != nil
 }
 
 // Forget gives back the bytes of id, whoever asks: another replica
