@@ -363,8 +363,9 @@ func cpuTime(pid int) (time.Duration, error) {
 }
 
 // profileUnderLoad saves a CPU profile of the suite under a load of
-// workers callers and its allocations, from its --debug-addr, into dir
-// (files named prefix+"cpu.pprof" and prefix+"allocs.pprof").
+// workers callers, its allocations, and a runtime trace of one caller,
+// from its --debug-addr, into dir (prefix+"cpu.pprof", "allocs.pprof",
+// "trace.out").
 func profileUnderLoad(ctx context.Context, debugAddr, dir, prefix string, workers int, op func(context.Context, int) error) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -399,9 +400,18 @@ func profileUnderLoad(ctx context.Context, debugAddr, dir, prefix string, worker
 	if err == nil {
 		err = loadErr
 	}
+	if err == nil { // one caller's hops, traced for a second
+		wg.Go(func() { _, loadErr = loadRun(ctx, nil, 1, 3*time.Second, op) })
+		time.Sleep(time.Second)
+		err = fetch("/debug/pprof/trace?seconds=1", prefix+"trace.out")
+		wg.Wait()
+	}
+	if err == nil {
+		err = loadErr
+	}
 	if err != nil {
 		return fmt.Errorf("profiling the suite: %w", err)
 	}
-	fmt.Fprintf(os.Stderr, "wrote %s/%scpu.pprof and %sallocs.pprof\n", dir, prefix, prefix)
+	fmt.Fprintf(os.Stderr, "wrote %s/%scpu.pprof, %sallocs.pprof and %strace.out\n", dir, prefix, prefix, prefix)
 	return nil
 }

@@ -3,6 +3,9 @@ package mailbox_test
 import (
 	"runtime"
 	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	mailboxv1 "github.com/switchboard-run/switchboard/gen/go/switchboard/mailbox/v1"
 	"github.com/switchboard-run/switchboard/kit/suite/capture"
@@ -65,4 +68,23 @@ func answering(b *testing.B, s *suite) (stop func()) {
 		}
 	}()
 	return stop
+}
+
+// BenchmarkInvokeCapture is a durable Invoke then a Capture that waits for
+// the answer, as the bench's embedded_invoke_capture_round_trip measures it
+// across processes.
+func BenchmarkInvokeCapture(b *testing.B) {
+	s := newSuite(b)
+	defer answering(b, s)()
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := s.mb.Invoke(driver, &mailboxv1.InvokeRequest{Client: "laptop", Tool: "echo", Input: `{"n":1}`})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, err := s.mb.Capture(driver, &mailboxv1.CaptureRequest{Invocation: res.GetInvocation(), Wait: durationpb.New(time.Minute)})
+		if err != nil || c.GetCapture() == nil {
+			b.Fatal(c, err)
+		}
+	}
 }
