@@ -125,10 +125,18 @@ func scaleOn(ctx context.Context, r *report, t testkit.TB, bins map[string]strin
 	if err != nil {
 		return fmt.Errorf("calls with %d hosts parked: %w", hosts, err)
 	}
+	// The first host again, every host parked: what the parked hosts cost
+	// apart from calls spread over their streams and connections.
+	tpSame, err := throughput(ctx, 64, r.window, one)
+	if err != nil {
+		return fmt.Errorf("calls to one host with %d parked: %w", hosts, err)
+	}
 	r.latency(key("call_1_parked"), lat1)
 	r.latency(key(fmt.Sprintf("call_%d_parked", hosts)), latN)
 	r.rate(key("round_trips_per_sec_64_over_1_parked"), tp1)
 	r.rate(key(fmt.Sprintf("round_trips_per_sec_64_over_%d_parked", hosts)), tpN)
+	r.rate(key(fmt.Sprintf("round_trips_per_sec_64_to_one_of_%d_parked", hosts)), tpSame)
+	r.figure(key("round_trips_ratio_64_to_one"), tpSame/tp1)
 	if nodes == 1 {
 		r.check(key("bytes_per_parked_host"), all, 32<<10, true)
 		r.ratio(key("call_p99_ratio"), latN.p99(), lat1.p99(), 2, true)
