@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/switchboard-run/switchboard/kit/suite/natsconn"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/budget"
 	"github.com/switchboard-run/switchboard/services/mailbox/internal/inflight"
 )
@@ -46,6 +47,12 @@ func newHeld(nc *nats.Conn, b Bounds, log *slog.Logger) (*held, error) {
 			return nil, err
 		}
 		h.subs = append(h.subs, sub)
+	}
+	// The server holds the subscriptions before the replica serves, so it
+	// hears every announcement from its first post on; NATS out of reach
+	// only delays them.
+	if err := nc.FlushTimeout(natsconn.RequestTimeout); err != nil {
+		log.Warn("budget announcements may miss this replica until NATS answers", "err", err)
 	}
 	return h, nil
 }
