@@ -217,33 +217,6 @@ func routedCPU(ctx context.Context, r *report, s *suite, base, secret string, pi
 	return nil
 }
 
-// endpointSession opens an MCP session on the endpoint as the bench's
-// driver, with the dev suite's secret, in the revision rev names (empty:
-// the client's newest). Each session has connections of its own, as a
-// client in a process of its own has: sixteen sharing Go's default
-// transport, which keeps two idle, would open and close one per call.
-func endpointSession(ctx context.Context, base, rev, secret string) (*mcp.ClientSession, error) {
-	client := mcp.NewClient(&mcp.Implementation{Name: "switchboard-bench", Version: "1"}, nil)
-	h := http.Header{"Switchboard-Identity": {driver.Name}, "Switchboard-Dev-Secret": {secret}}
-	conns := &http.Client{Transport: testkit.WithHeaders(h, &http.Transport{MaxIdleConnsPerHost: 4})}
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp",
-		HTTPClient: conns}, &mcp.ClientSessionOptions{ProtocolVersion: rev})
-	if err != nil {
-		return nil, fmt.Errorf("connecting to %s/mcp: %w", base, err)
-	}
-	return cs, nil
-}
-
-// simpleText calls the conformance server's test_simple_text under name.
-func simpleText(ctx context.Context, cs *mcp.ClientSession, name string) error {
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{}})
-	if err == nil && res.IsError {
-		b, _ := json.Marshal(res.Content) // the content says why
-		err = fmt.Errorf("%s answered isError: %s", name, b)
-	}
-	return err
-}
-
 // eventually retries op until it succeeds, for at most 10 s.
 func eventually(ctx context.Context, op func() error) error {
 	deadline := time.Now().Add(10 * time.Second)

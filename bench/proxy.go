@@ -66,12 +66,8 @@ func thinProxy(ctx context.Context, r *report, t testkit.TB, self, server string
 	pid := p.Cmd.Process.Pid
 	sessions := make([]*mcp.ClientSession, endpointSessions)
 	for i := range sessions {
-		var err error
-		client := mcp.NewClient(&mcp.Implementation{Name: "switchboard-bench", Version: "1"}, nil)
-		transport := &mcp.StreamableClientTransport{Endpoint: "http://" + addr,
-			HTTPClient: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}}
-		if err := eventually(ctx, func() error {
-			sessions[i], err = client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: proxyRevision})
+		if err := eventually(ctx, func() (err error) {
+			sessions[i], err = mcpSession(ctx, "http://"+addr, proxyRevision, &http.Transport{MaxIdleConnsPerHost: 4})
 			return err
 		}); err != nil {
 			return nil, load{}, fmt.Errorf("connecting to the thin proxy: %w", err)
